@@ -1,0 +1,157 @@
+"""Input checks at the API boundary.
+
+Every public entry point funnels user input through these helpers, so that a bad
+argument fails early with an :class:`InputError` naming the argument, the value and
+the fix (the CLI turns it into a one-line message and exit status 2). Inputs that are
+legal but outside a theorem's hypotheses raise a :class:`HypothesisWarning` instead.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+__all__ = ["InputError", "HypothesisWarning", "as_tokens", "as_matrix", "check_positive", "check_int"]
+
+
+class InputError(ValueError):
+    """A user-supplied value is unusable; the message names it and says how to fix it."""
+
+
+class HypothesisWarning(UserWarning):
+    """The input is legal but outside the hypotheses of the theorem being illustrated."""
+
+
+def _to_tensor(value: Any, name: str, dtype: torch.dtype, device: torch.device | str | None) -> Tensor:
+    if isinstance(value, Tensor):
+        t = value
+    else:
+        try:
+            arr = np.asarray(value)
+        except Exception as exc:  # ragged lists and the like
+            raise InputError(f"{name} could not be read as an array ({exc}); pass a rectangular array of numbers") from None
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            raise InputError(f"{name} must be a rectangular array of numbers, got dtype {arr.dtype}")
+        t = torch.from_numpy(np.ascontiguousarray(arr))
+    if t.is_complex():
+        raise InputError(f"{name} must be real, got a complex array")
+    return t.to(dtype=dtype, device=device if device is not None else t.device)
+
+
+def check_finite(t: Tensor, name: str) -> None:
+    if not bool(torch.isfinite(t).all()):
+        bad = "NaN" if bool(torch.isnan(t).any()) else "inf"
+        raise InputError(f"{name} contains {bad}; remove or replace non-finite values")
+
+
+def as_tokens(
+    tokens: Any,
+    *,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str | None = None,
+    name: str = "tokens",
+) -> tuple[Tensor, bool]:
+    """Return ``(tokens as a (B, n, d) tensor, was_batched)``.
+
+    Accepts one sequence ``(n, d)`` or a batch ``(B, n, d)``; rejects anything else,
+    empty input and non-finite values.
+    """
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise InputError(f"dtype must be a floating torch dtype such as torch.float64, got {dtype!r}")
+    t = _to_tensor(tokens, name, dtype, device)
+    if t.ndim not in (2, 3):
+        raise InputError(
+            f"{name} must have shape (n, d) for one sequence or (B, n, d) for a batch, got shape {tuple(t.shape)}"
+        )
+    if t.numel() == 0 or any(s == 0 for s in t.shape):
+        raise InputError(f"{name} is empty (shape {tuple(t.shape)}); give at least one token of dimension >= 1")
+    check_finite(t, name)
+    batched = t.ndim == 3
+    return (t if batched else t.unsqueeze(0)), batched
+
+
+def as_matrix(
+    value: Any,
+    name: str,
+    d: int,
+    *,
+    dtype: torch.dtype,
+    device: torch.device | str | None,
+    square: bool = True,
+    allow_heads: bool = False,
+) -> Tensor:
+    """A (d', d) matrix (square by default), or an (H, ., d) stack when ``allow_heads``."""
+    t = _to_tensor(value, name, dtype, device)
+    ok_rank = (2, 3) if allow_heads else (2,)
+    if t.ndim not in ok_rank:
+        want = "(d, d) or (heads, d, d)" if allow_heads else "(d, d)"
+        raise InputError(f"{name} must be a matrix of shape {want}, got shape {tuple(t.shape)}")
+    if t.shape[-1] != d:
+        raise InputError(f"{name} has shape {tuple(t.shape)} but the tokens have dimension d={d}; its last axis must be {d}")
+    if square and t.shape[-2] != t.shape[-1]:
+        raise InputError(f"{name} must be square ({d}x{d}), got shape {tuple(t.shape)}")
+    check_finite(t, name)
+    return t
+
+
+def check_positive(value: Any, name: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a positive number, got {value!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise InputError(f"{name} must be a positive finite number, got {value!r}")
+    return v
+
+
+def check_nonnegative(value: Any, name: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a non-negative number, got {value!r}") from None
+    if not math.isfinite(v) or v < 0:
+        raise InputError(f"{name} must be a non-negative finite number, got {value!r}")
+    return v
+
+
+def check_int(value: Any, name: str, *, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise InputError(f"{name} must be an integer >= {minimum}, got {value}")
+    return int(value)
+
+
+def as_mask(mask: Any, shape: tuple[int, int], device: torch.device) -> Tensor | None:
+    """A boolean (B, n) mask, True for real tokens; None passes through."""
+    if mask is None:
+        return None
+    t = _to_tensor(mask, "mask", torch.float64, device) if not isinstance(mask, Tensor) else mask.to(device)
+    if t.dtype != torch.bool:
+        if not bool(((t == 0) | (t == 1)).all()):
+            raise InputError("mask must be boolean (True = real token, False = padding)")
+        t = t.bool()
+    if t.ndim == 1:
+        t = t.unsqueeze(0)
+    if tuple(t.shape) != shape:
+        raise InputError(f"mask must have shape {shape[1:] if shape[0] == 1 else shape} (one flag per token), got {tuple(t.shape)}")
+    if not bool(t.any(dim=-1).all()):
+        raise InputError("mask leaves a sequence with no real token; every sequence needs at least one True entry")
+    return t
+
+
+def warn_hypothesis(message: str) -> None:
+    warnings.warn(message, HypothesisWarning, stacklevel=3)
+
+
+def is_spd(A: Tensor, *, rtol: float = 1e-12) -> bool:
+    """Symmetric (to rounding) and positive definite."""
+    if not torch.allclose(A, A.T, rtol=1e-10, atol=1e-12 * float(A.abs().max().clamp_min(1e-300))):
+        return False
+    ev = torch.linalg.eigvalsh((A + A.T) / 2)
+    return bool(ev.min() > rtol * ev.abs().max().clamp_min(1e-300))

@@ -1,0 +1,93 @@
+r"""Self-attention as visible stages: ``scores`` → weights (``hardmax`` or ``softmax``) → ``aggregate``.
+
+This module holds the single definition of the attention pattern used everywhere in
+attndyn: the hardmax dynamics, the softmax dynamics and the sentiment model all call
+these functions (the compiled 2-D hardmax kernel in :mod:`attndyn._kernels` follows the
+exact same tie rule and is tested against :func:`hardmax_weights`).
+
+Shapes: ``B`` batch, ``n`` tokens, ``d`` token dimension.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+__all__ = ["scores", "hardmax_weights", "softmax_weights", "aggregate", "follow_sets"]
+
+# Chunk the (B, n, n) score tensor so that at most this many entries exist at a time.
+MAX_CHUNK_ENTRIES = 1 << 24
+
+
+def scores(x: Tensor, A: Tensor | None = None, *, Q: Tensor | None = None, K: Tensor | None = None) -> Tensor:
+    r"""Pairwise attention scores, shape (B, n, n).
+
+    Hardmax paper, eq. (1.1b): :math:`s_{ij} = \langle A z_i, z_j\rangle` (``A`` given, identity if None).
+    Softmax paper, eq. (2): :math:`s_{ij} = \langle Q x_i, K x_j\rangle` (``Q``/``K`` given).
+
+    >>> import torch
+    >>> z = torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64)
+    >>> scores(z).tolist()
+    [[[1.0, 0.0], [0.0, 4.0]]]
+    """
+    if Q is not None or K is not None:
+        q = x if Q is None else x @ Q.transpose(-1, -2)  # (B, n, d_q)
+        k = x if K is None else x @ K.transpose(-1, -2)  # (B, n, d_q)
+        return q @ k.transpose(-1, -2)  # (B, n, n)
+    ax = x if A is None else x @ A.transpose(-1, -2)  # rows are A z_i, (B, n, d)
+    return ax @ x.transpose(-1, -2)  # (B, n, n)
+
+
+def _masked(s: Tensor, mask: Tensor | None) -> Tensor:
+    if mask is None:
+        return s
+    return s.masked_fill(~mask[:, None, :], float("-inf"))  # masked keys are never attended
+
+
+def hardmax_weights(s: Tensor, mask: Tensor | None = None, *, tol: float = 0.0) -> Tensor:
+    r"""Row-stochastic hardmax pattern from scores ``s`` (B, n, n).
+
+    Tie rule of the hardmax paper, eq. (1.1b):
+    :math:`C_i = \{ j : s_{ij} \ge \max_l s_{il} - \mathrm{tol} \}` and
+    :math:`W_{ij} = 1/|C_i|` for :math:`j\in C_i`, else 0. With ``tol = 0`` (default) this is
+    the exact rule: every maximiser counts, bit for bit. Padding keys (``mask`` False) are
+    never in :math:`C_i`; a padding query gets the row :math:`e_i` so it does not move.
+
+    >>> import torch
+    >>> s = torch.tensor([[[1.0, 3.0, 3.0], [0.0, 2.0, 1.0], [5.0, 0.0, 5.0]]])
+    >>> hardmax_weights(s).tolist()
+    [[[0.0, 0.5, 0.5], [0.0, 1.0, 0.0], [0.5, 0.0, 0.5]]]
+    """
+    s = _masked(s, mask)
+    m = s.amax(dim=-1, keepdim=True)  # (B, n, 1)
+    follow = s >= (m - tol) if tol > 0 else s == m  # C_i as a boolean row
+    w = follow.to(s.dtype)
+    w = w / w.sum(dim=-1, keepdim=True)
+    if mask is not None:
+        eye = torch.eye(s.shape[-1], dtype=s.dtype, device=s.device)
+        w = torch.where(mask[:, :, None], w, eye)
+    return w
+
+
+def follow_sets(s: Tensor, mask: Tensor | None = None, *, tol: float = 0.0) -> Tensor:
+    """Boolean (B, n, n): entry (i, j) is True when j ∈ C_i (see :func:`hardmax_weights`)."""
+    return hardmax_weights(s, mask, tol=tol) > 0
+
+
+def softmax_weights(s: Tensor, mask: Tensor | None = None, *, beta: float = 1.0) -> Tensor:
+    r"""Row softmax :math:`P_{ij} = e^{\beta s_{ij}} / \sum_l e^{\beta s_{il}}` (softmax paper eq. (2)).
+
+    Numerically stable (the row maximum is subtracted before exponentiating), so scores of
+    any size give a finite result; padding keys get weight 0.
+    """
+    return torch.softmax(_masked(beta * s, mask), dim=-1)
+
+
+def aggregate(w: Tensor, v: Tensor) -> Tensor:
+    r""":math:`\sum_j W_{ij} v_j`: (B, n, n) weights times (B, n, d) values → (B, n, d)."""
+    return w @ v
+
+
+def chunk_size(batch: int, n: int) -> int:
+    """How many sequences to process at once so a (chunk, n, n) tensor stays small."""
+    return max(1, min(batch, MAX_CHUNK_ENTRIES // max(1, n * n)))

@@ -1,0 +1,59 @@
+"""The ``attndyn`` command line: a thin layer over the Python API.
+
+Every command builds the same objects the API takes; bad input ends with one line on
+standard error and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import click
+import typer
+
+from .._validation import HypothesisWarning, InputError
+
+app = typer.Typer(
+    name="attndyn",
+    help="What self-attention does to tokens: hardmax and softmax attention dynamics.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+from . import dynamics as _dynamics  # noqa: E402,F401  (registers hardmax, softmax, demo)
+
+# ---- sub-command groups (one line each) -------------------------------------------------
+# (sentiment and reproduce register here)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+    prefix = "warning" if issubclass(category, HypothesisWarning) else category.__name__
+    print(f"{prefix}: {message}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``attndyn`` script; returns the exit status."""
+    warnings.showwarning = _show_warning
+    try:
+        rv = app(args=argv, standalone_mode=False)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        rv = 2
+    except click.exceptions.UsageError as exc:
+        print(f"error: {exc.format_message()}", file=sys.stderr)
+        rv = 2
+    except click.exceptions.ClickException as exc:
+        print(f"error: {exc.format_message()}", file=sys.stderr)
+        rv = 2
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        print("interrupted", file=sys.stderr)
+        rv = 130
+    except (OSError, MemoryError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        rv = 2
+    code = rv if isinstance(rv, int) else 0
+    if argv is None:
+        sys.exit(code)
+    return code

@@ -1,0 +1,233 @@
+r"""Hardmax pure-attention dynamics (Alcalde, Fantuzzi & Zuazua 2024, eq. (1.1)).
+
+.. math::
+
+    C_i(Z) = \{ j : \langle A z_i, z_j\rangle = \max_l \langle A z_i, z_l\rangle \},\qquad
+    z_i^{k+1} = z_i^k + \frac{\alpha}{1+\alpha}\,\frac{1}{|C_i(Z^k)|}\sum_{j\in C_i(Z^k)} (z_j^k - z_i^k).
+
+The ``1/(1+alpha)`` factor is the normalization sublayer. :func:`hardmax_step` is one layer,
+:func:`hardmax` runs many and records a :class:`~attndyn.trajectory.HardmaxTrajectory`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from . import attention
+from ._validation import (
+    InputError,
+    as_mask,
+    as_matrix,
+    as_tokens,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    is_spd,
+    warn_hypothesis,
+)
+from .options import SaveAt, StopOnConvergence
+from .progress import progress_bar
+from .trajectory import HardmaxTrajectory, RunStats
+
+__all__ = ["hardmax", "hardmax_step"]
+
+
+def _use_kernel(z: Tensor, A: Tensor) -> bool:
+    needs_grad = torch.is_grad_enabled() and (z.requires_grad or A.requires_grad)
+    return z.shape[-1] == 2 and z.device.type == "cpu" and not needs_grad and z.dtype == torch.float64
+
+
+def hardmax_step(
+    z: Tensor,
+    *,
+    alpha: float,
+    A: Tensor | None = None,
+    mask: Tensor | None = None,
+    tol: float = 0.0,
+    record_follow: bool = False,
+) -> tuple[Tensor, Tensor, Tensor | None]:
+    r"""One layer of eq. (1.1) on a batch ``z`` of shape (B, n, d).
+
+    Returns ``(z_next, leader, follow)``: ``leader`` (B, n) is True where
+    :math:`C_i(Z)=\{i\}`; ``follow`` (B, n, n) is the boolean follow relation when
+    ``record_follow`` (else None). ``mask`` (B, n) marks real tokens: padding neither attends
+    nor is attended and stays where it is. Inputs are taken as already validated; use
+    :func:`hardmax` for checked input.
+
+    >>> import torch
+    >>> z = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [0.5, 0.25]]], dtype=torch.float64)
+    >>> z1, leader, _ = hardmax_step(z, alpha=1.0)
+    >>> leader.tolist(), z1[0, 2].tolist()
+    ([[True, True, False]], [0.75, 0.125])
+    """
+    B, n, d = z.shape
+    if A is None:
+        A = torch.eye(d, dtype=z.dtype, device=z.device)
+    coef = alpha / (1.0 + alpha)
+    if _use_kernel(z, A):
+        from ._kernels import hardmax_layer_2d
+
+        zn = z.detach().cpu().numpy()
+        out = np.empty_like(zn)
+        leader = np.empty((B, n), dtype=np.bool_)
+        follow = np.zeros((B, n, n) if record_follow else (1, 1, 1), dtype=np.bool_)
+        m = np.ones((B, n), dtype=np.bool_) if mask is None else mask.cpu().numpy()
+        hardmax_layer_2d(zn, A.detach().cpu().numpy(), m, coef, float(tol), out, leader, follow, record_follow)
+        return (
+            torch.from_numpy(out),
+            torch.from_numpy(leader),
+            torch.from_numpy(follow) if record_follow else None,
+        )
+    outs, leaders, follows = [], [], []
+    step = attention.chunk_size(B, n)
+    for a in range(0, B, step):  # chunks of sequences keep the (chunk, n, n) scores small
+        zc = z[a : a + step]
+        mc = None if mask is None else mask[a : a + step]
+        w = attention.hardmax_weights(attention.scores(zc, A), mc, tol=tol)  # (c, n, n)
+        outs.append(zc + coef * (attention.aggregate(w, zc) - zc))
+        lead = torch.diagonal(w, dim1=-2, dim2=-1) == 1  # C_i = {i}
+        if mc is not None:
+            lead = lead & mc
+        leaders.append(lead)
+        if record_follow:
+            follows.append(w > 0)
+    return torch.cat(outs), torch.cat(leaders), (torch.cat(follows) if record_follow else None)
+
+
+def _warn_outside_theorem(z: Tensor, A: Tensor, mask: Tensor | None) -> None:
+    if not is_spd(A):
+        warn_hypothesis("A is not symmetric positive definite: Theorem 1.1 does not apply, the run proceeds")
+    real = torch.ones(z.shape[:2], dtype=torch.bool) if mask is None else mask.cpu()
+    zc = z.detach().cpu()
+    if bool(((zc == 0).all(dim=-1) & real).any()):
+        warn_hypothesis("a token is zero: Theorem 1.1 assumes nonzero tokens, the run proceeds")
+    # Repeated tokens: sort a random projection, then compare neighbours exactly.
+    g = torch.Generator().manual_seed(0)
+    proj = zc @ torch.randn(zc.shape[-1], dtype=zc.dtype, generator=g)  # (B, n)
+    proj = proj.masked_fill(~real, float("nan"))
+    order = torch.argsort(proj, dim=-1)
+    zs = torch.gather(zc, 1, order[..., None].expand_as(zc))
+    rs = torch.gather(real, 1, order)
+    same = (zs[:, 1:] == zs[:, :-1]).all(dim=-1) & rs[:, 1:] & rs[:, :-1]
+    if bool(same.any()):
+        warn_hypothesis("some tokens are repeated: Theorem 1.1 assumes distinct tokens (repeated tokens tie exactly)")
+
+
+def hardmax(
+    tokens: Any,
+    *,
+    alpha: float,
+    layers: int,
+    A: Any = None,
+    mask: Any = None,
+    tol: float = 0.0,
+    save: SaveAt = SaveAt(),
+    stop: StopOnConvergence | None = None,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str | None = None,
+    progress: bool = False,
+    check_hypotheses: bool = True,
+) -> HardmaxTrajectory:
+    r"""Run ``layers`` layers of the hardmax dynamics, eq. (1.1) of the hardmax paper.
+
+    Args:
+        tokens: one sequence ``(n, d)`` or a batch ``(B, n, d)`` (array-like or tensor).
+        alpha: step size :math:`\alpha > 0`; each layer moves a token by
+            :math:`\alpha/(1+\alpha)` of the way to the mean of the tokens it follows.
+        layers: number of layers K >= 0.
+        A: the ``(d, d)`` matrix of the scores :math:`\langle A z_i, z_j\rangle` (identity if
+            None). Theorem 1.1 assumes it symmetric positive definite; others warn and run.
+        mask: ``(n,)`` or ``(B, n)`` booleans, True for real tokens; padding neither attends
+            nor is attended and does not move.
+        tol: tie tolerance. 0 (default) is the paper's exact rule: :math:`C_i` is every j whose
+            score equals the maximum bit for bit; ``tol > 0`` also admits scores within ``tol``.
+        save: what to keep (:class:`~attndyn.options.SaveAt`).
+        stop: stop early once every sequence has converged (:class:`StopOnConvergence`).
+        dtype: floating dtype of the run (float64 by default; no global setting is changed).
+        progress: show a progress bar over layers.
+        check_hypotheses: warn (:class:`~attndyn.HypothesisWarning`) when A is not SPD or
+            tokens are zero or repeated.
+
+    Returns:
+        A :class:`~attndyn.trajectory.HardmaxTrajectory`; the leaders are recorded at every layer,
+        whatever ``save`` keeps.
+
+    >>> import attndyn
+    >>> square = [[1, 1], [-1, 1], [-1, -1], [1, -1], [0.2, 0.1], [-0.3, 0.5]]
+    >>> traj = attndyn.hardmax(square, alpha=0.5, layers=30)
+    >>> sorted(attndyn.leaders(traj).indices)
+    [0, 1, 2, 3]
+    """
+    z, batched = as_tokens(tokens, dtype=dtype, device=device)
+    alpha = check_positive(alpha, "alpha")
+    layers = check_int(layers, "layers", minimum=0)
+    tol = check_nonnegative(tol, "tol")
+    if not isinstance(save, SaveAt):
+        raise InputError(f"save must be a SaveAt(...) object, got {save!r}")
+    if stop is not None and not isinstance(stop, StopOnConvergence):
+        raise InputError(f"stop must be StopOnConvergence(...) or None, got {stop!r}")
+    B, n, d = z.shape
+    A_t = torch.eye(d, dtype=dtype, device=z.device) if A is None else as_matrix(A, "A", d, dtype=dtype, device=z.device)
+    m = as_mask(mask, (B, n), z.device)
+    if check_hypotheses:
+        _warn_outside_theorem(z, A_t, m)
+
+    ts, ys, lead_kept, follow_kept = [], [], [], []
+    leader_since = torch.full((B, n), -1, dtype=torch.long)
+    converged_at = torch.full((B,), -1, dtype=torch.long)
+    stop_reason = "completed"
+    k = 0
+    with progress_bar(total=layers, description="hardmax layers", enabled=progress) as advance:
+        while True:
+            last = k == layers
+            record_follow = save.follow and save.keeps(k, layers)
+            z_next, lead, follow = hardmax_step(z, alpha=alpha, A=A_t, mask=m, tol=tol, record_follow=record_follow)
+            lead = lead.cpu()
+            leader_since = torch.where((leader_since < 0) & lead, torch.tensor(k), leader_since)
+            moved = (z_next - z).detach().abs().amax(dim=(1, 2)).cpu()
+            scale = z.detach().abs().amax(dim=(1, 2)).cpu()
+            if stop is not None:
+                now = (moved <= stop.rtol * scale) & (converged_at < 0)
+                converged_at = torch.where(now, torch.tensor(k), converged_at)
+            else:
+                converged_at = torch.where((moved == 0) & (converged_at < 0), torch.tensor(k), converged_at)
+            done = stop is not None and bool((converged_at >= 0).all())
+            if save.keeps(k, layers) or done:
+                ts.append(k)
+                ys.append(z)
+                lead_kept.append(lead)
+                if save.follow:
+                    follow_kept.append(follow if follow is not None else hardmax_step(z, alpha=alpha, A=A_t, mask=m, tol=tol, record_follow=True)[2])
+            if last or done:
+                if done and not last:
+                    stop_reason = "converged"
+                break
+            z = z_next
+            k += 1
+            advance(1)
+
+    converged = bool((converged_at >= 0).all())
+    stats = RunStats(
+        steps=k,
+        function_evals=k + 1,
+        converged=converged,
+        converged_at=tuple(int(c) for c in converged_at),
+        stop_reason=stop_reason,
+        message=(f"converged after {k} layers" if stop_reason == "converged" else f"ran {k} layers")
+        + ("" if converged else "; not every sequence has converged"),
+    )
+    return HardmaxTrajectory(
+        ts=torch.tensor(ts, dtype=torch.long),
+        ys=torch.stack(ys),
+        batched=batched,
+        stats=stats,
+        mask=m,
+        params={"alpha": alpha, "A": A_t, "tol": tol, "layers": layers},
+        leader_since=leader_since,
+        leader_mask=torch.stack(lead_kept),
+        follow=torch.stack(follow_kept) if save.follow else None,
+    )

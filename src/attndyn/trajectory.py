@@ -1,0 +1,179 @@
+"""Result objects: what a run recorded, and how it ended.
+
+A trajectory holds the kept states and per-run statistics; analysis functions
+(:mod:`attndyn.analysis`) read it, plots draw it, nothing here simulates.
+Internally every array is batched, ``(T, B, n, d)`` with time first; the public
+properties drop the batch axis when the input was one sequence.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch
+from torch import Tensor
+
+__all__ = ["RunStats", "Trajectory", "HardmaxTrajectory", "SoftmaxTrajectory"]
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """How a run went.
+
+    Attributes:
+        steps: layers (hardmax) or solver steps (softmax) taken.
+        function_evals: evaluations of the attention field.
+        converged: every sequence met the convergence test (False if no test was asked for
+            and the state still moved at the last step).
+        converged_at: per sequence, the first step index at which it met the test, or -1.
+        stop_reason: ``"converged"``, ``"completed"`` (all layers / the whole time span) or
+            ``"solver_failed"``.
+        message: a human sentence; for a failed adaptive solve it says where (t, dt).
+        failed_at: ``(t, dt)`` of a failed adaptive solve, else None.
+    """
+
+    steps: int
+    function_evals: int
+    converged: bool
+    converged_at: tuple[int, ...]
+    stop_reason: str
+    message: str = ""
+    failed_at: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """Kept states of a run. ``ts`` are layer indices (hardmax) or times (softmax)."""
+
+    ts: Tensor  # (T,)
+    ys: Tensor  # (T, B, n, d)
+    batched: bool
+    stats: RunStats
+    mask: Tensor | None = None  # (B, n), True for real tokens
+    params: dict[str, Any] = field(default_factory=dict)
+
+    # ---- shapes that mirror the input ------------------------------------------------
+    def _unbatch(self, t: Tensor | None, axis: int) -> Tensor | None:
+        if t is None or self.batched:
+            return t
+        return t.select(axis, 0)
+
+    @property
+    def tokens(self) -> Tensor:
+        """Kept states, ``(T, n, d)`` for one sequence or ``(T, B, n, d)`` for a batch."""
+        return self._unbatch(self.ys, 1)
+
+    @property
+    def final_tokens(self) -> Tensor:
+        """The last state, ``(n, d)`` or ``(B, n, d)``."""
+        return self._unbatch(self.ys[-1], 0)
+
+    @property
+    def initial_tokens(self) -> Tensor:
+        return self._unbatch(self.ys[0], 0)
+
+    @property
+    def batch_size(self) -> int:
+        return self.ys.shape[1]
+
+    @property
+    def n_tokens(self) -> int:
+        return self.ys.shape[2]
+
+    @property
+    def dim(self) -> int:
+        return self.ys.shape[3]
+
+    def real_tokens(self, b: int = 0) -> Tensor:
+        """Indices of the non-padding tokens of sequence ``b``."""
+        if self.mask is None:
+            return torch.arange(self.n_tokens)
+        return torch.nonzero(self.mask[b]).flatten().cpu()
+
+    def _select_fields(self, b: int) -> dict[str, Any]:
+        return {}
+
+    def sequence(self, b: int) -> "Trajectory":
+        """The trajectory of sequence ``b`` of a batch, as a one-sequence trajectory."""
+        if not 0 <= b < self.batch_size:
+            raise IndexError(f"sequence index {b} out of range for a batch of {self.batch_size}")
+        stats = replace(self.stats, converged_at=(self.stats.converged_at[b],),
+                        converged=self.stats.converged_at[b] >= 0 or self.stats.converged)
+        return replace(
+            self,
+            ys=self.ys[:, b : b + 1],
+            batched=False,
+            stats=stats,
+            mask=None if self.mask is None else self.mask[b : b + 1],
+            **self._select_fields(b),
+        )
+
+    def __len__(self) -> int:
+        return self.ys.shape[0]
+
+    def _repr_html_(self) -> str:  # notebooks
+        kind = type(self).__name__
+        shape = tuple(self.tokens.shape)
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
+            for k, v in [
+                ("kept states × shape", shape),
+                ("steps", self.stats.steps),
+                ("function evaluations", self.stats.function_evals),
+                ("converged", self.stats.converged),
+                ("stop reason", self.stats.stop_reason),
+                ("message", self.stats.message),
+            ]
+        )
+        return f"<div><strong>{html.escape(kind)}</strong><table>{rows}</table></div>"
+
+
+@dataclass(frozen=True)
+class HardmaxTrajectory(Trajectory):
+    """Trajectory of the hardmax dynamics, eq. (1.1) of the hardmax paper.
+
+    Extra attributes:
+        leader_since: ``(B, n)`` int, the first layer k with :math:`C_i(Z^k) = \\{i\\}`, or -1.
+        leader_mask: ``(T, B, n)`` bool, leaders at each kept layer.
+        follow: ``(T, B, n, n)`` bool follow sets at kept layers (only with ``SaveAt(follow=True)``).
+    """
+
+    leader_since: Tensor | None = None
+    leader_mask: Tensor | None = None
+    follow: Tensor | None = None
+
+    @property
+    def layers(self) -> Tensor:
+        return self.ts
+
+    def _select_fields(self, b: int) -> dict[str, Any]:
+        return {
+            "leader_since": self.leader_since[b : b + 1],
+            "leader_mask": self.leader_mask[:, b : b + 1],
+            "follow": None if self.follow is None else self.follow[:, b : b + 1],
+        }
+
+
+@dataclass(frozen=True)
+class SoftmaxTrajectory(Trajectory):
+    """Trajectory of the softmax dynamics (softmax paper eqs. (1), (3), (4)).
+
+    ``ys`` are the original tokens x(t), or the rescaled z(t) when ``params["rescaled"]``.
+    ``attention``: ``(T, B, n, n)`` or, with several heads, ``(T, B, H, n, n)`` at kept times
+    (only with ``SaveAt(attention=True)``; the final matrix is always kept in ``attention_final``).
+    """
+
+    attention: Tensor | None = None
+    attention_final: Tensor | None = None
+
+    @property
+    def times(self) -> Tensor:
+        return self.ts
+
+    def _select_fields(self, b: int) -> dict[str, Any]:
+        return {
+            "attention": None if self.attention is None else self.attention[:, b : b + 1],
+            "attention_final": None if self.attention_final is None else self.attention_final[b : b + 1],
+        }
