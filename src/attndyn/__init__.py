@@ -6,9 +6,20 @@ geometry.
 """
 
 from ._validation import HypothesisWarning, InputError
-from .analysis import clusters, follow_graph, leaders
+from . import analysis
+from .analysis import (
+    Polytope,
+    clusters,
+    follow_graph,
+    hardmax_theorem,
+    is_good_triple,
+    is_paranormal,
+    leaders,
+    softmax_geometry,
+)
 from .hardmax import hardmax, hardmax_step
 from .options import SaveAt, StopOnConvergence
+from .softmax import softmax
 from .trajectory import HardmaxTrajectory, RunStats, SoftmaxTrajectory, Trajectory
 
 __version__ = "0.1.0"
@@ -16,9 +27,16 @@ __version__ = "0.1.0"
 __all__ = [
     "hardmax",
     "hardmax_step",
+    "softmax",
     "leaders",
     "follow_graph",
     "clusters",
+    "Polytope",
+    "hardmax_theorem",
+    "softmax_geometry",
+    "is_good_triple",
+    "is_paranormal",
+    "analysis",
     "SaveAt",
     "StopOnConvergence",
     "Trajectory",

@@ -1,11 +1,12 @@
 r"""Compiled hardmax layer for planar tokens (d = 2), exact tie rule, no score matrix.
 
 The maximiser of the linear functional :math:`z \mapsto \langle A z_i, z\rangle` over a finite
-set is attained at a vertex of its convex hull, and a point at distance ``r`` inside the hull
-scores at least :math:`r\,\lVert A z_i\rVert` below the maximum. So per sequence we build the
-hull once (monotone chain, O(n log n)), keep as *candidates* the hull vertices plus every
-point within a tiny margin of the boundary (duplicates of vertices, points on edges), and
-compare each token only with the candidates: O(n h) instead of O(n^2). Points outside the
+set is attained at a vertex of its convex hull, and a point at distance ``r`` inside a convex
+polygon spanned by some of the points scores at least :math:`r\,\lVert A z_i\rVert` below the
+maximum. So per sequence we span such a polygon once (the extreme points in 16 directions),
+keep as *candidates* every point not deeper than a tiny margin inside it (its corners, points
+on or near its edges, duplicates), and compare each token only with the candidates: O(n c)
+instead of O(n^2). Points outside the
 candidate set are provably below the maximum by far more than rounding, so
 :math:`C_i = \{j : s_{ij} = \max_l s_{il}\}` is exactly the set the dense rule of
 :func:`attndyn.attention.hardmax_weights` computes. Degenerate hulls (collinear or coincident
@@ -17,81 +18,78 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-# Points closer than MARGIN * (coordinate scale) to the hull boundary are kept as candidates.
+# Points closer than MARGIN * (coordinate scale) to the inscribed polygon's boundary are kept.
 MARGIN = 1e-9
-
-
-@njit(cache=True)
-def _hull(x, y, pts):  # pragma: no cover - compiled
-    """Indices (into pts) of the strict convex hull of the points pts, counter-clockwise."""
-    m = pts.shape[0]
-    order = pts[np.argsort(y[pts], kind="mergesort")]
-    order = order[np.argsort(x[order], kind="mergesort")]  # lexicographic (x, then y)
-    hull = np.empty(2 * m + 1, dtype=np.int64)
-    k = 0
-    for t in range(m):  # lower chain
-        p = order[t]
-        while k >= 2:
-            a, b = hull[k - 2], hull[k - 1]
-            if (x[b] - x[a]) * (y[p] - y[a]) - (y[b] - y[a]) * (x[p] - x[a]) <= 0.0:
-                k -= 1
-            else:
-                break
-        hull[k] = p
-        k += 1
-    lower = k + 1
-    for t in range(m - 2, -1, -1):  # upper chain
-        p = order[t]
-        while k >= lower:
-            a, b = hull[k - 2], hull[k - 1]
-            if (x[b] - x[a]) * (y[p] - y[a]) - (y[b] - y[a]) * (x[p] - x[a]) <= 0.0:
-                k -= 1
-            else:
-                break
-        hull[k] = p
-        k += 1
-    return hull[: max(k - 1, 1)]
+# Number of directions whose extreme points span the inscribed polygon.
+DIRECTIONS = 16
+_UX = np.cos(2 * np.pi * np.arange(DIRECTIONS) / DIRECTIONS)
+_UY = np.sin(2 * np.pi * np.arange(DIRECTIONS) / DIRECTIONS)
 
 
 @njit(cache=True)
 def _candidates(x, y, pts, exact):  # pragma: no cover - compiled
-    """Hull vertices and near-boundary points of pts (all of pts if degenerate or not exact)."""
+    """Points of pts that may maximise a linear functional (all of pts if degenerate or not exact).
+
+    The extreme points in DIRECTIONS evenly spaced directions are points of the hull boundary
+    met in counter-clockwise order, so they span an inscribed convex polygon; a point deeper
+    than the margin inside it can never reach the maximum, everything else is a candidate.
+    """
     m = pts.shape[0]
     if not exact or m <= 3:
         return pts
-    h = _hull(x, y, pts)
-    if h.shape[0] < 3:
+    ext = np.empty(DIRECTIONS, dtype=np.int64)
+    xr = x[pts]  # contiguous coordinates of the points
+    yr = y[pts]
+    scale = max(np.abs(xr).max(), np.abs(yr).max())
+    h = 0
+    for k in range(DIRECTIONS):
+        ux, uy = _UX[k], _UY[k]
+        best, arg = -np.inf, -1
+        for t in range(m):
+            v = ux * xr[t] + uy * yr[t]
+            if v > best:
+                best, arg = v, t
+        arg = pts[arg]
+        if h == 0 or (arg != ext[h - 1] and arg != ext[0]):
+            ext[h] = arg
+            h += 1
+    if h < 3:
         return pts
-    scale = 0.0
-    for t in range(m):
-        scale = max(scale, abs(x[pts[t]]), abs(y[pts[t]]))
-    margin = MARGIN * scale
-    hn = h.shape[0]
-    nx = np.empty(hn)
-    ny = np.empty(hn)
-    off = np.empty(hn)
-    for e in range(hn):
-        a, b = h[e], h[(e + 1) % hn]
+    for e in range(h):  # the polygon must turn left at every corner, else compare with all
+        a, b, c = ext[e], ext[(e + 1) % h], ext[(e + 2) % h]
+        if (x[b] - x[a]) * (y[c] - y[a]) - (y[b] - y[a]) * (x[c] - x[a]) <= 0.0:
+            return pts
+    nx = np.empty(h)
+    ny = np.empty(h)
+    off = np.empty(h)
+    for e in range(h):
+        a, b = ext[e], ext[(e + 1) % h]
         dx, dy = x[b] - x[a], y[b] - y[a]
         length = np.sqrt(dx * dx + dy * dy)
-        nx[e], ny[e] = dy / length, -dx / length  # outward unit normal (hull is CCW)
+        if length == 0.0:
+            return pts
+        nx[e], ny[e] = dy / length, -dx / length  # outward unit normal (polygon is CCW)
         off[e] = nx[e] * x[a] + ny[e] * y[a]
+    margin = MARGIN * scale
     keep = np.empty(m, dtype=np.int64)
     c = 0
     for t in range(m):
-        p = pts[t]
         dist = np.inf
-        for e in range(hn):
-            dist = min(dist, off[e] - (nx[e] * x[p] + ny[e] * y[p]))
+        for e in range(h):
+            dist = min(dist, off[e] - (nx[e] * xr[t] + ny[e] * yr[t]))
         if dist <= margin:
-            keep[c] = p
+            keep[c] = pts[t]
             c += 1
     return keep[:c]
 
 
 @njit(parallel=True, cache=True)
-def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow):  # pragma: no cover - compiled
-    """One layer of eq. (1.1) for a (B, n, 2) batch; writes out, leader (B, n), follow (B, n, n)."""
+def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover - compiled
+    """One layer of eq. (1.1) for a (B, n, 2) batch.
+
+    Writes out (B, n, 2), leader (B, n), follow (B, n, n) when record_follow, and per sequence
+    the largest coordinate change ``moved`` (B,) and largest coordinate ``scale`` (B,).
+    """
     B, n, _ = z.shape
     a00, a01, a10, a11 = A[0, 0], A[0, 1], A[1, 0], A[1, 1]
     exact = tol == 0.0
@@ -100,6 +98,11 @@ def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow):
         y = z[b, :, 1].copy()
         real = np.nonzero(mask[b])[0]
         cand = _candidates(x, y, real, exact)
+        nc = cand.shape[0]
+        cx = x[cand]  # contiguous candidate coordinates
+        cy = y[cand]
+        mv = 0.0
+        sc = 0.0
         for i in range(n):
             if not mask[b, i]:
                 out[b, i, 0], out[b, i, 1] = x[i], y[i]
@@ -108,23 +111,19 @@ def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow):
             w0 = a00 * x[i] + a01 * y[i]  # A z_i
             w1 = a10 * x[i] + a11 * y[i]
             best = -np.inf
-            for t in range(cand.shape[0]):
-                j = cand[t]
-                s = w0 * x[j] + w1 * y[j]
-                if s > best:
-                    best = s
+            for t in range(nc):
+                best = max(best, w0 * cx[t] + w1 * cy[t])
             thr = best - tol
             cnt = 0
             sx = 0.0
             sy = 0.0
             self_in = False
-            for t in range(cand.shape[0]):
-                j = cand[t]
-                s = w0 * x[j] + w1 * y[j]
-                if s >= thr:
+            for t in range(nc):
+                if w0 * cx[t] + w1 * cy[t] >= thr:
                     cnt += 1
-                    sx += x[j]
-                    sy += y[j]
+                    sx += cx[t]
+                    sy += cy[t]
+                    j = cand[t]
                     if j == i:
                         self_in = True
                     if record_follow:
@@ -132,3 +131,7 @@ def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow):
             out[b, i, 0] = x[i] + coef * (sx / cnt - x[i])
             out[b, i, 1] = y[i] + coef * (sy / cnt - y[i])
             leader[b, i] = self_in and cnt == 1
+            mv = max(mv, abs(out[b, i, 0] - x[i]), abs(out[b, i, 1] - y[i]))
+            sc = max(sc, abs(x[i]), abs(y[i]))
+        moved[b] = mv
+        scale[b] = sc

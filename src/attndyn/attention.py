@@ -19,23 +19,22 @@ __all__ = ["scores", "hardmax_weights", "softmax_weights", "aggregate", "follow_
 MAX_CHUNK_ENTRIES = 1 << 24
 
 
-def scores(x: Tensor, A: Tensor | None = None, *, Q: Tensor | None = None, K: Tensor | None = None) -> Tensor:
-    r"""Pairwise attention scores, shape (B, n, n).
+def scores(x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None)) -> Tensor:
+    r"""Pairwise attention scores :math:`s_{ij} = \langle A z_i, z_j\rangle`, shape (B, n, n).
 
-    Hardmax paper, eq. (1.1b): :math:`s_{ij} = \langle A z_i, z_j\rangle` (``A`` given, identity if None).
-    Softmax paper, eq. (2): :math:`s_{ij} = \langle Q x_i, K x_j\rangle` (``Q``/``K`` given).
+    Hardmax paper, eq. (1.1b), with ``A`` (identity if None). The softmax paper's scores,
+    eq. (2), :math:`\langle Q x_i, K x_j\rangle`, are the case :math:`A = K^\top Q`.
+    ``rows`` restricts the queries i (for chunking): the result is then (B, r, n).
 
     >>> import torch
     >>> z = torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64)
     >>> scores(z).tolist()
     [[[1.0, 0.0], [0.0, 4.0]]]
     """
-    if Q is not None or K is not None:
-        q = x if Q is None else x @ Q.transpose(-1, -2)  # (B, n, d_q)
-        k = x if K is None else x @ K.transpose(-1, -2)  # (B, n, d_q)
-        return q @ k.transpose(-1, -2)  # (B, n, n)
-    ax = x if A is None else x @ A.transpose(-1, -2)  # rows are A z_i, (B, n, d)
-    return ax @ x.transpose(-1, -2)  # (B, n, n)
+    q = x[:, rows]
+    if A is not None:
+        q = q @ A.transpose(-1, -2)  # rows A z_i, (B, r, d)
+    return torch.bmm(q, x.transpose(1, 2))  # (B, r, n)
 
 
 def _masked(s: Tensor, mask: Tensor | None) -> Tensor:
@@ -80,12 +79,14 @@ def softmax_weights(s: Tensor, mask: Tensor | None = None, *, beta: float = 1.0)
     Numerically stable (the row maximum is subtracted before exponentiating), so scores of
     any size give a finite result; padding keys get weight 0.
     """
-    return torch.softmax(_masked(beta * s, mask), dim=-1)
+    if beta != 1.0:
+        s = beta * s
+    return torch.softmax(_masked(s, mask), dim=-1)
 
 
 def aggregate(w: Tensor, v: Tensor) -> Tensor:
     r""":math:`\sum_j W_{ij} v_j`: (B, n, n) weights times (B, n, d) values → (B, n, d)."""
-    return w @ v
+    return torch.bmm(w, v)
 
 
 def chunk_size(batch: int, n: int) -> int:

@@ -11,7 +11,7 @@ The ``1/(1+alpha)`` factor is the normalization sublayer. :func:`hardmax_step` i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -33,7 +33,17 @@ from .options import SaveAt, StopOnConvergence
 from .progress import progress_bar
 from .trajectory import HardmaxTrajectory, RunStats
 
-__all__ = ["hardmax", "hardmax_step"]
+__all__ = ["hardmax", "hardmax_step", "HardmaxStep"]
+
+
+class HardmaxStep(NamedTuple):
+    """Result of one layer: the new tokens and what the layer saw."""
+
+    tokens: Tensor  # (B, n, d) Z^{k+1}
+    leader: Tensor  # (B, n) bool, C_i(Z^k) = {i}
+    follow: Tensor | None  # (B, n, n) bool, j in C_i(Z^k); only when asked
+    moved: Tensor  # (B,) max |Z^{k+1} - Z^k| per sequence
+    scale: Tensor  # (B,) max |Z^k| per sequence
 
 
 def _use_kernel(z: Tensor, A: Tensor) -> bool:
@@ -49,18 +59,18 @@ def hardmax_step(
     mask: Tensor | None = None,
     tol: float = 0.0,
     record_follow: bool = False,
-) -> tuple[Tensor, Tensor, Tensor | None]:
+) -> HardmaxStep:
     r"""One layer of eq. (1.1) on a batch ``z`` of shape (B, n, d).
 
-    Returns ``(z_next, leader, follow)``: ``leader`` (B, n) is True where
-    :math:`C_i(Z)=\{i\}`; ``follow`` (B, n, n) is the boolean follow relation when
-    ``record_follow`` (else None). ``mask`` (B, n) marks real tokens: padding neither attends
+    Returns a :class:`HardmaxStep`: the new tokens; ``leader`` (B, n), True where
+    :math:`C_i(Z)=\{i\}`; ``follow`` (B, n, n), the boolean follow relation when
+    ``record_follow`` (else None); the per-sequence movement and scale. ``mask`` (B, n) marks real tokens: padding neither attends
     nor is attended and stays where it is. Inputs are taken as already validated; use
     :func:`hardmax` for checked input.
 
     >>> import torch
     >>> z = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [0.5, 0.25]]], dtype=torch.float64)
-    >>> z1, leader, _ = hardmax_step(z, alpha=1.0)
+    >>> z1, leader, *_ = hardmax_step(z, alpha=1.0)
     >>> leader.tolist(), z1[0, 2].tolist()
     ([[True, True, False]], [0.75, 0.125])
     """
@@ -76,11 +86,15 @@ def hardmax_step(
         leader = np.empty((B, n), dtype=np.bool_)
         follow = np.zeros((B, n, n) if record_follow else (1, 1, 1), dtype=np.bool_)
         m = np.ones((B, n), dtype=np.bool_) if mask is None else mask.cpu().numpy()
-        hardmax_layer_2d(zn, A.detach().cpu().numpy(), m, coef, float(tol), out, leader, follow, record_follow)
-        return (
+        moved, scale = np.empty(B), np.empty(B)
+        A_np = A.detach().cpu().numpy()
+        hardmax_layer_2d(zn, A_np, m, coef, float(tol), out, leader, follow, record_follow, moved, scale)
+        return HardmaxStep(
             torch.from_numpy(out),
             torch.from_numpy(leader),
             torch.from_numpy(follow) if record_follow else None,
+            torch.from_numpy(moved),
+            torch.from_numpy(scale),
         )
     outs, leaders, follows = [], [], []
     step = attention.chunk_size(B, n)
@@ -95,7 +109,14 @@ def hardmax_step(
         leaders.append(lead)
         if record_follow:
             follows.append(w > 0)
-    return torch.cat(outs), torch.cat(leaders), (torch.cat(follows) if record_follow else None)
+    z_next = torch.cat(outs)
+    return HardmaxStep(
+        z_next,
+        torch.cat(leaders),
+        torch.cat(follows) if record_follow else None,
+        (z_next - z).detach().abs().amax(dim=(1, 2)).cpu(),
+        z.detach().abs().amax(dim=(1, 2)).cpu(),
+    )
 
 
 def _warn_outside_theorem(z: Tensor, A: Tensor, mask: Tensor | None) -> None:
@@ -176,7 +197,11 @@ def hardmax(
     if check_hypotheses:
         _warn_outside_theorem(z, A_t, m)
 
-    ts, ys, lead_kept, follow_kept = [], [], [], []
+    kept = [k for k in range(layers + 1) if save.keeps(k, layers)]
+    ys = torch.empty((len(kept), B, n, d), dtype=dtype, device=z.device)  # filled as we go, no final copy
+    follow_kept = torch.zeros((len(kept), B, n, n), dtype=torch.bool) if save.follow else None
+    lead_kept = torch.zeros((len(kept), B, n), dtype=torch.bool)
+    ts: list[int] = []
     leader_since = torch.full((B, n), -1, dtype=torch.long)
     converged_at = torch.full((B,), -1, dtype=torch.long)
     stop_reason = "completed"
@@ -184,32 +209,35 @@ def hardmax(
     with progress_bar(total=layers, description="hardmax layers", enabled=progress) as advance:
         while True:
             last = k == layers
-            record_follow = save.follow and save.keeps(k, layers)
-            z_next, lead, follow = hardmax_step(z, alpha=alpha, A=A_t, mask=m, tol=tol, record_follow=record_follow)
-            lead = lead.cpu()
+            keep = save.keeps(k, layers)
+            res = hardmax_step(z, alpha=alpha, A=A_t, mask=m, tol=tol, record_follow=save.follow and keep)
+            lead = res.leader.cpu()
             leader_since = torch.where((leader_since < 0) & lead, torch.tensor(k), leader_since)
-            moved = (z_next - z).detach().abs().amax(dim=(1, 2)).cpu()
-            scale = z.detach().abs().amax(dim=(1, 2)).cpu()
             if stop is not None:
-                now = (moved <= stop.rtol * scale) & (converged_at < 0)
-                converged_at = torch.where(now, torch.tensor(k), converged_at)
+                now = (res.moved <= stop.rtol * res.scale) & (converged_at < 0)
             else:
-                converged_at = torch.where((moved == 0) & (converged_at < 0), torch.tensor(k), converged_at)
+                now = (res.moved == 0) & (converged_at < 0)
+            converged_at = torch.where(now, torch.tensor(k), converged_at)
+            change = res.moved / res.scale.clamp_min(torch.finfo(torch.float64).tiny)
             done = stop is not None and bool((converged_at >= 0).all())
-            if save.keeps(k, layers) or done:
+            if keep or done:
+                if z.requires_grad:
+                    ys = ys.clone() if len(ts) == 0 else ys  # keep autograd history out of a leaf buffer
+                ys[len(ts)] = z
+                lead_kept[len(ts)] = lead
+                if follow_kept is not None:
+                    follow_kept[len(ts)] = res.follow if res.follow is not None else hardmax_step(
+                        z, alpha=alpha, A=A_t, mask=m, tol=tol, record_follow=True
+                    ).follow.cpu()
                 ts.append(k)
-                ys.append(z)
-                lead_kept.append(lead)
-                if save.follow:
-                    follow_kept.append(follow if follow is not None else hardmax_step(z, alpha=alpha, A=A_t, mask=m, tol=tol, record_follow=True)[2])
             if last or done:
                 if done and not last:
                     stop_reason = "converged"
                 break
-            z = z_next
+            z = res.tokens
             k += 1
             advance(1)
-
+    T = len(ts)
     converged = bool((converged_at >= 0).all())
     stats = RunStats(
         steps=k,
@@ -217,17 +245,18 @@ def hardmax(
         converged=converged,
         converged_at=tuple(int(c) for c in converged_at),
         stop_reason=stop_reason,
+        final_change=tuple(float(c) for c in change),
         message=(f"converged after {k} layers" if stop_reason == "converged" else f"ran {k} layers")
         + ("" if converged else "; not every sequence has converged"),
     )
     return HardmaxTrajectory(
         ts=torch.tensor(ts, dtype=torch.long),
-        ys=torch.stack(ys),
+        ys=ys[:T],
         batched=batched,
         stats=stats,
         mask=m,
         params={"alpha": alpha, "A": A_t, "tol": tol, "layers": layers},
         leader_since=leader_since,
-        leader_mask=torch.stack(lead_kept),
-        follow=torch.stack(follow_kept) if save.follow else None,
+        leader_mask=lead_kept[:T],
+        follow=None if follow_kept is None else follow_kept[:T],
     )

@@ -32,6 +32,8 @@ class RunStats:
             ``"solver_failed"``.
         message: a human sentence; for a failed adaptive solve it says where (t, dt).
         failed_at: ``(t, dt)`` of a failed adaptive solve, else None.
+        final_change: per sequence, the relative change of the state over the last step,
+            ``max|Δy| / max|y|`` (per unit time for softmax): a scale-invariant "still moving".
     """
 
     steps: int
@@ -41,6 +43,7 @@ class RunStats:
     stop_reason: str
     message: str = ""
     failed_at: tuple[float, float] | None = None
+    final_change: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,7 @@ class Trajectory:
         if not 0 <= b < self.batch_size:
             raise IndexError(f"sequence index {b} out of range for a batch of {self.batch_size}")
         stats = replace(self.stats, converged_at=(self.stats.converged_at[b],),
+                        final_change=self.stats.final_change[b : b + 1],
                         converged=self.stats.converged_at[b] >= 0 or self.stats.converged)
         return replace(
             self,

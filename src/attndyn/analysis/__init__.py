@@ -2,5 +2,32 @@
 
 from .clusters import Cluster, clusters
 from .leaders import LeaderSet, follow_graph, leaders
+from .polytope import Polytope
+from .spectral import is_good_triple, is_good_triple_with_multiplicity, is_paranormal, leading_direction
+from .theorems import (
+    GeometryReport,
+    HardmaxTheoremReport,
+    attention_rank,
+    boolean_distance,
+    hardmax_theorem,
+    softmax_geometry,
+)
 
-__all__ = ["Cluster", "clusters", "LeaderSet", "leaders", "follow_graph"]
+__all__ = [
+    "Cluster",
+    "clusters",
+    "LeaderSet",
+    "leaders",
+    "follow_graph",
+    "Polytope",
+    "is_good_triple",
+    "is_good_triple_with_multiplicity",
+    "is_paranormal",
+    "leading_direction",
+    "GeometryReport",
+    "HardmaxTheoremReport",
+    "attention_rank",
+    "boolean_distance",
+    "hardmax_theorem",
+    "softmax_geometry",
+]

@@ -1,0 +1,161 @@
+"""Convex polytopes spanned by finitely many points: vertices, membership, boundary.
+
+Vertices come from qhull (scipy.spatial.ConvexHull) when the points span their space in low
+dimension, and from a linear-programming vertex test otherwise (point p is a vertex iff it is
+not a convex combination of the other points). Membership and boundary use LPs, so they work
+in any dimension and for degenerate (flat) polytopes, whose every point is on the boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import linprog
+from scipy.spatial import ConvexHull, QhullError
+
+__all__ = ["Polytope"]
+
+QHULL_MAX_DIM = 6
+
+
+def _unique_rows(p: np.ndarray, tol: float) -> np.ndarray:
+    keep: list[int] = []
+    for i in range(len(p)):
+        if all(np.abs(p[i] - p[j]).max() > tol for j in keep):
+            keep.append(i)
+    return np.array(keep, dtype=int)
+
+
+def _convex_weights(points: np.ndarray, x: np.ndarray, maximize_min: bool) -> tuple[bool, float]:
+    """LP: is x = sum_v lam_v p_v with lam >= 0, sum lam = 1? Optionally maximise min(lam)."""
+    m, d = points.shape
+    # variables: lam (m), s (1); maximise s subject to lam_v >= s when asked.
+    c = np.zeros(m + 1)
+    if maximize_min:
+        c[-1] = -1.0
+    A_eq = np.zeros((d + 1, m + 1))
+    A_eq[:d, :m] = points.T
+    A_eq[d, :m] = 1.0
+    b_eq = np.concatenate([x, [1.0]])
+    if maximize_min:
+        A_ub = np.hstack([-np.eye(m), np.ones((m, 1))])  # s - lam_v <= 0
+        b_ub = np.zeros(m)
+        bounds = [(0, None)] * m + [(None, 1.0)]
+    else:
+        A_ub, b_ub = None, None
+        bounds = [(0, None)] * m + [(0, 0)]
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs")
+    if res.status != 0:
+        return False, -np.inf
+    return True, float(res.x[-1]) if maximize_min else 0.0
+
+
+@dataclass(frozen=True)
+class Polytope:
+    """K = conv(points). ``vertices`` are row indices into ``points``.
+
+    >>> K = Polytope.from_points([[0, 0], [1, 0], [0, 1], [0.2, 0.2]])
+    >>> K.vertices
+    (0, 1, 2)
+    >>> K.on_boundary([0.5, 0.5]), K.on_boundary([0.2, 0.2]), K.contains([1, 1])
+    (True, False, False)
+    """
+
+    points: np.ndarray
+    vertices: tuple[int, ...]
+    dim: int  # affine dimension of K
+    tol: float
+    equations: np.ndarray | None = field(default=None, repr=False)  # qhull facets a.x + b <= 0
+
+    @classmethod
+    def from_points(cls, points, *, tol: float | None = None) -> "Polytope":
+        """conv(points); ``tol`` (absolute, default 1e-6 * max(1, max |coordinate|)) decides
+        which points coincide, which are flat, and what counts as on the boundary."""
+        p = np.atleast_2d(np.asarray(points, dtype=np.float64))
+        if p.size == 0:
+            raise ValueError("a polytope needs at least one point")
+        scale = max(1.0, float(np.abs(p).max()))
+        tol = 1e-6 * scale if tol is None else float(tol)
+        uniq = _unique_rows(p, tol)
+        q = p[uniq]
+        centered = q - q.mean(axis=0)
+        sv = np.linalg.svd(centered, compute_uv=False) if len(q) > 1 else np.zeros(1)
+        dim = int((sv > tol * max(1, len(q))).sum()) if len(q) > 1 else 0
+        d = p.shape[1]
+        equations = None
+        if len(q) == 1:
+            verts = uniq
+        elif dim == d and d <= QHULL_MAX_DIM and d >= 2:
+            try:
+                hull = ConvexHull(q)
+                verts = uniq[np.sort(hull.vertices)]
+                equations = hull.equations
+            except QhullError:
+                verts = uniq[cls._lp_vertices(q)]
+        elif d == 1 or dim == 1:
+            direction = np.linalg.svd(centered)[2][0]
+            proj = q @ direction
+            verts = uniq[np.unique([int(np.argmin(proj)), int(np.argmax(proj))])]
+        else:
+            verts = uniq[cls._lp_vertices(q)]
+        return cls(points=p, vertices=tuple(int(v) for v in np.sort(verts)), dim=dim, tol=tol, equations=equations)
+
+    @staticmethod
+    def _lp_vertices(q: np.ndarray) -> np.ndarray:
+        keep = []
+        for i in range(len(q)):
+            others = np.delete(q, i, axis=0)
+            inside, _ = _convex_weights(others, q[i], maximize_min=False)
+            if not inside:
+                keep.append(i)
+        return np.array(keep, dtype=int)
+
+    @property
+    def vertex_points(self) -> np.ndarray:
+        return self.points[list(self.vertices)]
+
+    @property
+    def full_dimensional(self) -> bool:
+        return self.dim == self.points.shape[1]
+
+    def distance_outside(self, x) -> float:
+        """max over facets of a.x + b (<= 0 inside); only for qhull polytopes."""
+        if self.equations is None:
+            raise ValueError("no facet equations for this polytope")
+        return float((self.equations[:, :-1] @ np.asarray(x, float) + self.equations[:, -1]).max())
+
+    def contains(self, x) -> bool:
+        x = np.asarray(x, dtype=np.float64)
+        if self.equations is not None:
+            return self.distance_outside(x) <= self.tol
+        V = self.vertex_points
+        if len(V) == 1:
+            return bool(np.abs(x - V[0]).max() <= self.tol)
+        ok, _ = _convex_weights(V, x, maximize_min=False)
+        if ok:
+            return True
+        # allow rounding: accept when the nearest vertex combination is within tol (flat cases)
+        return self._near(x)
+
+    def _near(self, x: np.ndarray) -> bool:
+        V = self.vertex_points
+        from scipy.optimize import nnls
+
+        A = np.vstack([V.T, 1e3 * np.ones(len(V))])
+        b = np.concatenate([x, [1e3]])
+        lam, _ = nnls(A, b)
+        return bool(np.abs(V.T @ lam - x).max() <= self.tol * 10 and abs(lam.sum() - 1) < 1e-6)
+
+    def on_boundary(self, x) -> bool:
+        """x in K but not in its interior (for a flat K every point of K is on the boundary)."""
+        x = np.asarray(x, dtype=np.float64)
+        if not self.contains(x):
+            return False
+        if not self.full_dimensional:
+            return True
+        if self.equations is not None:
+            return self.distance_outside(x) >= -self.tol
+        # interior iff x is a combination with all weights bounded away from 0
+        ok, smin = _convex_weights(self.vertex_points, x, maximize_min=True)
+        return not ok or smin <= self.tol

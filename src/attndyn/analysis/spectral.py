@@ -1,0 +1,121 @@
+r"""Spectral conditions on (Q, K, V) from the softmax paper (Definitions 1 and 2) and the
+eigen-coordinates its theorems speak of."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._validation import InputError
+
+__all__ = ["is_good_triple", "is_paranormal", "is_good_triple_with_multiplicity", "leading_direction", "positive_coordinates"]
+
+
+def _square(M: Any, name: str) -> np.ndarray:
+    a = np.asarray(M.detach().cpu() if hasattr(M, "detach") else M, dtype=np.float64)
+    if a.ndim == 0:
+        a = a.reshape(1, 1)
+    if a.ndim != 2:
+        raise InputError(f"{name} must be a matrix, got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise InputError(f"{name} contains NaN or inf")
+    return a
+
+
+def leading_direction(V: Any, *, rtol: float = 1e-9) -> tuple[float, np.ndarray, np.ndarray] | None:
+    r"""``(lambda_1, phi_1, psi_1)`` if V's largest-modulus eigenvalue is real, positive and simple
+    (:math:`\lambda_1 > |\lambda_2|`), else None. ``phi_1`` is the unit right eigenvector, ``psi_1``
+    the left one scaled so that :math:`\psi_1\cdot\varphi_1 = 1`: the coordinate of z along
+    :math:`\varphi_1` in V's eigenbasis is :math:`\psi_1\cdot z`."""
+    A = _square(V, "V")
+    ev, R = np.linalg.eig(A)
+    order = np.argsort(-np.abs(ev))
+    ev, R = ev[order], R[:, order]
+    lam = ev[0]
+    scale = max(abs(lam), 1e-300)
+    if abs(lam.imag) > rtol * scale or lam.real <= 0:
+        return None
+    if len(ev) > 1 and abs(ev[1]) >= abs(lam) * (1 - 1e-9):
+        return None
+    phi = np.real(R[:, 0])
+    phi = phi / np.linalg.norm(phi)
+    evl, L = np.linalg.eig(A.T)
+    j = int(np.argmin(np.abs(evl - lam)))
+    psi = np.real(L[:, j])
+    psi = psi / (psi @ phi)
+    return float(lam.real), phi, psi
+
+
+def is_good_triple(Q: Any, K: Any, V: Any) -> bool:
+    r"""Definition 1: :math:`\lambda_1(V) > |\lambda_2(V)|` real positive simple, and
+    :math:`\langle Q\varphi_1, K\varphi_1\rangle > 0`.
+
+    >>> is_good_triple([[1, 0], [0, 1]], [[1, 0], [0, 1]], [[2, 0], [0, 1]])
+    True
+    >>> is_good_triple([[1, 0], [0, 1]], [[-1, 0], [0, 1]], [[2, 0], [0, 1]])
+    False
+    """
+    Qa, Ka = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(K, dtype=float))
+    lead = leading_direction(V)
+    if lead is None:
+        return False
+    _, phi, _ = lead
+    if Qa.shape[-1] != phi.shape[0] or Ka.shape[-1] != phi.shape[0]:
+        raise InputError(f"Q {Qa.shape}, K {Ka.shape} and V ({phi.shape[0]}x{phi.shape[0]}) do not fit together")
+    return bool((Qa @ phi) @ (Ka @ phi) > 0)
+
+
+def is_paranormal(V: Any, *, rtol: float = 1e-8) -> bool:
+    r"""Definition 2 (ii): :math:`\mathbb{R}^d = F\oplus G`, both V-invariant, :math:`V|_F = \lambda I`
+    with :math:`\lambda>0` and :math:`\rho(V|_G) < \lambda`.
+
+    Equivalently: the spectral radius :math:`\lambda` is itself an eigenvalue, every other
+    eigenvalue has modulus below it, and :math:`\lambda` is semisimple.
+
+    >>> is_paranormal([[1, 0, 0], [0, 1, 0], [0, 0, -0.5]])
+    True
+    >>> is_paranormal([[1, 1], [0, 1]])  # a Jordan block is not
+    False
+    """
+    A = _square(V, "V")
+    ev = np.linalg.eigvals(A)
+    rho = float(np.abs(ev).max())
+    if rho == 0:
+        return False
+    top = np.abs(ev) >= rho * (1 - 1e-9)
+    if not np.all(np.abs(ev[top] - rho) <= rtol * rho * 1e3):
+        return False
+    m = int(top.sum())
+    rank = np.linalg.matrix_rank(A - rho * np.eye(len(A)), tol=1e-7 * rho)
+    return rank == len(A) - m
+
+
+def is_good_triple_with_multiplicity(Q: Any, K: Any, V: Any) -> bool:
+    r"""Definition 2: :math:`Q^\top K` positive definite (as a quadratic form) and V paranormal."""
+    Qa, Ka = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(K, dtype=float))
+    M = Qa.T @ Ka
+    sym = (M + M.T) / 2
+    return bool(np.linalg.eigvalsh(sym).min() > 0) and is_paranormal(V)
+
+
+def positive_coordinates(V: Any, z: np.ndarray) -> tuple[int, np.ndarray]:
+    """``(k, c)``: k eigenvalues of V have positive real part; c (m, k) are the real coordinates
+    of the points z (m, d) in that invariant subspace (along the complementary one)."""
+    A = _square(V, "V")
+    ev, R = np.linalg.eig(A)
+    pos = ev.real > 0
+    k = int(pos.sum())
+    coords = np.linalg.solve(R, np.asarray(z, dtype=complex).T).T  # (m, d) eigen-coordinates
+    c = coords[:, pos]
+    # complex-conjugate pairs: keep real and imaginary parts of one of each pair
+    cols, seen = [], set()
+    for j, lam in zip(np.nonzero(pos)[0], ev[pos]):
+        if abs(lam.imag) < 1e-12:
+            cols.append(np.real(coords[:, j]))
+        elif j not in seen:
+            partner = int(np.argmin(np.abs(ev - lam.conjugate())))
+            seen.add(partner)
+            cols += [np.real(coords[:, j]), np.imag(coords[:, j])]
+    del c
+    return k, (np.stack(cols, axis=1) if cols else np.zeros((len(z), 0)))

@@ -1,0 +1,205 @@
+"""``attndyn sentiment train | evaluate | predict | explain`` and ``attndyn data imdb``."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .._validation import InputError
+
+app = typer.Typer(help="Interpretable IMDb sentiment analysis with a hardmax transformer.", no_args_is_help=True)
+data_app = typer.Typer(help="Datasets: fetch them when you have a network.", no_args_is_help=True)
+
+DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
+
+
+def _estimator(run: Path):
+    from ..sentiment import HardmaxSentimentClassifier
+
+    return HardmaxSentimentClassifier.load(run)
+
+
+def _texts_from(text: Optional[str], file: Optional[Path]) -> list[str]:
+    if (text is None) == (file is None):
+        raise InputError("give either a TEXT argument or --file PATH (one text per line, or a CSV with a 'text' column)")
+    if text is not None:
+        return [text]
+    if not file.is_file():
+        raise InputError(f"--file {str(file)!r} does not exist")
+    raw = file.read_text(encoding="utf-8")
+    if file.suffix.lower() == ".csv":
+        rows = list(csv.DictReader(raw.splitlines()))
+        if not rows or "text" not in rows[0]:
+            raise InputError(f"CSV {str(file)!r} has no 'text' column; add a header line with a 'text' column")
+        texts = [r["text"] or "" for r in rows]
+    else:
+        texts = [line for line in raw.splitlines() if line.strip()]
+    if not texts:
+        raise InputError(f"{str(file)!r} holds no texts")
+    return texts
+
+
+@app.command()
+def train(
+    run: Path = typer.Option(..., "--run", help="Run folder (created; an interrupted run there is resumed)."),
+    data: Path = typer.Option(Path(DEFAULT_DATA), "--data", help="imdb.csv(.gz) or an aclImdb folder."),
+    split: str = typer.Option("random", help="'random' (seeded 70/30, the paper's protocol) or 'official' (25k/25k)."),
+    d: int = typer.Option(2, help="Token dimension."),
+    layers: int = typer.Option(8, help="Number of layers K."),
+    epochs: int = typer.Option(15),
+    max_len: int = typer.Option(128, help="Tokens kept per review."),
+    min_freq: int = typer.Option(5, help="Minimum training-split frequency of a vocabulary word."),
+    lr: float = typer.Option(3e-3),
+    embed_lr: float = typer.Option(3e-2),
+    word_dropout: float = typer.Option(0.1),
+    tau: float = typer.Option(1e-3),
+    alpha_min: float = typer.Option(0.5),
+    alpha_init: float = typer.Option(1.0),
+    patience: int = typer.Option(3),
+    seed: int = typer.Option(0, help="Seeds the split, the weights, the batches and the dropout."),
+    threads: int = typer.Option(2, help="CPU threads for torch."),
+    progress: bool = typer.Option(True, help="Show progress bars and per-epoch metrics."),
+) -> None:
+    """Train on the training part of the split, then score the test part; writes the run folder
+    (config.json, vocab.json, weights.safetensors, metrics.json, checkpoint, test.json)."""
+    import torch
+
+    from ..io import write_json
+    from ..sentiment import HardmaxSentimentClassifier
+    from ..sentiment.corpus import load_corpus
+    from ..sentiment.evaluate import accuracy_report
+
+    torch.set_num_threads(threads)
+    est = HardmaxSentimentClassifier(
+        d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, lr=lr, embed_lr=embed_lr,
+        word_dropout=word_dropout, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, patience=patience,
+        random_state=seed, run_dir=str(run), verbose=progress,
+    )
+    est._check_params()
+    corpus = load_corpus(data, split=split, seed=seed, tokenizer=est.tokenizer, cache_dir=run / "cache")
+    write_json(run / "data.json", {"data": str(data), "split": split, "seed": seed,
+                                   "n_train": len(corpus.train_idx), "n_test": len(corpus.test_idx)})
+    tr = corpus.train_idx
+    t0 = time.perf_counter()
+    est.fit([corpus.reviews.texts[i] for i in tr], corpus.reviews.labels[tr], tokens=[corpus.tokens[i] for i in tr])
+    seconds = time.perf_counter() - t0
+    est.save(run)
+    te = corpus.test_idx
+    test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
+    rep = accuracy_report(est.model_, test)
+    rep.update({"alpha": est.alpha_, "best_epoch": est.best_epoch_, "train_seconds": seconds, "stop_reason": est.stop_reason_})
+    write_json(run / "test.json", rep)
+    typer.echo(json.dumps(rep, indent=2))
+
+
+@app.command()
+def evaluate(
+    run: Path = typer.Argument(..., help="A run folder written by `attndyn sentiment train`."),
+    data: Optional[Path] = typer.Option(None, help="Data to evaluate on (default: the run's data and split)."),
+    out: Optional[Path] = typer.Option(None, help="Output folder for evaluation.json and figures (default: RUN)."),
+    figures: bool = typer.Option(True, help="Draw Figures 8 and 10 and the accuracy curves."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Softmax vs hardmax test accuracy and agreement, the leader table, clustering, Figures 8 and 10."""
+    from ..io import write_json
+    from ..sentiment.corpus import load_corpus
+    from ..sentiment.evaluate import evaluate_model
+
+    est = _estimator(run)
+    info_path = run / "data.json"
+    info = json.loads(info_path.read_text()) if info_path.is_file() else {"data": DEFAULT_DATA, "split": "random", "seed": 0}
+    corpus = load_corpus(data or info["data"], split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache")
+    te = corpus.test_idx
+    test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
+    rep = evaluate_model(est, test)
+    rep["split"] = info["split"]
+    dest = out or run
+    write_json(dest / "evaluation.json", rep)
+    if figures:
+        from ..sentiment import plots
+
+        plots.figure8(rep["figure8"], dest / "figure8.png")
+        plots.accuracy_curves(rep["figure8"], dest / "accuracy.png")
+        plots.figure10(rep["figure10"], dest / "figure10.png")
+    if as_json:
+        typer.echo(json.dumps({k: v for k, v in rep.items() if k != "figure8"}, indent=2))
+    else:
+        typer.echo(f"d={rep['d']} alpha={rep['alpha']:.3f} test n={rep['n']}: softmax acc {rep['softmax_acc']:.4f}, "
+                   f"hardmax acc {rep['hardmax_acc']:.4f}, agreement {rep['agreement']:.4f}, "
+                   f"hardmax inference {rep['hardmax_seconds']:.1f}s")
+        typer.echo(f"clusters per real token (last layer, rtol {rep['cluster_rtol']:g}): mean {rep['clusters_per_token_mean']:.3f}")
+        typer.echo(f"leaders per review: mean {rep['leaders_mean']:.2f} std {rep['leaders_std']:.2f} min {rep['leaders_min']} "
+                   f"max {rep['leaders_max']}; already leaders at layer 0: {rep['leaders_at_layer0_fraction']:.3f}")
+        typer.echo("figure 10 words: " + ", ".join(f"{r['word']} ({r['count']})" for r in rep["figure10"]))
+        typer.echo(f"written to {dest}")
+
+
+@app.command()
+def predict(
+    text: Optional[str] = typer.Argument(None, help="A review (or use --file)."),
+    model: Path = typer.Option(..., "--model", help="Run or model folder."),
+    file: Optional[Path] = typer.Option(None, "--file", help="One text per line, or a CSV with a 'text' column."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
+) -> None:
+    """Label and probability of positive sentiment for each text."""
+    texts = _texts_from(text, file)
+    est = _estimator(model)
+    proba = est.predict_proba(texts)[:, 1]
+    for t, p in zip(texts, proba):
+        label = est.classes_[int(p > 0.5)]
+        label = label.item() if hasattr(label, "item") else label
+        name = {1: "positive", 0: "negative"}.get(label, label) if not isinstance(label, str) else label
+        if as_json:
+            typer.echo(json.dumps({"text": t, "label": name, "probability_positive": float(p)}))
+        else:
+            typer.echo(f"{name}\t{p:.4f}\t{t[:70]}")
+
+
+@app.command()
+def explain(
+    text: str = typer.Argument(..., help="A review."),
+    model: Path = typer.Option(..., "--model", help="Run or model folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    figure: Optional[Path] = typer.Option(None, help="Draw Figure 9 (d = 2) to this PNG."),
+    gif: Optional[Path] = typer.Option(None, help="Draw the animated Figure 9 (d = 2) to this GIF."),
+) -> None:
+    """Label, probability, last-layer leaders with the words clustered around each, and each cluster's share of the decision."""
+    from ..sentiment.explain import explain as run_explain
+
+    est = _estimator(model)
+    e = run_explain(est, text)
+    if (figure or gif) and est.model_.config.d != 2:
+        raise InputError(f"--figure/--gif draw the plane and need a d = 2 model; this one has d = {est.model_.config.d}")
+    if figure or gif:
+        from ..sentiment import plots
+
+        data = plots.figure9_data(est, text)
+        if figure:
+            plots.figure9(data, figure)
+        if gif:
+            plots.figure9_gif(data, gif)
+    if as_json:
+        typer.echo(json.dumps(e.to_dict(), indent=2))
+        return
+    side = "positive" if e.decision_value > 0 else "negative"
+    typer.echo(f"{side} (p positive = {e.probability:.3f}; H = {e.decision_value:+.3f}, bias {e.bias:+.3f}, alpha {e.alpha:.3f})")
+    for c in e.clusters:
+        typer.echo(f"  {', '.join(c.leaders):<20} share {c.share:+.2f}  ({c.size} words: {' '.join(c.words[:12])}{' …' if len(c.words) > 12 else ''})")
+
+
+@data_app.command("imdb")
+def data_imdb(
+    download: Path = typer.Option(..., "--download", help="Folder to download and extract aclImdb into."),
+    url: str = typer.Option("https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz", help="Archive URL."),
+) -> None:
+    """Fetch the official IMDb archive (needs a network) and extract it."""
+    from ..sentiment.data import download_imdb
+
+    root = download_imdb(download, url=url, progress=sys.stderr.isatty())
+    typer.echo(str(root))

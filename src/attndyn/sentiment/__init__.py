@@ -1,0 +1,31 @@
+"""Interpretable sentiment analysis with a hardmax transformer (hardmax paper, Section 6).
+
+``data`` reads IMDb, ``text`` tokenizes, ``model`` is the network, ``train`` the loop,
+``estimator`` the scikit-learn face, ``explain``/``evaluate`` read a fitted model, ``plots``
+draw their results.
+"""
+
+from .data import Reviews, download_imdb, read_aclimdb, read_csv, read_reviews, split_official, split_random
+from .estimator import HardmaxSentimentClassifier
+from .explain import Explanation, explain
+from .model import SentimentConfig, SentimentTransformer
+from .text import Tokenizer, Vocabulary
+from .train import TrainConfig
+
+__all__ = [
+    "HardmaxSentimentClassifier",
+    "SentimentConfig",
+    "SentimentTransformer",
+    "TrainConfig",
+    "Tokenizer",
+    "Vocabulary",
+    "Reviews",
+    "read_csv",
+    "read_aclimdb",
+    "read_reviews",
+    "split_random",
+    "split_official",
+    "download_imdb",
+    "explain",
+    "Explanation",
+]

@@ -1,0 +1,274 @@
+"""``HardmaxSentimentClassifier``: the hardmax-transformer sentiment model as a scikit-learn estimator.
+
+>>> from attndyn.sentiment import HardmaxSentimentClassifier
+>>> texts = ["great fun", "awful boring", "great acting", "boring awful mess"] * 10
+>>> clf = HardmaxSentimentClassifier(d=2, epochs=2, min_freq=1, random_state=0).fit(texts, [1, 0, 1, 0] * 10)
+>>> clf.predict(["great", "awful"]).tolist()
+[1, 0]
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from .._validation import InputError
+from ..io import atomic_write, write_json
+from .model import SentimentConfig, SentimentTransformer
+from .text import Tokenizer, Vocabulary, encode
+from .train import EncodedSplit, TrainConfig, predict_logits, train
+
+__all__ = ["HardmaxSentimentClassifier", "check_texts"]
+
+_MODEL_KEYS = ("d", "layers", "tau", "alpha_init", "alpha_min", "embed_init_std")
+_TRAIN_KEYS = ("epochs", "batch_size", "lr", "embed_lr", "weight_decay", "word_dropout", "val_fraction", "patience",
+               "tau_start", "anneal_epochs", "train_eval_size")
+
+
+def check_texts(X: Any, name: str = "X") -> list[str]:
+    """A list of strings, or an InputError naming what is wrong."""
+    if isinstance(X, str):
+        raise InputError(f"{name} must be a list of texts, got one string; wrap it in a list: [text]")
+    try:
+        texts = list(X)
+    except TypeError:
+        raise InputError(f"{name} must be a list of texts, got {type(X).__name__}") from None
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise InputError(f"{name}[{i}] is {type(t).__name__}, not a text; pass strings only")
+    if not texts:
+        raise InputError(f"{name} is empty; give at least one text")
+    return texts
+
+
+class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
+    """Binary sentiment classifier: embedding in R^d, ``layers`` shared pure-attention layers
+    (softmax at temperature ``tau`` while training, the core engine's hardmax at inference),
+    mean over real tokens, linear decoder, sigmoid.
+
+    Model: ``d``, ``layers``, ``tau``, ``alpha_init``, ``alpha_min`` (alpha stays above it),
+    ``embed_init_std``. Text: ``max_len``, ``min_freq``, ``max_vocab``, ``stop_words``
+    ("english", "none" or a list), ``keep_negations``. Training: see
+    :class:`~attndyn.sentiment.train.TrainConfig`. ``inference``: "hardmax" (default) or
+    "softmax". ``random_state`` seeds the validation split, the initial weights, the batches
+    and the word dropout. ``run_dir``: where to checkpoint (and resume) training.
+
+    Fitted attributes: ``classes_``, ``vocab_``, ``model_``, ``history_``, ``best_epoch_``, ``alpha_``.
+    """
+
+    def __init__(
+        self,
+        d: int = 2,
+        layers: int = 8,
+        *,
+        tau: float = 1e-3,
+        alpha_init: float = 1.0,
+        alpha_min: float = 0.5,
+        embed_init_std: float = 1.0,
+        max_len: int = 128,
+        min_freq: int = 5,
+        max_vocab: int | None = None,
+        stop_words: Any = "english",
+        keep_negations: bool = True,
+        epochs: int = 15,
+        batch_size: int = 64,
+        lr: float = 3e-3,
+        embed_lr: float = 3e-2,
+        weight_decay: float = 0.0,
+        word_dropout: float = 0.1,
+        val_fraction: float = 0.1,
+        patience: int = 3,
+        tau_start: float | None = None,
+        anneal_epochs: int = 0,
+        train_eval_size: int = 2000,
+        inference: str = "hardmax",
+        random_state: int = 0,
+        run_dir: str | None = None,
+        verbose: bool = False,
+    ) -> None:
+        self.d = d
+        self.layers = layers
+        self.tau = tau
+        self.alpha_init = alpha_init
+        self.alpha_min = alpha_min
+        self.embed_init_std = embed_init_std
+        self.max_len = max_len
+        self.min_freq = min_freq
+        self.max_vocab = max_vocab
+        self.stop_words = stop_words
+        self.keep_negations = keep_negations
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.embed_lr = embed_lr
+        self.weight_decay = weight_decay
+        self.word_dropout = word_dropout
+        self.val_fraction = val_fraction
+        self.patience = patience
+        self.tau_start = tau_start
+        self.anneal_epochs = anneal_epochs
+        self.train_eval_size = train_eval_size
+        self.inference = inference
+        self.random_state = random_state
+        self.run_dir = run_dir
+        self.verbose = verbose
+
+    # ---- helpers ----------------------------------------------------------------------
+    @property
+    def tokenizer(self) -> Tokenizer:
+        sw = self.stop_words if isinstance(self.stop_words, str) else tuple(self.stop_words)
+        return Tokenizer(stop_words=sw, keep_negations=bool(self.keep_negations))
+
+    def _check_params(self) -> None:
+        if self.inference not in ("hardmax", "softmax"):
+            raise InputError(f"inference must be 'hardmax' or 'softmax', got {self.inference!r}")
+        for name in ("max_len", "min_freq"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise InputError(f"{name} must be a positive integer, got {v!r}")
+        if isinstance(self.random_state, bool) or not isinstance(self.random_state, (int, np.integer)) or self.random_state < 0:
+            raise InputError(f"random_state must be a non-negative integer, got {self.random_state!r}")
+
+    def _labels(self, y: Any, n: int) -> np.ndarray:
+        arr = np.asarray(y)
+        if arr.ndim != 1 or len(arr) != n:
+            raise InputError(f"y must be one label per text ({n}), got shape {arr.shape}")
+        classes = np.unique(arr)
+        if len(classes) != 2:
+            raise InputError(f"y must hold exactly two classes (e.g. 0 and 1), got {classes.tolist()}")
+        self.classes_ = classes
+        return (arr == classes[1]).astype(np.float32)
+
+    def _encode(self, texts: list[str], labels: Any = None) -> EncodedSplit:
+        tok = self.tokenizer
+        return self._encode_tokens([tok(t) for t in texts], labels)
+
+    def _encode_tokens(self, tokens: list[list[str]], labels: Any = None) -> EncodedSplit:
+        """Encode already tokenized texts; ``labels`` in the classes of ``classes_`` (or None)."""
+        ids, mask = encode(tokens, self.vocab_, int(self.max_len))
+        if labels is None:
+            lab = torch.zeros(len(tokens))
+        else:
+            lab = torch.as_tensor((np.asarray(labels) == self.classes_[1]).astype(np.float32))
+        return EncodedSplit(ids, mask, lab)
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise InputError("this HardmaxSentimentClassifier is not fitted yet; call fit(texts, labels) or load(path) first")
+
+    # ---- scikit-learn API ---------------------------------------------------------------
+    def fit(self, X: Any, y: Any, *, tokens: list[list[str]] | None = None) -> "HardmaxSentimentClassifier":
+        """Train on texts ``X`` and labels ``y`` (two classes); returns ``self``.
+
+        A ``val_fraction`` part of ``X`` (seeded by ``random_state``) is held out for early
+        stopping; the vocabulary comes from the rest only. ``tokens`` may pass the already
+        tokenized texts (the same tokenizer) to skip tokenizing again.
+        """
+        self._check_params()
+        texts = check_texts(X)
+        labels = self._labels(y, len(texts))
+        toks = tokens if tokens is not None else [self.tokenizer(t) for t in texts]
+        if len(toks) != len(texts):
+            raise InputError(f"tokens has {len(toks)} entries for {len(texts)} texts")
+        tc = TrainConfig(**{k: getattr(self, k) for k in _TRAIN_KEYS}, seed=int(self.random_state))
+        rng = np.random.default_rng(int(self.random_state))
+        perm = rng.permutation(len(texts))
+        n_val = max(1, int(round(len(texts) * tc.val_fraction)))
+        if n_val >= len(texts):
+            raise InputError(f"{len(texts)} texts leave nothing to train on after the validation split; give more texts")
+        val_idx, tr_idx = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+        self.vocab_ = Vocabulary.build([toks[i] for i in tr_idx], min_freq=int(self.min_freq), max_size=self.max_vocab)
+
+        def enc(idx: np.ndarray) -> EncodedSplit:
+            ids, mask = encode([toks[i] for i in idx], self.vocab_, int(self.max_len))
+            return EncodedSplit(ids, mask, torch.as_tensor(labels[idx]))
+
+        mc = SentimentConfig(vocab_size=len(self.vocab_), **{k: getattr(self, k) for k in _MODEL_KEYS})
+        model = SentimentTransformer(mc, generator=torch.Generator().manual_seed(int(self.random_state)))
+        run = None
+        if self.run_dir is not None:
+            run = Path(self.run_dir)
+            write_json(run / "config.json", self._config_record())
+            write_json(run / "vocab.json", {"words": self.vocab_.words})
+        log = (lambda s: print(s, flush=True)) if self.verbose else None
+        result = train(model, enc(tr_idx), enc(val_idx), tc, run_dir=run, progress=bool(self.verbose), log=log)
+        self.model_ = result.model
+        self.history_ = result.history
+        self.best_epoch_ = result.best_epoch
+        self.stop_reason_ = result.stop_reason
+        self.fit_seconds_ = result.seconds
+        self.alpha_ = float(self.model_.alpha.detach())
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """H = <v, mean of the last layer's real tokens> + b, per text (positive → classes_[1])."""
+        self._check_fitted()
+        data = self._encode(check_texts(X))
+        return predict_logits(self.model_, data, hardmax=self.inference == "hardmax").numpy()
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """(N, 2) probabilities of classes_[0] and classes_[1]."""
+        p = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
+        return np.stack([1.0 - p, p], axis=1)
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    # ---- persistence (safetensors + JSON, never pickle) ------------------------------------
+    def _config_record(self) -> dict:
+        params = self.get_params()
+        params["stop_words"] = params["stop_words"] if isinstance(params["stop_words"], str) else list(params["stop_words"])
+        rec: dict[str, Any] = {"format": "attndyn.sentiment/1", "estimator": params}
+        if hasattr(self, "vocab_"):
+            rec["model"] = SentimentConfig(vocab_size=len(self.vocab_), **{k: getattr(self, k) for k in _MODEL_KEYS}).to_dict()
+        if hasattr(self, "classes_"):
+            rec["classes"] = self.classes_.tolist()
+        return rec
+
+    def save(self, path: str | Path) -> Path:
+        """Write ``config.json``, ``vocab.json`` and ``weights.safetensors`` into the folder ``path``."""
+        self._check_fitted()
+        p = Path(path)
+        rec = self._config_record()
+        rec.update({"history": self.history_, "best_epoch": self.best_epoch_, "alpha": self.alpha_})
+        write_json(p / "config.json", rec)
+        write_json(p / "vocab.json", {"words": self.vocab_.words})
+        weights = {k: v.detach().contiguous() for k, v in self.model_.state_dict().items()}
+        atomic_write(p / "weights.safetensors", lambda tmp: save_file(weights, str(tmp)))
+        return p
+
+    @classmethod
+    def load(cls, path: str | Path) -> "HardmaxSentimentClassifier":
+        """Load a folder written by :meth:`save` (or a training run folder). Reads JSON and
+        safetensors only: no code from the file is ever executed."""
+        p = Path(path)
+        for name in ("config.json", "vocab.json", "weights.safetensors"):
+            if not (p / name).is_file():
+                raise InputError(f"{str(p)!r} has no {name}; give a folder written by save() or by `attndyn sentiment train`")
+        try:
+            rec = json.loads((p / "config.json").read_text(encoding="utf-8"))
+            words = json.loads((p / "vocab.json").read_text(encoding="utf-8"))["words"]
+        except (json.JSONDecodeError, KeyError, UnicodeDecodeError) as exc:
+            raise InputError(f"{str(p)!r}: config.json or vocab.json is not valid ({exc})") from None
+        if rec.get("format") != "attndyn.sentiment/1" or "model" not in rec:
+            raise InputError(f"{str(p / 'config.json')!r} is not an attndyn sentiment model config")
+        est = cls(**rec["estimator"])
+        est.vocab_ = Vocabulary(list(words))
+        est.classes_ = np.asarray(rec.get("classes", [0, 1]))
+        model = SentimentTransformer(SentimentConfig.from_dict(rec["model"]))
+        try:
+            model.load_state_dict(load_file(str(p / "weights.safetensors")))
+        except (RuntimeError, OSError) as exc:
+            raise InputError(f"{str(p / 'weights.safetensors')!r} does not match the config ({str(exc).splitlines()[0]})") from None
+        model.eval()
+        est.model_ = model
+        est.history_ = rec.get("history", [])
+        est.best_epoch_ = rec.get("best_epoch", -1)
+        est.alpha_ = float(model.alpha.detach())
+        return est

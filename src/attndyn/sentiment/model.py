@@ -1,0 +1,176 @@
+r"""The hardmax-transformer sentiment model of the hardmax paper (Section 6), in one file.
+
+.. math::
+
+    z^0_i = E[w_i] \in \mathbb{R}^d,\qquad
+    z^{k+1} = \frac{z^k + \alpha\,P(z^k)\,z^k}{1+\alpha}\quad (k = 0..K-1),\qquad
+    \hat y = \sigma\Big(\big\langle v, \tfrac{1}{n}\textstyle\sum_{i\ \mathrm{real}} z^K_i\big\rangle + b\Big)
+
+with one attention sublayer shared by all K layers: :math:`Q = K = I`, :math:`V = \alpha I`, and
+:math:`P` the row softmax of :math:`\langle z_i, z_j\rangle/\tau` while training (padding keys
+masked). Inference replaces :math:`P` by the hardmax of :func:`attndyn.hardmax` with the same
+weights; both are the core engine's code path (:mod:`attndyn.attention`, :mod:`attndyn.hardmax`).
+:math:`\alpha = \alpha_{\min} + \mathrm{softplus}(\rho)` stays positive by construction, and the
+floor :math:`\alpha_{\min}` keeps the dynamics from switching themselves off.
+
+Hook points (``hook_embed``, ``hook_layer.{k}``, ``hook_mean``, ``hook_logit``) name what we
+interpret; :meth:`SentimentTransformer.run_with_cache` returns them all.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .. import attention
+from .._validation import InputError
+from ..hardmax import hardmax
+from ..options import SaveAt
+from ..trajectory import HardmaxTrajectory
+
+__all__ = ["SentimentConfig", "SentimentTransformer", "HookPoint"]
+
+
+@dataclass(frozen=True)
+class SentimentConfig:
+    """Everything that fixes the architecture and its initial weights.
+
+    Args:
+        vocab_size: rows of the embedding table (index 0 = padding, kept at zero).
+        d: token dimension (the paper: 2, 4, 8, 16).
+        layers: K, number of layers sharing the one attention sublayer (paper: 8).
+        tau: softmax temperature while training (paper: 1e-3); small tau makes softmax ≈ hardmax.
+        alpha_init: initial alpha.
+        alpha_min: floor of alpha (> 0), so alpha cannot collapse to 0.
+        embed_init_std: standard deviation of the initial word vectors.
+    """
+
+    vocab_size: int
+    d: int = 2
+    layers: int = 8
+    tau: float = 1e-3
+    alpha_init: float = 1.0
+    alpha_min: float = 0.5
+    embed_init_std: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "d", "layers"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError(f"{name} must be a positive integer, got {v!r}")
+        for name in ("tau", "alpha_init", "embed_init_std"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise InputError(f"{name} must be a positive number, got {v!r}")
+        if not (isinstance(self.alpha_min, (int, float)) and 0 < self.alpha_min < self.alpha_init):
+            raise InputError(f"alpha_min must satisfy 0 < alpha_min < alpha_init={self.alpha_init}, got {self.alpha_min!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "SentimentConfig":
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise InputError(f"unknown model config keys {sorted(unknown)}; allowed: {sorted(cls.__dataclass_fields__)}")
+        return cls(**data)
+
+
+class HookPoint(nn.Identity):
+    """An identity module with a name: register forward hooks on it to read or edit activations."""
+
+
+def _inverse_softplus(y: float) -> float:
+    return y + math.log(-math.expm1(-y))
+
+
+class SentimentTransformer(nn.Module):
+    """Embedding → K shared pure-attention layers → mean over real tokens → linear → logit."""
+
+    def __init__(self, config: SentimentConfig, *, generator: torch.Generator | None = None) -> None:
+        super().__init__()
+        self.config = config
+        c = config
+        self.embed = nn.Embedding(c.vocab_size, c.d, padding_idx=0)
+        self.alpha_raw = nn.Parameter(torch.tensor(_inverse_softplus(c.alpha_init - c.alpha_min)))
+        self.decoder = nn.Linear(c.d, 1)
+        self.hook_embed = HookPoint()
+        self.hook_layer = nn.ModuleList(HookPoint() for _ in range(c.layers))
+        self.hook_mean = HookPoint()
+        self.hook_logit = HookPoint()
+        with torch.no_grad():
+            self.embed.weight.normal_(0.0, c.embed_init_std, generator=generator)
+            self.embed.weight[0].zero_()
+            self.decoder.weight.normal_(0.0, 1.0 / math.sqrt(c.d), generator=generator)
+            self.decoder.bias.zero_()
+
+    # ---- the pieces -------------------------------------------------------------------
+    @property
+    def alpha(self) -> Tensor:
+        """alpha = alpha_min + softplus(alpha_raw) > 0."""
+        return self.config.alpha_min + F.softplus(self.alpha_raw)
+
+    def attention_layer(self, z: Tensor, mask: Tensor, tau: float) -> Tensor:
+        """One layer z ← (z + α P z)/(1+α), P = softmax(<z_i, z_j>/τ) over real keys. (B, n, d) → (B, n, d)."""
+        a = self.alpha
+        p = attention.softmax_weights(attention.scores(z), mask, beta=1.0 / tau)  # (B, n, n)
+        return (z + a * attention.aggregate(p, z)) / (1.0 + a)
+
+    def decode(self, z: Tensor, mask: Tensor) -> Tensor:
+        """Mean over real tokens, then <v, mean> + b. (B, n, d) → (B,) logits."""
+        m = mask.to(z.dtype)[..., None]  # (B, n, 1)
+        mean = self.hook_mean((z * m).sum(dim=1) / m.sum(dim=1))  # (B, d)
+        w, b = self.decoder.weight.to(z.dtype), self.decoder.bias.to(z.dtype)
+        return self.hook_logit(mean @ w[0] + b[0])  # (B,)
+
+    # ---- softmax (training) forward -------------------------------------------------------
+    def forward(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> Tensor:
+        """Logits (B,) of the softmax model; ``ids``/``mask`` are (B, n)."""
+        tau = self.config.tau if tau is None else tau
+        z = self.hook_embed(self.embed(ids))  # (B, n, d)
+        for k in range(self.config.layers):
+            z = self.hook_layer[k](self.attention_layer(z, mask, tau))
+        return self.decode(z, mask)
+
+    def run_with_cache(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> tuple[Tensor, dict[str, Tensor]]:
+        """Logits and every hook point's activation, keyed by hook name."""
+        cache: dict[str, Tensor] = {}
+        handles = [
+            mod.register_forward_hook(lambda _m, _i, out, name=name: cache.__setitem__(name, out.detach()))
+            for name, mod in self.named_modules()
+            if isinstance(mod, HookPoint)
+        ]
+        try:
+            logits = self(ids, mask, tau=tau)
+        finally:
+            for h in handles:
+                h.remove()
+        return logits, cache
+
+    # ---- hardmax (inference) forward ------------------------------------------------------
+    @torch.no_grad()
+    def hardmax_run(self, ids: Tensor, mask: Tensor, *, every: int | None = None) -> tuple[Tensor, HardmaxTrajectory]:
+        """Hardmax inference with the same weights, through :func:`attndyn.hardmax` in float64.
+
+        Returns ``(logits (B,), trajectory)``; ``every=1`` keeps every layer (for explanations),
+        None only the first and last (fast).
+        """
+        z0 = self.embed.weight.detach().to(torch.float64)[ids]  # (B, n, d)
+        traj = hardmax(
+            z0,
+            alpha=float(self.alpha.detach()),
+            layers=self.config.layers,
+            mask=mask,
+            save=SaveAt(every=every),
+            check_hypotheses=False,  # repeated words are legitimate exact ties
+        )
+        zK = traj.ys[-1]  # (B, n, d)
+        return self.decode(zK, mask), traj
+
+    @torch.no_grad()
+    def hardmax_logits(self, ids: Tensor, mask: Tensor) -> Tensor:
+        return self.hardmax_run(ids, mask)[0]

@@ -1,0 +1,142 @@
+"""Cleaning, tokenizing and encoding reviews, with nothing downloaded at run time.
+
+Pipeline (the paper's, minus NLTK): lower-case; drop links, HTML tags, digits, punctuation
+and non-ASCII; expand ``n't`` to `` not``; cut runs of one repeated character to two; split on
+non-letters; drop stop words (a built-in English list that *keeps negations* by default);
+map words to indices of a vocabulary built on the training split only; cut or pad to
+``max_len`` with a mask (True = real token). No lemmatizer: it would need downloaded data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .._validation import InputError
+
+__all__ = ["clean", "tokenize", "Tokenizer", "Vocabulary", "NEGATIONS", "ENGLISH_STOP_WORDS", "encode"]
+
+PAD, UNK = "<pad>", "<unk>"
+
+# Negations are sentiment: "not good" must keep its "not". They are never stop words by default.
+NEGATIONS = frozenset({"not", "no", "nor", "never", "none", "nothing", "nobody", "nowhere", "neither", "cannot", "without"})
+
+# A classic English stop list (the NLTK list's words, written out so nothing is downloaded).
+ENGLISH_STOP_WORDS = frozenset(
+    """i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers
+    herself it its itself they them their theirs themselves what which who whom this that these those am is are
+    was were be been being have has had having do does did doing a an the and but if or because as until while of
+    at by for with about against between into through during before after above below to from up down in out on
+    off over under again further then once here there when where why how all any both each few more most other
+    some such only own same so than too very s t can will just don should now d ll m o re ve y ain aren couldn
+    didn doesn hadn hasn haven isn ma mightn mustn needn shan shouldn wasn weren won wouldn br""".split()
+)
+
+_URL = re.compile(r"https?://\S+|www\.\S+")
+_TAG = re.compile(r"<[^>]*>")
+_NT = re.compile(r"n't\b|n’t\b")
+_REPEAT = re.compile(r"([a-z])\1{2,}")
+_WORD = re.compile(r"[a-z]+")
+_SPECIAL_NT = {"won't": "will not", "can't": "can not", "shan't": "shall not", "ain't": "is not"}
+
+
+def clean(text: str) -> str:
+    """Lower-case text with links, tags, digits, punctuation and non-ASCII removed.
+
+    >>> clean("I didn't LIKE it!!<br />Sooooo bad: http://x.y 10/10")
+    'i did not like it so bad'
+    """
+    t = text.lower()
+    t = _URL.sub(" ", t)
+    t = _TAG.sub(" ", t)
+    for k, v in _SPECIAL_NT.items():
+        t = t.replace(k, v)
+    t = _NT.sub(" not", t)
+    t = _REPEAT.sub(r"\1\1", t)
+    return " ".join(_WORD.findall(t))
+
+
+def tokenize(text: str, stop_words: Iterable[str] = ()) -> list[str]:
+    """Words of :func:`clean` (text) not in ``stop_words``.
+
+    >>> tokenize("This film is not good at all", ENGLISH_STOP_WORDS)
+    ['film', 'not', 'good']
+    """
+    stop = stop_words if isinstance(stop_words, (set, frozenset)) else set(stop_words)
+    return [w for w in clean(text).split() if w not in stop]
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """Configurable tokenizer. ``stop_words``: ``"english"`` (built-in list), ``"none"``, or a
+    list of words; ``keep_negations`` removes :data:`NEGATIONS` from the stop list."""
+
+    stop_words: str | tuple[str, ...] = "english"
+    keep_negations: bool = True
+
+    def __post_init__(self) -> None:
+        if isinstance(self.stop_words, str) and self.stop_words not in ("english", "none"):
+            raise InputError(f"stop_words must be 'english', 'none' or a list of words, got {self.stop_words!r}")
+        if not isinstance(self.stop_words, str):
+            object.__setattr__(self, "stop_words", tuple(str(w) for w in self.stop_words))
+
+    @property
+    def stop_set(self) -> frozenset[str]:
+        base = ENGLISH_STOP_WORDS if self.stop_words == "english" else frozenset() if self.stop_words == "none" else frozenset(self.stop_words)
+        return base - NEGATIONS if self.keep_negations else base
+
+    def __call__(self, text: str) -> list[str]:
+        return tokenize(text, self.stop_set)
+
+    def config(self) -> dict:
+        return {"stop_words": self.stop_words if isinstance(self.stop_words, str) else list(self.stop_words),
+                "keep_negations": self.keep_negations}
+
+
+@dataclass
+class Vocabulary:
+    """Word ↔ index. Index 0 is padding, 1 the unknown word; the rest sorted by training frequency
+    (ties alphabetically, so the same corpus always gives the same vocabulary)."""
+
+    words: list[str] = field(default_factory=lambda: [PAD, UNK])
+
+    def __post_init__(self) -> None:
+        if self.words[:2] != [PAD, UNK]:
+            raise InputError(f"a vocabulary must start with {PAD!r}, {UNK!r}; got {self.words[:2]}")
+        self.index = {w: i for i, w in enumerate(self.words)}
+
+    @classmethod
+    def build(cls, token_lists: Iterable[Sequence[str]], *, min_freq: int = 2, max_size: int | None = None) -> "Vocabulary":
+        """Vocabulary of the words seen at least ``min_freq`` times (at most ``max_size`` words)."""
+        counts = Counter(w for toks in token_lists for w in toks)
+        items = sorted(((w, c) for w, c in counts.items() if c >= min_freq), key=lambda wc: (-wc[1], wc[0]))
+        if max_size is not None:
+            items = items[:max_size]
+        return cls([PAD, UNK] + [w for w, _ in items])
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def ids(self, tokens: Sequence[str]) -> list[int]:
+        """Indices of the known words (unknown words are dropped; an empty result becomes ``[UNK]``)."""
+        out = [self.index[w] for w in tokens if w in self.index]
+        return out or [1]
+
+
+def encode(token_lists: Sequence[Sequence[str]], vocab: Vocabulary, max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(ids, mask)``: (N, L) int64 indices cut to the first ``max_len`` known words and padded
+    with 0, and the (N, L) bool mask of real tokens, ``L = min(max_len, longest)``."""
+    if max_len < 1:
+        raise InputError(f"max_len must be >= 1, got {max_len}")
+    rows = [vocab.ids(t)[:max_len] for t in token_lists]
+    L = max((len(r) for r in rows), default=1)
+    ids = np.zeros((len(rows), L), dtype=np.int64)
+    for i, r in enumerate(rows):
+        ids[i, : len(r)] = r
+    t = torch.from_numpy(ids)
+    return t, t != 0

@@ -1,0 +1,338 @@
+"""A training loop that does not depend on the model (minGPT's ``trainer.py`` in spirit).
+
+The model is any ``nn.Module`` with ``model(ids, mask, tau=...) -> logits (B,)`` for the
+trained (softmax) path and ``model.hardmax_logits(ids, mask) -> logits (B,)`` for inference.
+The loop: binary cross-entropy, Adam with a separate learning rate for the embedding table,
+gradient clipping, word dropout, temperature annealing, per-epoch softmax *and* hardmax loss
+and accuracy on a fixed training subset and on the validation split, early stopping on the
+validation hardmax accuracy, an atomic checkpoint every epoch (weights, optimizer, random
+state) and resumption from it. All randomness comes from one seed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
+from torch import Tensor, nn
+
+from .._validation import InputError
+from ..io import atomic_write, write_json
+from ..progress import progress_bar
+
+__all__ = ["TrainConfig", "EncodedSplit", "TrainResult", "train", "evaluate_split", "predict_logits"]
+
+CHECKPOINT = "checkpoint.safetensors"
+WEIGHTS = "weights.safetensors"
+METRICS = "metrics.json"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Settings of the loop (see the module docstring).
+
+    ``tau_start``/``anneal_epochs``: the softmax temperature goes geometrically from
+    ``tau_start`` to the model's tau over the first ``anneal_epochs`` epochs (None: no annealing).
+    ``train_eval_size``: training reviews scored each epoch for the softmax/hardmax curves.
+    """
+
+    epochs: int = 15
+    batch_size: int = 64
+    lr: float = 3e-3
+    embed_lr: float = 3e-2
+    weight_decay: float = 0.0
+    word_dropout: float = 0.1
+    clip_norm: float = 5.0
+    val_fraction: float = 0.1
+    patience: int = 3
+    tau_start: float | None = None
+    anneal_epochs: int = 0
+    train_eval_size: int = 5000
+    eval_batch_size: int = 1024
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        ints = {"epochs": 1, "batch_size": 1, "patience": 1, "anneal_epochs": 0, "train_eval_size": 0, "eval_batch_size": 1, "seed": 0}
+        for name, lo in ints.items():
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise InputError(f"{name} must be an integer >= {lo}, got {v!r}")
+        for name in ("lr", "embed_lr", "clip_norm"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise InputError(f"{name} must be a positive number, got {v!r}")
+        if not (isinstance(self.weight_decay, (int, float)) and self.weight_decay >= 0):
+            raise InputError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
+        if not (0 <= self.word_dropout < 1):
+            raise InputError(f"word_dropout must be in [0, 1), got {self.word_dropout!r}")
+        if not (0 < self.val_fraction < 1):
+            raise InputError(f"val_fraction must be in (0, 1), got {self.val_fraction!r}")
+        if self.tau_start is not None and not (isinstance(self.tau_start, (int, float)) and self.tau_start > 0):
+            raise InputError(f"tau_start must be a positive number or None, got {self.tau_start!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TrainConfig":
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise InputError(f"unknown training config keys {sorted(unknown)}; allowed: {sorted(cls.__dataclass_fields__)}")
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class EncodedSplit:
+    """Encoded reviews: ``ids`` (N, L) int64, ``mask`` (N, L) bool, ``labels`` (N,) float 0/1."""
+
+    ids: Tensor
+    mask: Tensor
+    labels: Tensor
+
+    def __len__(self) -> int:
+        return self.ids.shape[0]
+
+    def take(self, index: Tensor) -> "EncodedSplit":
+        ids, mask = self.ids[index], self.mask[index]
+        L = max(1, int(mask.sum(dim=1).max())) if len(index) else 1
+        return EncodedSplit(ids[:, :L], mask[:, :L], self.labels[index])
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns: the model (best validation weights loaded), the per-epoch
+    history, the best epoch, why it stopped and the wall time."""
+
+    model: nn.Module
+    history: list[dict] = field(default_factory=list)
+    best_epoch: int = -1
+    stop_reason: str = "completed"
+    seconds: float = 0.0
+
+
+def _batches(n: int, batch_size: int, lengths: Tensor, g: torch.Generator) -> list[Tensor]:
+    """Shuffled batches; within groups of 50 batches, reviews of similar length go together
+    (less padding, same randomness from the seed)."""
+    perm = torch.randperm(n, generator=g)
+    group = batch_size * 50
+    out = []
+    for a in range(0, n, group):
+        chunk = perm[a : a + group]
+        chunk = chunk[torch.argsort(lengths[chunk], stable=True)]
+        out.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
+    order = torch.randperm(len(out), generator=g)
+    return [out[i] for i in order]
+
+
+def _drop_words(mask: Tensor, p: float, g: torch.Generator) -> Tensor:
+    if p <= 0:
+        return mask
+    keep = torch.rand(mask.shape, generator=g) >= p
+    m = mask & keep
+    empty = ~m.any(dim=1)
+    m[empty] = mask[empty]  # a review that lost every word keeps them all
+    return m
+
+
+@torch.no_grad()
+def predict_logits(model: nn.Module, data: EncodedSplit, *, hardmax: bool, batch_size: int = 1024, tau: float | None = None) -> Tensor:
+    """Logits (N,) of the softmax model (``hardmax=False``) or of hardmax inference."""
+    model.eval()
+    out = []
+    order = torch.argsort(data.mask.sum(dim=1))  # similar lengths together: less padding
+    for a in range(0, len(data), batch_size):
+        part = data.take(order[a : a + batch_size])
+        logit = model.hardmax_logits(part.ids, part.mask) if hardmax else model(part.ids, part.mask, tau=tau)
+        out.append(logit.to(torch.float64))
+    logits = torch.empty(len(data), dtype=torch.float64)
+    if out:
+        logits[order] = torch.cat(out)
+    return logits
+
+
+def evaluate_split(model: nn.Module, data: EncodedSplit, *, batch_size: int = 1024, tau: float | None = None) -> dict:
+    """Softmax and hardmax loss/accuracy on ``data`` and the agreement of their predictions."""
+    y = data.labels.to(torch.float64)
+    s = predict_logits(model, data, hardmax=False, batch_size=batch_size, tau=tau)
+    h = predict_logits(model, data, hardmax=True, batch_size=batch_size)
+    return {
+        "softmax_loss": float(F.binary_cross_entropy_with_logits(s, y)),
+        "softmax_acc": float(((s > 0).double() == y).double().mean()),
+        "hardmax_loss": float(F.binary_cross_entropy_with_logits(h, y)),
+        "hardmax_acc": float(((h > 0).double() == y).double().mean()),
+        "agreement": float(((s > 0) == (h > 0)).double().mean()),
+    }
+
+
+def _tau(config: TrainConfig, model: nn.Module, epoch: int) -> float | None:
+    if config.tau_start is None or config.anneal_epochs == 0:
+        return None
+    end = model.config.tau
+    if epoch >= config.anneal_epochs:
+        return end
+    frac = epoch / config.anneal_epochs
+    return float(config.tau_start * (end / config.tau_start) ** frac)
+
+
+def _optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Optimizer:
+    embed = [p for n, p in model.named_parameters() if n.startswith("embed.")]
+    rest = [p for n, p in model.named_parameters() if not n.startswith("embed.")]
+    return torch.optim.Adam(
+        [{"params": embed, "lr": config.embed_lr}, {"params": rest, "lr": config.lr}], weight_decay=config.weight_decay
+    )
+
+
+def _save_checkpoint(path: Path, model: nn.Module, opt: torch.optim.Optimizer, g: torch.Generator, state: dict) -> None:
+    tensors = {f"model.{k}": v.detach().contiguous() for k, v in model.state_dict().items()}
+    for i, st in opt.state_dict()["state"].items():
+        for k, v in st.items():
+            tensors[f"opt.{i}.{k}"] = torch.as_tensor(v).contiguous()
+    tensors["rng"] = g.get_state()
+    meta = {"state": json.dumps(state)}
+    atomic_write(path, lambda tmp: save_file(tensors, str(tmp), metadata=meta))
+
+
+def _load_checkpoint(path: Path, model: nn.Module, opt: torch.optim.Optimizer, g: torch.Generator) -> dict:
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as f:
+        state = json.loads(f.metadata()["state"])
+    tensors = load_file(str(path))
+    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
+    sd = opt.state_dict()
+    new_state: dict = {}
+    for key, v in tensors.items():
+        if key.startswith("opt."):
+            _, i, name = key.split(".", 2)
+            new_state.setdefault(int(i), {})[name] = v
+    sd["state"] = new_state
+    opt.load_state_dict(sd)
+    g.set_state(tensors["rng"])
+    return state
+
+
+def _weights(model: nn.Module) -> dict[str, Tensor]:
+    return {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
+
+
+def train(
+    model: nn.Module,
+    train_data: EncodedSplit,
+    val_data: EncodedSplit,
+    config: TrainConfig = TrainConfig(),
+    *,
+    run_dir: str | Path | None = None,
+    resume: bool = True,
+    progress: bool = False,
+    log=None,
+) -> TrainResult:
+    """Train ``model`` in place; the returned model carries the best validation weights.
+
+    With ``run_dir``: ``checkpoint.safetensors`` (every epoch, atomic), ``weights.safetensors``
+    (best so far), ``metrics.json`` (history). With ``resume`` an existing checkpoint there is
+    picked up and training goes on from the next epoch, bit for bit as if never interrupted.
+    ``log(str)`` receives one line per epoch.
+    """
+    if len(train_data) == 0 or len(val_data) == 0:
+        raise InputError("training needs at least one training and one validation review")
+    t0 = time.perf_counter()
+    g = torch.Generator().manual_seed(config.seed)
+    opt = _optimizer(model, config)
+    run = Path(run_dir) if run_dir is not None else None
+    history: list[dict] = []
+    best = {"epoch": -1, "hardmax_acc": -1.0, "hardmax_loss": math.inf}
+    best_weights = _weights(model)
+    bad, start = 0, 0
+    stop_reason = "completed"
+    if run is not None and resume and (run / CHECKPOINT).exists():
+        st = _load_checkpoint(run / CHECKPOINT, model, opt, g)
+        history, best, bad, start = st["history"], st["best"], st["bad"], st["epoch"] + 1
+        if (run / WEIGHTS).exists():
+            best_weights = load_file(str(run / WEIGHTS))
+        if st.get("stopped"):
+            start = config.epochs
+            stop_reason = st["stopped"]
+    eval_g = torch.Generator().manual_seed(config.seed + 1)
+    n_eval = min(config.train_eval_size, len(train_data))
+    train_eval = train_data.take(torch.randperm(len(train_data), generator=eval_g)[:n_eval]) if n_eval else None
+    lengths = train_data.mask.sum(dim=1)
+    y_all = train_data.labels.to(torch.float32)
+
+    for epoch in range(start, config.epochs):
+        model.train()
+        tau = _tau(config, model, epoch)
+        batches = _batches(len(train_data), config.batch_size, lengths, g)
+        run_loss, seen = 0.0, 0
+        with progress_bar(len(batches), f"epoch {epoch + 1}/{config.epochs}", enabled=progress) as advance:
+            for idx in batches:
+                part = train_data.take(idx)
+                mask = _drop_words(part.mask, config.word_dropout, g)
+                logits = model(part.ids, mask, tau=tau)
+                loss = F.binary_cross_entropy_with_logits(logits, y_all[idx])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), config.clip_norm)
+                opt.step()
+                with torch.no_grad():
+                    model.embed.weight[0].zero_() if hasattr(model, "embed") else None
+                run_loss += float(loss.detach()) * len(idx)
+                seen += len(idx)
+                advance(1)
+        row = {"epoch": epoch + 1, "tau": tau if tau is not None else getattr(model.config, "tau", None),
+               "train_running_loss": run_loss / max(seen, 1)}
+        if hasattr(model, "alpha"):
+            row["alpha"] = float(model.alpha.detach())
+        if train_eval is not None:
+            row.update({f"train_{k}": v for k, v in evaluate_split(model, train_eval, batch_size=config.eval_batch_size, tau=tau).items()})
+        row.update({f"val_{k}": v for k, v in evaluate_split(model, val_data, batch_size=config.eval_batch_size, tau=tau).items()})
+        row["seconds"] = time.perf_counter() - t0
+        history.append(row)
+        improved = (row["val_hardmax_acc"], -row["val_hardmax_loss"]) > (best["hardmax_acc"], -best["hardmax_loss"])
+        annealing = tau is not None and epoch + 1 < config.anneal_epochs
+        if improved:
+            best = {"epoch": epoch + 1, "hardmax_acc": row["val_hardmax_acc"], "hardmax_loss": row["val_hardmax_loss"]}
+            best_weights = _weights(model)
+            bad = 0
+        elif not annealing:
+            bad += 1
+        stopped = None
+        if bad >= config.patience:
+            stopped = "early_stopping"
+        if log is not None:
+            log(_format_row(row))
+        if run is not None:
+            if improved:
+                atomic_write(run / WEIGHTS, lambda tmp: save_file(best_weights, str(tmp)))
+            write_json(run / METRICS, {"history": history, "best": best})
+            _save_checkpoint(run / CHECKPOINT, model, opt, g,
+                             {"epoch": epoch, "history": history, "best": best, "bad": bad, "stopped": stopped})
+        if stopped:
+            stop_reason = stopped
+            break
+
+    model.load_state_dict(best_weights)
+    model.eval()
+    return TrainResult(model=model, history=history, best_epoch=best["epoch"], stop_reason=stop_reason,
+                       seconds=time.perf_counter() - t0)
+
+
+def _format_row(r: dict) -> str:
+    parts = [f"epoch {r['epoch']}"]
+    if "alpha" in r:
+        parts.append(f"alpha {r['alpha']:.3f}")
+    for pre in ("train", "val"):
+        if f"{pre}_softmax_acc" in r:
+            parts.append(
+                f"{pre} loss s/h {r[f'{pre}_softmax_loss']:.3f}/{r[f'{pre}_hardmax_loss']:.3f} "
+                f"acc s/h {r[f'{pre}_softmax_acc']:.4f}/{r[f'{pre}_hardmax_acc']:.4f} agree {r[f'{pre}_agreement']:.4f}"
+            )
+    parts.append(f"{r['seconds']:.0f}s")
+    return " | ".join(parts)
+
+

@@ -1,0 +1,49 @@
+import pytest
+import torch
+
+from attndyn import InputError
+from attndyn.sentiment.text import ENGLISH_STOP_WORDS, NEGATIONS, Tokenizer, Vocabulary, clean, encode, tokenize
+
+
+def test_clean_removes_markup_links_digits_and_repeats():
+    assert clean("Sooooo GOOD!!<br /><br />See http://imdb.com 10/10 café") == "soo good see caf"
+
+
+def test_negations_survive_the_default_stop_list():
+    assert tokenize("It wasn't good, and I can't say it's not bad", Tokenizer().stop_set) == ["not", "good", "can", "not", "say", "not", "bad"]
+    assert NEGATIONS.isdisjoint(Tokenizer().stop_set)
+
+
+def test_stop_list_is_configurable():
+    assert Tokenizer(stop_words="none")("the film") == ["the", "film"]
+    assert Tokenizer(stop_words=["film"])("the film") == ["the"]
+    assert "not" in Tokenizer(keep_negations=False).stop_set and "not" not in ENGLISH_STOP_WORDS - NEGATIONS
+
+
+def test_bad_stop_words_named():
+    with pytest.raises(InputError, match="stop_words must be 'english', 'none' or a list"):
+        Tokenizer(stop_words="french")
+
+
+def test_vocabulary_frequency_order_and_min_freq():
+    v = Vocabulary.build([["b", "a", "a"], ["c", "b", "a"]], min_freq=2)
+    assert v.words == ["<pad>", "<unk>", "a", "b"]
+    assert v.ids(["c", "a"]) == [2] and v.ids(["zzz"]) == [1]
+
+
+def test_vocabulary_must_start_with_specials():
+    with pytest.raises(InputError, match="must start with"):
+        Vocabulary(["a", "b"])
+
+
+def test_encode_truncates_pads_and_masks():
+    v = Vocabulary.build([["a", "b", "c"]], min_freq=1)
+    ids, mask = encode([["a", "b", "c"], ["b"]], v, max_len=2)
+    assert ids.shape == (2, 2)
+    assert mask.tolist() == [[True, True], [True, False]]
+    assert int(ids[1, 1]) == 0 and ids.dtype == torch.int64
+
+
+def test_encode_max_len_checked():
+    with pytest.raises(InputError, match="max_len must be >= 1"):
+        encode([["a"]], Vocabulary(), max_len=0)
