@@ -1,0 +1,59 @@
+r"""Coordinates of the tokens over time: which converge, which diverge (softmax paper Fig. 7).
+
+Coordinates are taken in V's eigenbasis (:math:`c = R^{-1} z`, columns of R the eigenvectors),
+so Theorem 4.1 / Conjecture 4.2 read directly: coordinates of positive eigenvalues cluster,
+those of negative eigenvalues spread. Without V (hardmax runs) the plain coordinates are used.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import InputError
+from ..trajectory import Trajectory
+from ._style import color, new_figure, sequence_states, to_numpy
+
+__all__ = ["eigen_coordinates", "coordinates"]
+
+
+def eigen_coordinates(states: np.ndarray, V: np.ndarray | None) -> tuple[np.ndarray, list[str]]:
+    """(T, n, d) states to (T, n, d') coordinates and their labels (eigenvalue of each)."""
+    d = states.shape[-1]
+    if V is None or np.allclose(V, V[0, 0] * np.eye(d)):
+        return states, [f"$x_{{{j + 1}}}$" for j in range(d)]
+    w, R = np.linalg.eig(V)
+    real = np.abs(w.imag) < 1e-9 * max(1.0, np.abs(w).max())
+    if not real.any():
+        return states, [f"$x_{{{j + 1}}}$" for j in range(d)]
+    order = [j for j in np.argsort(-w.real) if real[j]]
+    c = np.real(np.einsum("ij,tnj->tni", np.linalg.inv(R), states.astype(complex)))
+    labels = [f"eigenvalue {w[j].real:.3g}" for j in order]
+    return c[..., order], labels
+
+
+def coordinates(traj: Trajectory, *, sequence: int | None = None, title: str | None = None, log_time: bool = False):
+    """One panel per coordinate: every token's coordinate against time (thin lines), the mean (bold)
+    and the range (shaded). Returns a :class:`matplotlib.figure.Figure`."""
+    if not isinstance(traj, Trajectory):
+        raise InputError(f"coordinates() needs a trajectory, got {type(traj).__name__}")
+    states, _ = sequence_states(traj, sequence)
+    V = traj.params.get("V")
+    V = None if V is None else to_numpy(V[0] if to_numpy(V).ndim == 3 else V)
+    c, labels = eigen_coordinates(states, V)
+    ts = to_numpy(traj.ts)
+    d = c.shape[-1]
+    fig = new_figure(3.2 * min(d, 4), 2.8)
+    axes = fig.subplots(1, min(d, 4), squeeze=False)[0]
+    for j, ax in enumerate(axes):
+        y = c[..., j]
+        ax.fill_between(ts, y.min(axis=1), y.max(axis=1), color=color(j), alpha=0.15, lw=0)
+        ax.plot(ts, y, color=color(j), lw=0.6, alpha=0.6)
+        ax.plot(ts, y.mean(axis=1), color="#111111", lw=1.6)
+        ax.set_title(labels[j], fontsize=10)
+        ax.set_xlabel("layer" if "alpha" in traj.params else "t", fontsize=9)
+        ax.grid(alpha=0.25, lw=0.5)
+        if log_time:
+            ax.set_xscale("symlog")
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig
