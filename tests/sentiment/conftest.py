@@ -60,3 +60,13 @@ def write_csv(path, texts, labels, *, gz=False, extra=True):
                 row += ["train" if i % 2 == 0 or i % 4 == 1 else "test", 9 if y else 2]
             w.writerow(row)
     return path
+
+
+@pytest.fixture(name="make_corpus", scope="session")
+def _make_corpus_fixture():
+    return make_corpus
+
+
+@pytest.fixture(name="write_csv", scope="session")
+def _write_csv_fixture():
+    return write_csv

@@ -10,11 +10,9 @@ import pytest
 from attndyn import InputError
 from attndyn.sentiment.data import download_imdb, read_aclimdb, read_csv, read_reviews, split_official, split_random
 
-from .conftest import make_corpus, write_csv
-
 
 @pytest.mark.parametrize("gz", [False, True])
-def test_read_csv_plain_and_gzip(tmp_path, gz):
+def test_read_csv_plain_and_gzip(tmp_path, gz, make_corpus, write_csv):
     texts, labels = make_corpus(8)
     p = write_csv(tmp_path / ("a.csv.gz" if gz else "a.csv"), texts, labels, gz=gz)
     r = read_csv(p)
@@ -69,7 +67,7 @@ def test_split_random_seeded_disjoint_70_30():
         split_random(10, test_fraction=1.5)
 
 
-def test_split_official_needs_split_column(tmp_path):
+def test_split_official_needs_split_column(tmp_path, make_corpus, write_csv):
     texts, labels = make_corpus(4)
     r = read_csv(write_csv(tmp_path / "a.csv", texts, labels, extra=False))
     with pytest.raises(InputError, match="no official split"):

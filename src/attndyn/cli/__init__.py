@@ -9,7 +9,6 @@ from __future__ import annotations
 import sys
 import warnings
 
-import click
 import typer
 
 from .._validation import HypothesisWarning, InputError

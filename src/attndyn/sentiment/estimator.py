@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
 
 from .._validation import InputError
 from ..io import atomic_write, write_json
@@ -24,7 +25,11 @@ from .model import SentimentConfig, SentimentTransformer
 from .text import Tokenizer, Vocabulary, encode
 from .train import EncodedSplit, TrainConfig, predict_logits, train
 
-__all__ = ["HardmaxSentimentClassifier", "check_texts"]
+__all__ = ["HardmaxSentimentClassifier", "check_texts", "NotFitted"]
+
+
+class NotFitted(InputError, NotFittedError):
+    """Using an unfitted classifier: an InputError (one line in the CLI) and scikit-learn's NotFittedError."""
 
 _MODEL_KEYS = ("d", "layers", "tau", "alpha_init", "alpha_min", "embed_init_std")
 _TRAIN_KEYS = ("epochs", "batch_size", "lr", "embed_lr", "weight_decay", "word_dropout", "val_fraction", "patience",
@@ -160,7 +165,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
-            raise InputError("this HardmaxSentimentClassifier is not fitted yet; call fit(texts, labels) or load(path) first")
+            raise NotFitted("this HardmaxSentimentClassifier is not fitted yet; call fit(texts, labels) or load(path) first")
 
     # ---- scikit-learn API ---------------------------------------------------------------
     def fit(self, X: Any, y: Any, *, tokens: list[list[str]] | None = None) -> "HardmaxSentimentClassifier":
@@ -218,6 +223,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         return np.stack([1.0 - p, p], axis=1)
 
     def predict(self, X: Any) -> np.ndarray:
+        self._check_fitted()
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     # ---- persistence (safetensors + JSON, never pickle) ------------------------------------

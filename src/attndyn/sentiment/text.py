@@ -26,7 +26,8 @@ PAD, UNK = "<pad>", "<unk>"
 # Negations are sentiment: "not good" must keep its "not". They are never stop words by default.
 NEGATIONS = frozenset({"not", "no", "nor", "never", "none", "nothing", "nobody", "nowhere", "neither", "cannot", "without"})
 
-# A classic English stop list (the NLTK list's words, written out so nothing is downloaded).
+# A classic English stop list (the NLTK list's words, written out so nothing is downloaded; it
+# holds "no", "nor", "not", which Tokenizer(keep_negations=True), the default, keeps).
 ENGLISH_STOP_WORDS = frozenset(
     """i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers
     herself it its itself they them their theirs themselves what which who whom this that these those am is are
@@ -34,7 +35,7 @@ ENGLISH_STOP_WORDS = frozenset(
     at by for with about against between into through during before after above below to from up down in out on
     off over under again further then once here there when where why how all any both each few more most other
     some such only own same so than too very s t can will just don should now d ll m o re ve y ain aren couldn
-    didn doesn hadn hasn haven isn ma mightn mustn needn shan shouldn wasn weren won wouldn br""".split()
+    didn doesn hadn hasn haven isn ma mightn mustn needn shan shouldn wasn weren won wouldn no nor not br""".split()
 )
 
 _URL = re.compile(r"https?://\S+|www\.\S+")

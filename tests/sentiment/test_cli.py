@@ -1,0 +1,74 @@
+import json
+
+import pytest
+
+from attndyn.cli import main
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory, make_corpus, write_csv):
+    tmp = tmp_path_factory.mktemp("cli")
+    texts, labels = make_corpus(120)
+    data = write_csv(tmp / "imdb.csv.gz", texts, labels, gz=True)
+    run = tmp / "run"
+    rc = main(["sentiment", "train", "--run", str(run), "--data", str(data), "--epochs", "3", "--min-freq", "1",
+               "--lr", "0.03", "--embed-lr", "0.1", "--no-progress", "--threads", "1"])
+    assert rc == 0
+    return run
+
+
+def test_train_writes_run_folder(run_dir):
+    names = {p.name for p in run_dir.iterdir()}
+    assert {"config.json", "vocab.json", "weights.safetensors", "metrics.json", "checkpoint.safetensors", "test.json", "data.json"} <= names
+    rep = json.loads((run_dir / "test.json").read_text())
+    assert rep["n"] == 36 and 0 <= rep["hardmax_acc"] <= 1 and rep["alpha"] > 0
+
+
+def test_evaluate_and_figures(run_dir, capsys):
+    assert main(["sentiment", "evaluate", str(run_dir), "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert {"softmax_acc", "hardmax_acc", "agreement", "leaders_mean", "clusters_per_token_mean", "figure10"} <= set(rep)
+    for name in ("evaluation.json", "figure8.png", "figure10.png", "accuracy.png"):
+        assert (run_dir / name).stat().st_size > 0
+
+
+def test_predict_text_file_and_csv(run_dir, tmp_path, capsys):
+    assert main(["sentiment", "predict", "--model", str(run_dir), "--json", "a wonderful superb film"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["label"] in ("positive", "negative") and 0 <= out["probability_positive"] <= 1
+    (tmp_path / "t.txt").write_text("great film\n\nawful film\n")
+    assert main(["sentiment", "predict", "--model", str(run_dir), "--file", str(tmp_path / "t.txt")]) == 0
+    assert len(capsys.readouterr().out.strip().splitlines()) == 2
+    (tmp_path / "t.csv").write_text("id,text\n1,great film\n")
+    assert main(["sentiment", "predict", "--model", str(run_dir), "--file", str(tmp_path / "t.csv"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["text"] == "great film"
+
+
+def test_predict_errors(run_dir, tmp_path, capsys):
+    assert main(["sentiment", "predict", "--model", str(run_dir)]) == 2
+    assert "give either a TEXT argument or --file" in capsys.readouterr().err
+    (tmp_path / "x.csv").write_text("review\nhi\n")
+    assert main(["sentiment", "predict", "--model", str(run_dir), "--file", str(tmp_path / "x.csv")]) == 2
+    assert "has no 'text' column" in capsys.readouterr().err
+    assert main(["sentiment", "predict", "--model", str(tmp_path), "hi"]) == 2
+    assert "has no config.json" in capsys.readouterr().err
+
+
+def test_explain_json_and_figures(run_dir, tmp_path, capsys):
+    fig, gif = tmp_path / "f9.png", tmp_path / "f9.gif"
+    assert main(["sentiment", "explain", "--model", str(run_dir), "--json", "--figure", str(fig), "--gif", str(gif),
+                 "great wonderful film but dull plot"]) == 0
+    e = json.loads(capsys.readouterr().out)
+    assert e["clusters"] and fig.stat().st_size > 0 and gif.read_bytes()[:3] == b"GIF"
+    assert main(["sentiment", "explain", "--model", str(run_dir), "great film"]) == 0
+    assert "share" in capsys.readouterr().out
+
+
+def test_train_bad_split(tmp_path, capsys):
+    assert main(["sentiment", "train", "--run", str(tmp_path / "r"), "--data", str(tmp_path / "no.csv"), "--no-progress"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_data_download_bad_url(tmp_path, capsys):
+    assert main(["data", "imdb", "--download", str(tmp_path), "--url", "http://127.0.0.1:9/none.tar.gz"]) == 2
+    assert "could not download" in capsys.readouterr().err

@@ -1,0 +1,85 @@
+import json
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from attndyn import InputError
+from attndyn.sentiment import HardmaxSentimentClassifier, explain
+
+
+def test_init_only_stores_and_clone_works():
+    clf = HardmaxSentimentClassifier(d=4, layers=3, random_state=7)
+    assert clf.get_params()["d"] == 4 and not hasattr(clf, "model_")
+    c = clone(clf)
+    assert c.get_params() == clf.get_params() and c is not clf
+
+
+def test_fit_predict_score(fitted, corpus):
+    texts, labels = corpus
+    assert fitted.score(texts, labels) >= 0.9
+    proba = fitted.predict_proba(["great wonderful film", "awful boring film"])
+    assert proba.shape == (2, 2) and np.allclose(proba.sum(axis=1), 1)
+    assert fitted.predict(["great wonderful film", "awful boring film"]).tolist() == [1, 0]
+    assert fitted.alpha_ >= 0.5 and fitted.best_epoch_ >= 1
+    assert {"val_hardmax_acc", "val_softmax_acc", "val_agreement"} <= set(fitted.history_[-1])
+
+
+def test_same_random_state_same_model(corpus):
+    texts, labels = corpus
+    kw = dict(d=2, epochs=1, min_freq=1, random_state=5)
+    a = HardmaxSentimentClassifier(**kw).fit(texts, labels)
+    b = HardmaxSentimentClassifier(**kw).fit(texts, labels)
+    assert np.array_equal(a.decision_function(texts), b.decision_function(texts))
+
+
+def test_save_load_round_trip_without_pickle(fitted, tmp_path, corpus):
+    texts, _ = corpus
+    fitted.save(tmp_path / "m")
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["config.json", "vocab.json", "weights.safetensors"]
+    back = HardmaxSentimentClassifier.load(tmp_path / "m")
+    assert np.array_equal(back.decision_function(texts), fitted.decision_function(texts))
+    assert back.get_params() == fitted.get_params()
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(InputError, match="has no config.json"):
+        HardmaxSentimentClassifier.load(tmp_path)
+    (tmp_path / "vocab.json").write_text(json.dumps({"words": ["<pad>", "<unk>"]}))
+    (tmp_path / "weights.safetensors").write_text("{}")
+    (tmp_path / "config.json").write_text(json.dumps({"format": "other"}))
+    with pytest.raises(InputError, match="is not an attndyn sentiment model config"):
+        HardmaxSentimentClassifier.load(tmp_path)
+
+
+def test_input_errors(fitted):
+    with pytest.raises(InputError, match="not fitted yet"):
+        HardmaxSentimentClassifier().predict(["x"])
+    with pytest.raises(InputError, match="got one string; wrap it in a list"):
+        fitted.predict("great")
+    with pytest.raises(InputError, match=r"X\[1\] is int, not a text"):
+        fitted.predict(["ok", 3])
+    with pytest.raises(InputError, match="exactly two classes"):
+        HardmaxSentimentClassifier().fit(["a", "b"], [1, 1])
+    with pytest.raises(InputError, match="one label per text"):
+        HardmaxSentimentClassifier().fit(["a", "b"], [1])
+    with pytest.raises(InputError, match="inference must be 'hardmax' or 'softmax'"):
+        HardmaxSentimentClassifier(inference="argmax").fit(["a", "b"], [0, 1])
+
+
+def test_string_classes(corpus):
+    texts, labels = corpus
+    names = np.where(np.asarray(labels) == 1, "pos", "neg")
+    clf = HardmaxSentimentClassifier(d=2, epochs=2, min_freq=1, lr=3e-2, embed_lr=1e-1, random_state=0).fit(texts, names)
+    assert set(clf.predict(texts[:4])) <= {"pos", "neg"}
+
+
+def test_explanation_decomposes_the_decision(fitted):
+    e = explain(fitted, "great wonderful movie but the plot was dull")
+    d = e.to_dict()
+    json.dumps(d)
+    assert sum(c["size"] for c in d["clusters"]) == len(d["words"])
+    total = sum(c["contribution"] for c in d["clusters"]) + d["bias"]
+    assert total == pytest.approx(d["decision_value"], abs=1e-9)
+    assert sum(abs(c["share"]) for c in d["clusters"]) == pytest.approx(1.0)
+    assert d["leaders"] and (d["label"] == 1) == (d["probability"] > 0.5)

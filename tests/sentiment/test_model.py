@@ -1,0 +1,88 @@
+import math
+
+import pytest
+import torch
+
+import attndyn
+from attndyn import InputError
+from attndyn.sentiment.model import SentimentConfig, SentimentTransformer
+
+
+def _model(**kw):
+    cfg = SentimentConfig(vocab_size=12, **kw)
+    return SentimentTransformer(cfg, generator=torch.Generator().manual_seed(0))
+
+
+def test_alpha_positive_by_construction_and_floored():
+    m = _model(alpha_init=1.3, alpha_min=0.5)
+    assert math.isclose(float(m.alpha.detach()), 1.3, rel_tol=1e-6)
+    with torch.no_grad():
+        m.alpha_raw.fill_(-1e4)
+    assert float(m.alpha.detach()) >= 0.5
+
+
+def test_layer_is_the_normalized_update():
+    m = _model(d=3)
+    z = torch.randn(2, 5, 3, generator=torch.Generator().manual_seed(1))
+    mask = torch.ones(2, 5, dtype=torch.bool)
+    a = m.alpha.detach()
+    p = torch.softmax(z @ z.transpose(1, 2) / m.config.tau, dim=-1)
+    want = z + a / (1 + a) * (p @ z - z)
+    torch.testing.assert_close(m.attention_layer(z, mask, m.config.tau).detach(), want)
+
+
+def test_padding_changes_nothing_softmax_or_hardmax():
+    m = _model()
+    ids = torch.tensor([[3, 4, 5]])
+    padded = torch.tensor([[3, 4, 5, 0, 0]])
+    mask = torch.tensor([[True, True, True, False, False]])
+    s1 = m(ids, torch.ones_like(ids, dtype=torch.bool))
+    s2 = m(padded, mask)
+    torch.testing.assert_close(s1, s2)
+    h1 = m.hardmax_logits(ids, torch.ones_like(ids, dtype=torch.bool))
+    h2 = m.hardmax_logits(padded, mask)
+    torch.testing.assert_close(h1, h2)
+
+
+def test_hardmax_inference_is_the_engine():
+    m = _model(d=2)
+    ids = torch.tensor([[2, 3, 4, 5, 6]])
+    mask = torch.ones_like(ids, dtype=torch.bool)
+    logit, traj = m.hardmax_run(ids, mask, every=1)
+    ref = attndyn.hardmax(m.embed.weight.detach().double()[ids], alpha=float(m.alpha.detach()), layers=8, check_hypotheses=False)
+    torch.testing.assert_close(traj.ys, ref.ys)
+    zK = ref.final_tokens.mean(dim=1)
+    want = zK @ m.decoder.weight.detach().double()[0] + m.decoder.bias.detach().double()[0]
+    torch.testing.assert_close(logit, want)
+
+
+def test_small_tau_softmax_matches_hardmax():
+    m = _model(d=2, tau=1e-4)
+    ids = torch.arange(2, 12).reshape(2, 5)
+    mask = torch.ones_like(ids, dtype=torch.bool)
+    s = m(ids, mask).detach().double()
+    h = m.hardmax_logits(ids, mask)
+    torch.testing.assert_close(s, h, atol=1e-4, rtol=1e-4)
+
+
+def test_hooks_cache_every_layer():
+    m = _model(layers=3)
+    ids = torch.tensor([[2, 3]])
+    logits, cache = m.run_with_cache(ids, torch.ones_like(ids, dtype=torch.bool))
+    assert set(cache) == {"hook_embed", "hook_layer.0", "hook_layer.1", "hook_layer.2", "hook_mean", "hook_logit"}
+    torch.testing.assert_close(cache["hook_logit"], logits.detach())
+
+
+@pytest.mark.parametrize(
+    "kw, msg",
+    [({"d": 0}, "d must be a positive integer"), ({"tau": -1.0}, "tau must be a positive number"),
+     ({"alpha_min": 2.0}, "alpha_min must satisfy")],
+)
+def test_config_errors(kw, msg):
+    with pytest.raises(InputError, match=msg):
+        SentimentConfig(vocab_size=5, **kw)
+
+
+def test_config_rejects_unknown_keys():
+    with pytest.raises(InputError, match="unknown model config keys"):
+        SentimentConfig.from_dict({"vocab_size": 3, "depth": 2})

@@ -1,0 +1,67 @@
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from attndyn import InputError
+from attndyn.sentiment.model import SentimentConfig, SentimentTransformer
+from attndyn.sentiment.text import Tokenizer, Vocabulary, encode
+from attndyn.sentiment.train import CHECKPOINT, EncodedSplit, TrainConfig, train
+
+
+@pytest.fixture(scope="module")
+def splits(make_corpus):
+    texts, labels = make_corpus(96)
+    tok = Tokenizer()
+    toks = [tok(t) for t in texts]
+    vocab = Vocabulary.build(toks[:80], min_freq=1)
+    ids, mask = encode(toks, vocab, 16)
+    y = torch.tensor(labels, dtype=torch.float32)
+    return len(vocab), EncodedSplit(ids[:80], mask[:80], y[:80]), EncodedSplit(ids[80:], mask[80:], y[80:])
+
+
+def _run(splits, run_dir=None, epochs=3):
+    n, tr, va = splits
+    model = SentimentTransformer(SentimentConfig(vocab_size=n), generator=torch.Generator().manual_seed(0))
+    cfg = TrainConfig(epochs=epochs, batch_size=16, lr=3e-2, embed_lr=1e-1, patience=10, train_eval_size=40, seed=3,
+                      tau_start=1e-1, anneal_epochs=2)
+    return train(model, tr, va, cfg, run_dir=run_dir)
+
+
+def test_deterministic_and_writes_run_folder(splits, tmp_path):
+    a = _run(splits, tmp_path / "a")
+    b = _run(splits)
+    for k, v in a.model.state_dict().items():
+        torch.testing.assert_close(v, b.model.state_dict()[k])
+    hist = json.loads((tmp_path / "a" / "metrics.json").read_text())["history"]
+    assert [r["epoch"] for r in hist] == [1, 2, 3]
+    assert {"train_hardmax_acc", "val_softmax_loss", "val_agreement", "alpha"} <= set(hist[0])
+    assert hist[0]["tau"] > hist[2]["tau"] == pytest.approx(1e-3)
+    assert set(load_file(str(tmp_path / "a" / "weights.safetensors"))) == set(a.model.state_dict())
+
+
+def test_resume_after_interruption_is_bit_identical(splits, tmp_path):
+    full = _run(splits, tmp_path / "full", epochs=3)
+    _run(splits, tmp_path / "cut", epochs=2)  # "interrupted" after two epochs
+    assert (tmp_path / "cut" / CHECKPOINT).exists()
+    resumed = _run(splits, tmp_path / "cut", epochs=3)
+    assert [r["epoch"] for r in resumed.history] == [1, 2, 3]
+    for k, v in full.model.state_dict().items():
+        torch.testing.assert_close(v, resumed.model.state_dict()[k], rtol=0, atol=0)
+
+
+def test_config_checks():
+    with pytest.raises(InputError, match="epochs must be an integer >= 1"):
+        TrainConfig(epochs=0)
+    with pytest.raises(InputError, match=r"word_dropout must be in \[0, 1\)"):
+        TrainConfig(word_dropout=1.0)
+    with pytest.raises(InputError, match="unknown training config keys"):
+        TrainConfig.from_dict({"epoch": 3})
+
+
+def test_empty_validation_rejected(splits):
+    n, tr, va = splits
+    model = SentimentTransformer(SentimentConfig(vocab_size=n))
+    with pytest.raises(InputError, match="at least one training and one validation review"):
+        train(model, tr, va.take(torch.tensor([], dtype=torch.long)))
