@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import warnings
 
+import click
 import typer
 
 from .._validation import HypothesisWarning, InputError
