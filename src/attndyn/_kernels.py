@@ -10,7 +10,8 @@ instead of O(n^2). Points outside the
 candidate set are provably below the maximum by far more than rounding, so
 :math:`C_i = \{j : s_{ij} = \max_l s_{il}\}` is exactly the set the dense rule of
 :func:`attndyn.attention.hardmax_weights` computes. Degenerate hulls (collinear or coincident
-tokens) and a positive tie tolerance fall back to comparing with every token.
+tokens) and a positive tie tolerance fall back to comparing with every token, and a token
+with :math:`A z_i = 0` follows every token (all its scores are exactly 0).
 """
 
 from __future__ import annotations
@@ -110,6 +111,21 @@ def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, 
                 continue
             w0 = a00 * x[i] + a01 * y[i]  # A z_i
             w1 = a10 * x[i] + a11 * y[i]
+            if w0 == 0.0 and w1 == 0.0:  # every score is 0: z_i follows every real token
+                cnt = real.shape[0]
+                sx = 0.0
+                sy = 0.0
+                for t in range(cnt):
+                    sx += x[real[t]]
+                    sy += y[real[t]]
+                    if record_follow:
+                        follow[b, i, real[t]] = True
+                out[b, i, 0] = x[i] + coef * (sx / cnt - x[i])
+                out[b, i, 1] = y[i] + coef * (sy / cnt - y[i])
+                leader[b, i] = cnt == 1
+                mv = max(mv, abs(out[b, i, 0] - x[i]), abs(out[b, i, 1] - y[i]))
+                sc = max(sc, abs(x[i]), abs(y[i]))
+                continue
             best = -np.inf
             for t in range(nc):
                 best = max(best, w0 * cx[t] + w1 * cy[t])

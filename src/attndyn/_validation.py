@@ -151,6 +151,7 @@ def warn_hypothesis(message: str) -> None:
 
 def is_spd(A: Tensor, *, rtol: float = 1e-12) -> bool:
     """Symmetric (to rounding) and positive definite."""
+    A = A.detach()
     if not torch.allclose(A, A.T, rtol=1e-10, atol=1e-12 * float(A.abs().max().clamp_min(1e-300))):
         return False
     ev = torch.linalg.eigvalsh((A + A.T) / 2)

@@ -108,7 +108,7 @@ def hardmax_step(
             lead = lead & mc
         leaders.append(lead)
         if record_follow:
-            follows.append(w > 0)
+            follows.append(w > 0 if mc is None else (w > 0) & mc[:, :, None])  # padding follows nobody
     z_next = torch.cat(outs)
     return HardmaxStep(
         z_next,

@@ -30,7 +30,7 @@ __all__ = [
     "boolean_distance",
 ]
 
-DEFAULT_CONVERGED_RTOL = 1e-6
+DEFAULT_CONVERGED_RTOL = 1e-4
 
 
 def _final_points(traj: Trajectory, b: int) -> tuple[np.ndarray, np.ndarray]:
@@ -111,8 +111,11 @@ def hardmax_theorem(
     r"""Check Theorem 1.1 on one sequence of a finished hardmax run.
 
     The limits are estimated by the clusters of the final tokens (single linkage at
-    ``cluster_tol``, default ``max(1e3 * final relative change, 1e-9) * scale``, i.e. a little more
-    than the distance tokens still travel), K is the convex hull of the leaders' limits.
+    ``cluster_tol``), and K is the convex hull of the leaders' limits. A token that keeps following
+    the same tokens approaches them geometrically with ratio :math:`1/(1+\alpha)`, so it has at most
+    ``change / alpha`` (relative) left to travel; the default tolerance is ten times that, and at
+    least ``1e-9`` relative. "Converged" means the last layer's relative change is at most
+    ``converged_rtol``.
 
     >>> import attndyn
     >>> traj = attndyn.hardmax([[1, 1], [-1, 1], [-1, -1], [1, -1], [0.2, 0.1]], alpha=0.5, layers=60)
@@ -132,7 +135,8 @@ def hardmax_theorem(
     }
     change = traj.stats.final_change[b] if traj.stats.final_change else float("inf")
     scale = max(1.0, float(np.abs(pts).max()))
-    tol = cluster_tol if cluster_tol is not None else max(1e3 * change, 1e-9) * scale
+    alpha = float(traj.params["alpha"])
+    tol = cluster_tol if cluster_tol is not None else max(10.0 * change / alpha, 1e-9) * scale
     cl = clusters(pts, members=idx, tol=tol)
     lead = leaders(traj, b)
     center_of_token = {m: c.center for c in cl for m in c.members}

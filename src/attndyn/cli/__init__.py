@@ -9,7 +9,6 @@ from __future__ import annotations
 import sys
 import warnings
 
-import click
 import typer
 
 from .._validation import HypothesisWarning, InputError
@@ -42,18 +41,27 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         rv = 2
-    except click.exceptions.UsageError as exc:
-        print(f"error: {exc.format_message()}", file=sys.stderr)
-        rv = 2
-    except click.exceptions.ClickException as exc:
-        print(f"error: {exc.format_message()}", file=sys.stderr)
-        rv = 2
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except typer.Exit as exc:
+        rv = exc.exit_code
+    except (typer.Abort, KeyboardInterrupt):
         print("interrupted", file=sys.stderr)
         rv = 130
     except (OSError, MemoryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         rv = 2
+    except Exception as exc:
+        # Usage errors of click (or typer's vendored click): one line, exit status 2.
+        if not (hasattr(exc, "format_message") and hasattr(exc, "exit_code")):
+            raise
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            exc.show()
+            return _finish(0, argv)
+        print(f"error: {exc.format_message()}", file=sys.stderr)
+        rv = 2
+    return _finish(rv, argv)
+
+
+def _finish(rv: object, argv: list[str] | None) -> int:
     code = rv if isinstance(rv, int) else 0
     if argv is None:
         sys.exit(code)

@@ -1,5 +1,199 @@
-"""``attndyn hardmax``, ``attndyn softmax`` and ``attndyn demo``."""
+"""``attndyn hardmax``, ``attndyn softmax`` and ``attndyn demo``: thin wrappers over the API."""
 
 from __future__ import annotations
 
-from . import app  # noqa: F401
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .. import analysis
+from .._validation import InputError
+from ..hardmax import hardmax
+from ..io import load_array, write_json
+from ..options import SaveAt
+from ..softmax import METHODS, softmax
+from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory
+from . import app
+
+console = Console(stderr=False)
+
+
+def _floats(t: torch.Tensor) -> Any:
+    return t.detach().cpu().tolist()
+
+
+def hardmax_summary(traj: HardmaxTrajectory, b: int) -> dict[str, Any]:
+    """The JSON record of one sequence of a hardmax run (the CLI's ``--json`` contract)."""
+    rep = analysis.hardmax_theorem(traj, b)
+    real = traj.real_tokens(b)
+    return {
+        "final_tokens": _floats(traj.ys[-1, b][real]),
+        "leaders": rep.leaders.records(),
+        "clusters": [c.record() for c in rep.clusters],
+        "converged": rep.converged,
+        "layers": int(traj.stats.steps),
+        "theorem": rep.record(),
+    }
+
+
+def _softmax_leaders(traj: SoftmaxTrajectory, b: int) -> list[dict[str, int]]:
+    """Tokens whose attention row peaks on themselves at the end, with the first step from
+    which they do so at every kept time."""
+    if traj.attention is not None:
+        att, times = traj.attention, traj.ts
+    else:
+        att, times = traj.attention_final[None], traj.ts[-1:]
+    P = att[:, b] if att.ndim == 4 else att[:, b, 0]  # (T, n, n), first head
+    own = P.argmax(dim=-1) == torch.arange(P.shape[-1])  # (T, n)
+    out = []
+    for i in torch.nonzero(own[-1]).flatten().tolist():
+        j = own.shape[0] - 1
+        while j > 0 and bool(own[j - 1, i]):
+            j -= 1
+        out.append({"index": i, "since_layer": int(round(float(times[j]) / traj.params["step"]))})
+    return out
+
+
+def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
+    real = traj.real_tokens(b)
+    pts = traj.ys[-1, b][real].detach().cpu().numpy()
+    scale = max(1.0, float(np.abs(pts).max()))
+    try:
+        theorem = analysis.softmax_geometry(traj, b).record()
+    except InputError as exc:
+        theorem = {"regime": None, "holds": None, "note": str(exc)}
+    P = traj.attention_final[b]
+    return {
+        "final_tokens": pts.tolist(),
+        "leaders": _softmax_leaders(traj, b),
+        "clusters": [c.record() for c in analysis.clusters(pts, members=real.numpy(), tol=1e-3 * scale)],
+        "converged": bool(traj.stats.converged_at[b] >= 0)
+        or bool(traj.stats.final_change and traj.stats.final_change[b] <= 1e-6),
+        "layers": int(traj.stats.steps),
+        "theorem": theorem,
+        "attention_final": _floats(P),
+        "stats": {"function_evals": traj.stats.function_evals, "stop_reason": traj.stats.stop_reason,
+                  "message": traj.stats.message},
+    }
+
+
+def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: str) -> None:
+    if as_json:
+        print(json.dumps({"sequences": records} if batched else records[0]))
+        return
+    for b, rec in enumerate(records):
+        head = f"{title}" + (f" — sequence {b}" if batched else "")
+        console.print(f"[bold]{head}[/bold]: {len(rec['final_tokens'])} tokens, {rec['layers']} steps, "
+                      f"converged: {rec['converged']}")
+        lead = ", ".join(f"{r['index']} (since {r['since_layer']})" for r in rec["leaders"]) or "none"
+        console.print(f"  leaders: {lead}")
+        table = Table("cluster", "center", "members", show_edge=False)
+        for k, c in enumerate(rec["clusters"]):
+            table.add_row(str(k), "(" + ", ".join(f"{v:.4g}" for v in c["center"]) + ")",
+                          " ".join(map(str, c["members"])))
+        console.print(table)
+        th = rec["theorem"]
+        if th.get("holds") is not None:
+            name = th.get("regime") or "Theorem 1.1"
+            console.print(f"  {name}: {'holds' if th['holds'] else 'does NOT hold'}")
+
+
+def _matrix(path: Path | None, name: str) -> np.ndarray | None:
+    return None if path is None else load_array(path, name)
+
+
+@app.command("hardmax")
+def hardmax_cmd(
+    tokens: Path = typer.Argument(..., help="Tokens: .npy, .csv or .json, shape (n, d) or (B, n, d)."),
+    alpha: float = typer.Option(0.5, help="Step size alpha > 0."),
+    layers: int = typer.Option(30, help="Number of layers."),
+    matrix: Path | None = typer.Option(None, "--matrix", help="The (d, d) matrix A (.npy/.csv/.json); identity if absent."),
+    tol: float = typer.Option(0.0, help="Tie tolerance (0: exact ties)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
+) -> None:
+    """Run the hardmax dynamics (hardmax paper eq. 1.1); report leaders, clusters and Theorem 1.1."""
+    z = load_array(tokens, "TOKENS")
+    traj = hardmax(z, alpha=alpha, layers=layers, A=_matrix(matrix, "--matrix"), tol=tol)
+    recs = [hardmax_summary(traj, b) for b in range(traj.batch_size)]
+    _emit(recs, traj.batched, as_json, "hardmax")
+
+
+@app.command("softmax")
+def softmax_cmd(
+    tokens: Path = typer.Argument(..., help="Tokens: .npy, .csv or .json, shape (n, d) or (B, n, d)."),
+    Q: Path | None = typer.Option(None, "--Q", help="Query matrix file; identity if absent."),
+    K: Path | None = typer.Option(None, "--K", help="Key matrix file; identity if absent."),
+    V: Path | None = typer.Option(None, "--V", help="Value matrix file; identity if absent."),
+    beta: float = typer.Option(1.0, help="Inverse temperature."),
+    time: float = typer.Option(10.0, "--time", help="Final time T."),
+    method: str = typer.Option("rk4", help=f"One of: {', '.join(METHODS)}."),
+    step: float = typer.Option(0.1, help="Step / output grid spacing."),
+    rescaled: bool = typer.Option(False, "--rescaled", help="Evolve z = exp(-tV) x (eq. 4)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
+) -> None:
+    """Run the softmax self-attention dynamics (softmax paper eqs. 1-4); report the limit geometry."""
+    z = load_array(tokens, "TOKENS")
+    keep = max(1, int(round(time / step)) // 50)
+    traj = softmax(z, Q=_matrix(Q, "--Q"), K=_matrix(K, "--K"), V=_matrix(V, "--V"), beta=beta, time=time,
+                   method=method, step=step, rescaled=rescaled, save=SaveAt(every=keep, attention=True))
+    recs = [softmax_summary(traj, b) for b in range(traj.batch_size)]
+    _emit(recs, traj.batched, as_json, f"softmax ({method})")
+    if traj.stats.stop_reason == "solver_failed":
+        raise InputError(traj.stats.message)
+
+
+# Built-in configurations of the hardmax paper's Figure 2 (alpha = 0.5, A = I).
+DEMO_CONFIGS: dict[str, list[list[float]]] = {
+    "square polytope": [[1, 1], [-1, 1], [-1, -1], [1, -1], [0.3, 0.1], [-0.2, 0.5], [0.1, -0.6], [-0.5, -0.2]],
+    "triangle polytope": [[0, 1.2], [-1, -0.6], [1.1, -0.5], [0.1, 0.1], [-0.2, -0.1], [0.3, -0.2], [0.0, 0.5]],
+}
+
+
+@app.command("demo")
+def demo_cmd(
+    out: Path = typer.Option(Path("attndyn-demo"), "--out", help="Folder for the JSON results and figures."),
+    seed: int = typer.Option(0, help="Seed of the random configurations."),
+) -> None:
+    """The main job on built-in defaults: the papers' configurations, their leaders and clusters."""
+    rng = np.random.default_rng(seed)
+    results: dict[str, Any] = {}
+    runs: dict[str, Any] = {}
+    for name, z in DEMO_CONFIGS.items():
+        traj = hardmax(np.array(z), alpha=0.5, layers=30)
+        runs[f"hardmax: {name}"] = traj
+        results[f"hardmax: {name}"] = hardmax_summary(traj, 0)
+    z = rng.standard_normal((32, 2))
+    traj = hardmax(z, alpha=0.5, layers=60)
+    runs["hardmax: 32 random tokens"] = traj
+    results["hardmax: 32 random tokens"] = hardmax_summary(traj, 0)
+    x = rng.standard_normal((40, 3))
+    straj = softmax(x, time=10.0, rescaled=True, method="rk4", step=0.1, save=SaveAt(every=10))
+    runs["softmax: V = I, n = 40, d = 3 (Thm 3.1)"] = straj
+    results["softmax: V = I, n = 40, d = 3 (Thm 3.1)"] = softmax_summary(straj, 0)
+    for title, rec in results.items():
+        _emit([rec], False, False, title)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "results.json", {k: {kk: vv for kk, vv in v.items() if kk != "attention_final"}
+                                      for k, v in results.items()})
+    write_json(out / "config.json", {"seed": seed, "hardmax": {"alpha": 0.5, "layers": 30}, "softmax":
+                                     {"time": 10.0, "method": "rk4", "step": 0.1, "rescaled": True}})
+    figures = _demo_figures(runs, out)
+    console.print(f"wrote {out / 'results.json'}" + (f" and {len(figures)} figures" if figures else ""))
+
+
+def _demo_figures(runs: dict[str, Any], out: Path) -> list[Path]:
+    try:
+        from ..plotting import plot_trajectory, save_figure  # provided by the plotting package
+    except ImportError:
+        return []
+    paths = []
+    for k, (name, traj) in enumerate(runs.items()):
+        fig = plot_trajectory(traj, title=name)
+        paths += save_figure(fig, out / f"demo_{k}", formats=("png",))
+    return paths

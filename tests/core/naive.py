@@ -1,0 +1,62 @@
+"""Deliberately naive reference implementations (the oracle the engine is tested against).
+
+Per sequence, per layer, per token: an inner product with every token, in plain Python floats,
+as in the published experiment code.
+"""
+
+import math
+
+
+def hardmax_layer(z, alpha, A=None, mask=None):
+    n, d = len(z), len(z[0])
+    A = A or [[float(i == j) for j in range(d)] for i in range(d)]
+    mask = mask or [True] * n
+    coef = alpha / (1 + alpha)
+    out, leaders = [], []
+    for i in range(n):
+        if not mask[i]:
+            out.append(list(z[i]))
+            leaders.append(False)
+            continue
+        w = [sum(A[r][c] * z[i][c] for c in range(d)) for r in range(d)]
+        s = [sum(w[c] * z[j][c] for c in range(d)) if mask[j] else -math.inf for j in range(n)]
+        best = max(s)
+        follow = [j for j in range(n) if s[j] == best]
+        mean = [sum(z[j][c] for j in follow) / len(follow) for c in range(d)]
+        out.append([z[i][c] + coef * (mean[c] - z[i][c]) for c in range(d)])
+        leaders.append(follow == [i])
+    return out, leaders
+
+
+def hardmax(z, alpha, layers, A=None, mask=None):
+    traj = [z]
+    for _ in range(layers):
+        z, _ = hardmax_layer(z, alpha, A, mask)
+        traj.append(z)
+    return traj
+
+
+def softmax_velocity(x, Q, K, V, beta=1.0):
+    n, d = len(x), len(x[0])
+
+    def mat(M, v):
+        return [sum(M[r][c] * v[c] for c in range(len(v))) for r in range(len(M))]
+
+    qs = [mat(Q, xi) for xi in x]
+    ks = [mat(K, xi) for xi in x]
+    vs = [mat(V, xi) for xi in x]
+    out = []
+    for i in range(n):
+        s = [beta * sum(a * b for a, b in zip(qs[i], ks[j])) for j in range(n)]
+        m = max(s)
+        e = [math.exp(v - m) for v in s]
+        tot = sum(e)
+        out.append([sum(e[j] / tot * vs[j][c] for j in range(n)) for c in range(d)])
+    return out
+
+
+def softmax_euler(x, Q, K, V, dt, steps, beta=1.0):
+    for _ in range(steps):
+        v = softmax_velocity(x, Q, K, V, beta)
+        x = [[x[i][c] + dt * v[i][c] for c in range(len(x[0]))] for i in range(len(x))]
+    return x

@@ -1,0 +1,274 @@
+"""Hardmax dynamics (hardmax paper eq. 1.1): exact cases, invariants, the naive oracle."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import attndyn
+from attndyn import attention
+from attndyn.hardmax import hardmax_step
+
+from . import naive
+
+ALPHA = 0.5
+
+
+def run(z, **kw):
+    kw.setdefault("alpha", ALPHA)
+    kw.setdefault("layers", 30)
+    kw.setdefault("check_hypotheses", False)
+    return attndyn.hardmax(z, **kw)
+
+
+# ---- exact small cases ----------------------------------------------------------------------
+
+
+def test_two_tokens_each_follows_the_one_with_larger_score():
+    # <z1, z1> = 4 > <z1, z2> = 0 and <z2, z2> = 1 > <z2, z1> = 0: both are leaders, nothing moves.
+    traj = run([[2.0, 0.0], [0.0, 1.0]], layers=5)
+    assert torch.equal(traj.final_tokens, traj.initial_tokens)
+    assert attndyn.leaders(traj).records() == [{"index": 0, "since_layer": 0}, {"index": 1, "since_layer": 0}]
+
+
+def test_two_tokens_one_step_exact_value():
+    # z2 = (1, 1) scores <z2, z1> = 2 > <z2, z2> = 2?  equal: tie, C_2 = {1, 2}
+    z = torch.tensor([[[2.0, 0.0], [1.0, 1.0]]], dtype=torch.float64)
+    res = hardmax_step(z, alpha=1.0)
+    # token 0: scores 4 (self) vs 2 -> leader. token 1: scores 2 (to 0) and 2 (self): tie.
+    assert res.leader.tolist() == [[True, False]]
+    mean = (z[0, 0] + z[0, 1]) / 2
+    expected = z[0, 1] + 0.5 * (mean - z[0, 1])
+    assert torch.equal(res.tokens[0, 1], expected)
+
+
+@pytest.mark.parametrize("k", [3, 4, 5, 7])
+def test_regular_polygon_stays_put(k):
+    ang = 2 * np.pi * np.arange(k) / k
+    z = np.stack([np.cos(ang), np.sin(ang)], axis=1)
+    traj = run(z, layers=10)
+    torch.testing.assert_close(traj.final_tokens, torch.from_numpy(z), rtol=0, atol=1e-15)
+    assert sorted(attndyn.leaders(traj).indices) == list(range(k))
+
+
+def test_square_corners_and_interior_points_figure_2():
+    corners = [[1, 1], [-1, 1], [-1, -1], [1, -1]]
+    interior = [[0.3, 0.1], [-0.2, 0.5], [0.1, -0.6], [-0.5, -0.2], [0.05, 0.02]]
+    traj = run(corners + interior, layers=80)
+    assert sorted(attndyn.leaders(traj).indices) == [0, 1, 2, 3]
+    report = attndyn.hardmax_theorem(traj)
+    assert len(report.clusters) == 4
+    centers = sorted(tuple(np.round(c.center, 6)) for c in report.clusters)
+    assert centers == sorted(tuple(map(float, c)) for c in corners)
+    assert report.holds and sorted(report.vertex_leaders) == [0, 1, 2, 3]
+
+
+def test_duplicated_tokens_tie_exactly():
+    z = [[1.0, 0.2], [1.0, 0.2], [-1.0, 0.5], [0.1, -1.0]]
+    traj = run(z, layers=3, save=attndyn.SaveAt(follow=True))
+    follow = traj.follow[0, 0]
+    assert follow[0].tolist() == [True, True, False, False]  # ties with its copy, bit for bit
+    assert not traj.leader_mask[0, 0, 0]  # a duplicated token is never alone in C_i
+    assert torch.equal(traj.tokens[:, 0], traj.tokens[:, 1])  # copies move together forever
+
+
+def test_matrix_A_changes_whom_a_token_follows_figure_1():
+    z1 = [1.0, 0.0]
+    z2, z3, z4 = [1.5, 0.5], [1.5, -0.5], [1.2, 1.5]
+    z = torch.tensor([[z1, z2, z3, z4]], dtype=torch.float64)
+    fid = attention.follow_sets(attention.scores(z))[0, 0]
+    assert torch.nonzero(fid).flatten().tolist() == [1, 2]  # A = I: C_1 = {2, 3} (Fig. 1a)
+    A = torch.tensor([[2.0, 1.0], [1.0, 1.0]], dtype=torch.float64)
+    fa = attention.follow_sets(attention.scores(z, A))[0, 0]
+    assert torch.nonzero(fa).flatten().tolist() == [3]  # A = [[2,1],[1,1]]: C_1 = {4} (Fig. 1b)
+
+
+def test_emerging_leader_example():
+    # Example 5.2-like: token 0 follows token 1 at layer 0 but leads from layer 1 on.
+    z = [[1.0, 0.0], [1.2, 0.35], [-1.0, 0.1], [0.0, -1.0]]
+    traj = run(z, alpha=1.0, layers=5)
+    lead = dict(zip(attndyn.leaders(traj).indices, attndyn.leaders(traj).since))
+    assert 1 in lead and lead[1] == 0
+    s0 = attention.scores(torch.tensor([z], dtype=torch.float64))[0, 0]
+    assert int(s0.argmax()) == 1  # not a leader at layer 0
+
+
+# ---- differential test against the naive per-token loop -------------------------------------
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 5])
+@pytest.mark.parametrize("spd", [False, True])
+def test_engine_matches_naive_loop(d, spd):
+    rng = np.random.default_rng(d + 10 * spd)
+    z = rng.integers(-4, 5, size=(6, 9, d)).astype(float) / 4  # dyadic: many exact ties
+    A = None
+    if spd:
+        M = rng.integers(-2, 3, size=(d, d)).astype(float)
+        A = (M @ M.T + d * np.eye(d)) / 4
+    traj = run(z, layers=6, A=A)
+    for b in range(z.shape[0]):
+        ref = naive.hardmax(z[b].tolist(), ALPHA, 6, None if A is None else A.tolist())
+        np.testing.assert_allclose(traj.tokens[:, b].numpy(), np.array(ref), rtol=0, atol=1e-12)
+
+
+def test_kernel_and_dense_path_agree_with_ties_and_mask():
+    rng = np.random.default_rng(3)
+    z = torch.from_numpy(rng.integers(-3, 4, size=(40, 12, 2)).astype(float) / 2)
+    mask = torch.from_numpy(rng.random((40, 12)) > 0.2)
+    mask[:, 0] = True
+    fast = hardmax_step(z, alpha=0.7, mask=mask, record_follow=True)
+    zg = z.clone().requires_grad_(True)  # forces the dense torch path
+    dense = hardmax_step(zg, alpha=0.7, mask=mask, record_follow=True)
+    assert torch.equal(fast.follow, dense.follow)
+    assert torch.equal(fast.leader, dense.leader.cpu())
+    torch.testing.assert_close(fast.tokens, dense.tokens.detach(), rtol=0, atol=1e-15)
+
+
+def test_kernel_matches_dense_on_random_tokens():
+    g = torch.Generator().manual_seed(0)
+    z = torch.randn(200, 64, 2, dtype=torch.float64, generator=g)
+    A = torch.tensor([[2.0, 1.0], [1.0, 1.0]], dtype=torch.float64)
+    fast = attndyn.hardmax(z, alpha=0.5, layers=8, A=A)
+    dense = attndyn.hardmax(z.clone().requires_grad_(True), alpha=0.5, layers=8, A=A)
+    assert torch.equal(fast.leader_since, dense.leader_since)
+    torch.testing.assert_close(fast.ys, dense.ys.detach(), rtol=0, atol=1e-13)
+
+
+def test_mask_padding_neither_attends_nor_is_attended():
+    rng = np.random.default_rng(1)
+    real = rng.standard_normal((7, 3))
+    pad = np.vstack([real, 100 * np.ones((3, 3))])  # huge padding would attract everyone
+    mask = [True] * 7 + [False] * 3
+    a = run(real, layers=10)
+    b = run(pad, layers=10, mask=mask)
+    torch.testing.assert_close(b.final_tokens[:7], a.final_tokens)
+    torch.testing.assert_close(b.final_tokens[7:], torch.from_numpy(pad[7:]))  # padding stays
+    assert set(attndyn.leaders(b).indices) <= set(range(7))
+
+
+def test_chunked_dense_path_equals_unchunked(monkeypatch):
+    z = torch.randn(10, 6, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    ref = run(z, layers=4)
+    monkeypatch.setattr(attention, "MAX_CHUNK_ENTRIES", 40)  # one sequence per chunk
+    assert torch.equal(run(z, layers=4).ys, ref.ys)
+
+
+# ---- invariants (property tests) -------------------------------------------------------------
+
+finite = st.floats(-10, 10, allow_nan=False, allow_subnormal=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(2, 8), st.integers(1, 3)), elements=finite),
+       st.floats(0.05, 5.0))
+def test_convex_hull_never_grows(z, alpha):
+    """Each update is a convex combination, so every support value max_i <u, z_i> never increases."""
+    traj = attndyn.hardmax(z, alpha=alpha, layers=5, check_hypotheses=False)
+    rng = np.random.default_rng(0)
+    U = rng.standard_normal((16, z.shape[1]))
+    support = np.einsum("tnd,kd->tkn", traj.tokens.numpy(), U).max(axis=-1)  # (T, 16)
+    scale = max(1.0, np.abs(z).max())
+    assert np.all(np.diff(support, axis=0) <= 1e-12 * scale * np.abs(U).sum(axis=1).max())
+
+
+@settings(max_examples=30, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(2, 8), st.integers(1, 3)), elements=finite), st.randoms())
+def test_permuting_tokens_permutes_the_trajectory(z, rnd):
+    perm = list(range(len(z)))
+    rnd.shuffle(perm)
+    a = attndyn.hardmax(z, alpha=0.5, layers=4, check_hypotheses=False)
+    b = attndyn.hardmax(z[perm], alpha=0.5, layers=4, check_hypotheses=False)
+    torch.testing.assert_close(b.ys, a.ys[:, :, perm], rtol=0, atol=1e-12)
+    assert torch.equal(b.leader_since[0], a.leader_since[0, perm])
+
+
+# ---- options, stats, gradients -------------------------------------------------------------
+
+
+def test_save_every_and_summary_only():
+    z = np.random.default_rng(0).standard_normal((5, 2))
+    full = run(z, layers=10)
+    every = run(z, layers=10, save=attndyn.SaveAt(every=4))
+    summary = run(z, layers=10, save=attndyn.SaveAt(every=None))
+    assert full.ts.tolist() == list(range(11))
+    assert every.ts.tolist() == [0, 4, 8, 10]
+    assert summary.ts.tolist() == [0, 10]
+    assert torch.equal(summary.final_tokens, full.final_tokens)
+    assert torch.equal(every.leader_since, full.leader_since)  # leaders are tracked at every layer
+
+
+def test_stop_on_convergence_is_scale_invariant():
+    z = np.array([[1.0, 1.0], [-1.0, 1.0], [0.0, -1.0], [0.1, 0.2]])
+    a = run(z, layers=500, stop=attndyn.StopOnConvergence(rtol=1e-10))
+    b = run(1000 * z, layers=500, stop=attndyn.StopOnConvergence(rtol=1e-10))
+    assert a.stats.stop_reason == "converged" and a.stats.converged
+    assert a.stats.steps == b.stats.steps < 500
+
+
+def test_gradient_flows_to_tokens_and_A():
+    z = torch.tensor([[1.0, 0.3], [-0.5, 1.0], [0.2, -0.8], [0.1, 0.1]], dtype=torch.float64, requires_grad=True)
+    A = torch.eye(2, dtype=torch.float64, requires_grad=True)
+    traj = attndyn.hardmax(z, alpha=0.5, layers=3, A=A)
+    traj.final_tokens.sum().backward()
+    assert z.grad is not None and torch.isfinite(z.grad).all() and z.grad.abs().sum() > 0
+    # a piecewise-linear map: d(final)/d(z) matches finite differences away from ties
+    eps = 1e-6
+    zp = z.detach().clone()
+    zp[0, 0] += eps
+    fd = (attndyn.hardmax(zp, alpha=0.5, layers=3).final_tokens.sum() - traj.final_tokens.detach().sum()) / eps
+    assert math.isclose(float(fd), float(z.grad[0, 0]), rel_tol=1e-5, abs_tol=1e-8)
+
+
+def test_float32_runs_in_float32():
+    traj = attndyn.hardmax(np.eye(3), alpha=1.0, layers=2, dtype=torch.float32)
+    assert traj.final_tokens.dtype == torch.float32
+    assert torch.get_default_dtype() == torch.float32  # the global default is never changed
+
+
+# ---- bad input -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tokens, kw, match",
+    [
+        ([[1.0, float("nan")]], {}, "contains NaN"),
+        ([[1.0, float("inf")]], {}, "contains inf"),
+        ([1.0, 2.0], {}, r"shape \(n, d\)"),
+        (np.zeros((0, 2)), {}, "empty"),
+        ([[1.0, 0.0]], {"alpha": 0.0}, "alpha must be a positive"),
+        ([[1.0, 0.0]], {"alpha": -1.0}, "alpha must be a positive"),
+        ([[1.0, 0.0]], {"layers": -1}, "layers must be an integer"),
+        ([[1.0, 0.0]], {"A": np.eye(3)}, "dimension d=2"),
+        ([[1.0, 0.0]], {"A": np.ones((2, 3))}, "last axis must be 2|must be square"),
+        ([[1.0, 0.0]], {"A": np.ones((3, 2))}, "must be square"),
+        ([[1.0, 0.0]], {"mask": [False]}, "no real token"),
+        ([["a", "b"]], {}, "array of numbers"),
+        ([[1.0, 0.0]], {"save": "all"}, "SaveAt"),
+    ],
+)
+def test_bad_input_names_the_problem(tokens, kw, match):
+    kw.setdefault("alpha", 0.5)
+    kw.setdefault("layers", 2)
+    with pytest.raises(attndyn.InputError, match=match):
+        attndyn.hardmax(tokens, **kw)
+
+
+def test_outside_hypotheses_warns_and_runs():
+    with pytest.warns(attndyn.HypothesisWarning, match="not symmetric positive definite"):
+        attndyn.hardmax([[1.0, 0.0], [0.0, 1.0]], alpha=0.5, layers=2, A=[[1.0, 2.0], [0.0, 1.0]])
+    with pytest.warns(attndyn.HypothesisWarning, match="repeated"):
+        traj = attndyn.hardmax([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], alpha=0.5, layers=2)
+    assert traj.stats.steps == 2
+    with pytest.warns(attndyn.HypothesisWarning, match="zero"):
+        attndyn.hardmax([[0.0, 0.0], [0.0, 1.0]], alpha=0.5, layers=2)
+
+
+def test_save_options_check_themselves():
+    with pytest.raises(attndyn.InputError, match="every"):
+        attndyn.SaveAt(every=0)
+    with pytest.raises(attndyn.InputError, match="rtol"):
+        attndyn.StopOnConvergence(rtol=-1)
