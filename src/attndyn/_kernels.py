@@ -16,8 +16,16 @@ with :math:`A z_i = 0` follows every token (all its scores are exactly 0).
 
 from __future__ import annotations
 
+import os
+
+import numba
 import numpy as np
 from numba import njit, prange
+
+# numba's OpenMP layer shares libgomp with torch and leaves torch's small kernels crawling
+# afterwards (measured: 100x slower); the workqueue layer has no such interaction.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "workqueue"
 
 # Points closer than MARGIN * (coordinate scale) to the inscribed polygon's boundary are kept.
 MARGIN = 1e-9
@@ -84,70 +92,91 @@ def _candidates(x, y, pts, exact):  # pragma: no cover - compiled
     return keep[:c]
 
 
+@njit(cache=True)
+def _layer_one(b, z, a00, a01, a10, a11, mask, coef, tol, exact, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
+    """Eq. (1.1) for sequence b of the batch (see hardmax_layer_2d)."""
+    n = z.shape[1]
+    x = z[b, :, 0].copy()
+    y = z[b, :, 1].copy()
+    real = np.nonzero(mask[b])[0]
+    cand = _candidates(x, y, real, exact)
+    nc = cand.shape[0]
+    cx = x[cand]  # contiguous candidate coordinates
+    cy = y[cand]
+    mv = 0.0
+    sc = 0.0
+    for i in range(n):
+        if not mask[b, i]:
+            out[b, i, 0], out[b, i, 1] = x[i], y[i]
+            leader[b, i] = False
+            continue
+        w0 = a00 * x[i] + a01 * y[i]  # A z_i
+        w1 = a10 * x[i] + a11 * y[i]
+        if w0 == 0.0 and w1 == 0.0:  # every score is 0: z_i follows every real token
+            cnt = real.shape[0]
+            sx = 0.0
+            sy = 0.0
+            for t in range(cnt):
+                sx += x[real[t]]
+                sy += y[real[t]]
+                if record_follow:
+                    follow[b, i, real[t]] = True
+            out[b, i, 0] = x[i] + coef * (sx / cnt - x[i])
+            out[b, i, 1] = y[i] + coef * (sy / cnt - y[i])
+            leader[b, i] = cnt == 1
+            mv = max(mv, abs(out[b, i, 0] - x[i]), abs(out[b, i, 1] - y[i]))
+            sc = max(sc, abs(x[i]), abs(y[i]))
+            continue
+        best = -np.inf
+        for t in range(nc):
+            best = max(best, w0 * cx[t] + w1 * cy[t])
+        thr = best - tol
+        cnt = 0
+        sx = 0.0
+        sy = 0.0
+        self_in = False
+        for t in range(nc):
+            if w0 * cx[t] + w1 * cy[t] >= thr:
+                cnt += 1
+                sx += cx[t]
+                sy += cy[t]
+                j = cand[t]
+                if j == i:
+                    self_in = True
+                if record_follow:
+                    follow[b, i, j] = True
+        out[b, i, 0] = x[i] + coef * (sx / cnt - x[i])
+        out[b, i, 1] = y[i] + coef * (sy / cnt - y[i])
+        leader[b, i] = self_in and cnt == 1
+        mv = max(mv, abs(out[b, i, 0] - x[i]), abs(out[b, i, 1] - y[i]))
+        sc = max(sc, abs(x[i]), abs(y[i]))
+    moved[b] = mv
+    scale[b] = sc
+
+
+@njit(cache=True)
+def _layer_serial(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
+    for b in range(z.shape[0]):
+        _layer_one(b, z, A[0, 0], A[0, 1], A[1, 0], A[1, 1], mask, coef, tol, tol == 0.0, out, leader, follow,
+                   record_follow, moved, scale)
+
+
 @njit(parallel=True, cache=True)
-def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover - compiled
+def _layer_parallel(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
+    for b in prange(z.shape[0]):
+        _layer_one(b, z, A[0, 0], A[0, 1], A[1, 0], A[1, 1], mask, coef, tol, tol == 0.0, out, leader, follow,
+                   record_follow, moved, scale)
+
+
+# Below this many sequences, waking worker threads costs more than it saves.
+PARALLEL_MIN_BATCH = 64
+
+
+def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):
     """One layer of eq. (1.1) for a (B, n, 2) batch.
 
     Writes out (B, n, 2), leader (B, n), follow (B, n, n) when record_follow, and per sequence
     the largest coordinate change ``moved`` (B,) and largest coordinate ``scale`` (B,).
     """
-    B, n, _ = z.shape
-    a00, a01, a10, a11 = A[0, 0], A[0, 1], A[1, 0], A[1, 1]
-    exact = tol == 0.0
-    for b in prange(B):
-        x = z[b, :, 0].copy()
-        y = z[b, :, 1].copy()
-        real = np.nonzero(mask[b])[0]
-        cand = _candidates(x, y, real, exact)
-        nc = cand.shape[0]
-        cx = x[cand]  # contiguous candidate coordinates
-        cy = y[cand]
-        mv = 0.0
-        sc = 0.0
-        for i in range(n):
-            if not mask[b, i]:
-                out[b, i, 0], out[b, i, 1] = x[i], y[i]
-                leader[b, i] = False
-                continue
-            w0 = a00 * x[i] + a01 * y[i]  # A z_i
-            w1 = a10 * x[i] + a11 * y[i]
-            if w0 == 0.0 and w1 == 0.0:  # every score is 0: z_i follows every real token
-                cnt = real.shape[0]
-                sx = 0.0
-                sy = 0.0
-                for t in range(cnt):
-                    sx += x[real[t]]
-                    sy += y[real[t]]
-                    if record_follow:
-                        follow[b, i, real[t]] = True
-                out[b, i, 0] = x[i] + coef * (sx / cnt - x[i])
-                out[b, i, 1] = y[i] + coef * (sy / cnt - y[i])
-                leader[b, i] = cnt == 1
-                mv = max(mv, abs(out[b, i, 0] - x[i]), abs(out[b, i, 1] - y[i]))
-                sc = max(sc, abs(x[i]), abs(y[i]))
-                continue
-            best = -np.inf
-            for t in range(nc):
-                best = max(best, w0 * cx[t] + w1 * cy[t])
-            thr = best - tol
-            cnt = 0
-            sx = 0.0
-            sy = 0.0
-            self_in = False
-            for t in range(nc):
-                if w0 * cx[t] + w1 * cy[t] >= thr:
-                    cnt += 1
-                    sx += cx[t]
-                    sy += cy[t]
-                    j = cand[t]
-                    if j == i:
-                        self_in = True
-                    if record_follow:
-                        follow[b, i, j] = True
-            out[b, i, 0] = x[i] + coef * (sx / cnt - x[i])
-            out[b, i, 1] = y[i] + coef * (sy / cnt - y[i])
-            leader[b, i] = self_in and cnt == 1
-            mv = max(mv, abs(out[b, i, 0] - x[i]), abs(out[b, i, 1] - y[i]))
-            sc = max(sc, abs(x[i]), abs(y[i]))
-        moved[b] = mv
-        scale[b] = sc
+    run = _layer_parallel if z.shape[0] >= PARALLEL_MIN_BATCH else _layer_serial
+    run(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale)

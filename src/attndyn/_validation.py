@@ -64,6 +64,8 @@ def as_tokens(
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise InputError(f"dtype must be a floating torch dtype such as torch.float64, got {dtype!r}")
     t = _to_tensor(tokens, name, dtype, device)
+    if t.numel() == 0:
+        raise InputError(f"{name} is empty (shape {tuple(t.shape)}); give at least one token of dimension >= 1")
     if t.ndim not in (2, 3):
         raise InputError(
             f"{name} must have shape (n, d) for one sequence or (B, n, d) for a batch, got shape {tuple(t.shape)}"

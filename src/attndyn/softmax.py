@@ -48,7 +48,7 @@ class _Counted:
         self.f, self.nfe, self.last_t, self.min_dt = f, 0, 0.0, math.inf
 
     def __call__(self, t, y):
-        tf = float(t)
+        tf = float(t.detach()) if isinstance(t, torch.Tensor) else float(t)
         if tf != self.last_t:
             self.min_dt = min(self.min_dt, abs(tf - self.last_t))
         self.nfe += 1

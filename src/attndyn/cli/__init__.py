@@ -35,7 +35,13 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):  #
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``attndyn`` script; returns the exit status."""
-    warnings.showwarning = _show_warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", HypothesisWarning)  # shown as one line, never raised
+        warnings.showwarning = _show_warning
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         rv = app(args=argv, standalone_mode=False)
     except InputError as exc:

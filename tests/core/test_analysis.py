@@ -1,0 +1,100 @@
+"""Analysis: polytopes, clusters, spectral conditions, theorem reports."""
+
+import numpy as np
+import pytest
+import torch
+
+import attndyn
+from attndyn.analysis import Polytope, attention_rank, boolean_distance, clusters, is_good_triple_with_multiplicity
+
+
+def test_polytope_vertices_qhull_and_lp_agree():
+    rng = np.random.default_rng(0)
+    pts = rng.standard_normal((30, 3))
+    qh = Polytope.from_points(pts)
+    lp = Polytope._lp_vertices(pts)
+    assert qh.vertices == tuple(int(v) for v in lp)
+
+
+def test_polytope_in_high_dimension_uses_lp():
+    simplex = np.vstack([np.eye(8), np.zeros((1, 8))])
+    pts = np.vstack([simplex, simplex.mean(axis=0, keepdims=True)])
+    K = Polytope.from_points(pts)
+    assert K.vertices == tuple(range(9))
+    assert K.contains(pts[-1]) and not K.on_boundary(pts[-1])
+    assert K.on_boundary(simplex[:2].mean(axis=0))
+    assert not K.contains(-np.ones(8))
+
+
+def test_flat_polytope_every_point_is_boundary():
+    K = Polytope.from_points([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0.2, 0.2, 0]])
+    assert K.dim == 2 and K.vertices == (0, 1, 2)
+    assert K.on_boundary([0.2, 0.2, 0]) and not K.contains([0.2, 0.2, 0.1])
+
+
+def test_clusters_single_linkage_tolerance():
+    pts = np.array([[0.0, 0], [1e-9, 0], [1, 1], [1, 1 + 1e-9], [5, 5]])
+    cl = clusters(pts)
+    assert [c.members for c in cl] == [(0, 1), (2, 3), (4,)]
+    assert [c.members for c in clusters(pts, tol=2.0)] == [(0, 1, 2, 3), (4,)]
+    assert [c.members for c in clusters(pts[2:], members=[7, 8, 9])] == [(7, 8), (9,)]
+
+
+def test_spectral_definitions():
+    I = np.eye(2)
+    assert attndyn.is_good_triple(I, I, [[2, 1], [1, 2]])  # eigenvalues 3 > 1
+    assert not attndyn.is_good_triple(I, I, [[0, -1], [1, 0]])  # complex pair
+    assert not attndyn.is_good_triple(I, I, np.diag([1.0, -1.0]))  # |lambda_2| = lambda_1
+    assert not attndyn.is_good_triple(I, I, I)  # not simple
+    assert attndyn.is_paranormal(I) and attndyn.is_paranormal(np.diag([2.0, 2.0, 1.0]))
+    assert not attndyn.is_paranormal(np.diag([-2.0, 1.0]))
+    assert is_good_triple_with_multiplicity(I, I, I)
+    assert not is_good_triple_with_multiplicity(I, -I, I)
+
+
+def test_boolean_distance_and_rank():
+    P = np.array([[1.0, 0, 0], [0, 1.0, 0], [0.5, 0.25, 0.25]])
+    assert boolean_distance(P) == pytest.approx(1.0)
+    assert boolean_distance(P, free_rows=1) == 0.0
+    assert attention_rank(P) == 3 and attention_rank(np.ones((3, 3)) / 3) == 1
+
+
+def test_theorem_report_on_random_configurations():
+    rng = np.random.default_rng(1)
+    holds = 0
+    for seed in range(10):
+        z = rng.standard_normal((12, 2))
+        M = rng.standard_normal((2, 2))
+        traj = attndyn.hardmax(z, alpha=1.0, layers=120, A=M @ M.T + 0.5 * np.eye(2))
+        rep = attndyn.hardmax_theorem(traj)
+        assert rep.hypotheses == {"nonzero_tokens": True, "distinct_tokens": True, "A_spd": True}
+        holds += rep.holds
+    assert holds == 10
+
+
+def test_theorem_report_detects_a_run_that_has_not_converged():
+    z = np.array([[1.0, 1], [-1, 1], [-1, -1], [1, -1], [0.3, 0.2]])
+    rep = attndyn.hardmax_theorem(attndyn.hardmax(z, alpha=0.5, layers=3))
+    assert not rep.converged and not rep.holds
+
+
+def test_leaders_needs_a_sequence_for_batches():
+    traj = attndyn.hardmax(np.random.default_rng(2).standard_normal((3, 4, 2)), alpha=0.5, layers=2)
+    with pytest.raises(attndyn.InputError, match="pass sequence=b"):
+        attndyn.leaders(traj)
+    assert attndyn.leaders(traj, 1) == attndyn.leaders(traj.sequence(1))
+    with pytest.raises(attndyn.InputError, match="did not keep follow sets"):
+        attndyn.follow_graph(traj, 0, 0)
+
+
+def test_softmax_geometry_requires_rescaled_for_polytope():
+    traj = attndyn.softmax(np.random.default_rng(3).standard_normal((5, 2)), time=0.5)
+    with pytest.raises(attndyn.InputError, match="rescaled=True"):
+        attndyn.softmax_geometry(traj)
+
+
+def test_repr_html_escapes():
+    traj = attndyn.hardmax([[1.0, 0.0], [0.0, 1.0]], alpha=0.5, layers=1)
+    html = traj._repr_html_()
+    assert "<table>" in html and "HardmaxTrajectory" in html
+    assert isinstance(traj.final_tokens, torch.Tensor)

@@ -1,0 +1,107 @@
+"""The command line: JSON contract, one-line errors with exit status 2, warnings."""
+
+import json
+
+import numpy as np
+import pytest
+
+from attndyn.cli import main
+
+
+@pytest.fixture
+def square(tmp_path):
+    p = tmp_path / "square.npy"
+    np.save(p, np.array([[1, 1], [-1, 1], [-1, -1], [1, -1], [0.2, 0.1]], dtype=float))
+    return p
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_hardmax_json_contract(capsys, square):
+    code, out, _ = run(capsys, "hardmax", square, "--json", "--layers", "60")
+    assert code == 0
+    rec = json.loads(out)
+    assert set(rec) == {"final_tokens", "leaders", "clusters", "converged", "layers", "theorem"}
+    assert [r["index"] for r in rec["leaders"]] == [0, 1, 2, 3]
+    assert all(r["since_layer"] == 0 for r in rec["leaders"])
+    assert sorted(len(c["members"]) for c in rec["clusters"]) == [1, 1, 1, 2]
+    assert rec["converged"] and rec["theorem"]["holds"] and rec["layers"] == 60
+
+
+def test_batch_json_and_csv_and_json_inputs(capsys, tmp_path):
+    b = tmp_path / "batch.json"
+    b.write_text(json.dumps({"tokens": np.random.default_rng(0).standard_normal((2, 5, 2)).tolist()}))
+    code, out, _ = run(capsys, "hardmax", b, "--json")
+    assert code == 0 and len(json.loads(out)["sequences"]) == 2
+    c = tmp_path / "t.csv"
+    c.write_text("x,y\n1,0\n0,1\n0.5,0.4\n")
+    code, out, _ = run(capsys, "hardmax", c, "--json", "--layers", "5")
+    assert code == 0 and len(json.loads(out)["final_tokens"]) == 3
+
+
+def test_matrix_option_and_human_summary(capsys, square, tmp_path):
+    A = tmp_path / "A.npy"
+    np.save(A, np.array([[2.0, 1.0], [1.0, 1.0]]))
+    code, out, _ = run(capsys, "hardmax", square, "--matrix", A)
+    assert code == 0 and "leaders:" in out and "Theorem 1.1" in out
+
+
+def test_softmax_json_has_attention(capsys, tmp_path):
+    p = tmp_path / "x.npy"
+    np.save(p, np.random.default_rng(1).standard_normal((6, 2)))
+    code, out, _ = run(capsys, "softmax", p, "--json", "--rescaled", "--time", "3", "--method", "dopri5")
+    rec = json.loads(out)
+    assert code == 0 and np.array(rec["attention_final"]).shape == (6, 6)
+    assert rec["theorem"]["regime"] == "polytope"
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (["hardmax", "MISSING.npy"], "does not exist"),
+        (["hardmax", "BAD"], "could not be read"),
+        (["hardmax", "NAN"], "contains NaN"),
+        (["hardmax", "SQUARE", "--alpha", "0"], "alpha must be a positive"),
+        (["hardmax", "SQUARE", "--matrix", "RECT"], "last axis must be 2"),
+        (["hardmax", "SQUARE", "--layers", "x"], "Invalid value for '--layers'"),
+        (["softmax", "SQUARE", "--method", "rk45"], "unknown method"),
+        (["hardmax", "EMPTY"], "empty|could not be read"),
+        (["hardmax", "TXT"], "unknown type"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, square, args, match):
+    files = {"SQUARE": square, "BAD": tmp_path / "bad.csv", "NAN": tmp_path / "nan.npy",
+             "RECT": tmp_path / "rect.npy", "EMPTY": tmp_path / "empty.json", "TXT": tmp_path / "t.txt"}
+    files["BAD"].write_text("1,2\n3,oops\n")
+    np.save(files["NAN"], np.array([[1.0, np.nan]]))
+    np.save(files["RECT"], np.ones((2, 3)))
+    files["EMPTY"].write_text("[]")
+    files["TXT"].write_text("1 2")
+    argv = [str(files.get(a, a)) for a in args]
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), err
+    assert "Traceback" not in err
+    import re
+
+    assert re.search(match, lines[0])
+
+
+def test_hypothesis_warning_is_one_line(capsys, tmp_path):
+    p = tmp_path / "dup.npy"
+    np.save(p, np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))
+    code, _, err = run(capsys, "hardmax", p)
+    assert code == 0 and "warning: some tokens are repeated" in err
+
+
+def test_demo_writes_results(capsys, tmp_path):
+    code, out, _ = run(capsys, "demo", "--out", tmp_path / "demo")
+    assert code == 0
+    res = json.loads((tmp_path / "demo" / "results.json").read_text())
+    assert res["hardmax: square polytope"]["theorem"]["holds"]
+    assert (tmp_path / "demo" / "config.json").exists()
