@@ -52,8 +52,8 @@ def train(
     split: str = typer.Option("random", help="'random' (seeded 70/30, the paper's protocol) or 'official' (25k/25k)."),
     d: int = typer.Option(2, help="Token dimension."),
     layers: int = typer.Option(8, help="Number of layers K."),
-    epochs: int = typer.Option(15),
-    max_len: int = typer.Option(128, help="Tokens kept per review."),
+    epochs: int = typer.Option(8),
+    max_len: int = typer.Option(200, help="Tokens kept per review (the paper: 128)."),
     min_freq: int = typer.Option(5, help="Minimum training-split frequency of a vocabulary word."),
     lr: float = typer.Option(3e-3),
     embed_lr: float = typer.Option(3e-2),
@@ -61,7 +61,8 @@ def train(
     tau: float = typer.Option(1e-3),
     alpha_min: float = typer.Option(0.5),
     alpha_init: float = typer.Option(1.0),
-    patience: int = typer.Option(3),
+    patience: int = typer.Option(2),
+    weight_decay: float = typer.Option(0.01, help="Decoupled weight decay of the word vectors."),
     seed: int = typer.Option(0, help="Seeds the split, the weights, the batches and the dropout."),
     threads: int = typer.Option(2, help="CPU threads for torch."),
     progress: bool = typer.Option(True, help="Show progress bars and per-epoch metrics."),
@@ -78,7 +79,7 @@ def train(
     torch.set_num_threads(threads)
     est = HardmaxSentimentClassifier(
         d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, lr=lr, embed_lr=embed_lr,
-        word_dropout=word_dropout, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, patience=patience,
+        word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, patience=patience,
         random_state=seed, run_dir=str(run), verbose=progress,
     )
     est._check_params()

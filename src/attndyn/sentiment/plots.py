@@ -100,7 +100,6 @@ def _labels(ax, pts: np.ndarray, words: list[str], leaders: np.ndarray, max_labe
     for i, p in enumerate(pts):
         keyed.setdefault(tuple(np.round(p, 3)), []).append(i)
     groups = sorted(keyed.values(), key=lambda g: (-int(any(leaders[i] for i in g)), -len(g)))
-    span = float(np.ptp(pts, axis=0).max()) or 1.0
     for g in groups[:max_labels]:
         names = {}
         for i in g:
@@ -110,7 +109,6 @@ def _labels(ax, pts: np.ndarray, words: list[str], leaders: np.ndarray, max_labe
         x, y = pts[g[0]]
         ax.annotate(label, (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7,
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "alpha": 0.7, "lw": 0})
-    _ = span
 
 
 def _panel(ax, data: dict, k: int, lim: tuple) -> None:

@@ -2,7 +2,8 @@
 
 The model is any ``nn.Module`` with ``model(ids, mask, tau=...) -> logits (B,)`` for the
 trained (softmax) path and ``model.hardmax_logits(ids, mask) -> logits (B,)`` for inference.
-The loop: binary cross-entropy, Adam with a separate learning rate for the embedding table,
+The loop: binary cross-entropy, AdamW with its own learning rate and decoupled weight decay
+for the embedding table,
 gradient clipping, word dropout, temperature annealing, per-epoch softmax *and* hardmax loss
 and accuracy on a fixed training subset and on the validation split, early stopping on the
 validation hardmax accuracy, an atomic checkpoint every epoch (weights, optimizer, random
@@ -183,8 +184,11 @@ def _tau(config: TrainConfig, model: nn.Module, epoch: int) -> float | None:
 def _optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Optimizer:
     embed = [p for n, p in model.named_parameters() if n.startswith("embed.")]
     rest = [p for n, p in model.named_parameters() if not n.startswith("embed.")]
-    return torch.optim.Adam(
-        [{"params": embed, "lr": config.embed_lr}, {"params": rest, "lr": config.lr}], weight_decay=config.weight_decay
+    # Decoupled weight decay on the word vectors only: a word must keep earning its distance
+    # from the origin (where it follows others) to become a leader; alpha and the decoder are not decayed.
+    return torch.optim.AdamW(
+        [{"params": embed, "lr": config.embed_lr, "weight_decay": config.weight_decay},
+         {"params": rest, "lr": config.lr, "weight_decay": 0.0}]
     )
 
 

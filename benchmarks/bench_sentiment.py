@@ -1,0 +1,126 @@
+"""Real-data benchmark of the hardmax-transformer sentiment classifier (issue 3, point 6).
+
+Hardmax-inference test accuracy on the seeded 70/30 split for each d, beside the paper's
+numbers and beside TF-IDF + logistic regression on the same split in the same run; the
+official 25k/25k split; clustering and leader statistics; training and inference times.
+
+    python benchmarks/bench_sentiment.py --out runs/bench            # all of it
+    python benchmarks/bench_sentiment.py --out runs/bench --dims 2   # one d (finished parts are reused)
+
+Results go to OUT/results.json and OUT/results.md; each model to OUT/<split>-d<d>/ (a run
+folder that `attndyn sentiment evaluate` / `explain` read). Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from attndyn.io import write_json, write_text
+from attndyn.sentiment import HardmaxSentimentClassifier
+from attndyn.sentiment.corpus import load_corpus
+from attndyn.sentiment.evaluate import accuracy_report, hardmax_statistics
+
+PAPER = {2: (0.791, 0.791), 4: (0.823, 0.803), 8: (0.851, 0.813), 16: (0.882, 0.846)}  # (best, final) test accuracy
+
+
+def tfidf_baseline(corpus, max_len: int) -> dict:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    from attndyn.sentiment.text import clean
+
+    y = corpus.reviews.labels
+    tr, te = corpus.train_idx, corpus.test_idx
+    out = {}
+    for name, docs in [("full_text", [clean(t) for t in corpus.reviews.texts]),
+                       (f"first_{max_len}_tokens", [" ".join(t[:max_len]) for t in corpus.tokens])]:
+        t0 = time.perf_counter()
+        vec = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True, max_features=200_000)
+        Xtr = vec.fit_transform([docs[i] for i in tr])
+        clf = LogisticRegression(C=4.0, max_iter=1000).fit(Xtr, y[tr])
+        acc = float(clf.score(vec.transform([docs[i] for i in te]), y[te]))
+        out[name] = {"test_acc": acc, "seconds": time.perf_counter() - t0}
+        print(f"TF-IDF + LR ({name}): {acc:.4f}", flush=True)
+    return out
+
+
+def run_one(corpus, d: int, out: Path, params: dict, data: str) -> dict:
+    run = out / f"{corpus.split}-d{d}"
+    done = run / "result.json"
+    if done.is_file():
+        return json.loads(done.read_text())
+    tr, te = corpus.train_idx, corpus.test_idx
+    est = HardmaxSentimentClassifier(d=d, run_dir=str(run), verbose=True, random_state=corpus.seed, **params)
+    t0 = time.perf_counter()
+    est.fit([corpus.reviews.texts[i] for i in tr], corpus.reviews.labels[tr], tokens=[corpus.tokens[i] for i in tr])
+    train_s = time.perf_counter() - t0
+    est.save(run)
+    write_json(run / "data.json", {"data": data, "split": corpus.split, "seed": corpus.seed})
+    test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
+    rep = {"d": d, "split": corpus.split, "alpha": est.alpha_, "best_epoch": est.best_epoch_, "epochs_run": len(est.history_),
+           "stop_reason": est.stop_reason_, "train_seconds": train_s}
+    rep.update(accuracy_report(est.model_, test))
+    rep.update(hardmax_statistics(est.model_, test, est.vocab_.words))
+    write_json(done, rep)
+    print(json.dumps({k: v for k, v in rep.items() if k != "figure10"}), flush=True)
+    return rep
+
+
+def table(results: dict) -> str:
+    lines = ["| d | split | hardmax acc | softmax acc | agreement | paper best / final | alpha | clusters per token | "
+             "leaders mean (std, min-max) | leaders at layer 0 | train s | hardmax inference s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results["models"]:
+        pb, pf = PAPER.get(r["d"], (float("nan"), float("nan")))
+        paper = f"{pb:.3f} / {pf:.3f}" if r["split"] == "random" else "-"
+        lines.append(
+            f"| {r['d']} | {r['split']} | {r['hardmax_acc']:.4f} | {r['softmax_acc']:.4f} | {r['agreement']:.4f} | {paper} | "
+            f"{r['alpha']:.3f} | {r['clusters_per_token_mean']:.3f} | {r['leaders_mean']:.2f} ({r['leaders_std']:.2f}, "
+            f"{r['leaders_min']}-{r['leaders_max']}) | {r['leaders_at_layer0_fraction']:.3f} | {r['train_seconds']:.0f} | "
+            f"{r['hardmax_seconds']:.1f} |")
+    for name, b in results.get("tfidf", {}).items():
+        lines.append(f"\nTF-IDF (1-2 grams) + logistic regression, {name}, same 70/30 split: **{b['test_acc']:.4f}** ({b['seconds']:.0f} s)")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default="../shared/data/imdb/imdb.csv.gz")
+    ap.add_argument("--out", default="runs/bench")
+    ap.add_argument("--dims", type=int, nargs="+", default=[2, 4, 8, 16])
+    ap.add_argument("--official-dims", type=int, nargs="*", default=[2])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-tfidf", action="store_true")
+    ap.add_argument("--params", default="{}", help="JSON of HardmaxSentimentClassifier keywords")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    params = {"max_len": 200, "epochs": 8, **json.loads(args.params)}
+    res_path = out / "results.json"
+    results = json.loads(res_path.read_text()) if res_path.is_file() else {"models": []}
+    results["params"] = params
+    corpus = load_corpus(args.data, split="random", seed=args.seed, cache_dir=out / "cache")
+    if not args.no_tfidf and "tfidf" not in results:
+        results["tfidf"] = tfidf_baseline(corpus, params["max_len"])
+        write_json(res_path, results)
+    todo = [(corpus, d) for d in args.dims]
+    if args.official_dims:
+        official = load_corpus(args.data, split="official", seed=args.seed, cache_dir=out / "cache")
+        todo += [(official, d) for d in args.official_dims]
+    for c, d in todo:
+        rep = run_one(c, d, out, dict(params), args.data)
+        results["models"] = [r for r in results["models"] if (r["d"], r["split"]) != (d, c.split)] + [rep]
+        results["models"].sort(key=lambda r: (r["split"] != "random", r["d"]))
+        write_json(res_path, results)
+        write_text(out / "results.md", table(results))
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()
