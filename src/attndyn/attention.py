@@ -16,7 +16,8 @@ from torch import Tensor
 __all__ = ["scores", "hardmax_weights", "softmax_weights", "aggregate", "follow_sets"]
 
 # Chunk the (B, n, n) score tensor so that at most this many entries exist at a time.
-MAX_CHUNK_ENTRIES = 1 << 24
+# (8 MB of float64: large enough to amortise per-call overhead, small enough to stay in cache.)
+MAX_CHUNK_ENTRIES = 1 << 20
 
 
 def scores(x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None)) -> Tensor:
@@ -66,6 +67,25 @@ def hardmax_weights(s: Tensor, mask: Tensor | None = None, *, tol: float = 0.0) 
         eye = torch.eye(s.shape[-1], dtype=s.dtype, device=s.device)
         w = torch.where(mask[:, :, None], w, eye)
     return w
+
+
+def hardmax_mean(s: Tensor, z: Tensor, mask: Tensor | None = None, *, tol: float = 0.0) -> tuple[Tensor, Tensor]:
+    r""":math:`\frac{1}{|C_i|}\sum_{j\in C_i} z_j` and the boolean follow sets, in few passes.
+
+    Same tie rule as :func:`hardmax_weights` (which it equals: ``hardmax_weights(s) @ z``) without
+    forming the weight matrix; padding queries follow nobody and their "mean" is their own token.
+    Returns ``(mean (B, n, d), follow (B, n, n))``.
+    """
+    s = _masked(s, mask)
+    m = s.amax(dim=-1, keepdim=True)  # (B, n, 1)
+    follow = s >= (m - tol) if tol > 0 else s == m
+    if mask is not None:
+        follow &= mask[:, :, None]
+    count = follow.sum(dim=-1, keepdim=True)  # (B, n, 1)
+    mean = torch.bmm(follow.to(z.dtype), z) / count.clamp_min(1)
+    if mask is not None:
+        mean = torch.where(mask[:, :, None], mean, z)
+    return mean, follow
 
 
 def follow_sets(s: Tensor, mask: Tensor | None = None, *, tol: float = 0.0) -> Tensor:

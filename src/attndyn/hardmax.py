@@ -101,14 +101,12 @@ def hardmax_step(
     for a in range(0, B, step):  # chunks of sequences keep the (chunk, n, n) scores small
         zc = z[a : a + step]
         mc = None if mask is None else mask[a : a + step]
-        w = attention.hardmax_weights(attention.scores(zc, A), mc, tol=tol)  # (c, n, n)
-        outs.append(zc + coef * (attention.aggregate(w, zc) - zc))
-        lead = torch.diagonal(w, dim1=-2, dim2=-1) == 1  # C_i = {i}
-        if mc is not None:
-            lead = lead & mc
+        mean, follow = attention.hardmax_mean(attention.scores(zc, A), zc, mc, tol=tol)  # (c, n, d), (c, n, n)
+        outs.append(zc + coef * (mean - zc))
+        lead = torch.diagonal(follow, dim1=-2, dim2=-1) & (follow.sum(dim=-1) == 1)  # C_i = {i}
         leaders.append(lead)
         if record_follow:
-            follows.append(w > 0 if mc is None else (w > 0) & mc[:, :, None])  # padding follows nobody
+            follows.append(follow)
     z_next = torch.cat(outs)
     return HardmaxStep(
         z_next,

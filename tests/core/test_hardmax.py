@@ -272,3 +272,16 @@ def test_save_options_check_themselves():
         attndyn.SaveAt(every=0)
     with pytest.raises(attndyn.InputError, match="rtol"):
         attndyn.StopOnConvergence(rtol=-1)
+
+
+def test_hardmax_mean_equals_weights_times_tokens():
+    rng = np.random.default_rng(4)
+    z = torch.from_numpy(rng.integers(-2, 3, size=(5, 7, 3)).astype(float))
+    mask = torch.from_numpy(rng.random((5, 7)) > 0.3)
+    mask[:, 0] = True
+    s = attention.scores(z)
+    for tol in (0.0, 1.5):
+        mean, follow = attention.hardmax_mean(s, z, mask, tol=tol)
+        w = attention.hardmax_weights(s, mask, tol=tol)
+        torch.testing.assert_close(mean, attention.aggregate(w, z))
+        assert torch.equal(follow, (w > 0) & mask[:, :, None])
