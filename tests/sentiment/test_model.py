@@ -86,3 +86,16 @@ def test_config_errors(kw, msg):
 def test_config_rejects_unknown_keys():
     with pytest.raises(InputError, match="unknown model config keys"):
         SentimentConfig.from_dict({"vocab_size": 3, "depth": 2})
+
+
+def test_repeated_leader_word_still_leads():
+    from attndyn.sentiment.model import word_leaders
+
+    m = _model(d=2)
+    with torch.no_grad():
+        m.embed.weight[2] = torch.tensor([3.0, 0.0])
+        m.embed.weight[3] = torch.tensor([0.5, 0.2])
+    ids = torch.tensor([[2, 2, 3]])
+    _, traj = m.hardmax_run(ids, torch.ones_like(ids, dtype=torch.bool), follow=True)
+    assert not traj.leader_mask[-1, 0, :2].any()  # C_i = {0, 1}: no singleton by the letter of the definition
+    assert word_leaders(traj, ids)[-1, 0].tolist() == [True, True, False]

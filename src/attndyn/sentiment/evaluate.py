@@ -15,6 +15,7 @@ import torch
 
 from ..analysis import clusters as find_clusters
 from .explain import CLUSTER_RTOL, cluster_tolerance
+from .model import word_leaders
 from .train import EncodedSplit, predict_logits
 
 __all__ = ["accuracy_report", "hardmax_statistics", "figure8_data", "evaluate_model"]
@@ -42,8 +43,9 @@ def accuracy_report(model, data: EncodedSplit, *, batch_size: int = 1024) -> dic
 @torch.no_grad()
 def hardmax_statistics(model, data: EncodedSplit, words: list[str], *, rtol: float = CLUSTER_RTOL,
                        batch_size: int = 512, confidence: float = 0.95, far: float = 2.0, top: int = 15) -> dict:
-    """Per review at the last layer: clusters per real token, leaders (count, and the fraction
-    already leaders at layer 0); Figure 10's leader words.
+    """Per review at the last layer: clusters per real token, leaders (distinct leader words, see
+    :func:`~attndyn.sentiment.model.word_leaders`, and the fraction of leader tokens already
+    leaders at layer 0); Figure 10's leader words (each leader token counted).
 
     Figure 10 counts, among reviews classified correctly with confidence >= ``confidence``, the
     last-layer leaders whose :math:`|H(z_i)| = |\\langle v, z_i\\rangle + b| \\ge` ``far``.
@@ -56,9 +58,10 @@ def hardmax_statistics(model, data: EncodedSplit, words: list[str], *, rtol: flo
     order = torch.argsort(data.mask.sum(dim=1))
     for a in range(0, len(data), batch_size):
         part = data.take(order[a : a + batch_size])
-        logits, traj = model.hardmax_run(part.ids, part.mask)
+        logits, traj = model.hardmax_run(part.ids, part.mask, follow=True)
         z0, zK = traj.ys[0].numpy(), traj.ys[-1].numpy()  # (B, n, d)
-        lead_last, lead0 = traj.leader_mask[-1].numpy(), traj.leader_mask[0].numpy()  # (B, n)
+        lead = word_leaders(traj, part.ids)  # (2, B, n): layer 0 and the last layer
+        lead_last, lead0 = lead[-1].numpy(), lead[0].numpy()  # (B, n)
         m = part.mask.numpy()
         Hz = (traj.ys[-1] @ v + b).numpy()  # (B, n): H at every token
         p = torch.sigmoid(logits).numpy()
@@ -68,7 +71,7 @@ def hardmax_statistics(model, data: EncodedSplit, words: list[str], *, rtol: flo
             tol = cluster_tolerance(z0[i, real], rtol)
             ratios.append(len(find_clusters(zK[i, real], tol=tol)) / len(real))
             L = lead_last[i] & m[i]
-            n_leaders.append(int(L.sum()))
+            n_leaders.append(len(set(part.ids[i, L].tolist())))  # distinct leader words
             at0.append(float((L & lead0[i]).sum() / max(1, L.sum())))
             pred = int(p[i] > 0.5)
             conf = max(p[i], 1 - p[i])

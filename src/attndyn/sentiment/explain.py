@@ -9,7 +9,8 @@ decision value is linear in their mean:
 
 so cluster c contributes :math:`\frac{|c|}{n}\langle v, z_c\rangle` (:math:`z_c` its centre).
 ``share`` is that contribution divided by the sum of the absolute contributions (signed; the
-absolute shares add up to 1). Leaders are tokens with :math:`C_i = \{i\}` at the last layer.
+absolute shares add up to 1). Leaders are tokens whose follow set at the last layer holds only
+copies of their own word (:func:`~attndyn.sentiment.model.word_leaders`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 import torch
 
 from ..analysis import clusters as find_clusters
+from .model import word_leaders
 from .text import UNK
 
 __all__ = ["Explanation", "ClusterRecord", "explain", "cluster_tolerance", "CLUSTER_RTOL"]
@@ -71,21 +73,21 @@ def trajectory_of(estimator, text: str):
     known = [w for w in tok if w in estimator.vocab_.index][: estimator.max_len] or [UNK]
     ids = torch.tensor([estimator.vocab_.ids(known)])
     mask = torch.ones_like(ids, dtype=torch.bool)
-    logits, traj = estimator.model_.hardmax_run(ids, mask, every=1)
-    return known, traj, float(logits[0])
+    logits, traj = estimator.model_.hardmax_run(ids, mask, every=1, follow=True)
+    return known, traj, float(logits[0]), ids
 
 
 def explain(estimator, text: str, *, rtol: float = CLUSTER_RTOL) -> Explanation:
     """Explain the hardmax prediction of a fitted :class:`HardmaxSentimentClassifier` on ``text``."""
     estimator._check_fitted()
-    words, traj, H = trajectory_of(estimator, text)
+    words, traj, H, ids = trajectory_of(estimator, text)
     model = estimator.model_
     v = model.decoder.weight.detach().double()[0].numpy()
     b = float(model.decoder.bias.detach()[0])
     z0 = traj.ys[0, 0].numpy()
     zK = traj.ys[-1, 0].numpy()
     n = len(words)
-    lead_last = traj.leader_mask[-1, 0].numpy()
+    lead_last = word_leaders(traj, ids)[-1, 0].numpy()
     groups = find_clusters(zK, tol=cluster_tolerance(z0, rtol))
     recs = []
     for c in groups:

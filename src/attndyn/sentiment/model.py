@@ -32,7 +32,7 @@ from ..hardmax import hardmax
 from ..options import SaveAt
 from ..trajectory import HardmaxTrajectory
 
-__all__ = ["SentimentConfig", "SentimentTransformer", "HookPoint"]
+__all__ = ["SentimentConfig", "SentimentTransformer", "HookPoint", "word_leaders"]
 
 
 @dataclass(frozen=True)
@@ -153,11 +153,12 @@ class SentimentTransformer(nn.Module):
 
     # ---- hardmax (inference) forward ------------------------------------------------------
     @torch.no_grad()
-    def hardmax_run(self, ids: Tensor, mask: Tensor, *, every: int | None = None) -> tuple[Tensor, HardmaxTrajectory]:
+    def hardmax_run(self, ids: Tensor, mask: Tensor, *, every: int | None = None, follow: bool = False) -> tuple[Tensor, HardmaxTrajectory]:
         """Hardmax inference with the same weights, through :func:`attndyn.hardmax` in float64.
 
         Returns ``(logits (B,), trajectory)``; ``every=1`` keeps every layer (for explanations),
-        None only the first and last (fast).
+        None only the first and last (fast); ``follow`` also keeps the follow sets (see
+        :func:`word_leaders`).
         """
         z0 = self.embed.weight.detach().to(torch.float64)[ids]  # (B, n, d)
         traj = hardmax(
@@ -165,7 +166,7 @@ class SentimentTransformer(nn.Module):
             alpha=float(self.alpha.detach()),
             layers=self.config.layers,
             mask=mask,
-            save=SaveAt(every=every),
+            save=SaveAt(every=every, follow=follow),
             check_hypotheses=False,  # repeated words are legitimate exact ties
         )
         zK = traj.ys[-1]  # (B, n, d)
@@ -174,3 +175,17 @@ class SentimentTransformer(nn.Module):
     @torch.no_grad()
     def hardmax_logits(self, ids: Tensor, mask: Tensor) -> Tensor:
         return self.hardmax_run(ids, mask)[0]
+
+
+def word_leaders(traj: HardmaxTrajectory, ids: Tensor) -> Tensor:
+    r"""Leaders counted per *word*, (T, B, n) bool at the kept layers (needs ``follow=True``).
+
+    The paper's leader has :math:`C_i = \{i\}`. A word that occurs twice is two identical
+    tokens that tie exactly, so by that letter neither copy would ever lead. Here token i leads
+    when every token it follows is a copy of its own word (same index), i.e. its word is its
+    unique best match.
+    """
+    same = ids[:, :, None] == ids[:, None, :]  # (B, n, n)
+    other = traj.follow & ~same  # (T, B, n, n): follows a different word
+    lead = ~other.any(dim=-1)  # (T, B, n)
+    return lead & traj.mask[None] if traj.mask is not None else lead

@@ -80,13 +80,15 @@ def figure9_data(estimator, text: str) -> dict:
     """Everything Figure 9 draws for one review and a d = 2 model (JSON-able)."""
     from .explain import trajectory_of
 
-    words, traj, H = trajectory_of(estimator, text)
+    from .model import word_leaders
+
+    words, traj, H, ids = trajectory_of(estimator, text)
     m = estimator.model_
     ys = traj.ys[:, 0].numpy()  # (K+1, n, 2)
     return {
         "words": words,
         "tokens": ys.tolist(),
-        "leaders": traj.leader_mask[:, 0].numpy().tolist(),
+        "leaders": word_leaders(traj, ids)[:, 0].numpy().tolist(),
         "v": m.decoder.weight.detach().double()[0].tolist(),
         "b": float(m.decoder.bias.detach()[0]),
         "decision_value": H,
