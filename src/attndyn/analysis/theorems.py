@@ -205,11 +205,13 @@ class GeometryReport:
         return asdict(self)
 
 
-def _count_levels(values: np.ndarray, tol: float) -> int:
+def _levels(values: np.ndarray, tol: float) -> list[float]:
+    """Distinct values up to ``tol`` (gaps larger than tol separate groups), as group means."""
     if values.size == 0:
-        return 0
+        return []
     v = np.sort(values.reshape(-1))
-    return int(1 + (np.diff(v) > tol).sum())
+    groups = np.split(v, np.nonzero(np.diff(v) > tol)[0] + 1)
+    return [float(g.mean()) for g in groups]
 
 
 def softmax_geometry(
@@ -291,11 +293,11 @@ def softmax_geometry(
     if regime == "hyperplanes":
         lam, phi, psi = leading_direction(V)
         coord = pts @ psi  # coordinate along phi_1 in V's eigenbasis
-        levels = _count_levels(coord, rtol * max(np.abs(coord).max(), 1e-300))
+        levels = _levels(coord, rtol * max(np.abs(coord).max(), 1e-300))
         return GeometryReport(
             regime, "Thm 4.1: the coordinates along phi_1 tend to at most three values (<= 3 parallel hyperplanes)",
-            holds=levels <= 3, measured={"hyperplanes": levels, "lambda_1": lam, "phi_1": phi.tolist(),
-                                         "levels": sorted(set(np.round(coord, 6).tolist()))[:10]})
+            holds=len(levels) <= 3, measured={"hyperplanes": len(levels), "lambda_1": lam, "phi_1": phi.tolist(),
+                                              "levels": levels[:10]})
     if regime == "paranormal":
         ev = np.linalg.eigvals(V)
         lam = float(np.abs(ev).max())
