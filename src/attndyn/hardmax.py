@@ -210,12 +210,12 @@ def hardmax(
             keep = save.keeps(k, layers)
             res = hardmax_step(z, alpha=alpha, A=A_t, mask=m, tol=tol, record_follow=save.follow and keep)
             lead = res.leader.cpu()
-            leader_since = torch.where((leader_since < 0) & lead, torch.tensor(k), leader_since)
+            leader_since.masked_fill_(lead & (leader_since < 0), k)  # first layer each token leads
             if stop is not None:
                 now = (res.moved <= stop.rtol * res.scale) & (converged_at < 0)
             else:
                 now = (res.moved == 0) & (converged_at < 0)
-            converged_at = torch.where(now, torch.tensor(k), converged_at)
+            converged_at.masked_fill_(now, k)
             change = res.moved / res.scale.clamp_min(torch.finfo(torch.float64).tiny)
             done = stop is not None and bool((converged_at >= 0).all())
             if keep or done:
