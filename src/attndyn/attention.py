@@ -77,12 +77,16 @@ def hardmax_mean(s: Tensor, z: Tensor, mask: Tensor | None = None, *, tol: float
     Returns ``(mean (B, n, d), follow (B, n, n))``.
     """
     s = _masked(s, mask)
-    m = s.amax(dim=-1, keepdim=True)  # (B, n, 1)
+    m, arg = s.max(dim=-1, keepdim=True)  # (B, n, 1) each
     follow = s >= (m - tol) if tol > 0 else s == m
     if mask is not None:
         follow &= mask[:, :, None]
     count = follow.sum(dim=-1, keepdim=True)  # (B, n, 1)
-    mean = torch.bmm(follow.to(z.dtype), z) / count.clamp_min(1)
+    single = count == 1 if mask is None else (count == 1) | ~mask[:, :, None]
+    if bool(single.all()):  # no ties (the generic case): C_i = {argmax}, O(n d) gather
+        mean = torch.gather(z, 1, arg.expand(-1, -1, z.shape[-1]))
+    else:
+        mean = torch.bmm(follow.to(z.dtype), z) / count.clamp_min(1)
     if mask is not None:
         mean = torch.where(mask[:, :, None], mean, z)
     return mean, follow
