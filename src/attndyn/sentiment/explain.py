@@ -7,7 +7,7 @@ decision value is linear in their mean:
 
     H = \langle v, \bar z\rangle + b = \sum_{c} \frac{|c|}{n}\,\langle v, z_c\rangle + b,
 
-so cluster c contributes :math:`\frac{|c|}{n}\langle v, z_c\rangle` (:math:`z_c` its centre).
+so a group c of tokens contributes :math:`\frac{|c|}{n}\langle v, z_c\rangle` (:math:`z_c` its mean).
 ``share`` is that contribution divided by the sum of the absolute contributions (signed; the
 absolute shares add up to 1). Leaders are tokens whose follow set at the last layer holds only
 copies of their own word (:func:`~attndyn.sentiment.model.word_leaders`).
@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from ..analysis import clusters as find_clusters
 from .model import word_leaders
 from .text import UNK
 
@@ -44,8 +43,8 @@ class ClusterRecord:
     words: list[str]
     size: int
     center: list[float]
-    decision: float  # <v, center>, the side of the decision line the cluster sits on
-    contribution: float  # |c|/n * <v, center>
+    decision: float  # H(center) = <v, center> + b: the side of the decision line the group sits on
+    contribution: float  # (1/n) sum over the group of <v, z_i>
     share: float
 
 
@@ -77,32 +76,39 @@ def trajectory_of(estimator, text: str):
     return known, traj, float(logits[0]), ids
 
 
-def explain(estimator, text: str, *, rtol: float = CLUSTER_RTOL) -> Explanation:
-    """Explain the hardmax prediction of a fitted :class:`HardmaxSentimentClassifier` on ``text``."""
+def explain(estimator, text: str) -> Explanation:
+    r"""Explain the hardmax prediction of a fitted :class:`HardmaxSentimentClassifier` on ``text``.
+
+    Every real token is attributed to the last-layer leader nearest to it (tokens converge to
+    leaders' limits or to convex combinations of them, hardmax paper Theorem 1.1); copies of one
+    leader word form one group. A group's contribution is :math:`\frac1n\sum_{i\in g}\langle v,
+    z^K_i\rangle`, so the contributions and the bias add up to H exactly.
+    """
     estimator._check_fitted()
     words, traj, H, ids = trajectory_of(estimator, text)
     model = estimator.model_
     v = model.decoder.weight.detach().double()[0].numpy()
     b = float(model.decoder.bias.detach()[0])
-    z0 = traj.ys[0, 0].numpy()
-    zK = traj.ys[-1, 0].numpy()
+    zK = traj.ys[-1, 0].numpy()  # (n, d)
     n = len(words)
-    lead_last = word_leaders(traj, ids)[-1, 0].numpy()
-    groups = find_clusters(zK, tol=cluster_tolerance(z0, rtol))
+    lead = word_leaders(traj, ids)[-1, 0].numpy()
+    lead_idx = np.flatnonzero(lead)
+    if lead_idx.size == 0:  # cannot happen for A = I (the largest token leads), kept for safety
+        lead_idx = np.array([int(np.argmax(np.linalg.norm(zK, axis=1)))])
+    dist = np.linalg.norm(zK[:, None, :] - zK[None, lead_idx, :], axis=-1)  # (n, leaders)
+    owner = lead_idx[np.argmin(dist, axis=1)]  # nearest leader token of every token
+    groups: dict[str, list[int]] = {}
+    for i in range(n):
+        groups.setdefault(words[owner[i]], []).append(i)
+    Hz = zK @ v  # (n,)
     recs = []
-    for c in groups:
-        members = list(c.members)
-        dec = float(np.dot(v, c.center))
-        lead = [words[i] for i in members if lead_last[i]]
-        if not lead:  # the token of the cluster that is furthest out (largest norm) stands for it
-            lead = [words[max(members, key=lambda i: float(np.linalg.norm(zK[i])))]]
-        recs.append([sorted(set(lead)), [words[i] for i in members], len(members), c.center.tolist(), dec, len(members) / n * dec])
+    for leader, members in groups.items():
+        center = zK[members].mean(axis=0)
+        recs.append(([leader], [words[i] for i in members], len(members), center.tolist(), float(center @ v + b),
+                     float(Hz[members].sum() / n)))
     total = sum(abs(r[5]) for r in recs) or 1.0
-    records = sorted(
-        (ClusterRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[5] / total) for r in recs), key=lambda r: -abs(r.contribution)
-    )
+    records = sorted((ClusterRecord(*r, share=r[5] / total) for r in recs), key=lambda r: -abs(r.contribution))
     p = 1.0 / (1.0 + np.exp(-H))
     label = estimator.classes_[int(H > 0)]
-    leaders = sorted({w for i, w in enumerate(words) if lead_last[i]})
     return Explanation(text=text, label=label, probability=float(p), decision_value=H, bias=b,
-                       alpha=float(model.alpha.detach()), words=words, leaders=leaders, clusters=records)
+                       alpha=float(model.alpha.detach()), words=words, leaders=sorted(groups), clusters=records)

@@ -99,8 +99,9 @@ def figure9_data(estimator, text: str) -> dict:
 def _labels(ax, pts: np.ndarray, words: list[str], leaders: np.ndarray, max_labels: int = 14) -> None:
     """Label each distinct position once ("word ×3, other"), leaders first, at most ``max_labels``."""
     keyed: dict[tuple, list[int]] = {}
+    cell = 0.04 * (float(np.ptp(pts, axis=0).max()) or 1.0)  # points closer than ~4% of the span share a label
     for i, p in enumerate(pts):
-        keyed.setdefault(tuple(np.round(p, 3)), []).append(i)
+        keyed.setdefault(tuple(np.round(p / cell).astype(int)), []).append(i)
     groups = sorted(keyed.values(), key=lambda g: (-int(any(leaders[i] for i in g)), -len(g)))
     for g in groups[:max_labels]:
         names = {}
