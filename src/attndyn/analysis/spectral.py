@@ -88,7 +88,7 @@ def is_paranormal(V: Any, *, rtol: float = 1e-8) -> bool:
         return False
     m = int(top.sum())
     rank = np.linalg.matrix_rank(A - rho * np.eye(len(A)), tol=1e-7 * rho)
-    return rank == len(A) - m
+    return bool(rank == len(A) - m)
 
 
 def is_good_triple_with_multiplicity(Q: Any, K: Any, V: Any) -> bool:
