@@ -3,7 +3,7 @@ r"""Compiled hardmax layer for planar tokens (d = 2), exact tie rule, no score m
 The maximiser of the linear functional :math:`z \mapsto \langle A z_i, z\rangle` over a finite
 set is attained at a vertex of its convex hull, and a point at distance ``r`` inside a convex
 polygon spanned by some of the points scores at least :math:`r\,\lVert A z_i\rVert` below the
-maximum. So per sequence we span such a polygon once (the extreme points in 16 directions),
+maximum. So per sequence we span such a polygon once (the extreme points in 12 directions),
 keep as *candidates* every point not deeper than a tiny margin inside it (its corners, points
 on or near its edges, duplicates), and compare each token only with the candidates: O(n c)
 instead of O(n^2). Points outside the
@@ -30,7 +30,7 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
 # Points closer than MARGIN * (coordinate scale) to the inscribed polygon's boundary are kept.
 MARGIN = 1e-9
 # Number of directions whose extreme points span the inscribed polygon.
-DIRECTIONS = 16
+DIRECTIONS = 12
 _UX = np.cos(2 * np.pi * np.arange(DIRECTIONS) / DIRECTIONS)
 _UY = np.sin(2 * np.pi * np.arange(DIRECTIONS) / DIRECTIONS)
 
