@@ -30,6 +30,10 @@ def test_evaluate_and_figures(run_dir, capsys):
     assert {"softmax_acc", "hardmax_acc", "agreement", "leaders_mean", "clusters_per_token_mean", "figure10"} <= set(rep)
     for name in ("evaluation.json", "figure8.png", "figure10.png", "accuracy.png"):
         assert (run_dir / name).stat().st_size > 0
+    assert main(["sentiment", "evaluate", "--run", str(run_dir), "--no-figures", "--out", str(run_dir / "again")]) == 0
+    assert (run_dir / "again" / "evaluation.json").is_file()
+    assert main(["sentiment", "evaluate"]) == 2
+    assert "give the run folder once" in capsys.readouterr().err
 
 
 def test_predict_text_file_and_csv(run_dir, tmp_path, capsys):

@@ -101,7 +101,8 @@ def train(
 
 @app.command()
 def evaluate(
-    run: Path = typer.Argument(..., help="A run folder written by `attndyn sentiment train`."),
+    run_arg: Optional[Path] = typer.Argument(None, metavar="RUN", help="A run folder written by `attndyn sentiment train`."),
+    run_opt: Optional[Path] = typer.Option(None, "--run", help="The run folder (same as the RUN argument)."),
     data: Optional[Path] = typer.Option(None, help="Data to evaluate on (default: the run's data and split)."),
     out: Optional[Path] = typer.Option(None, help="Output folder for evaluation.json and figures (default: RUN)."),
     figures: bool = typer.Option(True, help="Draw Figures 8 and 10 and the accuracy curves."),
@@ -112,6 +113,9 @@ def evaluate(
     from ..sentiment.corpus import load_corpus
     from ..sentiment.evaluate import evaluate_model
 
+    if (run_arg is None) == (run_opt is None):
+        raise InputError("give the run folder once: attndyn sentiment evaluate RUN (or --run RUN)")
+    run = run_arg or run_opt
     est = _estimator(run)
     info_path = run / "data.json"
     info = json.loads(info_path.read_text()) if info_path.is_file() else {"data": DEFAULT_DATA, "split": "random", "seed": 0}
