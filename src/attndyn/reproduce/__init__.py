@@ -1,0 +1,22 @@
+"""``attndyn reproduce``: every figure and computable claim of both papers, set beside what we measure.
+
+Experiments (one function each, registered by name in :data:`EXPERIMENTS`):
+
+- hardmax paper: Fig. 1 (one step), Fig. 2 (four configurations), Fig. 7 / Example 5.2 (a leader
+  that emerges at layer 1), Theorem 1.1 over random instances, Figs. 8-10 from a sentiment run;
+- softmax paper: Theorem 2.1 / Fig. 3, Fig. 4, Theorem 3.1 / Fig. 5, Theorem 4.1 / Fig. 6,
+  Conjecture 4.2 / Fig. 7, Theorem 5.1 / Fig. 8, Theorem C.5, Table 1 over random instances, and
+  the proportion of good triples among real Ginibre matrices.
+
+>>> from attndyn.reproduce import reproduce  # doctest: +SKIP
+>>> report = reproduce(out="out", quick=True)  # doctest: +SKIP
+>>> report.passed  # doctest: +SKIP
+True
+"""
+
+from . import hardmax_experiments, sentiment_experiments, softmax_experiments, statistics  # noqa: F401  (register)
+from .registry import EXPERIMENTS, Check, Context, ExperimentResult, FigureRef, Slider
+from .runner import ReproduceConfig, ReproduceReport, experiment_names, reproduce
+
+__all__ = ["reproduce", "ReproduceConfig", "ReproduceReport", "ExperimentResult", "Check", "FigureRef", "Slider",
+           "Context", "EXPERIMENTS", "experiment_names"]

@@ -1,0 +1,113 @@
+"""Hardmax paper Figs. 8-10 from a trained sentiment run folder (``--sentiment-run DIR``).
+
+Nothing is trained here: the figures are drawn by :mod:`attndyn.sentiment.plots` from what the
+run folder holds (``metrics.json``, ``evaluation.json`` from ``attndyn sentiment evaluate``, and
+the fitted model for Fig. 9). Missing pieces are skipped with a message.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .registry import Check, Context, ExperimentResult, FigureRef, experiment
+
+SOURCE = "Alcalde, Fantuzzi & Zuazua 2024 (hardmax paper)"
+
+# Reported best test accuracy per encoder dimension d (hardmax paper Section 6, restated in sentiment-setup.md).
+PAPER_BEST_ACCURACY = {2: 0.791, 4: 0.823, 8: 0.851, 16: 0.882}
+
+EXAMPLE_REVIEWS = {
+    "positive": "a wonderful film with brilliant acting and a moving story i loved every minute of it",
+    "negative": "a boring waste of time the plot was terrible and the acting was awful i hated it",
+}
+
+
+def _load_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _save_with(ctx: Context, draw, stem: str, caption: str) -> FigureRef:
+    """Draw with a sentiment plot function (which writes one file per call) in every format asked."""
+    files = []
+    for fmt in ctx.formats:
+        p = ctx.out / "figures" / f"{stem}.{fmt}"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        draw(p)
+        files.append(str(p.relative_to(ctx.out)))
+    return FigureRef(caption=caption, files=tuple(files))
+
+
+@experiment("sentiment-figs", title="Hardmax Figs. 8-10: the sentiment model", source=SOURCE + ", Section 6, Figs. 8-10",
+            needs="sentiment_run")
+def sentiment_figs(ctx: Context, res: ExperimentResult) -> None:
+    """Fig. 8: loss per epoch of the softmax training model and of the hardmax model with the same weights.
+    Fig. 9: the words of a positive and a negative review, layer by layer (d = 2 models). Fig. 10: the most
+    frequent far-from-the-line leader words of confidently, correctly classified test reviews."""
+    run = ctx.sentiment_run
+    if run is None:
+        res.skipped = "no trained run given: pass --sentiment-run DIR (a folder written by `attndyn sentiment train`)"
+        return
+    try:
+        from ..sentiment import plots
+    except ImportError as exc:  # the sentiment package is optional for reproduce
+        res.skipped = f"attndyn.sentiment.plots is not available ({exc})"
+        return
+    notes = []
+    evaluation = _load_json(run / "evaluation.json")
+    metrics = _load_json(run / "metrics.json")
+    config = _load_json(run / "config.json") or {}
+    d = config.get("d") or (evaluation or {}).get("d")
+    res.params = {"run": str(run), "d": d}
+    fig8 = (evaluation or {}).get("figure8")
+    if not fig8 and metrics and metrics.get("history"):
+        from ..sentiment.evaluate import figure8_data
+
+        fig8 = figure8_data(metrics["history"])
+    if fig8 and fig8.get("epoch"):
+        res.figures.append(_save_with(ctx, lambda p: plots.figure8(fig8, p), "sentiment_fig8",
+                                      "Fig. 8: loss per epoch, softmax training model vs hardmax inference (same weights)."))
+    else:
+        notes.append("no training history (metrics.json) for Fig. 8")
+    if evaluation:
+        acc = evaluation.get("hardmax_acc")
+        if acc is not None and d in PAPER_BEST_ACCURACY:
+            res.checks.append(Check(f"hardmax test accuracy, d = {d}", f"{PAPER_BEST_ACCURACY[d]} (best epoch)",
+                                    f"{acc:.3f} on {evaluation.get('n', '?')} reviews", None))
+        if "agreement" in evaluation:
+            res.checks.append(Check("softmax and hardmax predictions agree (same weights)", "the loss curves coincide",
+                                    f"{evaluation['agreement']:.3f}", None))
+        if "leaders_mean" in evaluation:
+            res.checks.append(Check("leaders per test review at the last layer: mean (std, min-max); fraction "
+                                    "already leaders at layer 0", "(table printed by the paper's code)",
+                                    f"{evaluation['leaders_mean']:.2f} ({evaluation.get('leaders_std', 0):.2f}, "
+                                    f"{evaluation.get('leaders_min')}-{evaluation.get('leaders_max')}); "
+                                    f"{evaluation.get('leaders_at_layer0_fraction', float('nan')):.2f}", None))
+        rows = evaluation.get("figure10") or []
+        if rows:
+            res.figures.append(_save_with(ctx, lambda p: plots.figure10(rows, p), "sentiment_fig10",
+                                          "Fig. 10: most frequent leaders with |H(z)| >= 2 in confident, correct reviews."))
+            res.checks.append(Check("top leader words (Fig. 10)", "meaningful sentiment words",
+                                    ", ".join(str(r["word"]) for r in rows[:10]), None))
+    else:
+        notes.append("no evaluation.json (run `attndyn sentiment evaluate --run DIR`) for Fig. 10 and the accuracy")
+    if d == 2:
+        try:
+            from ..sentiment import HardmaxSentimentClassifier
+
+            est = HardmaxSentimentClassifier.load(run)
+            for side, text in EXAMPLE_REVIEWS.items():
+                data = plots.figure9_data(est, text)
+                res.figures.append(_save_with(ctx, lambda p, data=data: plots.figure9(data, p), f"sentiment_fig9_{side}",
+                                              f"Fig. 9: the words of a {side} review, layer by layer: \u201c{text}\u201d."))
+        except Exception as exc:  # a broken or foreign run folder must not stop the other experiments
+            notes.append(f"Fig. 9 skipped: {type(exc).__name__}: {exc}")
+    elif d is not None:
+        notes.append(f"Fig. 9 is drawn in the plane and needs a d = 2 model; this run has d = {d}")
+    if notes:
+        res.checks.append(Check("missing pieces", "-", "; ".join(notes), None))
+    if not res.figures:
+        res.skipped = "the run folder holds nothing to draw: " + "; ".join(notes)
