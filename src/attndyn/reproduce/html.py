@@ -51,6 +51,7 @@ document.querySelectorAll('.slider').forEach(function (box) {
   input.addEventListener('input', function () { show(parseInt(input.value, 10)); });
   show(parseInt(input.value, 10));
 });
+document.body.setAttribute('data-ready', '1');
 """
 
 

@@ -121,7 +121,7 @@ def ginibre(ctx: Context, res: ExperimentResult) -> None:
     """Sample V from the real Ginibre ensemble (i.i.d. standard normal entries) in d = 128 and count how
     often its eigenvalue of largest modulus is real, positive and simple, the spectral half of
     Definition 1 (with Q = K = I the other half, <phi_1, phi_1> > 0, always holds)."""
-    N, d = ctx.pick(60, 3000), 128
+    N, d = ctx.pick(100, 3000), 128
     rng = ctx.rng(131)
     k = sum(leading_direction(rng.standard_normal((d, d))) is not None for _ in range(N))
     lo, hi = _wilson(k, N)

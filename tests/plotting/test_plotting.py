@@ -1,0 +1,132 @@
+"""Plotting reads result objects and never simulates; figures save as PNG, SVG and PDF."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import attndyn
+from attndyn import InputError, SaveAt, plotting
+from attndyn.plotting.animation import frame_indices
+
+FIG1 = [[1.0, 0.0], [2.0, 1.0], [2.0, -1.0], [1.5, 2.5], [-1.0, 0.5]]
+
+
+@pytest.fixture(scope="module")
+def hard():
+    z = np.random.default_rng(0).uniform(-1, 1, (9, 2))
+    return attndyn.hardmax(z, alpha=0.5, layers=12, save=SaveAt(follow=True))
+
+
+@pytest.fixture(scope="module")
+def soft3():
+    x = np.random.default_rng(1).standard_normal((12, 3))
+    return attndyn.softmax(x, time=4.0, step=0.2, rescaled=True, save=SaveAt(every=2))
+
+
+@pytest.fixture(scope="module")
+def soft1():
+    x = np.random.default_rng(2).standard_normal((10, 1))
+    return attndyn.softmax(x, time=4.0, step=0.2, save=SaveAt(every=4, attention=True))
+
+
+@pytest.fixture()
+def no_simulation(monkeypatch):
+    """Any attempt to run the dynamics fails the test."""
+
+    def boom(*a, **k):
+        raise AssertionError("a plot function ran the dynamics")
+
+    hardmax_module = sys.modules["attndyn.hardmax"]  # (attndyn.hardmax is also the function)
+    monkeypatch.setattr(hardmax_module, "hardmax_step", boom)
+    monkeypatch.setattr(hardmax_module, "hardmax", boom)
+    monkeypatch.setattr("attndyn.dynamics.SoftmaxAttention.__call__", boom)
+    monkeypatch.setattr("attndyn.dynamics.SoftmaxAttention.discrete_step", boom)
+
+
+def test_save_figure_writes_png_svg_pdf(tmp_path):
+    fig = plotting.step_geometry(FIG1)
+    paths = plotting.save_figure(fig, tmp_path / "sub" / "fig1")
+    assert [p.name for p in paths] == ["fig1.png", "fig1.svg", "fig1.pdf"]
+    assert paths[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in paths[1].read_bytes()[:400]
+    assert paths[2].read_bytes()[:5] == b"%PDF-"
+    assert not list((tmp_path / "sub").glob(".*tmp"))  # atomic: no temporary left behind
+
+
+def test_save_figure_rejects_unknown_format(tmp_path):
+    with pytest.raises(InputError, match="choose among png, svg, pdf"):
+        plotting.save_figure(plotting.step_geometry(FIG1), tmp_path / "x", formats=("jpg",))
+
+
+def test_plots_never_run_the_dynamics(hard, soft3, soft1, no_simulation):
+    figs = [plotting.plot_trajectory(hard), plotting.hardmax_panels(hard, (0, 1, 5, 12)),
+            plotting.plot_trajectory(soft3), plotting.plot_trajectory(soft1), plotting.attention_matrices(soft1),
+            plotting.coordinates(soft3)]
+    assert all(len(f.axes) >= 1 for f in figs)
+    assert len(plotting.render_frames(soft3, [0, len(soft3) - 1])) == 2
+
+
+def test_fig1_attracting_sets():
+    """Hardmax paper Fig. 1: C_1 = {2, 3} for A = I, {4} for A = [[2,1],[1,1]] (0-based here)."""
+    fig = plotting.step_geometry(FIG1)
+    ax = fig.axes[0]
+    assert plotting.draw_step_geometry(ax, FIG1, 0) == [1, 2]
+    assert plotting.draw_step_geometry(ax, FIG1, 0, A=[[2, 1], [1, 1]]) == [3]
+    with pytest.raises(InputError, match=r"shape \(n, 2\)"):
+        plotting.draw_step_geometry(ax, np.ones((3, 3)), 0)
+
+
+def test_follow_matrix_computed_equals_saved(hard):
+    plain = attndyn.hardmax(hard.initial_tokens, alpha=0.5, layers=12)  # follow sets not kept
+    for k in (0, 3, len(hard) - 1):
+        assert np.array_equal(plotting.follow_matrix(hard, k), plotting.follow_matrix(plain, k))
+        assert np.array_equal(plotting.follow_matrix(hard, k), hard.follow[k, 0].numpy())  # (T, B, n, n)
+
+
+def test_leaders_are_stars(hard):
+    fig = plotting.plot_trajectory(hard)
+    stars = [ln for ln in fig.axes[0].lines if ln.get_marker() == "*"]
+    assert len(stars) == int(hard.leader_mask[-1].sum())
+
+
+def test_attention_plots_need_kept_attention(soft3):
+    with pytest.raises(InputError, match=r"SaveAt\(attention=True\)"):
+        plotting.attention_matrices(soft3)
+
+
+def test_query_key_clouds():
+    x = np.random.default_rng(3).standard_normal((8, 2))
+    traj = attndyn.softmax(x, time=1.0, step=0.1, Q=[[1.0, 0.2], [0.1, 0.8]], save=SaveAt(every=5, attention=True))
+    fig = plotting.query_key_clouds(traj)
+    assert len(fig.axes) == len(frame_indices(traj, 4))
+
+
+def test_batched_trajectory_needs_sequence():
+    z = np.random.default_rng(4).uniform(-1, 1, (2, 5, 2))
+    traj = attndyn.hardmax(z, alpha=1.0, layers=3)
+    with pytest.raises(InputError, match="pass sequence=b"):
+        plotting.plot_trajectory(traj)
+    assert plotting.plot_trajectory(traj, sequence=1) is not None
+
+
+def test_gif_and_mp4(tmp_path, hard, monkeypatch):
+    p = plotting.animate(hard, tmp_path / "run.gif", max_frames=3)
+    from PIL import Image
+
+    with Image.open(p) as im:
+        assert im.format == "GIF" and im.n_frames == 3
+    monkeypatch.setattr("attndyn.plotting.animation.shutil.which", lambda name: None)
+    with pytest.raises(InputError, match="MP4 needs ffmpeg.*write a .gif instead"):
+        plotting.animate(hard, tmp_path / "run.mp4")
+    with pytest.raises(InputError, match=r"must end in \.gif or \.mp4"):
+        plotting.animate(hard, tmp_path / "run.avi")
+
+
+def test_figures_are_agg_without_pyplot(hard):
+    fig = plotting.plot_trajectory(hard)
+    assert type(fig.canvas).__name__ == "FigureCanvasAgg"
+    assert torch.is_tensor(hard.ys)  # the trajectory is untouched

@@ -1,0 +1,126 @@
+"""`attndyn reproduce --quick` end to end: every experiment, the files, the HTML report, bad input."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from attndyn import InputError
+from attndyn.cli import main
+from attndyn.reproduce import EXPERIMENTS, Check, ExperimentResult, ReproduceConfig, reproduce
+from attndyn.reproduce.html import render_html
+from attndyn.reproduce.registry import Slider
+
+EVIL = "<script>alert(1)</script>"
+
+
+def test_every_experiment_passes_or_is_skipped(quick_report):
+    status = {r.name: r.status for r in quick_report.results}
+    assert list(status) == list(EXPERIMENTS)
+    assert status.pop("sentiment-figs") == "skipped"  # no --sentiment-run given
+    bad = {n: [c.record() for c in quick_report[n].checks if c.passed is False] for n, s in status.items() if s != "pass"}
+    assert not bad
+    assert quick_report.passed
+    assert quick_report.runtime_s < 120
+
+
+def test_paper_claims_are_measured(quick_report):
+    fig1 = quick_report["hardmax-fig1"].checks
+    assert fig1[0].paper == "{2, 3}" and fig1[0].measured == "{2, 3}"
+    assert fig1[2].paper == "{4}" and fig1[2].measured == "{4}"
+    table = quick_report["softmax-table1"]
+    assert sum(c.paper == "1 (theorem)" for c in table.checks) == 4  # one row per regime of Table 1
+    gin = quick_report["softmax-ginibre"].checks[0]
+    assert gin.paper == "about 0.14"
+    for r in quick_report.results:
+        if r.status != "skipped":
+            assert r.checks and r.params, r.name
+            assert all(isinstance(c, Check) and c.paper and c.measured for c in r.checks)
+
+
+def test_files_written(quick_report):
+    out = quick_report.config.out
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["quick"] is True and cfg["experiments"] == list(EXPERIMENTS) and cfg["formats"] == ["png"]
+    res = json.loads((out / "results.json").read_text())
+    assert {e["name"] for e in res["experiments"]} == set(EXPERIMENTS)
+    for r in quick_report.results:
+        for f in r.figures:
+            assert all((out / p).is_file() for p in f.files)
+        for a in r.animations:
+            assert (out / a).read_bytes()[:6] in (b"GIF89a", b"GIF87a")
+    assert (out / "figures" / "hardmax_fig2.png").is_file()
+
+
+def test_report_is_self_contained(quick_report):
+    page = quick_report.files["report"].read_text(encoding="utf-8")
+    assert "http://" not in page and "https://" not in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*//""", page)  # no protocol-relative URL either
+    assert re.search(r'<img[^>]+src="data:image/png;base64,', page)
+    for name in EXPERIMENTS:
+        assert f'id="exp-{name}"' in page
+    assert page.count('class="slider"') >= 3
+    assert 'type="range"' in page
+
+
+def test_html_escapes_every_text(tmp_path):
+    res = ExperimentResult(name="x", title=EVIL, source=EVIL, summary=EVIL,
+                           checks=[Check(EVIL, EVIL, EVIL, True)], params={"token": EVIL}, seed=1)
+    res.sliders.append(Slider(caption=EVIL, frames=(b"\x89PNG",), labels=(EVIL,)))
+    page = render_html([res], out=tmp_path, config={"only": [EVIL]}, runtime_s=0.0, environment={"x": EVIL})
+    assert EVIL not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert page.count("<script>") == 1  # only the report's own slider script
+
+
+def test_only_runs_the_named_experiments(tmp_path):
+    rep = reproduce(out=tmp_path / "o", quick=True, only=("hardmax-fig1",), formats=("png", "svg", "pdf"))
+    assert [r.name for r in rep.results] == ["hardmax-fig1"]
+    assert {p.split(".")[-1] for p in rep.results[0].figures[0].files} == {"png", "svg", "pdf"}
+    assert json.loads((tmp_path / "o" / "config.json").read_text())["only"] == ["hardmax-fig1"]
+
+
+def test_unknown_only_name():
+    with pytest.raises(InputError, match=r"--only 'fig99': unknown experiment; choose among hardmax-fig1"):
+        ReproduceConfig(only=("fig99",))
+
+
+def test_unwritable_out(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(InputError, match=r"--out .* is not writable .*choose a folder you can write to"):
+        reproduce(out=blocker / "sub", quick=True, only=("hardmax-fig1",))
+
+
+def test_bad_sentiment_run(tmp_path):
+    with pytest.raises(InputError, match="--sentiment-run .* is not a folder"):
+        ReproduceConfig(sentiment_run=tmp_path / "missing")
+
+
+def test_sentiment_run_with_history_draws_fig8(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    hist = [{"epoch": e, "train_softmax_loss": 0.7 - 0.05 * e, "train_hardmax_loss": 0.71 - 0.05 * e} for e in range(1, 4)]
+    (run / "metrics.json").write_text(json.dumps({"history": hist}))
+    rep = reproduce(out=tmp_path / "o", quick=True, only=("sentiment-figs",), sentiment_run=run)
+    r = rep.results[0]
+    assert r.status == "info" and r.figures and "no evaluation.json" in r.checks[-1].measured
+
+
+def test_cli(tmp_path, capsys):
+    assert main(["reproduce", "--only", "nope", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --only 'nope': unknown experiment") and err.count("\n") == 1
+    assert main(["reproduce", "--quick", "--only", "hardmax-emerging-leader", "--out", str(tmp_path / "o"),
+                 "--no-progress"]) == 0
+    assert "report:" in capsys.readouterr().out
+    assert (tmp_path / "o" / "report.html").is_file()
+    assert main(["reproduce", "--list"]) == 0
+    assert "softmax-table1" in capsys.readouterr().out
+
+
+def test_repr_html(quick_report):
+    assert "attndyn reproduce" in quick_report._repr_html_()
+    assert "claim" in quick_report["hardmax-fig1"]._repr_html_()
