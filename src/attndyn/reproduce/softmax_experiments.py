@@ -80,8 +80,13 @@ def thm2_1(ctx: Context, res: ExperimentResult) -> None:
                             "1 (almost all initial sequences)", f"{fmt(frac12)}", frac12 == 1.0))
     res.checks.append(Check(f"over {N} random sequences: fraction whose P(T) is Boolean but for one row",
                             "1 (Theorem 2.1)", fmt(float(np.mean(booleans))), all(booleans)))
+    big = softmax(rng.standard_normal((200, 1)), time=grid["time"], step=grid["step"], save=SaveAt(every=None))
+    Pb = big.attention_final[0].numpy()
+    db, rb = boolean_distance(Pb, free_rows=1), attention_rank(Pb)
+    res.checks.append(Check("n = 200 instead of 40: P(T) Boolean but for one row, rank <= 2",
+                            "increasing n has no effect (Fig. 11)", f"distance {db:.1e}, rank {rb}", db <= 1e-3 and rb <= 2))
     res.params = {"n": n, "d": 1, "Q": 1, "K": 1, "V": 1, "tokens": "standard normal", **grid,
-                  "statistics": {"N": N, "n": 20}}
+                  "statistics": {"N": N, "n": 20}, "large_n": 200}
     res.seed = ctx.seed + 21
 
 
