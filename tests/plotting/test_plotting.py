@@ -130,3 +130,15 @@ def test_figures_are_agg_without_pyplot(hard):
     fig = plotting.plot_trajectory(hard)
     assert type(fig.canvas).__name__ == "FigureCanvasAgg"
     assert torch.is_tensor(hard.ys)  # the trajectory is untouched
+
+
+@pytest.mark.skipif(not plotting.ffmpeg_available(), reason="ffmpeg not installed: MP4 output is optional")
+def test_mp4_with_ffmpeg(tmp_path, hard):
+    p = plotting.animate(hard, tmp_path / "run.mp4", max_frames=3)
+    assert p.stat().st_size > 0
+
+
+def test_tokens_of_dimension_four_are_drawn_in_3d():
+    z = np.random.default_rng(5).uniform(-1, 1, (7, 4))
+    fig = plotting.plot_trajectory(attndyn.hardmax(z, alpha=0.5, layers=5))
+    assert fig.axes[0].name == "3d"
