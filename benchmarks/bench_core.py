@@ -2,6 +2,7 @@
 
     python benchmarks/bench_core.py            # about 2-3 minutes on 2 cores
     python benchmarks/bench_core.py --full-naive   # also time the naive loops in full (adds ~10 min)
+    python benchmarks/bench_core.py --threads 1    # one thread (a fair figure on a busy machine)
 
 The naive loop has the structure of the published experiment code: per sequence, per layer, per
 token, the inner products of that token with every token (numpy), the maximum, the ties, the
@@ -143,14 +144,23 @@ CASES = {
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--full-naive", action="store_true", help="time the naive loops in full instead of on a slice")
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch and numba threads per case (default: their defaults, all cores)")
     p.add_argument("--case", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.case:
+        if a.threads:
+            import numba
+            import torch
+
+            torch.set_num_threads(a.threads)
+            numba.set_num_threads(a.threads)
         print(json.dumps(CASES[a.case](a)))
         return
     rows = {}
     for name in CASES:
-        cmd = [sys.executable, __file__, "--case", name] + (["--full-naive"] if a.full_naive else [])
+        cmd = [sys.executable, __file__, "--case", name, "--threads", str(a.threads)]
+        cmd += ["--full-naive"] if a.full_naive else []
         load = os.getloadavg()[0]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
         rows[name] = json.loads(out)

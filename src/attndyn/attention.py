@@ -20,12 +20,14 @@ __all__ = ["scores", "hardmax_weights", "softmax_weights", "aggregate", "follow_
 MAX_CHUNK_ENTRIES = 1 << 20
 
 
-def scores(x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None)) -> Tensor:
+def scores(x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None), out: Tensor | None = None) -> Tensor:
     r"""Pairwise attention scores :math:`s_{ij} = \langle A z_i, z_j\rangle`, shape (B, n, n).
 
     Hardmax paper, eq. (1.1b), with ``A`` (identity if None). The softmax paper's scores,
     eq. (2), :math:`\langle Q x_i, K x_j\rangle`, are the case :math:`A = K^\top Q`.
-    ``rows`` restricts the queries i (for chunking): the result is then (B, r, n).
+    ``rows`` restricts the queries i (for chunking): the result is then (B, r, n). ``out`` is an
+    optional preallocated result buffer (not for autograd), reused across chunks to keep the
+    allocator from fragmenting memory.
 
     >>> import torch
     >>> z = torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64)
@@ -35,6 +37,8 @@ def scores(x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None)) -> 
     q = x[:, rows]
     if A is not None:
         q = q @ A.transpose(-1, -2)  # rows A z_i, (B, r, d)
+    if out is not None:
+        return torch.bmm(q, x.transpose(1, 2), out=out[: q.shape[0], : q.shape[1]])
     return torch.bmm(q, x.transpose(1, 2))  # (B, r, n)
 
 

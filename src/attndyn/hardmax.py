@@ -98,10 +98,13 @@ def hardmax_step(
         )
     outs, leaders, follows = [], [], []
     step = attention.chunk_size(B, n)
+    grad = torch.is_grad_enabled() and (z.requires_grad or A.requires_grad)
+    buf = None if grad else torch.empty((step, n, n), dtype=z.dtype, device=z.device)  # reused scores
     for a in range(0, B, step):  # chunks of sequences keep the (chunk, n, n) scores small
         zc = z[a : a + step]
         mc = None if mask is None else mask[a : a + step]
-        mean, follow = attention.hardmax_mean(attention.scores(zc, A), zc, mc, tol=tol)  # (c, n, d), (c, n, n)
+        s = attention.scores(zc, A, out=buf)  # (c, n, n)
+        mean, follow = attention.hardmax_mean(s, zc, mc, tol=tol)  # (c, n, d), (c, n, n)
         outs.append(zc + coef * (mean - zc))
         lead = torch.diagonal(follow, dim1=-2, dim2=-1) & (follow.sum(dim=-1) == 1)  # C_i = {i}
         leaders.append(lead)
