@@ -101,24 +101,22 @@ def as_matrix(
     return t
 
 
-def check_positive(value: Any, name: str) -> float:
+def _check_number(value: Any, name: str, kind: str, ok) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a positive number, got {value!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise InputError(f"{name} must be a positive finite number, got {value!r}")
+        raise InputError(f"{name} must be a {kind} number, got {value!r}") from None
+    if not math.isfinite(v) or not ok(v):
+        raise InputError(f"{name} must be a {kind} finite number, got {value!r}")
     return v
+
+
+def check_positive(value: Any, name: str) -> float:
+    return _check_number(value, name, "positive", lambda v: v > 0)
 
 
 def check_nonnegative(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a non-negative number, got {value!r}") from None
-    if not math.isfinite(v) or v < 0:
-        raise InputError(f"{name} must be a non-negative finite number, got {value!r}")
-    return v
+    return _check_number(value, name, "non-negative", lambda v: v >= 0)
 
 
 def check_int(value: Any, name: str, *, minimum: int = 0) -> int:
