@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,11 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
             console.print(f"  {name}: {'holds' if th['holds'] else 'does NOT hold'}")
 
 
+def _interactive() -> bool:
+    """Progress bars (on standard error) only when a person is watching."""
+    return sys.stderr.isatty()
+
+
 def _matrix(path: Path | None, name: str) -> np.ndarray | None:
     return None if path is None else load_array(path, name)
 
@@ -119,7 +125,7 @@ def hardmax_cmd(
 ) -> None:
     """Run the hardmax dynamics (hardmax paper eq. 1.1); report leaders, clusters and Theorem 1.1."""
     z = load_array(tokens, "TOKENS")
-    traj = hardmax(z, alpha=alpha, layers=layers, A=_matrix(matrix, "--matrix"), tol=tol)
+    traj = hardmax(z, alpha=alpha, layers=layers, A=_matrix(matrix, "--matrix"), tol=tol, progress=_interactive())
     recs = [hardmax_summary(traj, b) for b in range(traj.batch_size)]
     _emit(recs, traj.batched, as_json, "hardmax")
 
@@ -141,7 +147,8 @@ def softmax_cmd(
     z = load_array(tokens, "TOKENS")
     keep = max(1, int(round(time / step)) // 50)
     traj = softmax(z, Q=_matrix(Q, "--Q"), K=_matrix(K, "--K"), V=_matrix(V, "--V"), beta=beta, time=time,
-                   method=method, step=step, rescaled=rescaled, save=SaveAt(every=keep, attention=True))
+                   method=method, step=step, rescaled=rescaled, save=SaveAt(every=keep, attention=True),
+                   progress=_interactive())
     recs = [softmax_summary(traj, b) for b in range(traj.batch_size)]
     _emit(recs, traj.batched, as_json, f"softmax ({method})")
     if traj.stats.stop_reason == "solver_failed":
