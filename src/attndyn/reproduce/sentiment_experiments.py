@@ -60,7 +60,8 @@ def sentiment_figs(ctx: Context, res: ExperimentResult) -> None:
     evaluation = _load_json(run / "evaluation.json")
     metrics = _load_json(run / "metrics.json")
     config = _load_json(run / "config.json") or {}
-    d = config.get("d") or (evaluation or {}).get("d")
+    d = (config.get("model") or {}).get("d") or (config.get("estimator") or {}).get("d") or config.get("d") \
+        or (evaluation or {}).get("d")
     res.params = {"run": str(run), "d": d}
     fig8 = (evaluation or {}).get("figure8")
     if not fig8 and metrics and metrics.get("history"):
