@@ -23,7 +23,7 @@ def test_every_experiment_passes_or_is_skipped(quick_report):
     bad = {n: [c.record() for c in quick_report[n].checks if c.passed is False] for n, s in status.items() if s != "pass"}
     assert not bad
     assert quick_report.passed
-    assert quick_report.runtime_s < 120
+    assert quick_report.runtime_s < 180  # ~30 s measured on a busy 2-core machine
 
 
 def test_paper_claims_are_measured(quick_report):
