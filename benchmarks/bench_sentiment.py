@@ -101,7 +101,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     out = Path(args.out)
-    params = {"max_len": 200, "epochs": 8, **json.loads(args.params)}
+    params = {"epochs": 4, "patience": 1, **json.loads(args.params)}  # the estimator's defaults otherwise
     res_path = out / "results.json"
     results = json.loads(res_path.read_text()) if res_path.is_file() else {"models": []}
     results["params"] = params

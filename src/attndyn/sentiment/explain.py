@@ -28,7 +28,10 @@ __all__ = ["Explanation", "ClusterRecord", "explain", "cluster_tolerance", "CLUS
 # Tokens of one review count as one cluster when single-linkage closer than
 # CLUSTER_RTOL x (largest |coordinate| of that review's real tokens at layer 0): the
 # embedding scale of the review, so the statistic does not depend on how large embeddings grew.
-CLUSTER_RTOL = 1e-3
+# On the trained d = 2 model the count is flat from 1e-2 to 1e-1 (0.067 -> 0.062 clusters per
+# token): a gap in the distances. At 1e-3 it is 0.34: with alpha near 0.8, 8 layers shrink a
+# follower's distance to its leader only by (1 + alpha)^-8 ~ 1/110, so followers are still in transit.
+CLUSTER_RTOL = 1e-2
 
 
 def cluster_tolerance(z0_real: np.ndarray, rtol: float = CLUSTER_RTOL) -> float:

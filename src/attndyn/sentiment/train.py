@@ -174,7 +174,7 @@ def evaluate_split(model: nn.Module, data: EncodedSplit, *, batch_size: int = 10
 def _tau(config: TrainConfig, model: nn.Module, epoch: int) -> float | None:
     if config.tau_start is None or config.anneal_epochs == 0:
         return None
-    end = model.config.tau
+    end = model.config.tau  # the model's own (final) temperature
     if epoch >= config.anneal_epochs:
         return end
     frac = epoch / config.anneal_epochs
@@ -283,8 +283,6 @@ def train(
                 loss.backward()
                 nn.utils.clip_grad_norm_(model.parameters(), config.clip_norm)
                 opt.step()
-                with torch.no_grad():
-                    model.embed.weight[0].zero_() if hasattr(model, "embed") else None
                 run_loss += float(loss.detach()) * len(idx)
                 seen += len(idx)
                 advance(1)
