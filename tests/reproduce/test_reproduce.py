@@ -124,3 +124,13 @@ def test_cli(tmp_path, capsys):
 def test_repr_html(quick_report):
     assert "attndyn reproduce" in quick_report._repr_html_()
     assert "claim" in quick_report["hardmax-fig1"]._repr_html_()
+
+
+def test_outputs_are_readable_by_others(quick_report):
+    import os
+    import stat
+
+    umask = os.umask(0)
+    os.umask(umask)
+    for p in (quick_report.files["report"], quick_report.files["results"], quick_report.files["config"]):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~umask
