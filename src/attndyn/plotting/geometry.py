@@ -21,8 +21,6 @@ __all__ = ["draw_step_geometry", "step_geometry"]
 
 def _half_plane(ax, normal: np.ndarray, point: np.ndarray, xl, yl, **kw) -> None:
     """Shade {z : <normal, z - point> >= 0} inside the axes box."""
-    from matplotlib.path import Path as MPath  # noqa: F401  (kept for clarity of intent)
-
     gx, gy = np.meshgrid(np.linspace(*xl, 400), np.linspace(*yl, 400))
     inside = normal[0] * (gx - point[0]) + normal[1] * (gy - point[1]) >= 0
     ax.contourf(gx, gy, inside.astype(float), levels=[0.5, 1.5], colors=[HULL_COLOR], alpha=0.45, zorder=0, **kw)

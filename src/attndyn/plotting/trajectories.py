@@ -10,7 +10,6 @@ kept tokens with :func:`attndyn.attention.follow_sets` (analysis of a saved stat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import torch
