@@ -10,7 +10,8 @@ from ..options import SaveAt, StopOnConvergence
 from ..plotting import hardmax_grid, plot_trajectory, step_geometry
 from ..plotting._style import new_figure, square_limits
 from ..plotting.geometry import draw_step_geometry
-from .registry import Check, Context, ExperimentResult, experiment, fmt
+from ..plotting.trajectories import draw_state
+from .registry import Check, Context, ExperimentResult, Slider, experiment, fmt
 
 SOURCE = "Alcalde, Fantuzzi & Zuazua 2024 (hardmax paper)"
 
@@ -94,9 +95,29 @@ def fig2(ctx: Context, res: ExperimentResult) -> None:
                                     len(free) >= 1 and all(rep.polytope.on_boundary(c.center) for c in free)))
     res.params = {"alpha": 0.5, "A": "I", "layers_run": int(next(iter(runs.values())).stats.steps),
                   "layers_shown": list(FIG2_LAYERS), "configurations": FIG2_CONFIGS}
+    res.sliders.append(_fig2_slider(ctx, runs))
     traj = runs["emerging leader"]
-    res.sliders.append(ctx.slider(traj, "emerging leader configuration, layer by layer", title="emerging leader",
-                                  gif_stem="hardmax_fig2_emerging_leader", result=res))
+    if ctx.animations:
+        ctx.slider(traj, "emerging leader", title="emerging leader", gif_stem="hardmax_fig2_emerging_leader", result=res)
+
+
+def _fig2_slider(ctx: Context, runs: dict) -> Slider:
+    """The four configurations side by side, one frame per layer 0..30 (quick: the layers of Fig. 2)."""
+    from ..plotting import png_bytes
+
+    layers = FIG2_LAYERS if ctx.quick else tuple(range(0, 31))
+    frames = []
+    for k in layers:
+        fig = new_figure(8.0, 8.0)
+        axes = fig.subplots(2, 2).ravel()
+        for ax, (name, traj) in zip(axes, runs.items()):
+            states = traj.tokens.numpy()
+            draw_state(ax, traj, k, trail=True, hull=k == layers[-1], limits=square_limits(states[0]),
+                       title=f"{name} — layer {k}")
+            ax.tick_params(labelsize=7)
+        frames.append(png_bytes(fig, dpi=80))
+    return Slider(caption="Fig. 2, layer by layer (trails: the paths so far)", frames=tuple(frames),
+                  labels=tuple(f"layer {k}" for k in layers))
 
 
 @experiment("hardmax-emerging-leader", title="Hardmax Fig. 7 / Example 5.2: a leader that emerges at layer 1",
