@@ -105,3 +105,14 @@ def test_demo_writes_results(capsys, tmp_path):
     res = json.loads((tmp_path / "demo" / "results.json").read_text())
     assert res["hardmax: square polytope"]["theorem"]["holds"]
     assert (tmp_path / "demo" / "config.json").exists()
+
+
+def test_atomic_write_leaves_no_temporary_and_normal_permissions(tmp_path):
+    import os
+
+    from attndyn.io import write_json
+
+    p = write_json(tmp_path / "sub" / "r.json", {"a": 1})
+    assert json.loads(p.read_text()) == {"a": 1}
+    assert [q.name for q in p.parent.iterdir()] == ["r.json"]
+    assert os.stat(p).st_mode & 0o044  # readable by group/others under the usual umask
