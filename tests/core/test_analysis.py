@@ -98,3 +98,12 @@ def test_repr_html_escapes():
     html = traj._repr_html_()
     assert "<table>" in html and "HardmaxTrajectory" in html
     assert isinstance(traj.final_tokens, torch.Tensor)
+
+
+def test_hyperplane_count_when_all_tokens_end_on_the_middle_hyperplane():
+    """Tokens symmetric about the origin along phi_1 all end at coordinate 0: one hyperplane, not noise."""
+    V = np.diag([1.0, 0.5])
+    x = np.array([[0.0, 1.0], [0.0, -1.0], [0.0, 0.5]]) + np.array([[1e-12, 0], [-1e-12, 0], [0, 0]])
+    traj = attndyn.softmax(x, time=4.0, V=V, rescaled=True)
+    rep = attndyn.softmax_geometry(traj)
+    assert rep.regime == "hyperplanes" and rep.measured["hyperplanes"] == 1 and rep.holds

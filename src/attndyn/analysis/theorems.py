@@ -293,7 +293,10 @@ def softmax_geometry(
     if regime == "hyperplanes":
         lam, phi, psi = leading_direction(V)
         coord = pts @ psi  # coordinate along phi_1 in V's eigenbasis
-        levels = _levels(coord, rtol * max(np.abs(coord).max(), 1e-300))
+        # Tolerance relative to the initial size of the tokens: every token may end on the
+        # hyperplane through the origin, where the final coordinates are ~0 and carry no scale.
+        start = np.abs(traj.ys[0, b].detach().cpu().numpy()[idx]).max() * np.abs(psi).sum()
+        levels = _levels(coord, rtol * max(start, np.abs(coord).max(), 1e-300))
         return GeometryReport(
             regime, "Thm 4.1: the coordinates along phi_1 tend to at most three values (<= 3 parallel hyperplanes)",
             holds=len(levels) <= 3, measured={"hyperplanes": len(levels), "lambda_1": lam, "phi_1": phi.tolist(),
