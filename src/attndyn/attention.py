@@ -73,19 +73,21 @@ def hardmax_weights(s: Tensor, mask: Tensor | None = None, *, tol: float = 0.0) 
     return w
 
 
-def hardmax_mean(s: Tensor, z: Tensor, mask: Tensor | None = None, *, tol: float = 0.0) -> tuple[Tensor, Tensor]:
+def hardmax_mean(
+    s: Tensor, z: Tensor, mask: Tensor | None = None, *, tol: float = 0.0
+) -> tuple[Tensor, Tensor, Tensor]:
     r""":math:`\frac{1}{|C_i|}\sum_{j\in C_i} z_j` and the boolean follow sets, in few passes.
 
     Same tie rule as :func:`hardmax_weights` (which it equals: ``hardmax_weights(s) @ z``) without
     forming the weight matrix; padding queries follow nobody and their "mean" is their own token.
-    Returns ``(mean (B, n, d), follow (B, n, n))``.
+    Returns ``(mean (B, n, d), follow (B, n, n), |C_i| (B, n, 1))``.
     """
     s = _masked(s, mask)
     m, arg = s.max(dim=-1, keepdim=True)  # (B, n, 1) each
     follow = s >= (m - tol) if tol > 0 else s == m
     if mask is not None:
         follow &= mask[:, :, None]
-    count = follow.sum(dim=-1, keepdim=True)  # (B, n, 1)
+    count = follow.view(torch.uint8).sum(dim=-1, keepdim=True, dtype=torch.int32)  # (B, n, 1), a fast bool sum
     single = count == 1 if mask is None else (count == 1) | ~mask[:, :, None]
     if bool(single.all()):  # no ties (the generic case): C_i = {argmax}, O(n d) gather
         mean = torch.gather(z, 1, arg.expand(-1, -1, z.shape[-1]))
@@ -93,7 +95,7 @@ def hardmax_mean(s: Tensor, z: Tensor, mask: Tensor | None = None, *, tol: float
         mean = torch.bmm(follow.to(z.dtype), z) / count.clamp_min(1)
     if mask is not None:
         mean = torch.where(mask[:, :, None], mean, z)
-    return mean, follow
+    return mean, follow, count
 
 
 def follow_sets(s: Tensor, mask: Tensor | None = None, *, tol: float = 0.0) -> Tensor:

@@ -104,9 +104,9 @@ def hardmax_step(
         zc = z[a : a + step]
         mc = None if mask is None else mask[a : a + step]
         s = attention.scores(zc, A, out=buf)  # (c, n, n)
-        mean, follow = attention.hardmax_mean(s, zc, mc, tol=tol)  # (c, n, d), (c, n, n)
+        mean, follow, count = attention.hardmax_mean(s, zc, mc, tol=tol)  # (c, n, d), (c, n, n), (c, n, 1)
         outs.append(zc + coef * (mean - zc))
-        lead = torch.diagonal(follow, dim1=-2, dim2=-1) & (follow.sum(dim=-1) == 1)  # C_i = {i}
+        lead = torch.diagonal(follow, dim1=-2, dim2=-1) & (count[..., 0] == 1)  # C_i = {i}
         leaders.append(lead)
         if record_follow:
             follows.append(follow)

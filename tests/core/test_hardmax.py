@@ -281,7 +281,8 @@ def test_hardmax_mean_equals_weights_times_tokens():
     mask[:, 0] = True
     s = attention.scores(z)
     for tol in (0.0, 1.5):
-        mean, follow = attention.hardmax_mean(s, z, mask, tol=tol)
+        mean, follow, count = attention.hardmax_mean(s, z, mask, tol=tol)
         w = attention.hardmax_weights(s, mask, tol=tol)
         torch.testing.assert_close(mean, attention.aggregate(w, z))
         assert torch.equal(follow, (w > 0) & mask[:, :, None])
+        assert torch.equal(count[..., 0], follow.sum(-1).int())
