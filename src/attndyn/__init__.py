@@ -24,6 +24,15 @@ from .trajectory import HardmaxTrajectory, RunStats, SoftmaxTrajectory, Trajecto
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    # The sentiment estimator pulls in scikit-learn; load it only when asked for.
+    if name == "HardmaxSentimentClassifier":
+        from .sentiment import HardmaxSentimentClassifier
+
+        return HardmaxSentimentClassifier
+    raise AttributeError(f"module 'attndyn' has no attribute {name!r}")
+
 __all__ = [
     "hardmax",
     "hardmax_step",
@@ -37,6 +46,7 @@ __all__ = [
     "is_good_triple",
     "is_paranormal",
     "analysis",
+    "HardmaxSentimentClassifier",
     "SaveAt",
     "StopOnConvergence",
     "Trajectory",

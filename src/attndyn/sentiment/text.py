@@ -50,7 +50,7 @@ def clean(text: str) -> str:
     """Lower-case text with links, tags, digits, punctuation and non-ASCII removed.
 
     >>> clean("I didn't LIKE it!!<br />Sooooo bad: http://x.y 10/10")
-    'i did not like it so bad'
+    'i did not like it soo bad'
     """
     t = text.lower()
     t = _URL.sub(" ", t)
@@ -65,8 +65,10 @@ def clean(text: str) -> str:
 def tokenize(text: str, stop_words: Iterable[str] = ()) -> list[str]:
     """Words of :func:`clean` (text) not in ``stop_words``.
 
-    >>> tokenize("This film is not good at all", ENGLISH_STOP_WORDS)
+    >>> tokenize("This film is not good at all", ENGLISH_STOP_WORDS - NEGATIONS)
     ['film', 'not', 'good']
+    >>> tokenize("This film is not good at all", ENGLISH_STOP_WORDS)
+    ['film', 'good']
     """
     stop = stop_words if isinstance(stop_words, (set, frozenset)) else set(stop_words)
     return [w for w in clean(text).split() if w not in stop]
