@@ -17,7 +17,7 @@ from .._validation import InputError
 from ..io import atomic_write
 from ..trajectory import HardmaxTrajectory, Trajectory
 from ._style import new_figure, sequence_states, square_limits, to_numpy
-from .save import png_bytes, readable
+from .save import png_bytes
 from .trajectories import draw_state
 
 __all__ = ["frame_indices", "render_frames", "animate", "ffmpeg_available"]
@@ -84,7 +84,7 @@ def animate(traj: Trajectory, path: str | os.PathLike, *, sequence: int | None =
         durations = [ms] * (len(images) - 1) + [ms * 4]  # linger on the final state
         atomic_write(p, lambda tmp: images[0].save(tmp, format="GIF", save_all=True, append_images=images[1:],
                                                    duration=durations, loop=0))
-        return readable(p)
+        return p
     return _mp4(images, p, fps)
 
 

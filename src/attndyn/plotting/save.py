@@ -9,7 +9,7 @@ from .._validation import InputError
 from ..io import atomic_write
 from ._style import DPI
 
-__all__ = ["save_figure", "FORMATS", "png_bytes", "readable"]
+__all__ = ["save_figure", "FORMATS", "png_bytes"]
 
 FORMATS = ("png", "svg", "pdf")
 
@@ -36,20 +36,8 @@ def save_figure(fig, stem: str | os.PathLike, *, formats: tuple[str, ...] = FORM
         # svg: a fixed hash salt keeps the file identical between runs
         meta = {"Date": None} if fmt in ("svg", "pdf") else {}
         atomic_write(target, lambda tmp, fmt=fmt: fig.savefig(tmp, format=fmt, dpi=dpi, metadata=meta))
-        paths.append(readable(target))
+        paths.append(target)
     return paths
-
-
-def readable(path: Path) -> Path:
-    """Give ``path`` the permissions of an ordinary new file (0666 minus the umask).
-
-    :func:`attndyn.io.atomic_write` writes through :func:`tempfile.mkstemp`, whose files are 0600;
-    figures and reports are meant to be shared.
-    """
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
-    return path
 
 
 def png_bytes(fig, *, dpi: int = DPI) -> bytes:

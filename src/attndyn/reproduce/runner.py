@@ -15,7 +15,7 @@ from typing import Any
 
 from .._validation import InputError
 from ..io import write_json, write_text
-from ..plotting.save import FORMATS, readable
+from ..plotting.save import FORMATS
 from ..progress import progress_bar
 from .html import render_html
 from .registry import EXPERIMENTS, Check, Context, ExperimentResult
@@ -170,7 +170,7 @@ def reproduce(config: ReproduceConfig | None = None, *, progress: bool = False, 
     config = ReproduceConfig(**kwargs) if config is None else config
     out = config.out
     _check_writable(out)
-    readable(write_json(out / "config.json", config.record()))
+    write_json(out / "config.json", config.record())
     ctx = Context(out=out, quick=config.quick, seed=config.seed, formats=config.formats,
                   animations=config.animations, sentiment_run=config.sentiment_run,
                   max_frames=4 if config.quick else 30)
@@ -194,7 +194,7 @@ def reproduce(config: ReproduceConfig | None = None, *, progress: bool = False, 
     runtime = time.perf_counter() - t0
     report = ReproduceReport(config=config, results=results, runtime_s=runtime)
     report.files["config"] = out / "config.json"
-    report.files["results"] = readable(write_json(out / "results.json", report.record()))
+    report.files["results"] = write_json(out / "results.json", report.record())
     page = render_html(results, out=out, config=config.record(), runtime_s=runtime, environment=_environment())
-    report.files["report"] = readable(write_text(out / "report.html", page))
+    report.files["report"] = write_text(out / "report.html", page)
     return report
