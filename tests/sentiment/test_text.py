@@ -47,3 +47,13 @@ def test_encode_truncates_pads_and_masks():
 def test_encode_max_len_checked():
     with pytest.raises(InputError, match="max_len must be >= 1"):
         encode([["a"]], Vocabulary(), max_len=0)
+
+
+def test_vocabulary_log_odds_filter_keeps_informative_words_and_negations():
+    docs = [["good", "film", "not"], ["bad", "film", "not"]] * 5 + [["great", "plot"], ["awful", "plot"]] * 5
+    labels = [1, 0] * 10
+    v = Vocabulary.build(docs, min_freq=1, labels=labels, min_log_odds=1.0)
+    assert set(v.words[2:]) == {"good", "bad", "great", "awful", "not"}  # film, plot say nothing
+    assert set(Vocabulary.build(docs, min_freq=1).words[2:]) >= {"film", "plot"}
+    with pytest.raises(InputError, match="one 0/1 label per token list"):
+        Vocabulary.build(docs, min_log_odds=1.0)

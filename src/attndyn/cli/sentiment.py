@@ -55,6 +55,7 @@ def train(
     epochs: int = typer.Option(8),
     max_len: int = typer.Option(128, help="Tokens kept per review (as in the paper)."),
     min_freq: int = typer.Option(5, help="Minimum training-split frequency of a vocabulary word."),
+    min_log_odds: float = typer.Option(0.0, help="Drop words whose training log-odds between the classes is below this (0: keep all)."),
     lr: float = typer.Option(3e-3),
     embed_lr: float = typer.Option(3e-2),
     word_dropout: float = typer.Option(0.1),
@@ -78,7 +79,7 @@ def train(
 
     torch.set_num_threads(threads)
     est = HardmaxSentimentClassifier(
-        d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, lr=lr, embed_lr=embed_lr,
+        d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr,
         word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, patience=patience,
         random_state=seed, run_dir=str(run), verbose=progress,
     )

@@ -58,7 +58,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     mean over real tokens, linear decoder, sigmoid.
 
     Model: ``d``, ``layers``, ``tau``, ``alpha_init``, ``alpha_min`` (alpha stays above it),
-    ``embed_init_std``. Text: ``max_len``, ``min_freq``, ``max_vocab``, ``stop_words``
+    ``embed_init_std``. Text: ``max_len``, ``min_freq``, ``max_vocab``, ``min_log_odds`` (drop words
+    whose training log-odds between the classes is below it; 0 keeps all), ``stop_words``
     ("english", "none" or a list), ``keep_negations``. Training: see
     :class:`~attndyn.sentiment.train.TrainConfig`. ``inference``: "hardmax" (default) or
     "softmax". ``random_state`` seeds the validation split, the initial weights, the batches
@@ -79,6 +80,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         max_len: int = 128,
         min_freq: int = 5,
         max_vocab: int | None = None,
+        min_log_odds: float = 0.0,
         stop_words: Any = "english",
         keep_negations: bool = True,
         epochs: int = 8,
@@ -106,6 +108,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.max_len = max_len
         self.min_freq = min_freq
         self.max_vocab = max_vocab
+        self.min_log_odds = min_log_odds
         self.stop_words = stop_words
         self.keep_negations = keep_negations
         self.epochs = epochs
@@ -188,7 +191,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         if n_val >= len(texts):
             raise InputError(f"{len(texts)} texts leave nothing to train on after the validation split; give more texts")
         val_idx, tr_idx = np.sort(perm[:n_val]), np.sort(perm[n_val:])
-        self.vocab_ = Vocabulary.build([toks[i] for i in tr_idx], min_freq=int(self.min_freq), max_size=self.max_vocab)
+        self.vocab_ = Vocabulary.build([toks[i] for i in tr_idx], min_freq=int(self.min_freq), max_size=self.max_vocab,
+                                       labels=labels[tr_idx], min_log_odds=float(self.min_log_odds))
 
         def enc(idx: np.ndarray) -> EncodedSplit:
             ids, mask = encode([toks[i] for i in idx], self.vocab_, int(self.max_len))

@@ -10,6 +10,7 @@ map words to indices of a vocabulary built on the training split only; cut or pa
 from __future__ import annotations
 
 import re
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -114,9 +115,39 @@ class Vocabulary:
         self.index = {w: i for i, w in enumerate(self.words)}
 
     @classmethod
-    def build(cls, token_lists: Iterable[Sequence[str]], *, min_freq: int = 2, max_size: int | None = None) -> "Vocabulary":
-        """Vocabulary of the words seen at least ``min_freq`` times (at most ``max_size`` words)."""
+    def build(
+        cls,
+        token_lists: Iterable[Sequence[str]],
+        *,
+        min_freq: int = 2,
+        max_size: int | None = None,
+        labels: Sequence[int] | None = None,
+        min_log_odds: float = 0.0,
+    ) -> "Vocabulary":
+        r"""Vocabulary of the words seen at least ``min_freq`` times (at most ``max_size`` words).
+
+        With ``labels`` (0/1 per token list) and ``min_log_odds > 0``, a word is also dropped when
+        its smoothed document log-odds ratio between the classes,
+        :math:`|\log\frac{(p_w+1)/(P+2)}{(n_w+1)/(N+2)}|`, is below ``min_log_odds``: words that say
+        nothing about the label then never enter the dynamics (negations are always kept).
+
+        >>> Vocabulary.build([["good", "film"], ["bad", "film"]] * 3, min_freq=1, labels=[1, 0] * 3,
+        ...                  min_log_odds=0.5).words[2:]
+        ['bad', 'good']
+        """
+        token_lists = [list(t) for t in token_lists]
         counts = Counter(w for toks in token_lists for w in toks)
+        if min_log_odds > 0:
+            if labels is None or len(labels) != len(token_lists):
+                raise InputError("min_log_odds needs one 0/1 label per token list")
+            pos, neg = Counter(), Counter()
+            for toks, y in zip(token_lists, labels):
+                (pos if int(y) == 1 else neg).update(set(toks))
+            P, N = sum(int(y) == 1 for y in labels), sum(int(y) != 1 for y in labels)
+            for w in list(counts):
+                lo = math.log((pos[w] + 1) / (P + 2)) - math.log((neg[w] + 1) / (N + 2))
+                if abs(lo) < min_log_odds and w not in NEGATIONS:
+                    del counts[w]
         items = sorted(((w, c) for w, c in counts.items() if c >= min_freq), key=lambda wc: (-wc[1], wc[0]))
         if max_size is not None:
             items = items[:max_size]
