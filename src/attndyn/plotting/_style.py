@@ -54,3 +54,13 @@ def square_limits(points: np.ndarray, pad: float = 0.08) -> tuple[tuple[float, f
     c, span = (lo + hi) / 2, float(max(hi - lo)) or 1.0
     h = span * (0.5 + pad)
     return (c[0] - h, c[0] + h), (c[1] - h, c[1] + h)
+
+
+def finish_plane(ax, xl, yl, title: str | None = None) -> None:
+    """Limits, equal aspect, a light grid and an optional title for a 2-D panel."""
+    ax.set_xlim(*xl)
+    ax.set_ylim(*yl)
+    ax.set_aspect("equal", adjustable="box")
+    ax.grid(alpha=0.25, lw=0.5)
+    if title is not None:
+        ax.set_title(title, fontsize=10)

@@ -14,7 +14,7 @@ import torch
 
 from .. import attention
 from .._validation import InputError
-from ._style import HULL_COLOR, color, new_figure, square_limits, to_numpy
+from ._style import HULL_COLOR, color, finish_plane, new_figure, square_limits, to_numpy
 
 __all__ = ["draw_step_geometry", "step_geometry"]
 
@@ -66,12 +66,7 @@ def draw_step_geometry(ax, tokens: Any, i: int = 0, *, A: Any = None, title: str
         ax.plot(*z[j], marker="o", color=color(j), markeredgecolor="#000000" if ring else "#222222", ms=12 if ring else 9,
                 markeredgewidth=2.5 if ring else 0.8, zorder=3)
         ax.text(z[j, 0], z[j, 1], "  $z_{%d}$" % (j + 1), fontsize=10, va="bottom", zorder=5)
-    ax.set_xlim(*xl)
-    ax.set_ylim(*yl)
-    ax.set_aspect("equal", adjustable="box")
-    ax.grid(alpha=0.25, lw=0.5)
-    if title is not None:
-        ax.set_title(title, fontsize=10)
+    finish_plane(ax, xl, yl, title)
     return C
 
 

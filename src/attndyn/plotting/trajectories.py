@@ -17,7 +17,7 @@ import torch
 from .. import attention
 from .._validation import InputError
 from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
-from ._style import HULL_COLOR, LEADER_SIZE, TOKEN_SIZE, color, new_figure, sequence_states, square_limits, to_numpy
+from ._style import HULL_COLOR, LEADER_SIZE, TOKEN_SIZE, color, finish_plane, new_figure, sequence_states, square_limits, to_numpy
 
 __all__ = ["follow_matrix", "draw_state", "plot_trajectory", "hardmax_panels", "hardmax_grid", "state_index"]
 
@@ -162,11 +162,8 @@ def draw_state(
             ax.text(*p, " " + str(labels[i]), fontsize=7, zorder=4)
     if not three:
         xl, yl = limits if limits is not None else _limits(traj, states, index if trail else None)
-        ax.set_xlim(*xl)
-        ax.set_ylim(*yl)
-        ax.set_aspect("equal", adjustable="box")
-        ax.grid(alpha=0.25, lw=0.5)
-    if title is not None:
+        finish_plane(ax, xl, yl, title)
+    elif title is not None:
         ax.set_title(title, fontsize=10)
 
 

@@ -20,7 +20,7 @@ interpret; :meth:`SentimentTransformer.run_with_cache` returns them all.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -28,6 +28,7 @@ from torch import Tensor, nn
 
 from .. import attention
 from .._validation import InputError
+from ._config import JsonConfig
 from ..hardmax import hardmax
 from ..options import SaveAt
 from ..trajectory import HardmaxTrajectory
@@ -36,7 +37,7 @@ __all__ = ["SentimentConfig", "SentimentTransformer", "HookPoint", "word_leaders
 
 
 @dataclass(frozen=True)
-class SentimentConfig:
+class SentimentConfig(JsonConfig):
     """Everything that fixes the architecture and its initial weights.
 
     Args:
@@ -48,6 +49,8 @@ class SentimentConfig:
         alpha_min: floor of alpha (> 0), so alpha cannot collapse to 0.
         embed_init_std: standard deviation of the initial word vectors.
     """
+
+    _kind = "model config"
 
     vocab_size: int
     d: int = 2
@@ -68,16 +71,6 @@ class SentimentConfig:
                 raise InputError(f"{name} must be a positive number, got {v!r}")
         if not (isinstance(self.alpha_min, (int, float)) and 0 < self.alpha_min < self.alpha_init):
             raise InputError(f"alpha_min must satisfy 0 < alpha_min < alpha_init={self.alpha_init}, got {self.alpha_min!r}")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "SentimentConfig":
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise InputError(f"unknown model config keys {sorted(unknown)}; allowed: {sorted(cls.__dataclass_fields__)}")
-        return cls(**data)
 
 
 class HookPoint(nn.Identity):

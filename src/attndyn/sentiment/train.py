@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -24,6 +24,7 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
 from .._validation import InputError
+from ._config import JsonConfig
 from ..io import atomic_write, write_json
 from ..progress import progress_bar
 
@@ -35,13 +36,15 @@ METRICS = "metrics.json"
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(JsonConfig):
     """Settings of the loop (see the module docstring).
 
     ``tau_start``/``anneal_epochs``: the softmax temperature goes geometrically from
     ``tau_start`` to the model's tau over the first ``anneal_epochs`` epochs (None: no annealing).
     ``train_eval_size``: training reviews scored each epoch for the softmax/hardmax curves.
     """
+
+    _kind = "training config"
 
     epochs: int = 15
     batch_size: int = 64
@@ -76,16 +79,6 @@ class TrainConfig:
             raise InputError(f"val_fraction must be in (0, 1), got {self.val_fraction!r}")
         if self.tau_start is not None and not (isinstance(self.tau_start, (int, float)) and self.tau_start > 0):
             raise InputError(f"tau_start must be a positive number or None, got {self.tau_start!r}")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "TrainConfig":
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise InputError(f"unknown training config keys {sorted(unknown)}; allowed: {sorted(cls.__dataclass_fields__)}")
-        return cls(**data)
 
 
 @dataclass(frozen=True)
