@@ -31,36 +31,34 @@ def _save(fig, path: str | Path) -> Path:
     return p
 
 
-def figure8(data: dict, path: str | Path) -> Path:
-    """Figure 8: training (subset) and validation loss per epoch, softmax vs hardmax, same weights."""
+def _epoch_curves(data: dict, path: str | Path, metric: str, ylabel: str, title: str | None = None) -> Path:
+    """Per-epoch train/validation curves of ``metric`` ("loss" or "acc"), softmax vs hardmax."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
     e = data["epoch"]
-    for key, style, label in [("train_softmax_loss", "-", "train, softmax"), ("train_hardmax_loss", "--", "train, hardmax"),
-                              ("val_softmax_loss", "-", "validation, softmax"), ("val_hardmax_loss", "--", "validation, hardmax")]:
-        if any(x is not None for x in data.get(key, [])):
-            ax.plot(e, data[key], style, marker="o", ms=3, label=label)
+    for part, name in (("train", "train"), ("val", "validation")):
+        for kind, style in (("softmax", "-"), ("hardmax", "--")):
+            key = f"{part}_{kind}_{metric}"
+            if any(x is not None for x in data.get(key, [])):
+                ax.plot(e, data[key], style, marker="o", ms=3, label=f"{name}, {kind}")
     ax.set_xlabel("epoch")
-    ax.set_ylabel("binary cross-entropy")
-    ax.set_title("Loss: softmax training model vs hardmax inference (same weights)")
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
     ax.legend()
     ax.grid(alpha=0.3)
     return _save(fig, path)
+
+
+def figure8(data: dict, path: str | Path) -> Path:
+    """Figure 8: training (subset) and validation loss per epoch, softmax vs hardmax, same weights."""
+    return _epoch_curves(data, path, "loss", "binary cross-entropy",
+                         "Loss: softmax training model vs hardmax inference (same weights)")
 
 
 def accuracy_curves(data: dict, path: str | Path) -> Path:
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    e = data["epoch"]
-    for key, style, label in [("train_softmax_acc", "-", "train, softmax"), ("train_hardmax_acc", "--", "train, hardmax"),
-                              ("val_softmax_acc", "-", "validation, softmax"), ("val_hardmax_acc", "--", "validation, hardmax")]:
-        if any(x is not None for x in data.get(key, [])):
-            ax.plot(e, data[key], style, marker="o", ms=3, label=label)
-    ax.set_xlabel("epoch")
-    ax.set_ylabel("accuracy")
-    ax.legend()
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    """Accuracy per epoch, softmax vs hardmax, train subset and validation."""
+    return _epoch_curves(data, path, "acc", "accuracy")
 
 
 def figure10(rows: list[dict], path: str | Path) -> Path:
