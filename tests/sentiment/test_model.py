@@ -99,3 +99,38 @@ def test_repeated_leader_word_still_leads():
     _, traj = m.hardmax_run(ids, torch.ones_like(ids, dtype=torch.bool), follow=True)
     assert not traj.leader_mask[-1, 0, :2].any()  # C_i = {0, 1}: no singleton by the letter of the definition
     assert word_leaders(traj, ids)[-1, 0].tolist() == [True, True, False]
+
+
+def test_layer_logits_read_every_layer_and_end_with_forward():
+    m = _model(d=2, layers=3)
+    ids = torch.tensor([[2, 3, 4, 0]])
+    mask = ids != 0
+    rows = m.layer_logits(ids, mask)
+    assert rows.shape == (4, 1)
+    torch.testing.assert_close(rows[-1], m(ids, mask))
+    _, cache = m.run_with_cache(ids, mask)
+    w, b = m.decoder.weight[0], m.decoder.bias[0]
+    emb = cache["hook_embed"][0, :3].mean(dim=0)
+    torch.testing.assert_close(rows[0, 0], emb @ w + b)  # layer 0 = the bag of word vectors
+
+
+def test_deep_supervision_reaches_a_follower_word():
+    """A word that joins a far leader barely moves the last layer ((1+alpha)^-K), so the plain
+    loss gives it almost no gradient; the layer-0 term of deep supervision gives it a full one."""
+    from attndyn.sentiment.train import _loss
+
+    m = _model(d=2, layers=8)
+    with torch.no_grad():
+        m.embed.weight[2] = torch.tensor([4.0, 0.0])  # leader
+        m.embed.weight[3] = torch.tensor([0.5, 0.1])  # follows word 2
+    ids = torch.tensor([[2, 3]])
+    mask = torch.ones_like(ids, dtype=torch.bool)
+    y = torch.tensor([1.0])
+
+    def grad_of_follower(aux):
+        m.zero_grad()
+        _loss(m, ids, mask, y, None, aux).backward()
+        return m.embed.weight.grad[3].norm()
+
+    plain, deep = grad_of_follower(0.0), grad_of_follower(1.0)
+    assert 0 < plain < deep / 20

@@ -65,3 +65,13 @@ def test_empty_validation_rejected(splits):
     model = SentimentTransformer(SentimentConfig(vocab_size=n))
     with pytest.raises(InputError, match="at least one training and one validation review"):
         train(model, tr, va.take(torch.tensor([], dtype=torch.long)))
+
+
+def test_aux_weight_is_validated_and_trains(splits):
+    with pytest.raises(InputError, match="aux_weight must be a number >= 0"):
+        TrainConfig(aux_weight=-1.0)
+    n, tr, va = splits
+    model = SentimentTransformer(SentimentConfig(vocab_size=n), generator=torch.Generator().manual_seed(0))
+    cfg = TrainConfig(epochs=3, batch_size=16, lr=3e-2, embed_lr=1e-1, patience=5, train_eval_size=40, aux_weight=1.0)
+    res = train(model, tr, va, cfg)
+    assert res.history[-1]["train_hardmax_acc"] > 0.8

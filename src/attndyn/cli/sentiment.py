@@ -64,6 +64,7 @@ def train(
     alpha_init: float = typer.Option(1.0),
     patience: int = typer.Option(2),
     weight_decay: float = typer.Option(0.0, help="Decoupled weight decay of the word vectors."),
+    aux_weight: float = typer.Option(0.0, help="Deep supervision: weight of the decoder's loss at layers 0..K-1."),
     seed: int = typer.Option(0, help="Seeds the split, the weights, the batches and the dropout."),
     threads: int = typer.Option(2, help="CPU threads for torch."),
     progress: bool = typer.Option(True, help="Show progress bars and per-epoch metrics."),
@@ -81,7 +82,7 @@ def train(
     est = HardmaxSentimentClassifier(
         d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr,
         word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, patience=patience,
-        random_state=seed, run_dir=str(run), verbose=progress,
+        aux_weight=aux_weight, random_state=seed, run_dir=str(run), verbose=progress,
     )
     est._check_params()
     corpus = load_corpus(data, split=split, seed=seed, tokenizer=est.tokenizer, cache_dir=run / "cache")

@@ -33,7 +33,7 @@ class NotFitted(InputError, NotFittedError):
 
 _MODEL_KEYS = ("d", "layers", "tau", "alpha_init", "alpha_min", "embed_init_std")
 _TRAIN_KEYS = ("epochs", "batch_size", "lr", "embed_lr", "weight_decay", "word_dropout", "val_fraction", "patience",
-               "tau_start", "anneal_epochs", "train_eval_size")
+               "tau_start", "anneal_epochs", "aux_weight", "train_eval_size")
 
 
 def check_texts(X: Any, name: str = "X") -> list[str]:
@@ -93,6 +93,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         patience: int = 2,
         tau_start: float | None = None,
         anneal_epochs: int = 0,
+        aux_weight: float = 0.0,
         train_eval_size: int = 2000,
         inference: str = "hardmax",
         random_state: int = 0,
@@ -121,6 +122,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.patience = patience
         self.tau_start = tau_start
         self.anneal_epochs = anneal_epochs
+        self.aux_weight = aux_weight
         self.train_eval_size = train_eval_size
         self.inference = inference
         self.random_state = random_state

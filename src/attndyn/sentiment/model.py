@@ -129,6 +129,21 @@ class SentimentTransformer(nn.Module):
             z = self.hook_layer[k](self.attention_layer(z, mask, tau))
         return self.decode(z, mask)
 
+    def layer_logits(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> Tensor:
+        """Logits (K+1, B) of the decoder read at every layer 0..K (row K is :meth:`forward`).
+
+        Rows 0..K-1 are what deep supervision trains on (``TrainConfig.aux_weight``): a loss on
+        the mean of layer 0 reaches every word vector, also those of followers, whose influence
+        on the last layer shrinks like (1+alpha)^-K once they join a leader.
+        """
+        tau = self.config.tau if tau is None else tau
+        z = self.hook_embed(self.embed(ids))
+        out = [self.decode(z, mask)]
+        for k in range(self.config.layers):
+            z = self.hook_layer[k](self.attention_layer(z, mask, tau))
+            out.append(self.decode(z, mask))
+        return torch.stack(out)
+
     def run_with_cache(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> tuple[Tensor, dict[str, Tensor]]:
         """Logits and every hook point's activation, keyed by hook name."""
         cache: dict[str, Tensor] = {}

@@ -57,6 +57,7 @@ class TrainConfig(JsonConfig):
     patience: int = 3
     tau_start: float | None = None
     anneal_epochs: int = 0
+    aux_weight: float = 0.0
     train_eval_size: int = 5000
     eval_batch_size: int = 1024
     seed: int = 0
@@ -71,6 +72,8 @@ class TrainConfig(JsonConfig):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise InputError(f"{name} must be a positive number, got {v!r}")
+        if not (isinstance(self.aux_weight, (int, float)) and math.isfinite(self.aux_weight) and self.aux_weight >= 0):
+            raise InputError(f"aux_weight must be a number >= 0, got {self.aux_weight!r}")
         if not (isinstance(self.weight_decay, (int, float)) and self.weight_decay >= 0):
             raise InputError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
         if not (0 <= self.word_dropout < 1):
@@ -162,6 +165,16 @@ def evaluate_split(model: nn.Module, data: EncodedSplit, *, batch_size: int = 10
         "hardmax_acc": float(((h > 0).double() == y).double().mean()),
         "agreement": float(((s > 0) == (h > 0)).double().mean()),
     }
+
+
+def _loss(model: nn.Module, ids: Tensor, mask: Tensor, y: Tensor, tau: float | None, aux_weight: float) -> Tensor:
+    """BCE of the last layer, plus ``aux_weight`` x the mean BCE of the decoder read at the
+    earlier layers (deep supervision; needs ``model.layer_logits``)."""
+    if aux_weight == 0:
+        return F.binary_cross_entropy_with_logits(model(ids, mask, tau=tau), y)
+    logits = model.layer_logits(ids, mask, tau=tau)  # (K+1, B)
+    losses = F.binary_cross_entropy_with_logits(logits, y.expand_as(logits), reduction="none").mean(dim=1)
+    return losses[-1] + aux_weight * losses[:-1].mean()
 
 
 def _tau(config: TrainConfig, model: nn.Module, epoch: int) -> float | None:
@@ -270,8 +283,7 @@ def train(
             for idx in batches:
                 part = train_data.take(idx)
                 mask = _drop_words(part.mask, config.word_dropout, g)
-                logits = model(part.ids, mask, tau=tau)
-                loss = F.binary_cross_entropy_with_logits(logits, y_all[idx])
+                loss = _loss(model, part.ids, mask, y_all[idx], tau, config.aux_weight)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 nn.utils.clip_grad_norm_(model.parameters(), config.clip_norm)
