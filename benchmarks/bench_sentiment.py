@@ -120,13 +120,14 @@ def main() -> None:
     res_path = out / "results.json"
     results = json.loads(res_path.read_text()) if res_path.is_file() else {"models": []}
     results["params"] = params
-    corpus = load_corpus(args.data, split="random", seed=args.seed, cache_dir=out / "cache")
+    tokenizer = HardmaxSentimentClassifier(**params).tokenizer  # the one the models will use
+    corpus = load_corpus(args.data, split="random", seed=args.seed, cache_dir=out / "cache", tokenizer=tokenizer)
     if not args.no_tfidf and "tfidf" not in results:
-        results["tfidf"] = tfidf_baseline(corpus, params["max_len"])
+        results["tfidf"] = tfidf_baseline(corpus, params.get("max_len", HardmaxSentimentClassifier().max_len))
         write_json(res_path, results)
     todo = [(corpus, d) for d in args.dims]
     if args.official_dims:
-        official = load_corpus(args.data, split="official", seed=args.seed, cache_dir=out / "cache")
+        official = load_corpus(args.data, split="official", seed=args.seed, cache_dir=out / "cache", tokenizer=tokenizer)
         todo += [(official, d) for d in args.official_dims]
     for c, d in todo:
         rep = run_one(c, d, out, dict(params), args.data)

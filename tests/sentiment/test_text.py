@@ -57,3 +57,13 @@ def test_vocabulary_log_odds_filter_keeps_informative_words_and_negations():
     assert set(Vocabulary.build(docs, min_freq=1).words[2:]) >= {"film", "plot"}
     with pytest.raises(InputError, match="one 0/1 label per token list"):
         Vocabulary.build(docs, min_log_odds=1.0)
+
+
+def test_negation_scope_marks_the_next_words_only():
+    tok = Tokenizer(negation_scope=2)
+    assert tok("The plot was not good or funny, but the cast is great") == ["plot", "not", "not_good", "not_funny", "cast", "great"]
+    assert tok("never never liked") == ["never", "never", "not_liked"]  # a negation restarts the window
+    assert Tokenizer()("not good") == ["not", "good"]
+    assert "negation_scope" not in Tokenizer().config() and Tokenizer(negation_scope=1).config()["negation_scope"] == 1
+    with pytest.raises(InputError, match="negation_scope must be an integer >= 0"):
+        Tokenizer(negation_scope=-1)

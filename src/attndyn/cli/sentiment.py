@@ -56,6 +56,7 @@ def train(
     max_len: int = typer.Option(128, help="Tokens kept per review (as in the paper)."),
     min_freq: int = typer.Option(5, help="Minimum training-split frequency of a vocabulary word."),
     min_log_odds: float = typer.Option(0.0, help="Drop words whose training log-odds between the classes is below this (0: keep all)."),
+    negation_scope: int = typer.Option(0, help="Mark this many words after a negation (not_good); 0: off."),
     lr: float = typer.Option(3e-3),
     embed_lr: float = typer.Option(3e-2),
     word_dropout: float = typer.Option(0.1),
@@ -82,7 +83,7 @@ def train(
     est = HardmaxSentimentClassifier(
         d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr,
         word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, patience=patience,
-        aux_weight=aux_weight, random_state=seed, run_dir=str(run), verbose=progress,
+        aux_weight=aux_weight, negation_scope=negation_scope, random_state=seed, run_dir=str(run), verbose=progress,
     )
     est._check_params()
     corpus = load_corpus(data, split=split, seed=seed, tokenizer=est.tokenizer, cache_dir=run / "cache")

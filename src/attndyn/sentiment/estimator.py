@@ -60,7 +60,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     Model: ``d``, ``layers``, ``tau``, ``alpha_init``, ``alpha_min`` (alpha stays above it),
     ``embed_init_std``. Text: ``max_len``, ``min_freq``, ``max_vocab``, ``min_log_odds`` (drop words
     whose training log-odds between the classes is below it; 0 keeps all), ``stop_words``
-    ("english", "none" or a list), ``keep_negations``. Training: see
+    ("english", "none" or a list), ``keep_negations``, ``negation_scope`` (mark that many words after
+    a negation: ``not_good``). Training: see
     :class:`~attndyn.sentiment.train.TrainConfig`. ``inference``: "hardmax" (default) or
     "softmax". ``random_state`` seeds the validation split, the initial weights, the batches
     and the word dropout. ``run_dir``: where to checkpoint (and resume) training.
@@ -83,6 +84,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         min_log_odds: float = 0.0,
         stop_words: Any = "english",
         keep_negations: bool = True,
+        negation_scope: int = 0,
         epochs: int = 8,
         batch_size: int = 64,
         lr: float = 3e-3,
@@ -112,6 +114,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.min_log_odds = min_log_odds
         self.stop_words = stop_words
         self.keep_negations = keep_negations
+        self.negation_scope = negation_scope
         self.epochs = epochs
         self.batch_size = batch_size
         self.lr = lr
@@ -133,7 +136,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     @property
     def tokenizer(self) -> Tokenizer:
         sw = self.stop_words if isinstance(self.stop_words, str) else tuple(self.stop_words)
-        return Tokenizer(stop_words=sw, keep_negations=bool(self.keep_negations))
+        return Tokenizer(stop_words=sw, keep_negations=bool(self.keep_negations), negation_scope=self.negation_scope)
 
     def _check_params(self) -> None:
         if self.inference not in ("hardmax", "softmax"):

@@ -9,8 +9,9 @@ map words to indices of a vocabulary built on the training split only; cut or pa
 
 from __future__ import annotations
 
-import re
 import math
+import numbers
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -63,31 +64,56 @@ def clean(text: str) -> str:
     return " ".join(_WORD.findall(t))
 
 
-def tokenize(text: str, stop_words: Iterable[str] = ()) -> list[str]:
+def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0) -> list[str]:
     """Words of :func:`clean` (text) not in ``stop_words``.
+
+    ``negation_scope = k > 0`` marks the k words after a negation (counted after stop-word
+    removal, the negation itself kept): ``good`` becomes ``not_good``, a word of its own
+    (the negation marking of Pang, Lee & Vaithyanathan 2002, with a fixed window since
+    punctuation is gone).
 
     >>> tokenize("This film is not good at all", ENGLISH_STOP_WORDS - NEGATIONS)
     ['film', 'not', 'good']
     >>> tokenize("This film is not good at all", ENGLISH_STOP_WORDS)
     ['film', 'good']
+    >>> tokenize("It is not a good film", ENGLISH_STOP_WORDS - NEGATIONS, negation_scope=1)
+    ['not', 'not_good', 'film']
     """
     stop = stop_words if isinstance(stop_words, (set, frozenset)) else set(stop_words)
-    return [w for w in clean(text).split() if w not in stop]
+    words = [w for w in clean(text).split() if w not in stop]
+    if negation_scope <= 0:
+        return words
+    out, left = [], 0
+    for w in words:
+        if w in NEGATIONS:
+            out.append(w)
+            left = negation_scope
+        elif left > 0:
+            out.append("not_" + w)
+            left -= 1
+        else:
+            out.append(w)
+    return out
 
 
 @dataclass(frozen=True)
 class Tokenizer:
     """Configurable tokenizer. ``stop_words``: ``"english"`` (built-in list), ``"none"``, or a
-    list of words; ``keep_negations`` removes :data:`NEGATIONS` from the stop list."""
+    list of words; ``keep_negations`` removes :data:`NEGATIONS` from the stop list;
+    ``negation_scope`` marks that many words after each negation (see :func:`tokenize`)."""
 
     stop_words: str | tuple[str, ...] = "english"
     keep_negations: bool = True
+    negation_scope: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.stop_words, str) and self.stop_words not in ("english", "none"):
             raise InputError(f"stop_words must be 'english', 'none' or a list of words, got {self.stop_words!r}")
         if not isinstance(self.stop_words, str):
             object.__setattr__(self, "stop_words", tuple(str(w) for w in self.stop_words))
+        if isinstance(self.negation_scope, bool) or not isinstance(self.negation_scope, numbers.Integral) or self.negation_scope < 0:
+            raise InputError(f"negation_scope must be an integer >= 0, got {self.negation_scope!r}")
+        object.__setattr__(self, "negation_scope", int(self.negation_scope))
 
     @property
     def stop_set(self) -> frozenset[str]:
@@ -95,11 +121,14 @@ class Tokenizer:
         return base - NEGATIONS if self.keep_negations else base
 
     def __call__(self, text: str) -> list[str]:
-        return tokenize(text, self.stop_set)
+        return tokenize(text, self.stop_set, self.negation_scope)
 
     def config(self) -> dict:
-        return {"stop_words": self.stop_words if isinstance(self.stop_words, str) else list(self.stop_words),
-                "keep_negations": self.keep_negations}
+        cfg = {"stop_words": self.stop_words if isinstance(self.stop_words, str) else list(self.stop_words),
+               "keep_negations": self.keep_negations}
+        if self.negation_scope:  # absent when off, so caches of earlier runs stay valid
+            cfg["negation_scope"] = self.negation_scope
+        return cfg
 
 
 @dataclass
