@@ -65,6 +65,8 @@ def test_input_errors(fitted):
         HardmaxSentimentClassifier().fit(["a", "b"], [1])
     with pytest.raises(InputError, match="inference must be 'hardmax' or 'softmax'"):
         HardmaxSentimentClassifier(inference="argmax").fit(["a", "b"], [0, 1])
+    with pytest.raises(InputError, match="no word is seen 5 times.*lower min_freq or min_log_odds"):
+        HardmaxSentimentClassifier().fit(["good film", "bad film", "fine film"], [1, 0, 1])
 
 
 def test_string_classes(corpus):

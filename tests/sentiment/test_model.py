@@ -134,3 +134,13 @@ def test_deep_supervision_reaches_a_follower_word():
 
     plain, deep = grad_of_follower(0.0), grad_of_follower(1.0)
     assert 0 < plain < deep / 20
+
+
+@pytest.mark.parametrize("d", [2, 16])
+def test_default_init_keeps_the_squared_norm_at_two(d):
+    cfg = SentimentConfig(vocab_size=4000, d=d)
+    assert cfg.embed_init_std == pytest.approx(math.sqrt(2 / d))
+    m = SentimentTransformer(cfg, generator=torch.Generator().manual_seed(0))
+    sq = m.embed.weight.detach()[1:].pow(2).sum(dim=1).mean()
+    assert float(sq) == pytest.approx(2.0, rel=0.05)
+    assert SentimentConfig.from_dict(cfg.to_dict()) == cfg  # the resolved value round-trips

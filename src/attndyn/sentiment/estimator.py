@@ -58,10 +58,12 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     mean over real tokens, linear decoder, sigmoid.
 
     Model: ``d``, ``layers``, ``tau``, ``alpha_init``, ``alpha_min`` (alpha stays above it),
-    ``embed_init_std``. Text: ``max_len``, ``min_freq``, ``max_vocab``, ``min_log_odds`` (drop words
+    ``embed_init_std`` (None: sqrt(2/d)). Text: ``max_len``, ``min_freq``, ``max_vocab``, ``min_log_odds`` (drop words
     whose training log-odds between the classes is below it; 0 keeps all), ``stop_words``
     ("english", "none" or a list), ``keep_negations``, ``negation_scope`` (mark that many words after
-    a negation: ``not_good``). Training: see
+    a negation: ``not_good``). The defaults are the settings of the reported models
+    (docs/sentiment.md): 256 tokens, the log-odds filter at 0.3, negation marking over one word,
+    deep supervision ``aux_weight=1``. Training: see
     :class:`~attndyn.sentiment.train.TrainConfig`. ``inference``: "hardmax" (default) or
     "softmax". ``random_state`` seeds the validation split, the initial weights, the batches
     and the word dropout. ``run_dir``: where to checkpoint (and resume) training.
@@ -77,14 +79,14 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         tau: float = 1e-3,
         alpha_init: float = 1.0,
         alpha_min: float = 0.5,
-        embed_init_std: float = 1.0,
-        max_len: int = 128,
+        embed_init_std: float | None = None,
+        max_len: int = 256,
         min_freq: int = 5,
         max_vocab: int | None = None,
-        min_log_odds: float = 0.0,
+        min_log_odds: float = 0.3,
         stop_words: Any = "english",
         keep_negations: bool = True,
-        negation_scope: int = 0,
+        negation_scope: int = 1,
         epochs: int = 8,
         batch_size: int = 64,
         lr: float = 3e-3,
@@ -95,7 +97,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         patience: int = 2,
         tau_start: float | None = None,
         anneal_epochs: int = 0,
-        aux_weight: float = 0.0,
+        aux_weight: float = 1.0,
         train_eval_size: int = 2000,
         inference: str = "hardmax",
         random_state: int = 0,
@@ -198,6 +200,9 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         val_idx, tr_idx = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         self.vocab_ = Vocabulary.build([toks[i] for i in tr_idx], min_freq=int(self.min_freq), max_size=self.max_vocab,
                                        labels=labels[tr_idx], min_log_odds=float(self.min_log_odds))
+        if len(self.vocab_) <= 2:
+            raise InputError(f"no word is seen {self.min_freq} times with |log-odds| >= {self.min_log_odds} in the training texts; "
+                             "lower min_freq or min_log_odds, or give more texts")
 
         def enc(idx: np.ndarray) -> EncodedSplit:
             ids, mask = encode([toks[i] for i in idx], self.vocab_, int(self.max_len))

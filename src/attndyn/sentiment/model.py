@@ -47,7 +47,10 @@ class SentimentConfig(JsonConfig):
         tau: softmax temperature while training (paper: 1e-3); small tau makes softmax ≈ hardmax.
         alpha_init: initial alpha.
         alpha_min: floor of alpha (> 0), so alpha cannot collapse to 0.
-        embed_init_std: standard deviation of the initial word vectors.
+        embed_init_std: standard deviation of the initial word vectors; None (default) means
+            sqrt(2/d), so that E|z|^2 = 2 and the scores <z_i, z_j>/tau start on the same scale
+            for every d (1.0 at d = 2; N(0, 1) in 16-D makes almost every word an extreme point
+            of its review, a leader of itself, and nothing clusters).
     """
 
     _kind = "model config"
@@ -58,13 +61,15 @@ class SentimentConfig(JsonConfig):
     tau: float = 1e-3
     alpha_init: float = 1.0
     alpha_min: float = 0.5
-    embed_init_std: float = 1.0
+    embed_init_std: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d", "layers"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InputError(f"{name} must be a positive integer, got {v!r}")
+        if self.embed_init_std is None:
+            object.__setattr__(self, "embed_init_std", math.sqrt(2.0 / self.d))
         for name in ("tau", "alpha_init", "embed_init_std"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
