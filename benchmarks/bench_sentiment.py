@@ -78,7 +78,7 @@ def run_one(corpus, d: int, out: Path, params: dict, data: str) -> dict:
     write_json(run / "data.json", {"data": data, "split": corpus.split, "seed": corpus.seed})
     test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
     rep = {"d": d, "split": corpus.split, "alpha": est.alpha_, "best_epoch": est.best_epoch_, "epochs_run": len(est.history_),
-           "stop_reason": est.stop_reason_, "train_seconds": train_s}
+           "stop_reason": est.stop_reason_, "train_seconds": train_s, "params": params}
     rep.update(accuracy_report(est.model_, test))
     rep.update(_statistics(est, test))
     write_json(done, rep)
@@ -119,7 +119,7 @@ def main() -> None:
     params = {"epochs": 4, "patience": 1, **json.loads(args.params)}  # the estimator's defaults otherwise
     res_path = out / "results.json"
     results = json.loads(res_path.read_text()) if res_path.is_file() else {"models": []}
-    results["params"] = params
+    results["params"] = params  # of this invocation; each model's own are in its entry
     tokenizer = HardmaxSentimentClassifier(**params).tokenizer  # the one the models will use
     corpus = load_corpus(args.data, split="random", seed=args.seed, cache_dir=out / "cache", tokenizer=tokenizer)
     if not args.no_tfidf and "tfidf" not in results:

@@ -144,3 +144,29 @@ def test_default_init_keeps_the_squared_norm_at_two(d):
     sq = m.embed.weight.detach()[1:].pow(2).sum(dim=1).mean()
     assert float(sq) == pytest.approx(2.0, rel=0.05)
     assert SentimentConfig.from_dict(cfg.to_dict()) == cfg  # the resolved value round-trips
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_fast_inference_on_distinct_words_equals_the_full_run(d):
+    m = _model(d=d)
+    g = torch.Generator().manual_seed(d)
+    ids = torch.randint(1, 6, (40, 12), generator=g)  # 5 words in 12 slots: many repeats
+    lengths = torch.randint(1, 13, (40,), generator=g)
+    mask = torch.arange(12)[None] < lengths[:, None]
+    ids = ids.masked_fill(~mask, 0)
+    full, _ = m.hardmax_run(ids, mask)
+    torch.testing.assert_close(m.hardmax_logits(ids, mask), full, rtol=0, atol=1e-12)
+
+
+def test_distinct_words_counts_every_real_token():
+    from attndyn.sentiment.model import distinct_words
+
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(1, 9, (30, 10), generator=g)
+    mask = torch.rand(30, 10, generator=g) < 0.7
+    mask[:, 0] = True
+    uid, counts = distinct_words(ids, mask)
+    for b in range(30):
+        words = ids[b][mask[b]].tolist()
+        got = {int(w): float(c) for w, c in zip(uid[b], counts[b]) if c > 0}
+        assert got == {w: float(words.count(w)) for w in set(words)}
