@@ -149,7 +149,7 @@ def figure9(data: dict, path: str | Path, *, layers: list[int] | None = None) ->
     lim = _limits(data)
     for ax, k in zip(axes[0], ks):
         _panel(ax, data, k, lim)
-    axes[0][0].legend(fontsize=7, loc="lower left")
+    axes[0][-1].legend(fontsize=7, loc="best")  # the last layer has the fewest distinct points
     side = "positive" if data["decision_value"] > 0 else "negative"
     fig.suptitle(f"{side} (H = {data['decision_value']:+.2f}, alpha = {data['alpha']:.2f})", fontsize=10)
     return _save(fig, path)
