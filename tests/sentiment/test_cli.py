@@ -76,3 +76,14 @@ def test_train_bad_split(tmp_path, capsys):
 def test_data_download_bad_url(tmp_path, capsys):
     assert main(["data", "imdb", "--download", str(tmp_path), "--url", "http://127.0.0.1:9/none.tar.gz"]) == 2
     assert "could not download" in capsys.readouterr().err
+
+
+def test_train_rejects_bad_model_settings_before_reading_data(tmp_path, capsys):
+    data = tmp_path / "reviews.csv"
+    data.write_text("review,sentiment\ngood,positive\nbad,negative\n")
+    argv = ["sentiment", "train", "--run", str(tmp_path / "r"), "--data", str(data), "--no-progress"]
+    assert main(argv + ["--embed-init-std", "-1"]) == 2
+    assert "embed_init_std must be a positive number" in capsys.readouterr().err
+    assert main(argv + ["--negation-scope", "-1"]) == 2
+    assert "negation_scope must be an integer >= 0" in capsys.readouterr().err
+    assert not (tmp_path / "r" / "cache").exists()  # nothing was tokenized

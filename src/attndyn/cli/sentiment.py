@@ -63,6 +63,7 @@ def train(
     tau: float = typer.Option(1e-3),
     alpha_min: float = typer.Option(0.5),
     alpha_init: float = typer.Option(1.0),
+    embed_init_std: Optional[float] = typer.Option(None, help="Std of the initial word vectors (default sqrt(2/d); the clustered d=16 model: 0.15)."),
     patience: int = typer.Option(2),
     weight_decay: float = typer.Option(0.0, help="Decoupled weight decay of the word vectors."),
     aux_weight: float = typer.Option(1.0, help="Deep supervision: weight of the decoder's loss at layers 0..K-1."),
@@ -82,7 +83,7 @@ def train(
     torch.set_num_threads(threads)
     est = HardmaxSentimentClassifier(
         d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr,
-        word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, patience=patience,
+        word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, embed_init_std=embed_init_std, patience=patience,
         aux_weight=aux_weight, negation_scope=negation_scope, random_state=seed, run_dir=str(run), verbose=progress,
     )
     est._check_params()

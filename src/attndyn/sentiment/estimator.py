@@ -149,6 +149,10 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
                 raise InputError(f"{name} must be a positive integer, got {v!r}")
         if isinstance(self.random_state, bool) or not isinstance(self.random_state, (int, np.integer)) or self.random_state < 0:
             raise InputError(f"random_state must be a non-negative integer, got {self.random_state!r}")
+        # the model's and the loop's own checks, before any long tokenizing or training
+        SentimentConfig(vocab_size=1, **{k: getattr(self, k) for k in _MODEL_KEYS})
+        TrainConfig(**{k: getattr(self, k) for k in _TRAIN_KEYS}, seed=int(self.random_state))
+        self.tokenizer
 
     def _labels(self, y: Any, n: int) -> np.ndarray:
         arr = np.asarray(y)
