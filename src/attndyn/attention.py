@@ -74,15 +74,19 @@ def hardmax_weights(s: Tensor, mask: Tensor | None = None, *, tol: float = 0.0) 
 
 
 def hardmax_mean(
-    s: Tensor, z: Tensor, mask: Tensor | None = None, *, tol: float = 0.0
+    s: Tensor, z: Tensor, mask: Tensor | None = None, *, tol: float = 0.0, overwrite_s: bool = False
 ) -> tuple[Tensor, Tensor, Tensor]:
     r""":math:`\frac{1}{|C_i|}\sum_{j\in C_i} z_j` and the boolean follow sets, in few passes.
 
     Same tie rule as :func:`hardmax_weights` (which it equals: ``hardmax_weights(s) @ z``) without
     forming the weight matrix; padding queries follow nobody and their "mean" is their own token.
-    Returns ``(mean (B, n, d), follow (B, n, n), |C_i| (B, n, 1))``.
+    ``overwrite_s`` lets it mask the padding keys of ``s`` in place (a scratch buffer; saves a
+    pass and an allocation). Returns ``(mean (B, n, d), follow (B, n, n), |C_i| (B, n, 1))``.
     """
-    s = _masked(s, mask)
+    if overwrite_s and mask is not None:
+        s = s.masked_fill_(~mask[:, None, :], float("-inf"))
+    else:
+        s = _masked(s, mask)
     m, arg = s.max(dim=-1, keepdim=True)  # (B, n, 1) each
     follow = s >= (m - tol) if tol > 0 else s == m
     if mask is not None:

@@ -104,7 +104,7 @@ def hardmax_step(
         zc = z[a : a + step]
         mc = None if mask is None else mask[a : a + step]
         s = attention.scores(zc, A, out=buf)  # (c, n, n)
-        mean, follow, count = attention.hardmax_mean(s, zc, mc, tol=tol)  # (c, n, d), (c, n, n), (c, n, 1)
+        mean, follow, count = attention.hardmax_mean(s, zc, mc, tol=tol, overwrite_s=buf is not None)  # (c, n, d), (c, n, n), (c, n, 1)
         outs.append(zc + coef * (mean - zc))
         lead = torch.diagonal(follow, dim1=-2, dim2=-1) & (count[..., 0] == 1)  # C_i = {i}
         leaders.append(lead)

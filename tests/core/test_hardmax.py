@@ -286,3 +286,8 @@ def test_hardmax_mean_equals_weights_times_tokens():
         torch.testing.assert_close(mean, attention.aggregate(w, z))
         assert torch.equal(follow, (w > 0) & mask[:, :, None])
         assert torch.equal(count[..., 0], follow.sum(-1).int())
+        scratch = s.clone()
+        again = attention.hardmax_mean(scratch, z, mask, tol=tol, overwrite_s=True)
+        for x, y in zip(again, (mean, follow, count)):
+            assert torch.equal(x, y)
+        assert torch.equal(scratch, s.masked_fill(~mask[:, None, :], float("-inf")))  # masked in place
