@@ -20,6 +20,7 @@ interpret; :meth:`SentimentTransformer.run_with_cache` returns them all.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -128,12 +129,18 @@ class SentimentTransformer(nn.Module):
         return self.hook_logit(mean @ w[0] + b[0])  # (B,)
 
     # ---- softmax (training) forward -------------------------------------------------------
-    def forward(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> Tensor:
-        """Logits (B,) of the softmax model; ``ids``/``mask`` are (B, n)."""
+    def layers_softmax(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> Iterator[Tensor]:
+        """The tokens z^0, z^1, ..., z^K (each (B, n, d)) of the softmax model, one layer at a time."""
         tau = self.config.tau if tau is None else tau
         z = self.hook_embed(self.embed(ids))  # (B, n, d)
+        yield z
         for k in range(self.config.layers):
             z = self.hook_layer[k](self.attention_layer(z, mask, tau))
+            yield z
+
+    def forward(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> Tensor:
+        """Logits (B,) of the softmax model; ``ids``/``mask`` are (B, n)."""
+        *_, z = self.layers_softmax(ids, mask, tau=tau)
         return self.decode(z, mask)
 
     def layer_logits(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> Tensor:
@@ -143,13 +150,7 @@ class SentimentTransformer(nn.Module):
         the mean of layer 0 reaches every word vector, also those of followers, whose influence
         on the last layer shrinks like (1+alpha)^-K once they join a leader.
         """
-        tau = self.config.tau if tau is None else tau
-        z = self.hook_embed(self.embed(ids))
-        out = [self.decode(z, mask)]
-        for k in range(self.config.layers):
-            z = self.hook_layer[k](self.attention_layer(z, mask, tau))
-            out.append(self.decode(z, mask))
-        return torch.stack(out)
+        return torch.stack([self.decode(z, mask) for z in self.layers_softmax(ids, mask, tau=tau)])
 
     def run_with_cache(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> tuple[Tensor, dict[str, Tensor]]:
         """Logits and every hook point's activation, keyed by hook name."""
