@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["scores", "hardmax_weights", "softmax_weights", "aggregate", "follow_sets"]
+__all__ = ["scores", "hardmax_weights", "softmax_weights", "aggregate", "follow_sets", "ragged_chunks"]
 
 # Chunk the (B, n, n) score tensor so that at most this many entries exist at a time.
 # (8 MB of float64: large enough to amortise per-call overhead, small enough to stay in cache.)
@@ -26,8 +26,8 @@ def scores(x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None), out
     Hardmax paper, eq. (1.1b), with ``A`` (identity if None). The softmax paper's scores,
     eq. (2), :math:`\langle Q x_i, K x_j\rangle`, are the case :math:`A = K^\top Q`.
     ``rows`` restricts the queries i (for chunking): the result is then (B, r, n). ``out`` is an
-    optional preallocated result buffer (not for autograd), reused across chunks to keep the
-    allocator from fragmenting memory.
+    optional contiguous scratch buffer of at least B·r·n entries (not for autograd); the result
+    is a view of its start, so one buffer serves chunks of any shape.
 
     >>> import torch
     >>> z = torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64)
@@ -38,7 +38,8 @@ def scores(x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None), out
     if A is not None:
         q = q @ A.transpose(-1, -2)  # rows A z_i, (B, r, d)
     if out is not None:
-        return torch.bmm(q, x.transpose(1, 2), out=out[: q.shape[0], : q.shape[1]])
+        B, r, n = q.shape[0], q.shape[1], x.shape[1]
+        return torch.bmm(q, x.transpose(1, 2), out=out.view(-1)[: B * r * n].view(B, r, n))
     return torch.bmm(q, x.transpose(1, 2))  # (B, r, n)
 
 
@@ -126,3 +127,26 @@ def aggregate(w: Tensor, v: Tensor) -> Tensor:
 def chunk_size(batch: int, n: int) -> int:
     """How many sequences to process at once so a (chunk, n, n) tensor stays small."""
     return max(1, min(batch, MAX_CHUNK_ENTRIES // max(1, n * n)))
+
+
+def ragged_chunks(lengths: Tensor) -> list[tuple[Tensor, int]]:
+    r"""Groups of sequences of similar length, each ``(indices, L)``, so a (c, L, L) tensor stays small.
+
+    ``lengths`` (B,) holds how many leading positions of each sequence matter (1 + the index of
+    its last real token). Sequences are taken shortest first and a group covers only its
+    longest member's L positions: a batch of ragged sequences padded to n costs about
+    :math:`\sum_b L_b^2` instead of :math:`B n^2`. Every sequence is in exactly one group.
+
+    >>> [(idx.tolist(), L) for idx, L in ragged_chunks(torch.tensor([3, 1, 2]))]
+    [([1, 2, 0], 3)]
+    """
+    order = torch.argsort(lengths, stable=True)
+    ls = [max(1, v) for v in lengths[order].tolist()]
+    B, a, out = len(ls), 0, []
+    while a < B:
+        c = max(1, min(B - a, MAX_CHUNK_ENTRIES // (ls[a] * ls[a])))
+        while c > 1 and c * ls[a + c - 1] ** 2 > MAX_CHUNK_ENTRIES:  # the longest member sets the cost
+            c = max(1, min(c - 1, MAX_CHUNK_ENTRIES // ls[a + c - 1] ** 2))
+        out.append((order[a : a + c], ls[a + c - 1]))
+        a += c
+    return out

@@ -96,25 +96,32 @@ def hardmax_step(
             torch.from_numpy(moved),
             torch.from_numpy(scale),
         )
-    outs, leaders, follows = [], [], []
-    step = attention.chunk_size(B, n)
+    # Dense path: (c, L, L) score chunks over sequences of similar length (padding trimmed).
     grad = torch.is_grad_enabled() and (z.requires_grad or A.requires_grad)
-    buf = None if grad else torch.empty((step, n, n), dtype=z.dtype, device=z.device)  # reused scores
-    for a in range(0, B, step):  # chunks of sequences keep the (chunk, n, n) scores small
-        zc = z[a : a + step]
-        mc = None if mask is None else mask[a : a + step]
-        s = attention.scores(zc, A, out=buf)  # (c, n, n)
-        mean, follow, count = attention.hardmax_mean(s, zc, mc, tol=tol, overwrite_s=buf is not None)  # (c, n, d), (c, n, n), (c, n, 1)
-        outs.append(zc + coef * (mean - zc))
-        lead = torch.diagonal(follow, dim1=-2, dim2=-1) & (count[..., 0] == 1)  # C_i = {i}
-        leaders.append(lead)
-        if record_follow:
-            follows.append(follow)
-    z_next = torch.cat(outs)
+    if mask is None:
+        lengths = torch.full((B,), n)
+    else:
+        lengths = (mask.cpu() * torch.arange(1, n + 1)).amax(dim=1)  # 1 + last real position
+    chunks = attention.ragged_chunks(lengths)
+    size = max(idx.numel() * L * L for idx, L in chunks)
+    buf = None if grad else torch.empty(size, dtype=z.dtype, device=z.device)  # reused scores
+    z_next = z.clone()  # positions past a chunk's L are padding: they stay
+    leader = torch.zeros((B, n), dtype=torch.bool, device=z.device)
+    follow_all = torch.zeros((B, n, n), dtype=torch.bool, device=z.device) if record_follow else None
+    for idx, L in chunks:
+        idx = idx.to(z.device)
+        zc = z[idx, :L]
+        mc = None if mask is None else mask[idx, :L]
+        s = attention.scores(zc, A, out=buf)  # (c, L, L)
+        mean, follow, count = attention.hardmax_mean(s, zc, mc, tol=tol, overwrite_s=buf is not None)
+        z_next[idx, :L] = zc + coef * (mean - zc)
+        leader[idx, :L] = torch.diagonal(follow, dim1=-2, dim2=-1) & (count[..., 0] == 1)  # C_i = {i}
+        if follow_all is not None:
+            follow_all[idx, :L, :L] = follow
     return HardmaxStep(
         z_next,
-        torch.cat(leaders),
-        torch.cat(follows) if record_follow else None,
+        leader,
+        follow_all,
         (z_next - z).detach().abs().amax(dim=(1, 2)).cpu(),
         z.detach().abs().amax(dim=(1, 2)).cpu(),
     )

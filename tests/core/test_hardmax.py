@@ -157,6 +157,43 @@ def test_chunked_dense_path_equals_unchunked(monkeypatch):
     assert torch.equal(run(z, layers=4).ys, ref.ys)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=60), st.integers(1, 3000))
+def test_ragged_chunks_cover_each_sequence_once_within_budget(lengths, budget):
+    lengths = torch.tensor(lengths)
+    old = attention.MAX_CHUNK_ENTRIES
+    try:
+        attention.MAX_CHUNK_ENTRIES = budget
+        chunks = attention.ragged_chunks(lengths)
+    finally:
+        attention.MAX_CHUNK_ENTRIES = old
+    seen = torch.cat([idx for idx, _ in chunks])
+    assert sorted(seen.tolist()) == list(range(len(lengths)))  # every sequence exactly once
+    for idx, L in chunks:
+        assert L == max(1, int(lengths[idx].max()))  # a chunk spans its longest member
+        assert len(idx) == 1 or len(idx) * L * L <= budget
+
+
+def test_ragged_batch_equals_each_sequence_alone(monkeypatch):
+    """Padding trimmed per chunk (d = 3, the dense path): each sequence as if run by itself."""
+    rng = np.random.default_rng(5)
+    n, B = 12, 9
+    z = rng.integers(-3, 4, size=(B, n, 3)).astype(float) / 2  # dyadic: exact ties
+    mask = np.zeros((B, n), dtype=bool)
+    for b in range(B):
+        real = rng.choice(n, size=rng.integers(1, n + 1), replace=False)  # holes, not just a prefix
+        mask[b, real] = True
+    z[~mask] = 50.0  # padding far out would attract everyone if it were attended
+    monkeypatch.setattr(attention, "MAX_CHUNK_ENTRIES", 300)  # several chunks of different L
+    batch = run(z, layers=5, mask=mask)
+    for b in range(B):
+        alone = run(z[b][mask[b]], layers=5)
+        np.testing.assert_array_equal(batch.ys[:, b][:, mask[b]].numpy(), alone.ys[:, 0].numpy())
+        np.testing.assert_array_equal(batch.ys[:, b][:, ~mask[b]].numpy(), np.broadcast_to(z[b][~mask[b]], (6, (~mask[b]).sum(), 3)))
+    grad = run(torch.from_numpy(z).requires_grad_(True), layers=5, mask=mask)  # autograd path, same chunks
+    np.testing.assert_array_equal(grad.ys.detach().numpy(), batch.ys.numpy())
+
+
 # ---- invariants (property tests) -------------------------------------------------------------
 
 finite = st.floats(-10, 10, allow_nan=False, allow_subnormal=False)
