@@ -1,5 +1,6 @@
-r"""Compiled hardmax layer for planar tokens (d = 2), exact tie rule, no score matrix.
+r"""Compiled hardmax layers (float64, CPU, no autograd), exact tie rule, no (B, n, n) score tensor.
 
+Planar tokens (d = 2):
 The maximiser of the linear functional :math:`z \mapsto \langle A z_i, z\rangle` over a finite
 set is attained at a vertex of its convex hull, and a point at distance ``r`` inside a convex
 polygon spanned by some of the points scores at least :math:`r\,\lVert A z_i\rVert` below the
@@ -12,6 +13,10 @@ candidate set are provably below the maximum by far more than rounding, so
 :func:`attndyn.attention.hardmax_weights` computes. Degenerate hulls (collinear or coincident
 tokens) and a positive tie tolerance fall back to comparing with every token, and a token
 with :math:`A z_i = 0` follows every token (all its scores are exactly 0).
+
+Any other d (:func:`hardmax_layer_dense`): per sequence and per query, the row of scores over
+the real tokens only (vectorised over keys), its maximum, then the mean of the maximisers, in
+one pass with everything in cache; padding costs nothing.
 """
 
 from __future__ import annotations
@@ -168,6 +173,79 @@ def _layer_parallel(z, A, mask, coef, tol, out, leader, follow, record_follow, m
                    record_follow, moved, scale)
 
 
+@njit(cache=True)
+def _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
+    """Eq. (1.1) for sequence b, any d: scores of each real query against the real keys."""
+    n, d = z.shape[1], z.shape[2]
+    real = np.nonzero(mask[b])[0]
+    m = real.shape[0]
+    keys = np.empty((d, m))  # transposed keys: the score loop runs over contiguous memory
+    for t in range(m):
+        for k in range(d):
+            keys[k, t] = z[b, real[t], k]
+    q = np.empty(d)
+    acc = np.empty(d)
+    s = np.empty(m)
+    mv = 0.0
+    sc = 0.0
+    for i in range(n):
+        if not mask[b, i]:  # padding stays and leads nobody
+            for k in range(d):
+                out[b, i, k] = z[b, i, k]
+            leader[b, i] = False
+    for ii in range(m):
+        i = real[ii]
+        for k in range(d):
+            if identity:
+                q[k] = z[b, i, k]
+            else:
+                v = 0.0
+                for l in range(d):
+                    v += A[k, l] * z[b, i, l]
+                q[k] = v  # A z_i
+        s[:] = 0.0
+        for k in range(d):  # s_t = <A z_i, z_t>, summed over k in order for every t
+            qk = q[k]
+            for t in range(m):
+                s[t] += qk * keys[k, t]
+        best = -np.inf
+        for t in range(m):
+            best = max(best, s[t])
+        thr = best - tol
+        cnt = 0
+        acc[:] = 0.0
+        self_in = False
+        for t in range(m):
+            if s[t] >= thr:
+                cnt += 1
+                for k in range(d):
+                    acc[k] += keys[k, t]
+                if t == ii:
+                    self_in = True
+                if record_follow:
+                    follow[b, i, real[t]] = True
+        for k in range(d):
+            x = z[b, i, k]
+            out[b, i, k] = x + coef * (acc[k] / cnt - x)
+            mv = max(mv, abs(out[b, i, k] - x))
+            sc = max(sc, abs(x))
+        leader[b, i] = self_in and cnt == 1
+    moved[b] = mv
+    scale[b] = sc
+
+
+@njit(cache=True)
+def _dense_serial(z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
+    for b in range(z.shape[0]):
+        _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale)
+
+
+@njit(parallel=True, cache=True)
+def _dense_parallel(z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
+    for b in prange(z.shape[0]):
+        _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale)
+
+
 # Below this many sequences, waking worker threads costs more than it saves.
 PARALLEL_MIN_BATCH = 64
 
@@ -180,3 +258,10 @@ def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, 
     """
     run = _layer_parallel if z.shape[0] >= PARALLEL_MIN_BATCH else _layer_serial
     run(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale)
+
+
+def hardmax_layer_dense(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):
+    """One layer of eq. (1.1) for a (B, n, d) batch, any d; same outputs as :func:`hardmax_layer_2d`."""
+    identity = bool(np.array_equal(A, np.eye(A.shape[0])))
+    run = _dense_parallel if z.shape[0] >= PARALLEL_MIN_BATCH else _dense_serial
+    run(z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale)

@@ -48,7 +48,7 @@ class HardmaxStep(NamedTuple):
 
 def _use_kernel(z: Tensor, A: Tensor) -> bool:
     needs_grad = torch.is_grad_enabled() and (z.requires_grad or A.requires_grad)
-    return z.shape[-1] == 2 and z.device.type == "cpu" and not needs_grad and z.dtype == torch.float64
+    return z.device.type == "cpu" and not needs_grad and z.dtype == torch.float64
 
 
 def hardmax_step(
@@ -79,7 +79,7 @@ def hardmax_step(
         A = torch.eye(d, dtype=z.dtype, device=z.device)
     coef = alpha / (1.0 + alpha)
     if _use_kernel(z, A):
-        from ._kernels import hardmax_layer_2d
+        from ._kernels import hardmax_layer_2d, hardmax_layer_dense
 
         zn = z.detach().cpu().numpy()
         out = np.empty_like(zn)
@@ -88,7 +88,8 @@ def hardmax_step(
         m = np.ones((B, n), dtype=np.bool_) if mask is None else mask.cpu().numpy()
         moved, scale = np.empty(B), np.empty(B)
         A_np = A.detach().cpu().numpy()
-        hardmax_layer_2d(zn, A_np, m, coef, float(tol), out, leader, follow, record_follow, moved, scale)
+        layer = hardmax_layer_2d if d == 2 else hardmax_layer_dense
+        layer(zn, A_np, m, coef, float(tol), out, leader, follow, record_follow, moved, scale)
         return HardmaxStep(
             torch.from_numpy(out),
             torch.from_numpy(leader),
@@ -118,13 +119,10 @@ def hardmax_step(
         leader[idx, :L] = torch.diagonal(follow, dim1=-2, dim2=-1) & (count[..., 0] == 1)  # C_i = {i}
         if follow_all is not None:
             follow_all[idx, :L, :L] = follow
-    return HardmaxStep(
-        z_next,
-        leader,
-        follow_all,
-        (z_next - z).detach().abs().amax(dim=(1, 2)).cpu(),
-        z.detach().abs().amax(dim=(1, 2)).cpu(),
-    )
+    size = z.detach().abs().amax(dim=-1)  # (B, n)
+    if mask is not None:
+        size = size.masked_fill(~mask, 0.0)  # the scale of the real tokens, as in the kernels
+    return HardmaxStep(z_next, leader, follow_all, (z_next - z).detach().abs().amax(dim=(1, 2)).cpu(), size.amax(dim=1).cpu())
 
 
 def _warn_outside_theorem(z: Tensor, A: Tensor, mask: Tensor | None) -> None:
