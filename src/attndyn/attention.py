@@ -2,8 +2,9 @@ r"""Self-attention as visible stages: ``scores`` → weights (``hardmax`` or ``s
 
 This module holds the single definition of the attention pattern used everywhere in
 attndyn: the hardmax dynamics, the softmax dynamics and the sentiment model all call
-these functions (the compiled 2-D hardmax kernel in :mod:`attndyn._kernels` follows the
-exact same tie rule and is tested against :func:`hardmax_weights`).
+these functions (the compiled hardmax kernels in :mod:`attndyn._kernels`, used for float64
+runs on the CPU without gradients, follow the exact same tie rule and are tested against
+this module).
 
 Shapes: ``B`` batch, ``n`` tokens, ``d`` token dimension.
 """
@@ -122,11 +123,6 @@ def softmax_weights(s: Tensor, mask: Tensor | None = None, *, beta: float = 1.0)
 def aggregate(w: Tensor, v: Tensor) -> Tensor:
     r""":math:`\sum_j W_{ij} v_j`: (B, n, n) weights times (B, n, d) values → (B, n, d)."""
     return torch.bmm(w, v)
-
-
-def chunk_size(batch: int, n: int) -> int:
-    """How many sequences to process at once so a (chunk, n, n) tensor stays small."""
-    return max(1, min(batch, MAX_CHUNK_ENTRIES // max(1, n * n)))
 
 
 def ragged_chunks(lengths: Tensor) -> list[tuple[Tensor, int]]:

@@ -119,10 +119,10 @@ def hardmax_step(
         leader[idx, :L] = torch.diagonal(follow, dim1=-2, dim2=-1) & (count[..., 0] == 1)  # C_i = {i}
         if follow_all is not None:
             follow_all[idx, :L, :L] = follow
-    size = z.detach().abs().amax(dim=-1)  # (B, n)
+    extent = z.detach().abs().amax(dim=-1)  # (B, n)
     if mask is not None:
-        size = size.masked_fill(~mask, 0.0)  # the scale of the real tokens, as in the kernels
-    return HardmaxStep(z_next, leader, follow_all, (z_next - z).detach().abs().amax(dim=(1, 2)).cpu(), size.amax(dim=1).cpu())
+        extent = extent.masked_fill(~mask, 0.0)  # the scale of the real tokens, as in the kernels
+    return HardmaxStep(z_next, leader, follow_all, (z_next - z).detach().abs().amax(dim=(1, 2)).cpu(), extent.amax(dim=1).cpu())
 
 
 def _warn_outside_theorem(z: Tensor, A: Tensor, mask: Tensor | None) -> None:
