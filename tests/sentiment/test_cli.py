@@ -86,4 +86,6 @@ def test_train_rejects_bad_model_settings_before_reading_data(tmp_path, capsys):
     assert "embed_init_std must be a positive number" in capsys.readouterr().err
     assert main(argv + ["--negation-scope", "-1"]) == 2
     assert "negation_scope must be an integer >= 0" in capsys.readouterr().err
+    assert main(argv + ["--bigrams", "-2"]) == 2
+    assert "bigrams must be an integer >= 0" in capsys.readouterr().err
     assert not (tmp_path / "r" / "cache").exists()  # nothing was tokenized

@@ -85,3 +85,16 @@ def test_explanation_decomposes_the_decision(fitted):
     assert total == pytest.approx(d["decision_value"], abs=1e-9)
     assert sum(abs(c["share"]) for c in d["clusters"]) == pytest.approx(1.0)
     assert d["leaders"] and (d["label"] == 1) == (d["probability"] > 0.5)
+
+
+def test_bigram_tokens_are_learned_saved_and_loaded(corpus, tmp_path):
+    texts, labels = corpus
+    clf = HardmaxSentimentClassifier(d=2, epochs=6, min_freq=1, lr=3e-2, embed_lr=1e-1, patience=6, bigrams=3,
+                                     random_state=0).fit(texts, labels)
+    pairs = [w for w in clf.vocab_.words if " " in w]
+    assert pairs and all(len(w.split()) == 2 for w in pairs)
+    assert clf.score(texts, labels) >= 0.9
+    back = HardmaxSentimentClassifier.load(clf.save(tmp_path / "m"))
+    assert back.tokenizer.bigrams and np.array_equal(back.decision_function(texts), clf.decision_function(texts))
+    with pytest.raises(InputError, match="bigrams must be an integer >= 0"):
+        HardmaxSentimentClassifier(bigrams=-1).fit(texts, labels)

@@ -67,3 +67,17 @@ def test_negation_scope_marks_the_next_words_only():
     assert "negation_scope" not in Tokenizer().config() and Tokenizer(negation_scope=1).config()["negation_scope"] == 1
     with pytest.raises(InputError, match="negation_scope must be an integer >= 0"):
         Tokenizer(negation_scope=-1)
+
+
+def test_bigrams_sit_between_their_words_and_need_enough_documents():
+    tok = Tokenizer(negation_scope=1, bigrams=True)
+    assert tok("not a good film, a waste of time") == ["not", "not not_good", "not_good", "not_good film", "film",
+                                                       "film waste", "waste", "waste time", "time"]
+    assert tok("fine") == ["fine"] and tok("") == []
+    assert Tokenizer(bigrams=True).config()["bigrams"] is True and "bigrams" not in Tokenizer().config()
+    docs = [tok("a waste of time")] * 3 + [tok("waste time") + tok("waste time")] + [tok("good time")]
+    v = Vocabulary.build(docs, min_freq=1, min_bigram_docs=4)
+    assert "waste time" in v.words and "good time" not in v.words and "good" in v.words  # words are not affected
+    assert "waste time" not in Vocabulary.build(docs, min_freq=1, min_bigram_docs=5).words  # 4 documents, 5 copies
+    with pytest.raises(InputError, match="bigrams must be True or False"):
+        Tokenizer(bigrams="yes")

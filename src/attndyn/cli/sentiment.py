@@ -57,13 +57,14 @@ def train(
     min_freq: int = typer.Option(5, help="Minimum training-split frequency of a vocabulary word."),
     min_log_odds: float = typer.Option(0.3, help="Drop words whose training log-odds between the classes is below this (0: keep all)."),
     negation_scope: int = typer.Option(1, help="Mark this many words after a negation (not_good); 0: off."),
+    bigrams: int = typer.Option(0, help="k > 0: pairs of neighbouring words seen in >= k training reviews are tokens too; 0: off."),
     lr: float = typer.Option(3e-3),
     embed_lr: float = typer.Option(3e-2),
     word_dropout: float = typer.Option(0.1),
     tau: float = typer.Option(1e-3),
     alpha_min: float = typer.Option(0.5),
     alpha_init: float = typer.Option(1.0),
-    embed_init_std: Optional[float] = typer.Option(None, help="Std of the initial word vectors (default sqrt(2/d); the clustered d=16 model: 0.15)."),
+    embed_init_std: Optional[float] = typer.Option(None, help="Std of the initial word vectors (default sqrt(2/d); the clustered d=16 model: 0.12)."),
     patience: int = typer.Option(2),
     weight_decay: float = typer.Option(0.0, help="Decoupled weight decay of the word vectors."),
     aux_weight: float = typer.Option(1.0, help="Deep supervision: weight of the decoder's loss at layers 0..K-1."),
@@ -84,7 +85,7 @@ def train(
     est = HardmaxSentimentClassifier(
         d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr,
         word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, embed_init_std=embed_init_std, patience=patience,
-        aux_weight=aux_weight, negation_scope=negation_scope, random_state=seed, run_dir=str(run), verbose=progress,
+        aux_weight=aux_weight, negation_scope=negation_scope, bigrams=bigrams, random_state=seed, run_dir=str(run), verbose=progress,
     )
     est._check_params()
     corpus = load_corpus(data, split=split, seed=seed, tokenizer=est.tokenizer, cache_dir=run / "cache")

@@ -61,7 +61,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     ``embed_init_std`` (None: sqrt(2/d)). Text: ``max_len``, ``min_freq``, ``max_vocab``, ``min_log_odds`` (drop words
     whose training log-odds between the classes is below it; 0 keeps all), ``stop_words``
     ("english", "none" or a list), ``keep_negations``, ``negation_scope`` (mark that many words after
-    a negation: ``not_good``). The defaults are the settings of the reported models
+    a negation: ``not_good``), ``bigrams`` (k > 0: pairs of neighbouring words are tokens too, "waste time",
+    those seen in at least k training texts; 0, the default, none). The defaults are the settings of the reported models
     (docs/sentiment.md): 256 tokens, the log-odds filter at 0.3, negation marking over one word,
     deep supervision ``aux_weight=1``. Training: see
     :class:`~attndyn.sentiment.train.TrainConfig`. ``inference``: "hardmax" (default) or
@@ -87,6 +88,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         stop_words: Any = "english",
         keep_negations: bool = True,
         negation_scope: int = 1,
+        bigrams: int = 0,
         epochs: int = 8,
         batch_size: int = 64,
         lr: float = 3e-3,
@@ -117,6 +119,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.stop_words = stop_words
         self.keep_negations = keep_negations
         self.negation_scope = negation_scope
+        self.bigrams = bigrams
         self.epochs = epochs
         self.batch_size = batch_size
         self.lr = lr
@@ -138,7 +141,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     @property
     def tokenizer(self) -> Tokenizer:
         sw = self.stop_words if isinstance(self.stop_words, str) else tuple(self.stop_words)
-        return Tokenizer(stop_words=sw, keep_negations=bool(self.keep_negations), negation_scope=self.negation_scope)
+        return Tokenizer(stop_words=sw, keep_negations=bool(self.keep_negations), negation_scope=self.negation_scope,
+                         bigrams=self.bigrams > 0)
 
     def _check_params(self) -> None:
         if self.inference not in ("hardmax", "softmax"):
@@ -147,6 +151,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise InputError(f"{name} must be a positive integer, got {v!r}")
+        if isinstance(self.bigrams, bool) or not isinstance(self.bigrams, (int, np.integer)) or self.bigrams < 0:
+            raise InputError(f"bigrams must be an integer >= 0 (0: no bigram tokens; k: bigrams seen in >= k training texts), got {self.bigrams!r}")
         if isinstance(self.random_state, bool) or not isinstance(self.random_state, (int, np.integer)) or self.random_state < 0:
             raise InputError(f"random_state must be a non-negative integer, got {self.random_state!r}")
         # the model's and the loop's own checks, before any long tokenizing or training
@@ -203,7 +209,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             raise InputError(f"{len(texts)} texts leave nothing to train on after the validation split; give more texts")
         val_idx, tr_idx = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         self.vocab_ = Vocabulary.build([toks[i] for i in tr_idx], min_freq=int(self.min_freq), max_size=self.max_vocab,
-                                       labels=labels[tr_idx], min_log_odds=float(self.min_log_odds))
+                                       labels=labels[tr_idx], min_log_odds=float(self.min_log_odds),
+                                       min_bigram_docs=max(1, int(self.bigrams)))
         if len(self.vocab_) <= 2:
             raise InputError(f"no word is seen {self.min_freq} times with |log-odds| >= {self.min_log_odds} in the training texts; "
                              "lower min_freq or min_log_odds, or give more texts")

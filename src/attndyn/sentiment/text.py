@@ -64,7 +64,7 @@ def clean(text: str) -> str:
     return " ".join(_WORD.findall(t))
 
 
-def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0) -> list[str]:
+def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0, bigrams: bool = False) -> list[str]:
     """Words of :func:`clean` (text) not in ``stop_words``.
 
     ``negation_scope = k > 0`` marks the k words after a negation (counted after stop-word
@@ -78,11 +78,26 @@ def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0)
     ['film', 'good']
     >>> tokenize("It is not a good film", ENGLISH_STOP_WORDS - NEGATIONS, negation_scope=1)
     ['not', 'not_good', 'film']
+
+    ``bigrams`` puts each pair of neighbouring words (after the steps above) between them, as a
+    token of its own: the mean over tokens is a bag of words *and* phrases.
+
+    >>> tokenize("a waste of time", ENGLISH_STOP_WORDS, bigrams=True)
+    ['waste', 'waste time', 'time']
     """
     stop = stop_words if isinstance(stop_words, (set, frozenset)) else set(stop_words)
     words = [w for w in clean(text).split() if w not in stop]
-    if negation_scope <= 0:
+    if negation_scope > 0:
+        words = _mark_negations(words, negation_scope)
+    if not bigrams:
         return words
+    out = []
+    for a, b in zip(words, words[1:]):
+        out += [a, a + " " + b]
+    return out + words[-1:]
+
+
+def _mark_negations(words: list[str], negation_scope: int) -> list[str]:
     out, left = [], 0
     for w in words:
         if w in NEGATIONS:
@@ -100,11 +115,13 @@ def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0)
 class Tokenizer:
     """Configurable tokenizer. ``stop_words``: ``"english"`` (built-in list), ``"none"``, or a
     list of words; ``keep_negations`` removes :data:`NEGATIONS` from the stop list;
-    ``negation_scope`` marks that many words after each negation (see :func:`tokenize`)."""
+    ``negation_scope`` marks that many words after each negation; ``bigrams`` adds the pairs of
+    neighbouring words as tokens (see :func:`tokenize`)."""
 
     stop_words: str | tuple[str, ...] = "english"
     keep_negations: bool = True
     negation_scope: int = 0
+    bigrams: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.stop_words, str) and self.stop_words not in ("english", "none"):
@@ -114,6 +131,9 @@ class Tokenizer:
         if isinstance(self.negation_scope, bool) or not isinstance(self.negation_scope, numbers.Integral) or self.negation_scope < 0:
             raise InputError(f"negation_scope must be an integer >= 0, got {self.negation_scope!r}")
         object.__setattr__(self, "negation_scope", int(self.negation_scope))
+        if not isinstance(self.bigrams, (bool, np.bool_)):
+            raise InputError(f"bigrams must be True or False, got {self.bigrams!r}")
+        object.__setattr__(self, "bigrams", bool(self.bigrams))
 
     @property
     def stop_set(self) -> frozenset[str]:
@@ -121,13 +141,15 @@ class Tokenizer:
         return base - NEGATIONS if self.keep_negations else base
 
     def __call__(self, text: str) -> list[str]:
-        return tokenize(text, self.stop_set, self.negation_scope)
+        return tokenize(text, self.stop_set, self.negation_scope, bool(self.bigrams))
 
     def config(self) -> dict:
         cfg = {"stop_words": self.stop_words if isinstance(self.stop_words, str) else list(self.stop_words),
                "keep_negations": self.keep_negations}
         if self.negation_scope:  # absent when off, so caches of earlier runs stay valid
             cfg["negation_scope"] = self.negation_scope
+        if self.bigrams:
+            cfg["bigrams"] = True
         return cfg
 
 
@@ -152,6 +174,7 @@ class Vocabulary:
         max_size: int | None = None,
         labels: Sequence[int] | None = None,
         min_log_odds: float = 0.0,
+        min_bigram_docs: int = 1,
     ) -> "Vocabulary":
         r"""Vocabulary of the words seen at least ``min_freq`` times (at most ``max_size`` words).
 
@@ -159,6 +182,8 @@ class Vocabulary:
         its smoothed document log-odds ratio between the classes,
         :math:`|\log\frac{(p_w+1)/(P+2)}{(n_w+1)/(N+2)}|`, is below ``min_log_odds``: words that say
         nothing about the label then never enter the dynamics (negations are always kept).
+        A bigram token (two words and a space, see :func:`tokenize`) must also occur in at least
+        ``min_bigram_docs`` of the token lists.
 
         >>> Vocabulary.build([["good", "film"], ["bad", "film"]] * 3, min_freq=1, labels=[1, 0] * 3,
         ...                  min_log_odds=0.5).words[2:]
@@ -166,6 +191,10 @@ class Vocabulary:
         """
         token_lists = [list(t) for t in token_lists]
         counts = Counter(w for toks in token_lists for w in toks)
+        if min_bigram_docs > 1:
+            docs = Counter(w for toks in token_lists for w in set(toks) if " " in w)
+            for w in [w for w in counts if " " in w and docs[w] < min_bigram_docs]:
+                del counts[w]
         if min_log_odds > 0:
             if labels is None or len(labels) != len(token_lists):
                 raise InputError("min_log_odds needs one 0/1 label per token list")
