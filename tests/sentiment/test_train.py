@@ -21,11 +21,11 @@ def splits(make_corpus):
     return len(vocab), EncodedSplit(ids[:80], mask[:80], y[:80]), EncodedSplit(ids[80:], mask[80:], y[80:])
 
 
-def _run(splits, run_dir=None, epochs=3):
+def _run(splits, run_dir=None, epochs=3, lr_decay=1.0):
     n, tr, va = splits
     model = SentimentTransformer(SentimentConfig(vocab_size=n), generator=torch.Generator().manual_seed(0))
     cfg = TrainConfig(epochs=epochs, batch_size=16, lr=3e-2, embed_lr=1e-1, patience=10, train_eval_size=40, seed=3,
-                      tau_start=1e-1, anneal_epochs=2)
+                      tau_start=1e-1, anneal_epochs=2, lr_decay=lr_decay)
     return train(model, tr, va, cfg, run_dir=run_dir)
 
 
@@ -51,9 +51,39 @@ def test_resume_after_interruption_is_bit_identical(splits, tmp_path):
         torch.testing.assert_close(v, resumed.model.state_dict()[k], rtol=0, atol=0)
 
 
+def test_resume_with_lr_decay_is_bit_identical(splits, tmp_path):
+    full = _run(splits, tmp_path / "full", epochs=3, lr_decay=0.5)
+    _run(splits, tmp_path / "cut", epochs=2, lr_decay=0.5)
+    resumed = _run(splits, tmp_path / "cut", epochs=3, lr_decay=0.5)
+    for k, v in full.model.state_dict().items():
+        torch.testing.assert_close(v, resumed.model.state_dict()[k], rtol=0, atol=0)
+
+
+def _final_weights(splits, epochs, lr_decay):
+    n, tr, va = splits
+    model = SentimentTransformer(SentimentConfig(vocab_size=n), generator=torch.Generator().manual_seed(0))
+    cfg = TrainConfig(epochs=epochs, batch_size=16, lr=3e-2, embed_lr=1e-1, patience=10, train_eval_size=0, seed=3,
+                      lr_decay=lr_decay)
+    train(model, tr, va, cfg)
+    return model.state_dict()
+
+
+def test_lr_decay_scales_each_epoch(splits):
+    """Epoch e steps with lr * lr_decay**e: a vanishing decay freezes the weights after epoch 1,
+    while constant rates keep moving them."""
+    one = _final_weights(splits, 1, 1.0)
+    frozen = _final_weights(splits, 3, 1e-12)
+    moving = _final_weights(splits, 3, 1.0)
+    for k in one:
+        torch.testing.assert_close(frozen[k], one[k], rtol=0, atol=1e-9)
+    assert max(float((moving[k] - one[k]).abs().max()) for k in one) > 1e-3
+
+
 def test_config_checks():
     with pytest.raises(InputError, match="epochs must be an integer >= 1"):
         TrainConfig(epochs=0)
+    with pytest.raises(InputError, match=r"lr_decay must be in \(0, 1\]"):
+        TrainConfig(lr_decay=1.5)
     with pytest.raises(InputError, match=r"word_dropout must be in \[0, 1\)"):
         TrainConfig(word_dropout=1.0)
     with pytest.raises(InputError, match="unknown training config keys"):

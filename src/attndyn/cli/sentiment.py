@@ -60,6 +60,7 @@ def train(
     bigrams: int = typer.Option(0, help="k > 0: pairs of neighbouring words seen in >= k training reviews are tokens too; 0: off."),
     lr: float = typer.Option(3e-3),
     embed_lr: float = typer.Option(3e-2),
+    lr_decay: float = typer.Option(1.0, help="Multiply both learning rates by this once per epoch (1: constant)."),
     word_dropout: float = typer.Option(0.1),
     tau: float = typer.Option(1e-3),
     alpha_min: float = typer.Option(0.5),
@@ -83,7 +84,7 @@ def train(
 
     torch.set_num_threads(threads)
     est = HardmaxSentimentClassifier(
-        d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr,
+        d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr, lr_decay=lr_decay,
         word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, embed_init_std=embed_init_std, patience=patience,
         aux_weight=aux_weight, negation_scope=negation_scope, bigrams=bigrams, random_state=seed, run_dir=str(run), verbose=progress,
     )

@@ -32,7 +32,7 @@ class NotFitted(InputError, NotFittedError):
     """Using an unfitted classifier: an InputError (one line in the CLI) and scikit-learn's NotFittedError."""
 
 _MODEL_KEYS = ("d", "layers", "tau", "alpha_init", "alpha_min", "embed_init_std")
-_TRAIN_KEYS = ("epochs", "batch_size", "lr", "embed_lr", "weight_decay", "word_dropout", "val_fraction", "patience",
+_TRAIN_KEYS = ("epochs", "batch_size", "lr", "embed_lr", "lr_decay", "weight_decay", "word_dropout", "val_fraction", "patience",
                "tau_start", "anneal_epochs", "aux_weight", "train_eval_size")
 
 
@@ -93,6 +93,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         batch_size: int = 64,
         lr: float = 3e-3,
         embed_lr: float = 3e-2,
+        lr_decay: float = 1.0,
         weight_decay: float = 0.0,
         word_dropout: float = 0.1,
         val_fraction: float = 0.1,
@@ -124,6 +125,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.batch_size = batch_size
         self.lr = lr
         self.embed_lr = embed_lr
+        self.lr_decay = lr_decay
         self.weight_decay = weight_decay
         self.word_dropout = word_dropout
         self.val_fraction = val_fraction

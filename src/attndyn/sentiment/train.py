@@ -42,6 +42,8 @@ class TrainConfig(JsonConfig):
     ``tau_start``/``anneal_epochs``: the softmax temperature goes geometrically from
     ``tau_start`` to the model's tau over the first ``anneal_epochs`` epochs (None: no annealing).
     ``train_eval_size``: training reviews scored each epoch for the softmax/hardmax curves.
+    ``lr_decay``: both learning rates are multiplied by it once per epoch (epoch e, counted from
+    0, uses ``lr * lr_decay**e``); 1 keeps them constant.
     """
 
     _kind = "training config"
@@ -50,6 +52,7 @@ class TrainConfig(JsonConfig):
     batch_size: int = 64
     lr: float = 3e-3
     embed_lr: float = 3e-2
+    lr_decay: float = 1.0
     weight_decay: float = 0.0
     word_dropout: float = 0.1
     clip_norm: float = 5.0
@@ -72,6 +75,8 @@ class TrainConfig(JsonConfig):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise InputError(f"{name} must be a positive number, got {v!r}")
+        if not (isinstance(self.lr_decay, (int, float)) and 0 < self.lr_decay <= 1):
+            raise InputError(f"lr_decay must be in (0, 1], got {self.lr_decay!r}")
         if not (isinstance(self.aux_weight, (int, float)) and math.isfinite(self.aux_weight) and self.aux_weight >= 0):
             raise InputError(f"aux_weight must be a number >= 0, got {self.aux_weight!r}")
         if not (isinstance(self.weight_decay, (int, float)) and self.weight_decay >= 0):
@@ -277,6 +282,8 @@ def train(
     for epoch in range(start, config.epochs):
         model.train()
         tau = _tau(config, model, epoch)
+        for group, base in zip(opt.param_groups, (config.embed_lr, config.lr)):  # a function of the epoch: resumes exactly
+            group["lr"] = base * config.lr_decay**epoch
         batches = _batches(len(train_data), config.batch_size, lengths, g)
         run_loss, seen = 0.0, 0
         with progress_bar(len(batches), f"epoch {epoch + 1}/{config.epochs}", enabled=progress) as advance:
