@@ -12,7 +12,7 @@ def run_dir(tmp_path_factory, make_corpus, write_csv):
     data = write_csv(tmp / "imdb.csv.gz", texts, labels, gz=True)
     run = tmp / "run"
     rc = main(["sentiment", "train", "--run", str(run), "--data", str(data), "--epochs", "3", "--min-freq", "1",
-               "--lr", "0.03", "--embed-lr", "0.1", "--no-progress", "--threads", "1"])
+               "--lr", "0.03", "--embed-lr", "0.1", "--lr-decay", "0.9", "--no-progress", "--threads", "1"])
     assert rc == 0
     return run
 
@@ -88,4 +88,6 @@ def test_train_rejects_bad_model_settings_before_reading_data(tmp_path, capsys):
     assert "negation_scope must be an integer >= 0" in capsys.readouterr().err
     assert main(argv + ["--bigrams", "-2"]) == 2
     assert "bigrams must be an integer >= 0" in capsys.readouterr().err
+    assert main(argv + ["--lr-decay", "1.5"]) == 2
+    assert "lr_decay must be in (0, 1]" in capsys.readouterr().err
     assert not (tmp_path / "r" / "cache").exists()  # nothing was tokenized

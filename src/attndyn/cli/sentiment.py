@@ -201,7 +201,7 @@ def explain(
     side = "positive" if e.decision_value > 0 else "negative"
     typer.echo(f"{side} (p positive = {e.probability:.3f}; H = {e.decision_value:+.3f}, bias {e.bias:+.3f}, alpha {e.alpha:.3f})")
     for c in e.clusters:
-        typer.echo(f"  {', '.join(c.leaders):<20} share {c.share:+.2f}  ({c.size} words: {', '.join(c.words[:12])}{' …' if len(c.words) > 12 else ''})")
+        typer.echo(f"  {', '.join(c.leaders):<20} share {c.share:+.2f}  ({c.size} {'word' if c.size == 1 else 'words'}: {', '.join(c.words[:12])}{' …' if len(c.words) > 12 else ''})")
 
 
 @data_app.command("imdb")
