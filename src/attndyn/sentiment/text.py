@@ -141,7 +141,7 @@ class Tokenizer:
         return base - NEGATIONS if self.keep_negations else base
 
     def __call__(self, text: str) -> list[str]:
-        return tokenize(text, self.stop_set, self.negation_scope, bool(self.bigrams))
+        return tokenize(text, self.stop_set, self.negation_scope, self.bigrams)
 
     def config(self) -> dict:
         cfg = {"stop_words": self.stop_words if isinstance(self.stop_words, str) else list(self.stop_words),
