@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from . import attention
+from . import attention, margins
 from ._validation import (
     InputError,
     as_mask,
@@ -125,6 +125,37 @@ def hardmax_step(
     return HardmaxStep(z_next, leader, follow_all, (z_next - z).detach().abs().amax(dim=(1, 2)).cpu(), extent.amax(dim=1).cpu())
 
 
+def _certified_leaders(
+    z: Tensor,
+    A: Tensor,
+    mask: Tensor | None,
+    flagged: Tensor,
+    k: int,
+    since: Tensor,
+    margin: Tensor,
+    rounding: list[tuple[Tensor, Tensor]],
+) -> Tensor:
+    r"""Leaders at layer k: tokens with :math:`C_i(Z^k)=\{i\}` whose margin beats the rounding bound.
+
+    ``flagged`` (B, n) is the engine's :math:`C_i = \{i\}`. A token flagged for the first time is
+    checked by :func:`attndyn.margins.leader_margins`: above the bound it leads from layer k on
+    (``since`` and ``margin`` are updated in place); within it, the event goes to ``rounding``.
+    Returns the (B, n) leaders of this layer: flagged tokens known to lead.
+    """
+    check = flagged & (since < 0)
+    if bool(check.any()):
+        b, i = torch.nonzero(check, as_tuple=True)
+        mu, bound = margins.leader_margins(z, A, mask, b, i)
+        ok = mu > bound
+        since[b[ok], i[ok]] = k
+        margin[b[ok], i[ok]] = mu[ok].to(margin.dtype)
+        if not bool(ok.all()):
+            bad = ~ok
+            at = torch.stack([b[bad], i[bad], torch.full_like(b[bad], k)], dim=1)
+            rounding.append((at, torch.stack([mu[bad], bound[bad]], dim=1).to(margin.dtype)))
+    return flagged & (since >= 0)
+
+
 def _warn_outside_theorem(z: Tensor, A: Tensor, mask: Tensor | None) -> None:
     if not is_spd(A):
         warn_hypothesis("A is not symmetric positive definite: Theorem 1.1 does not apply, the run proceeds")
@@ -209,6 +240,8 @@ def hardmax(
     lead_kept = torch.zeros((len(kept), B, n), dtype=torch.bool)
     ts: list[int] = []
     leader_since = torch.full((B, n), -1, dtype=torch.long)
+    leader_margin = torch.full((B, n), float("nan"), dtype=dtype)
+    rounding: list[tuple[Tensor, Tensor]] = []  # (b, i, layer) rows and their (margin, bound)
     converged_at = torch.full((B,), -1, dtype=torch.long)
     stop_reason = "completed"
     k = 0
@@ -217,8 +250,7 @@ def hardmax(
             last = k == layers
             keep = save.keeps(k, layers)
             res = hardmax_step(z, alpha=alpha, A=A_t, mask=m, tol=tol, record_follow=save.follow and keep)
-            lead = res.leader.cpu()
-            leader_since.masked_fill_(lead & (leader_since < 0), k)  # first layer each token leads
+            lead = _certified_leaders(z, A_t, m, res.leader.cpu(), k, leader_since, leader_margin, rounding)
             if stop is not None:
                 now = (res.moved <= stop.rtol * res.scale) & (converged_at < 0)
             else:
@@ -263,6 +295,9 @@ def hardmax(
         mask=m,
         params={"alpha": alpha, "A": A_t, "tol": tol, "layers": layers},
         leader_since=leader_since,
+        leader_margin=leader_margin,
+        rounding_at=torch.cat([r[0] for r in rounding]) if rounding else torch.empty((0, 3), dtype=torch.long),
+        rounding_margin=torch.cat([r[1] for r in rounding]) if rounding else torch.empty((0, 2), dtype=dtype),
         leader_mask=lead_kept[:T],
         follow=None if follow_kept is None else follow_kept[:T],
     )

@@ -139,14 +139,24 @@ class HardmaxTrajectory(Trajectory):
     """Trajectory of the hardmax dynamics, eq. (1.1) of the hardmax paper.
 
     Extra attributes:
-        leader_since: ``(B, n)`` int, the first layer k with :math:`C_i(Z^k) = \\{i\\}`, or -1.
-        leader_mask: ``(T, B, n)`` bool, leaders at each kept layer.
+        leader_since: ``(B, n)`` int, the first layer k with :math:`C_i(Z^k) = \\{i\\}` by a
+            margin larger than the rounding bound (:mod:`attndyn.margins`), or -1.
+        leader_margin: ``(B, n)`` float, the computed margin :math:`\\hat\\mu_i` at layer
+            ``leader_since`` (NaN for tokens that never led).
+        leader_mask: ``(T, B, n)`` bool, leaders at each kept layer (those that have led for sure).
+        rounding_at: ``(E, 3)`` int, one row ``(sequence, token, layer)`` per layer at which the
+            engine found :math:`C_i = \\{i\\}` for a token not yet known to lead, with a margin
+            within the rounding bound: decided by rounding, not reported as a leader.
+        rounding_margin: ``(E, 2)`` float, the margin and the bound of each such event.
         follow: ``(T, B, n, n)`` bool follow sets at kept layers (only with ``SaveAt(follow=True)``).
     """
 
     leader_since: Tensor | None = None
     leader_mask: Tensor | None = None
     follow: Tensor | None = None
+    leader_margin: Tensor | None = None
+    rounding_at: Tensor | None = None
+    rounding_margin: Tensor | None = None
 
     @property
     def layers(self) -> Tensor:
@@ -157,7 +167,17 @@ class HardmaxTrajectory(Trajectory):
             "leader_since": self.leader_since[b : b + 1],
             "leader_mask": self.leader_mask[:, b : b + 1],
             "follow": None if self.follow is None else self.follow[:, b : b + 1],
+            "leader_margin": None if self.leader_margin is None else self.leader_margin[b : b + 1],
+            **self._select_rounding(b),
         }
+
+    def _select_rounding(self, b: int) -> dict[str, Any]:
+        if self.rounding_at is None or self.rounding_margin is None:
+            return {}
+        keep = self.rounding_at[:, 0] == b
+        at = self.rounding_at[keep].clone()
+        at[:, 0] = 0
+        return {"rounding_at": at, "rounding_margin": self.rounding_margin[keep]}
 
 
 @dataclass(frozen=True)

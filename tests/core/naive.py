@@ -60,3 +60,36 @@ def softmax_euler(x, Q, K, V, dt, steps, beta=1.0):
         v = softmax_velocity(x, Q, K, V, beta)
         x = [[x[i][c] + dt * v[i][c] for c in range(len(x[0]))] for i in range(len(x))]
     return x
+
+
+def leader_margin(z, i, A=None, mask=None):
+    """Strict margin min_{j != i} <A z_i, z_i - z_j> and its rounding bound (attndyn.margins), in
+    plain Python floats with another order of operations than the engine's."""
+    n, d = len(z), len(z[0])
+    A = A or [[float(r == c) for c in range(d)] for r in range(d)]
+    mask = mask or [True] * n
+    w = [sum(A[r][c] * z[i][c] for c in range(d)) for r in range(d)]
+    own = sum(w[c] * z[i][c] for c in range(d))
+    rivals = [sum(w[c] * z[j][c] for c in range(d)) for j in range(n) if j != i and mask[j]]
+    margin = own - max(rivals) if rivals else math.inf
+    u = 2.0**-53
+    m = (2 * d + 1) * u
+    g = 2 * m / (1 - m)
+    aw = [sum(abs(A[r][c]) * abs(z[i][c]) for c in range(d)) for r in range(d)]
+    big = [max(abs(z[j][c]) for j in range(n) if mask[j]) for c in range(d)]
+    bound = g * sum(aw[c] * (abs(z[i][c]) + big[c]) for c in range(d))
+    return margin, bound
+
+
+def hardmax_leaders(z, alpha, layers, A=None):
+    """{token: first layer} of the leaders of a plain-loop run, each certified by its margin."""
+    since = {}
+    for k in range(layers + 1):
+        z_next, flagged = hardmax_layer(z, alpha, A)
+        for i, f in enumerate(flagged):
+            if f and i not in since:
+                margin, bound = leader_margin(z, i, A)
+                if margin > bound:
+                    since[i] = k
+        z = z_next
+    return since

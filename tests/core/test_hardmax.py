@@ -32,7 +32,10 @@ def test_two_tokens_each_follows_the_one_with_larger_score():
     # <z1, z1> = 4 > <z1, z2> = 0 and <z2, z2> = 1 > <z2, z1> = 0: both are leaders, nothing moves.
     traj = run([[2.0, 0.0], [0.0, 1.0]], layers=5)
     assert torch.equal(traj.final_tokens, traj.initial_tokens)
-    assert attndyn.leaders(traj).records() == [{"index": 0, "since_layer": 0}, {"index": 1, "since_layer": 0}]
+    assert attndyn.leaders(traj).records() == [
+        {"index": 0, "since_layer": 0, "margin": 4.0},  # <z1, z1 - z2> = 4
+        {"index": 1, "since_layer": 0, "margin": 1.0},  # <z2, z2 - z1> = 1
+    ]
 
 
 def test_two_tokens_one_step_exact_value():

@@ -1,7 +1,7 @@
 """Analysis of finished trajectories: leaders, clusters, polytopes, theorem checks."""
 
 from .clusters import Cluster, clusters
-from .leaders import LeaderSet, follow_graph, leaders
+from .leaders import LeaderSet, RoundingEvent, follow_graph, leaders
 from .polytope import Polytope
 from .spectral import is_good_triple, is_good_triple_with_multiplicity, is_paranormal, leading_direction
 from .theorems import (
@@ -17,6 +17,7 @@ __all__ = [
     "Cluster",
     "clusters",
     "LeaderSet",
+    "RoundingEvent",
     "leaders",
     "follow_graph",
     "Polytope",

@@ -1,11 +1,15 @@
 r"""Leaders and the follow graph of a hardmax run (hardmax paper, Definition 1.1).
 
 Token i is a *leader* if :math:`C_i(Z^k) = \{i\}` for some layer k: it follows only itself.
+A leader is reported only when its strict margin :math:`\min_{j\ne i}\langle A z_i, z_i - z_j\rangle`
+exceeds the rounding bound of the scores it compares (:mod:`attndyn.margins`); the layers at which
+rounding alone made a token follow only itself are listed apart, in :attr:`LeaderSet.rounding`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -13,19 +17,38 @@ from torch import Tensor
 from .._validation import InputError
 from ..trajectory import HardmaxTrajectory, Trajectory
 
-__all__ = ["LeaderSet", "leaders", "follow_graph"]
+__all__ = ["LeaderSet", "RoundingEvent", "leaders", "follow_graph"]
+
+
+class RoundingEvent(NamedTuple):
+    """A layer at which token ``index`` followed only itself by a margin within the rounding bound."""
+
+    index: int
+    layer: int
+    margin: float
+    bound: float
 
 
 @dataclass(frozen=True)
 class LeaderSet:
-    """Leaders of one sequence: token indices and the first layer at which each led."""
+    """Leaders of one sequence: token indices, the first layer at which each led and its margin then.
+
+    ``rounding`` lists the events decided by rounding (not leaders), in layer order.
+    """
 
     indices: tuple[int, ...]
     since: tuple[int, ...]
+    margins: tuple[float, ...] = ()
+    rounding: tuple[RoundingEvent, ...] = ()
 
-    def records(self) -> list[dict[str, int]]:
-        """``[{"index": i, "since_layer": k}, ...]`` sorted by index (the CLI's JSON form)."""
-        return [{"index": i, "since_layer": k} for i, k in zip(self.indices, self.since)]
+    def records(self) -> list[dict[str, int | float]]:
+        """``[{"index": i, "since_layer": k, "margin": mu}, ...]`` sorted by index (the CLI's JSON form)."""
+        margins = self.margins or (float("nan"),) * len(self.indices)
+        return [{"index": i, "since_layer": k, "margin": mu} for i, k, mu in zip(self.indices, self.since, margins)]
+
+    def rounding_records(self) -> list[dict[str, int | float]]:
+        """The events decided by rounding, as JSON-ready dicts."""
+        return [ev._asdict() for ev in self.rounding]
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -49,14 +72,30 @@ def leaders(traj: HardmaxTrajectory, sequence: int | None = None) -> LeaderSet:
     >>> import attndyn
     >>> traj = attndyn.hardmax([[2.0, 0.0], [0.0, 1.0], [0.5, 0.5]], alpha=1.0, layers=5)
     >>> attndyn.leaders(traj).records()
-    [{'index': 0, 'since_layer': 0}, {'index': 1, 'since_layer': 0}]
+    [{'index': 0, 'since_layer': 0, 'margin': 3.0}, {'index': 1, 'since_layer': 0, 'margin': 0.5}]
+
+    Followers that converge onto their leader to within rounding never become leaders; the
+    layers at which rounding alone isolated a token are in ``.rounding``.
     """
     if not isinstance(traj, HardmaxTrajectory):
         raise InputError(f"leaders() needs a HardmaxTrajectory (from attndyn.hardmax), got {type(traj).__name__}")
     b = _one_sequence(traj, sequence)
     since = traj.leader_since[b]
     idx = torch.nonzero(since >= 0).flatten().tolist()
-    return LeaderSet(indices=tuple(idx), since=tuple(int(since[i]) for i in idx))
+    margin = traj.leader_margin[b] if traj.leader_margin is not None else None
+    events: tuple[RoundingEvent, ...] = ()
+    if traj.rounding_at is not None and traj.rounding_margin is not None:
+        rows = traj.rounding_at[:, 0] == b
+        events = tuple(
+            RoundingEvent(int(i), int(k), float(mu), float(bd))
+            for (_, i, k), (mu, bd) in zip(traj.rounding_at[rows].tolist(), traj.rounding_margin[rows].tolist())
+        )
+    return LeaderSet(
+        indices=tuple(idx),
+        since=tuple(int(since[i]) for i in idx),
+        margins=() if margin is None else tuple(float(margin[i]) for i in idx),
+        rounding=events,
+    )
 
 
 def follow_graph(traj: HardmaxTrajectory, layer_index: int, sequence: int | None = None) -> Tensor:

@@ -36,6 +36,7 @@ def hardmax_summary(traj: HardmaxTrajectory, b: int) -> dict[str, Any]:
     return {
         "final_tokens": _floats(traj.ys[-1, b][real]),
         "leaders": rep.leaders.records(),
+        "rounding_events": rep.leaders.rounding_records(),
         "clusters": [c.record() for c in rep.clusters],
         "converged": rep.converged,
         "layers": int(traj.stats.steps),
@@ -94,6 +95,11 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
                       f"converged: {rec['converged']}")
         lead = ", ".join(f"{r['index']} (since {r['since_layer']})" for r in rec["leaders"]) or "none"
         console.print(f"  leaders: {lead}")
+        rounded = rec.get("rounding_events") or []
+        if rounded:
+            who = sorted({r["index"] for r in rounded})
+            console.print(f"  decided by rounding, not leaders: token(s) {', '.join(map(str, who))} at "
+                          f"{len(rounded)} layer(s) (margin within the rounding bound; see attndyn.margins)")
         table = Table("cluster", "center", "members", show_edge=False)
         for k, c in enumerate(rec["clusters"]):
             table.add_row(str(k), "(" + ", ".join(f"{v:.4g}" for v in c["center"]) + ")",

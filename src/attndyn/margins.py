@@ -1,0 +1,113 @@
+r"""Leader margins and the rounding bound that makes a leader real (hardmax paper, Definition 1.1).
+
+Token i *leads* at layer k when :math:`C_i(Z^k) = \{i\}` (Definition 1.1), i.e. when its
+strict margin
+
+.. math::
+
+    \mu_i = \min_{j \ne i} \langle A z_i, z_i - z_j \rangle
+
+is positive. In floating point the engine compares *rounded* scores
+:math:`\hat s_{ij} = \mathrm{fl}(\langle A z_i, z_j\rangle)`, and once a follower
+:math:`z_j = s + e` has converged onto its leader s to within the last bits, the sign of
+:math:`\langle A z_j, z_j - s\rangle = \langle A s, e\rangle + \langle A e, e\rangle` is decided by
+rounding: in exact arithmetic the first term (order :math:`|e|`, negative, since s leads z_j's
+query) dominates and z_j never leads, but its size is then that of the rounding error itself.
+Such "phantom" leaders are not reported.
+
+**The bound.** For a query i and a key j, whatever the order of the sums (plain loops, BLAS,
+fused multiply-adds), the computed :math:`\hat q = \mathrm{fl}(A z_i)` and
+:math:`\hat s_{ij} = \mathrm{fl}(\hat q\cdot z_j)` satisfy (Higham, *Accuracy and Stability of
+Numerical Algorithms*, eqs. (3.4)-(3.5))
+
+.. math::
+
+    |\hat s_{ij} - \langle A z_i, z_j\rangle| \le \gamma_{2d}\,(|A|\,|z_i|)\cdot|z_j|,
+    \qquad \gamma_m = \frac{m u}{1 - m u},
+
+with u the unit roundoff of the dtype (:math:`2^{-53}` in float64, :math:`2^{-24}` in float32).
+The computed margin :math:`\hat\mu_{ij} = \mathrm{fl}(\hat s_{ii} - \hat s_{ij})` adds one more
+rounding, so :math:`\hat\mu_{ij} > (1+u)(E_{ii} + E_{ij})` proves :math:`\mu_{ij} > 0` for the
+positions the run holds. We use the bound
+
+.. math::
+
+    b_i = 2\,\gamma_{2d+1}\,(|A|\,|z_i|)\cdot(|z_i| + M),\qquad M_k = \max_{j\ \mathrm{real}} |z_{jk}|,
+
+which covers every j at once; the factor 2 absorbs the rounding of :math:`b_i`'s own evaluation.
+A token flagged as a leader by the engine is reported as one only when
+:math:`\hat\mu_i = \min_{j\ne i}\hat\mu_{ij} > b_i`; otherwise the event is recorded as
+*decided by rounding* (:attr:`attndyn.analysis.LeaderSet.rounding`). The dynamics themselves
+are untouched: only the bookkeeping of who leads changes. A genuine leader has a margin of the
+order of the spread of the tokens times :math:`|A z_i|`, some :math:`10^{15}` times the bound.
+
+>>> import torch
+>>> z = torch.tensor([[[2.0, 0.0], [0.0, 1.0], [1.0, 1e-17]]], dtype=torch.float64)
+>>> margin, bound = leader_margins(z, None, None, torch.tensor([0, 0]), torch.tensor([0, 2]))
+>>> margin.tolist(), bool(margin[0] > bound[0]), bool(margin[1] > bound[1])
+([2.0, -1.0], True, False)
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+__all__ = ["unit_roundoff", "gamma", "leader_margins"]
+
+# At most this many (pair, key, coordinate) entries are gathered at a time.
+_CHUNK_ENTRIES = 1 << 20
+
+
+def unit_roundoff(dtype: torch.dtype) -> float:
+    """u = eps / 2: the largest relative error of one rounding in ``dtype``."""
+    return torch.finfo(dtype).eps / 2
+
+
+def gamma(m: int, dtype: torch.dtype) -> float:
+    r""":math:`\gamma_m = m u / (1 - m u)`, the relative error bound of m successive roundings."""
+    mu = m * unit_roundoff(dtype)
+    return mu / (1.0 - mu)
+
+
+def leader_margins(
+    z: Tensor, A: Tensor | None, mask: Tensor | None, b: Tensor, i: Tensor
+) -> tuple[Tensor, Tensor]:
+    r"""Computed strict margins :math:`\hat\mu_i` and rounding bounds :math:`b_i` of tokens ``(b, i)``.
+
+    ``z`` (B, n, d) tokens, ``A`` (d, d) or None (identity), ``mask`` (B, n) real tokens or None,
+    ``b`` and ``i`` (P,) the sequence and token of each query. Returns two (P,) tensors on the CPU
+    in ``z``'s dtype: the margin (``inf`` for a token with no real competitor) and the bound; the
+    token leads for sure when margin > bound (see the module docstring for the proof).
+    """
+    z = z.detach()
+    B, n, d = z.shape
+    b = b.to(z.device)
+    i = i.to(z.device)
+    absz = z.abs()
+    if mask is not None:
+        mask = mask.to(z.device)
+        absz = absz.masked_fill(~mask[..., None], 0.0)
+    M = absz.amax(dim=1)  # (B, d): the largest coordinates of the real tokens
+    absA = None if A is None else A.detach().abs()
+    g = 2.0 * gamma(2 * d + 1, z.dtype)
+    margins, bounds = [], []
+    step = max(1, _CHUNK_ENTRIES // max(1, n * d))
+    for a in range(0, b.numel(), step):
+        bb, ii = b[a : a + step], i[a : a + step]
+        zi = z[bb, ii]  # (c, d) queries' tokens
+        q = zi if A is None else zi @ A.detach().T  # (c, d) rows A z_i
+        keys = z[bb]  # (c, n, d)
+        s = torch.bmm(keys, q[:, :, None])[..., 0]  # (c, n) scores <A z_i, z_j>
+        own = (q * zi).sum(dim=-1)  # (c,) <A z_i, z_i>
+        rival = s.clone()
+        rival[torch.arange(bb.numel(), device=z.device), ii] = -torch.inf
+        if mask is not None:
+            rival = rival.masked_fill(~mask[bb], -torch.inf)
+        margins.append(own - rival.amax(dim=-1))
+        aq = zi.abs() if absA is None else zi.abs() @ absA.T  # (c, d) |A| |z_i|
+        bounds.append(g * (aq * (zi.abs() + M[bb])).sum(dim=-1))
+    if not margins:
+        empty = torch.empty(0, dtype=z.dtype)
+        return empty, empty.clone()
+    return torch.cat(margins).cpu(), torch.cat(bounds).cpu()
