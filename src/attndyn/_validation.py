@@ -27,9 +27,41 @@ class HypothesisWarning(UserWarning):
     """The input is legal but outside the hypotheses of the theorem being illustrated."""
 
 
+SUPPORTED_DTYPES = (torch.float64, torch.float32)
+
+
+def check_dtype(dtype: Any) -> torch.dtype:
+    """float64 (exact ties, the default) or float32; anything else is refused."""
+    if dtype not in SUPPORTED_DTYPES:
+        raise InputError(f"dtype must be torch.float64 (the default) or torch.float32, got {dtype!r}")
+    return dtype
+
+
+def check_device(device: Any) -> torch.device | None:
+    """A usable torch device (None: where the input already is)."""
+    if device is None:
+        return None
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise InputError(f"device {device!r} is not a torch device; use 'cpu', 'cuda' or 'cuda:N'") from None
+    if dev.type == "meta":
+        raise InputError("device 'meta' holds no data; use 'cpu' or 'cuda'")
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"device {device!r} asked for, but CUDA is not available here; use device='cpu'")
+    if dev.type not in ("cpu", "cuda"):
+        raise InputError(f"device {device!r} is not supported; use 'cpu' or 'cuda'")
+    return dev
+
+
 def _to_tensor(value: Any, name: str, dtype: torch.dtype, device: torch.device | str | None) -> Tensor:
+    device = check_device(device)
     if isinstance(value, Tensor):
         t = value
+        if t.layout != torch.strided:
+            raise InputError(f"{name} is a {t.layout} tensor; pass a dense one ({name}.to_dense())")
+        if t.device.type == "meta":
+            raise InputError(f"{name} is a meta tensor (no data); pass a tensor on 'cpu' or 'cuda'")
     else:
         try:
             arr = np.asarray(value)
@@ -61,8 +93,7 @@ def as_tokens(
     Accepts one sequence ``(n, d)`` or a batch ``(B, n, d)``; rejects anything else,
     empty input and non-finite values.
     """
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise InputError(f"dtype must be a floating torch dtype such as torch.float64, got {dtype!r}")
+    check_dtype(dtype)
     t = _to_tensor(tokens, name, dtype, device)
     if t.numel() == 0:
         raise InputError(f"{name} is empty (shape {tuple(t.shape)}); give at least one token of dimension >= 1")
@@ -102,6 +133,8 @@ def as_matrix(
 
 
 def _check_number(value: Any, name: str, kind: str, ok) -> float:
+    if isinstance(value, (str, bytes, bool)):
+        raise InputError(f"{name} must be a {kind} number, got {value!r}")
     try:
         v = float(value)
     except (TypeError, ValueError):

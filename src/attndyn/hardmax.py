@@ -29,6 +29,7 @@ from ._validation import (
     is_spd,
     warn_hypothesis,
 )
+from ._budget import check_memory, kept_count
 from .options import SaveAt, StopOnConvergence
 from .progress import progress_bar
 from .trajectory import HardmaxTrajectory, RunStats
@@ -125,6 +126,45 @@ def hardmax_step(
     return HardmaxStep(z_next, leader, follow_all, (z_next - z).detach().abs().amax(dim=(1, 2)).cpu(), extent.amax(dim=1).cpu())
 
 
+class _Unit(NamedTuple):
+    """Powers of two that bring a run near 1: tokens are multiplied by ``token`` (B, 1, 1), scores by ``score`` (B,)."""
+
+    token: Tensor
+    score: Tensor
+
+
+def _pow2_below(x: Tensor) -> Tensor:
+    """2**-e with x = m 2**e, 0.5 <= m < 1 (1 where x is 0): x * result lies in [0.5, 1)."""
+    e = torch.frexp(x).exponent
+    return torch.where(x > 0, torch.ldexp(torch.ones_like(x), -e), torch.ones_like(x))
+
+
+def _rescale(z: Tensor, A: Tensor, mask: Tensor | None, tol: float) -> tuple[Tensor, Tensor, float, _Unit | None]:
+    """Tokens and A scaled by powers of two near 1 (per sequence; one scale for the batch when tol > 0)."""
+    ext = z.detach().abs().amax(dim=-1)  # (B, n)
+    if mask is not None:
+        ext = ext.masked_fill(~mask, 0.0)
+    ext = ext.amax(dim=1)  # (B,)
+    if tol > 0:
+        ext = ext.amax().expand_as(ext)  # one scale, so that tol keeps one meaning
+    sz = _pow2_below(ext)  # (B,)
+    sa = _pow2_below(A.detach().abs().amax())
+    if bool((sz == 1).all()) and float(sa) == 1.0:
+        return z, A, tol, None
+    score = (sz * sz * sa).cpu()  # scores scale with |z|^2 |A|
+    unit = _Unit(sz[:, None, None], score)
+    zs = z * unit.token
+    if mask is not None:
+        zs = zs.masked_fill(~mask[..., None], 0.0)  # padding is ignored; keep it finite at any scale
+    return zs, A * sa, tol * float(score[0]) if tol > 0 else 0.0, unit
+
+
+def _unscale(zs: Tensor, unit: _Unit, z0: Tensor, mask: Tensor | None) -> Tensor:
+    """Tokens back in the caller's units; padding (which never moves) is returned as given."""
+    out = zs / unit.token
+    return out if mask is None else torch.where(mask[..., None], out, z0)
+
+
 def _certified_leaders(
     z: Tensor,
     A: Tensor,
@@ -189,6 +229,7 @@ def hardmax(
     device: torch.device | str | None = None,
     progress: bool = False,
     check_hypotheses: bool = True,
+    max_memory: float | None = None,
 ) -> HardmaxTrajectory:
     r"""Run ``layers`` layers of the hardmax dynamics, eq. (1.1) of the hardmax paper.
 
@@ -209,6 +250,14 @@ def hardmax(
         progress: show a progress bar over layers.
         check_hypotheses: warn (:class:`~attndyn.HypothesisWarning`) when A is not SPD or
             tokens are zero or repeated.
+        max_memory: bytes the kept layers may take (default: half of the device's memory); a run
+            over it is refused before it starts, naming the estimate.
+
+    The dynamics are equivariant under positive scaling of the tokens and of A (the follow sets
+    do not change), so the run works on tokens and A multiplied by powers of two that bring them
+    near 1 (exact in binary floating point) and scales the results back: ``hardmax(x * 2**k)``
+    equals ``hardmax(x) * 2**k`` bit for bit, with no overflow or underflow of the scores, for any
+    k that keeps ``x * 2**k`` a normal number.
 
     Returns:
         A :class:`~attndyn.trajectory.HardmaxTrajectory`; the leaders are recorded at every layer,
@@ -231,13 +280,24 @@ def hardmax(
     B, n, d = z.shape
     A_t = torch.eye(d, dtype=dtype, device=z.device) if A is None else as_matrix(A, "A", d, dtype=dtype, device=z.device)
     m = as_mask(mask, (B, n), z.device)
+    T = kept_count(layers, save.every)
+    item = z.element_size()
+    check_memory(
+        T * B * n * (d * item + 1 + (n if save.follow else 0)),
+        max_memory,
+        z.device,
+        f"{T} kept layers of {B} x {n} tokens in dimension {d}" + (" with follow sets" if save.follow else ""),
+        "keep fewer layers with save=SaveAt(every=None) or SaveAt(every=k)",
+    )
     if check_hypotheses:
         _warn_outside_theorem(z, A_t, m)
 
-    kept = [k for k in range(layers + 1) if save.keeps(k, layers)]
-    ys = torch.empty((len(kept), B, n, d), dtype=dtype, device=z.device)  # filled as we go, no final copy
-    follow_kept = torch.zeros((len(kept), B, n, n), dtype=torch.bool) if save.follow else None
-    lead_kept = torch.zeros((len(kept), B, n), dtype=torch.bool)
+    # Exact at every scale: run on tokens and A rescaled by powers of two (exact in binary
+    # floating point; C_i does not change), and scale the results back.
+    zs, A_s, tol_s, unit = _rescale(z, A_t, m, tol)
+    ys = torch.empty((T, B, n, d), dtype=dtype, device=z.device)  # filled as we go, no final copy
+    follow_kept = torch.zeros((T, B, n, n), dtype=torch.bool) if save.follow else None
+    lead_kept = torch.zeros((T, B, n), dtype=torch.bool)
     ts: list[int] = []
     leader_since = torch.full((B, n), -1, dtype=torch.long)
     leader_margin = torch.full((B, n), float("nan"), dtype=dtype)
@@ -249,8 +309,8 @@ def hardmax(
         while True:
             last = k == layers
             keep = save.keeps(k, layers)
-            res = hardmax_step(z, alpha=alpha, A=A_t, mask=m, tol=tol, record_follow=save.follow and keep)
-            lead = _certified_leaders(z, A_t, m, res.leader.cpu(), k, leader_since, leader_margin, rounding)
+            res = hardmax_step(zs, alpha=alpha, A=A_s, mask=m, tol=tol_s, record_follow=save.follow and keep)
+            lead = _certified_leaders(zs, A_s, m, res.leader.cpu(), k, leader_since, leader_margin, rounding)
             if stop is not None:
                 now = (res.moved <= stop.rtol * res.scale) & (converged_at < 0)
             else:
@@ -259,22 +319,27 @@ def hardmax(
             change = res.moved / res.scale.clamp_min(torch.finfo(torch.float64).tiny)
             done = stop is not None and bool((converged_at >= 0).all())
             if keep or done:
-                if z.requires_grad:
+                if zs.requires_grad:
                     ys = ys.clone() if len(ts) == 0 else ys  # keep autograd history out of a leaf buffer
-                ys[len(ts)] = z
+                ys[len(ts)] = zs if unit is None else _unscale(zs, unit, z, m)
                 lead_kept[len(ts)] = lead
                 if follow_kept is not None:
-                    follow_kept[len(ts)] = res.follow if res.follow is not None else hardmax_step(
-                        z, alpha=alpha, A=A_t, mask=m, tol=tol, record_follow=True
-                    ).follow.cpu()
+                    follow = res.follow
+                    if follow is None:
+                        follow = hardmax_step(zs, alpha=alpha, A=A_s, mask=m, tol=tol_s, record_follow=True).follow
+                    follow_kept[len(ts)] = follow.cpu()
                 ts.append(k)
             if last or done:
                 if done and not last:
                     stop_reason = "converged"
                 break
-            z = res.tokens
+            zs = res.tokens
             k += 1
             advance(1)
+    if unit is not None:  # margins are scores: they scale with |z|^2 |A|
+        leader_margin /= unit.score[:, None].to(leader_margin.dtype)
+        for at, mb in rounding:
+            mb /= unit.score[at[:, 0]][:, None].to(mb.dtype)
     T = len(ts)
     converged = bool((converged_at >= 0).all())
     stats = RunStats(

@@ -49,8 +49,10 @@ def load_array(path: str | os.PathLike, name: str = "TOKENS") -> np.ndarray:
             raise InputError(f"{name} file {str(p)!r} has an unknown type {suffix!r}; use .npy, .csv or .json")
     except InputError:
         raise
-    except (ValueError, TypeError, OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (ValueError, TypeError, OSError, OverflowError, RecursionError, MemoryError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if isinstance(exc, RecursionError):
+            first = "lists nested too deeply; give an (n, d) or (B, n, d) array"
         raise InputError(f"{name} file {str(p)!r} could not be read: {first}") from None
     if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
         raise InputError(f"{name} file {str(p)!r} does not hold a rectangular numeric array")

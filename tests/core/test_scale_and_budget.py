@@ -1,0 +1,145 @@
+"""Exact at every scale, bounded resources, clear refusals (the engines' trust contract)."""
+
+import sys
+import time
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import attndyn
+from attndyn import InputError, SaveAt
+
+hardmax_module = sys.modules["attndyn.hardmax"]
+
+
+def tokens(d, n=12, B=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.integers(-40, 41, size=(B, n, d)) / 16 + rng.standard_normal((B, n, d))
+
+
+@pytest.fixture(params=["kernel", "torch"])
+def path(request, monkeypatch):
+    if request.param == "torch":
+        monkeypatch.setattr(hardmax_module, "_use_kernel", lambda *a: False)
+    return request.param
+
+
+@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("k", [-1000, -300, 300, 1000])
+def test_hardmax_is_exactly_scale_equivariant(path, d, k):
+    x = tokens(d)
+    M = np.random.default_rng(1).standard_normal((d, d))
+    A = M @ M.T + np.eye(d)
+    ref = attndyn.hardmax(x, alpha=0.5, layers=25, A=A, check_hypotheses=False)
+    big = attndyn.hardmax(x * 2.0**k, alpha=0.5, layers=25, A=A, check_hypotheses=False)
+    assert torch.equal(big.ys, ref.ys * 2.0**k)
+    assert torch.equal(big.leader_since, ref.leader_since)
+    assert torch.isfinite(big.ys).all()
+    # Scores scale with |z|^2: margins by 2**(2k), in range for |k| <= 300 here.
+    if abs(k) <= 300:
+        ok = ~torch.isnan(ref.leader_margin)
+        assert torch.equal(big.leader_margin[ok], ref.leader_margin[ok] * 2.0 ** (2 * k))
+
+
+def test_scale_of_A_does_not_change_the_run():
+    x = tokens(2)
+    A = np.array([[2.0, 0.5], [0.5, 1.0]])
+    ref = attndyn.hardmax(x, alpha=1.0, layers=20, A=A)
+    huge = attndyn.hardmax(x, alpha=1.0, layers=20, A=A * 2.0**900)
+    assert torch.equal(huge.ys, ref.ys) and torch.equal(huge.leader_since, ref.leader_since)
+
+
+def test_issue_cases_1e160_and_1e_minus_170_give_the_true_leaders():
+    x = tokens(2, B=1)[0]
+    ref = attndyn.leaders(attndyn.hardmax(x, alpha=0.5, layers=10))
+    for c in (1e160, 1e-170):
+        got = attndyn.leaders(attndyn.hardmax(x * c, alpha=0.5, layers=10))
+        assert got.indices == ref.indices and got.since == ref.since
+
+
+def test_float32_is_scale_equivariant_within_its_range():
+    x = tokens(2)
+    ref = attndyn.hardmax(x, alpha=0.5, layers=10, dtype=torch.float32)
+    for k in (-100, 100):
+        big = attndyn.hardmax(x * 2.0**k, alpha=0.5, layers=10, dtype=torch.float32)
+        assert torch.equal(big.ys, ref.ys * 2.0**k)
+
+
+def test_tie_tolerance_keeps_its_meaning_under_rescaling():
+    x = np.array([[1.0, 0.0], [0.0, 1.0 + 1e-9], [-1.0, -1.0]])
+    ref = attndyn.hardmax(x, alpha=1.0, layers=3, tol=1e-6, save=SaveAt(follow=True))
+    # Scores scale with |z|^2, so the tolerance of tokens scaled by 2**300 is tol * 2**600.
+    big = attndyn.hardmax(x * 2.0**300, alpha=1.0, layers=3, tol=1e-6 * 2.0**600, save=SaveAt(follow=True))
+    assert torch.equal(big.follow, ref.follow)
+
+
+def test_padding_keeps_its_values_at_any_scale():
+    x = tokens(2, B=2)
+    mask = np.ones(x.shape[:2], dtype=bool)
+    mask[1, 8:] = False
+    x[1, 8:] = 1e300  # garbage in padding
+    traj = attndyn.hardmax(x * 2.0**-900, alpha=0.5, layers=5, mask=mask)
+    assert torch.equal(traj.ys[-1, 1, 8:], torch.from_numpy(x[1, 8:] * 2.0**-900))
+
+
+# ---- bounded resources ------------------------------------------------------------------------
+
+
+def test_huge_layer_count_is_refused_within_a_second():
+    t0 = time.perf_counter()
+    with pytest.raises(InputError, match=r"would keep about .*SaveAt\(every=None\)"):
+        attndyn.hardmax([[1.0, 0.0], [0.0, 1.0]], alpha=0.5, layers=10**20)
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_explicit_max_memory_is_honoured():
+    x = tokens(2, n=50, B=10)
+    with pytest.raises(InputError, match=r"over the limit of 20 KB"):
+        attndyn.hardmax(x, alpha=0.5, layers=10, max_memory=20_000)
+    traj = attndyn.hardmax(x, alpha=0.5, layers=10, max_memory=20_000, save=SaveAt(every=None))
+    assert traj.ys.shape[0] == 2
+    with pytest.raises(InputError, match="max_memory must be a positive number"):
+        attndyn.hardmax(x, alpha=0.5, layers=10, max_memory=-1)
+
+
+# ---- clear errors at the API boundary ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"alpha": "0.5"}, "alpha must be a positive number, got '0.5'"),
+        ({"alpha": True}, "alpha must be a positive number"),
+        ({"dtype": torch.float16}, "dtype must be torch.float64 .* or torch.float32"),
+        ({"device": "bogus"}, "device 'bogus' is not a torch device"),
+        ({"device": "meta"}, "device 'meta' holds no data"),
+        ({"stop": "x"}, r"stop must be StopOnConvergence\(...\) or None"),
+        ({"save": "x"}, r"save must be a SaveAt"),
+    ],
+)
+def test_hardmax_bad_arguments_name_the_fix(kw, match):
+    kw = {"alpha": 0.5, "layers": 3, **kw}
+    with pytest.raises(InputError, match=match):
+        attndyn.hardmax([[1.0, 0.0], [0.0, 1.0]], **kw)
+
+
+def test_sparse_and_meta_tensors_are_refused():
+    dense = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    with pytest.raises(InputError, match=r"sparse_coo tensor; pass a dense one"):
+        attndyn.hardmax(dense.to_sparse(), alpha=0.5, layers=2)
+    with pytest.raises(InputError, match="meta tensor"):
+        attndyn.hardmax(torch.empty(2, 2, device="meta"), alpha=0.5, layers=2)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without CUDA")
+def test_cuda_without_cuda_is_a_clear_error():
+    with pytest.raises(InputError, match="CUDA is not available here; use device='cpu'"):
+        attndyn.hardmax([[1.0, 0.0]], alpha=0.5, layers=2, device="cuda")
+
+
+@pytest.mark.parametrize("rtol", [float("nan"), -1.0, 0.0])
+def test_stop_rtol_must_be_positive(rtol):
+    with pytest.raises(InputError, match=r"StopOnConvergence\(rtol=...\) must be a positive number"):
+        attndyn.StopOnConvergence(rtol)
