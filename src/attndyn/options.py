@@ -25,6 +25,8 @@ class SaveAt:
         follow: hardmax only — also keep the follow sets :math:`C_i` (boolean ``(n, n)`` per
             kept layer).
         attention: softmax only — also keep the attention matrix :math:`P(t)` at kept times.
+        final_attention: softmax only — keep the final attention matrix (``attention_final``);
+            it is (B, n, n), so it is kept only when asked for (``attention=True`` implies it).
 
     >>> SaveAt(every=10).every
     10
@@ -33,10 +35,14 @@ class SaveAt:
     every: int | None = 1
     follow: bool = False
     attention: bool = False
+    final_attention: bool = False
 
     def __post_init__(self) -> None:
         if self.every is not None and (isinstance(self.every, bool) or not isinstance(self.every, int) or self.every < 1):
             raise InputError(f"SaveAt(every=...) must be a positive integer or None, got {self.every!r}")
+        for name in ("follow", "attention", "final_attention"):
+            if not isinstance(getattr(self, name), bool):
+                raise InputError(f"SaveAt({name}=...) must be True or False, got {getattr(self, name)!r}")
 
     def keeps(self, k: int, last: int) -> bool:
         """Whether step index ``k`` (0..last) is kept."""

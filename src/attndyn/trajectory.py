@@ -186,11 +186,16 @@ class SoftmaxTrajectory(Trajectory):
 
     ``ys`` are the original tokens x(t), or the rescaled z(t) when ``params["rescaled"]``.
     ``attention``: ``(T, B, n, n)`` or, with several heads, ``(T, B, H, n, n)`` at kept times
-    (only with ``SaveAt(attention=True)``; the final matrix is always kept in ``attention_final``).
+    (only with ``SaveAt(attention=True)``); ``attention_final`` the final matrix (only with
+    ``SaveAt(final_attention=True)`` or ``attention=True``).
+    ``leader_since``: ``(B, n)`` int, for each token whose attention row peaks strictly on itself
+    (first head) at the end of the run, the first grid step from which it has done so at every
+    step; -1 for the others. Tracked during the run, whatever is saved.
     """
 
     attention: Tensor | None = None
     attention_final: Tensor | None = None
+    leader_since: Tensor | None = None
 
     @property
     def times(self) -> Tensor:
@@ -200,4 +205,5 @@ class SoftmaxTrajectory(Trajectory):
         return {
             "attention": None if self.attention is None else self.attention[:, b : b + 1],
             "attention_final": None if self.attention_final is None else self.attention_final[b : b + 1],
+            "leader_since": None if self.leader_since is None else self.leader_since[b : b + 1],
         }

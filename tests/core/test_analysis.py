@@ -1,5 +1,7 @@
 """Analysis: polytopes, clusters, spectral conditions, theorem reports."""
 
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -107,3 +109,29 @@ def test_hyperplane_count_when_all_tokens_end_on_the_middle_hyperplane():
     traj = attndyn.softmax(x, time=4.0, V=V, rescaled=True)
     rep = attndyn.softmax_geometry(traj)
     assert rep.regime == "hyperplanes" and rep.measured["hyperplanes"] == 1 and rep.holds
+
+
+def test_clusters_of_many_points_match_the_dense_tree(monkeypatch):
+    clusters_module = sys.modules["attndyn.analysis.clusters"]  # (the function shadows the module)
+
+    rng = np.random.default_rng(0)
+    centers = rng.standard_normal((7, 3)) * 5
+    pts = centers[rng.integers(0, 7, 600)] + 1e-4 * rng.standard_normal((600, 3))
+    pts[::50] += 3.0  # some loners
+    dense = clusters_module.clusters(pts, tol=1e-2)
+    monkeypatch.setattr(clusters_module, "DENSE_MAX_POINTS", 10)
+    monkeypatch.setattr(clusters_module, "_CHUNK", 37)
+    chunked = clusters_module.clusters(pts, tol=1e-2)
+    assert [c.members for c in chunked] == [c.members for c in dense]
+    np.testing.assert_allclose([c.center for c in chunked], [c.center for c in dense])
+
+
+def test_clusters_are_scale_free_and_refuse_non_finite():
+    clusters_module = sys.modules["attndyn.analysis.clusters"]  # (the function shadows the module)
+
+    pts = np.array([[0.0, 0.0], [1.0, 1.0], [1e-9, 0.0]])
+    ref = [c.members for c in clusters_module.clusters(pts, tol=1e-6)]
+    for k in (-1000, 1000):
+        assert [c.members for c in clusters_module.clusters(pts * 2.0**k, tol=1e-6 * 2.0**k)] == ref
+    with pytest.raises(attndyn.InputError, match="NaN or inf"):
+        clusters_module.clusters([[0.0, np.inf]])

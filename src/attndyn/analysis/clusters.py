@@ -6,10 +6,17 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
 
 from .._validation import InputError
 
 __all__ = ["Cluster", "clusters"]
+
+# Above this many points, clusters come from a k-d tree instead of the (m, m) distance matrix.
+DENSE_MAX_POINTS = 4000
+_CHUNK = 512
 
 
 @dataclass(frozen=True)
@@ -37,7 +44,11 @@ def clusters(points, *, members=None, tol: float | None = None, rtol: float = 1e
         members: the token index of each row (default ``range(m)``), e.g. the real tokens only.
         tol: absolute distance threshold; default ``rtol * max(1, max |coordinate|)``.
 
-    Clusters are ordered by their smallest member.
+    Clusters are ordered by their smallest member. Points are rescaled by a power of two first
+    (exact), so tokens of any magnitude cluster the same way. Up to ``DENSE_MAX_POINTS`` points the
+    single-linkage tree is built from all pairwise distances; beyond, the same clusters (the
+    connected components of the graph "distance <= tol") are found from a k-d tree in chunks, so
+    no (m, m) matrix is ever built.
 
     >>> [c.members for c in clusters([[0.0, 0.0], [1.0, 1.0], [1e-9, 0.0]])]
     [(0, 2), (1,)]
@@ -50,13 +61,41 @@ def clusters(points, *, members=None, tol: float | None = None, rtol: float = 1e
         raise InputError(f"members has {len(idx)} entries for {len(p)} points")
     if len(p) == 0:
         return []
+    if not np.isfinite(p).all():
+        raise InputError("points contain NaN or inf; cluster finite tokens only")
     t = cluster_tolerance(p, rtol) if tol is None else float(tol)
+    big = float(np.abs(p).max())
+    unit = 2.0 ** -np.frexp(big)[1] if big > 0 else 1.0  # exact power of two: p * unit has max in [0.5, 1)
+    q, t = p * unit, t * unit
     if len(p) == 1:
         labels = np.ones(1, dtype=int)
+    elif len(p) <= DENSE_MAX_POINTS:
+        labels = fcluster(linkage(q, method="single"), t=t, criterion="distance")
     else:
-        labels = fcluster(linkage(p, method="single"), t=t, criterion="distance")
+        labels = _components(q, t)
     out = []
     for lab in np.unique(labels):
         sel = labels == lab
-        out.append(Cluster(center=p[sel].mean(axis=0), members=tuple(int(i) for i in idx[sel])))
+        center = q[sel].mean(axis=0) / unit  # the mean of the rescaled points cannot overflow
+        out.append(Cluster(center=center, members=tuple(int(i) for i in idx[sel])))
     return sorted(out, key=lambda c: min(c.members))
+
+
+def _components(q: np.ndarray, t: float) -> np.ndarray:
+    """Labels of the connected components of the graph joining points at distance <= t (k-d tree, chunked)."""
+    m = len(q)
+    tree = cKDTree(q)
+    labels = np.arange(m)
+    for a in range(0, m, _CHUNK):
+        near = tree.query_ball_point(q[a : a + _CHUNK], r=t)
+        rows = np.repeat(np.arange(a, a + len(near)), [len(v) for v in near])
+        cols = np.concatenate([np.asarray(v, dtype=np.int64) for v in near])
+        # Edges so far, reduced to each point's current label, plus this chunk's edges.
+        i = np.concatenate([np.arange(m), rows])
+        j = np.concatenate([labels, cols])
+        graph = coo_matrix((np.ones(len(i), dtype=np.int8), (i, j)), shape=(m, m))
+        _, labels = connected_components(graph, directed=False)
+        first = np.full(m, m)
+        np.minimum.at(first, labels, np.arange(m))
+        labels = first[labels]  # a point index stands for its component
+    return labels + 1

@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from .._validation import InputError
-from ..trajectory import HardmaxTrajectory, Trajectory
+from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
 
 __all__ = ["LeaderSet", "RoundingEvent", "leaders", "follow_graph"]
 
@@ -43,8 +43,9 @@ class LeaderSet:
 
     def records(self) -> list[dict[str, int | float]]:
         """``[{"index": i, "since_layer": k, "margin": mu}, ...]`` sorted by index (the CLI's JSON form)."""
-        margins = self.margins or (float("nan"),) * len(self.indices)
-        return [{"index": i, "since_layer": k, "margin": mu} for i, k, mu in zip(self.indices, self.since, margins)]
+        if not self.margins:  # softmax leaders have no margin
+            return [{"index": i, "since_layer": k} for i, k in zip(self.indices, self.since)]
+        return [{"index": i, "since_layer": k, "margin": mu} for i, k, mu in zip(self.indices, self.since, self.margins)]
 
     def rounding_records(self) -> list[dict[str, int | float]]:
         """The events decided by rounding, as JSON-ready dicts."""
@@ -66,8 +67,12 @@ def _one_sequence(traj: Trajectory, sequence: int | None) -> int:
     return sequence
 
 
-def leaders(traj: HardmaxTrajectory, sequence: int | None = None) -> LeaderSet:
+def leaders(traj: HardmaxTrajectory | SoftmaxTrajectory, sequence: int | None = None) -> LeaderSet:
     """Tokens with :math:`C_i(Z^k)=\\{i\\}` at some simulated layer k, with the first such k.
+
+    For a softmax run: the tokens whose attention row peaks strictly on themselves (first head)
+    at the end, each with the first grid step from which it has done so at every step (tracked
+    during the run, whatever was saved); they carry no margin.
 
     >>> import attndyn
     >>> traj = attndyn.hardmax([[2.0, 0.0], [0.0, 1.0], [0.5, 0.5]], alpha=1.0, layers=5)
@@ -77,8 +82,13 @@ def leaders(traj: HardmaxTrajectory, sequence: int | None = None) -> LeaderSet:
     Followers that converge onto their leader to within rounding never become leaders; the
     layers at which rounding alone isolated a token are in ``.rounding``.
     """
+    if isinstance(traj, SoftmaxTrajectory) and traj.leader_since is not None:
+        b = _one_sequence(traj, sequence)
+        since = traj.leader_since[b]
+        idx = torch.nonzero(since >= 0).flatten().tolist()
+        return LeaderSet(indices=tuple(idx), since=tuple(int(since[i]) for i in idx))
     if not isinstance(traj, HardmaxTrajectory):
-        raise InputError(f"leaders() needs a HardmaxTrajectory (from attndyn.hardmax), got {type(traj).__name__}")
+        raise InputError(f"leaders() needs a trajectory from attndyn.hardmax or attndyn.softmax, got {type(traj).__name__}")
     b = _one_sequence(traj, sequence)
     since = traj.leader_since[b]
     idx = torch.nonzero(since >= 0).flatten().tolist()

@@ -167,6 +167,20 @@ def hardmax_theorem(
 # ---- softmax ------------------------------------------------------------------------------
 
 
+def _final_attention(traj: SoftmaxTrajectory, b: int) -> np.ndarray:
+    """The final (n, n) attention matrix of sequence b (first head): kept, or read off the final state."""
+    if traj.attention_final is not None:
+        P = traj.attention_final[b].detach().cpu()
+        return (P[0] if P.ndim == 3 else P).numpy()
+    from ..dynamics import SoftmaxAttention
+
+    p = traj.params
+    mask = None if traj.mask is None else traj.mask[b : b + 1]
+    dyn = SoftmaxAttention(Q=p["Q"][:1].detach(), K=p["K"][:1].detach(), V=p["V"][:1].detach(), beta=p["beta"],
+                           rescaled=p["rescaled"], mask=mask)
+    return dyn.attention(float(traj.ts[-1]), traj.ys[-1, b : b + 1].detach())[0].cpu().numpy()
+
+
 def attention_rank(P: Any, *, rtol: float = 1e-6) -> int:
     """Numerical rank of an (n, n) attention matrix: singular values above ``rtol * largest``."""
     a = np.asarray(P.detach().cpu() if isinstance(P, torch.Tensor) else P, dtype=np.float64)
@@ -251,13 +265,9 @@ def softmax_geometry(
             regime = "hyperplanes"
         else:
             regime = "codimension"
-    if traj.attention_final is not None:
-        P = traj.attention_final[b].detach().cpu().numpy()
-        if P.ndim == 3:
-            P = P[0]
-        P = P[np.ix_(idx, idx)]
-    else:
-        P = None
+    P = None
+    if regime == "boolean":
+        P = _final_attention(traj, b)[np.ix_(idx, idx)]
     spread = max(float(np.abs(pts).max()), 1e-300)
     if regime == "boolean":
         dist = boolean_distance(P, free_rows=1)

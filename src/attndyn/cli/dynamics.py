@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,22 +45,8 @@ def hardmax_summary(traj: HardmaxTrajectory, b: int) -> dict[str, Any]:
     }
 
 
-def _softmax_leaders(traj: SoftmaxTrajectory, b: int) -> list[dict[str, int]]:
-    """Tokens whose attention row peaks on themselves at the end, with the first step from
-    which they do so at every kept time."""
-    if traj.attention is not None:
-        att, times = traj.attention, traj.ts
-    else:
-        att, times = traj.attention_final[None], traj.ts[-1:]
-    P = att[:, b] if att.ndim == 4 else att[:, b, 0]  # (T, n, n), first head
-    own = P.argmax(dim=-1) == torch.arange(P.shape[-1])  # (T, n)
-    out = []
-    for i in torch.nonzero(own[-1]).flatten().tolist():
-        j = own.shape[0] - 1
-        while j > 0 and bool(own[j - 1, i]):
-            j -= 1
-        out.append({"index": i, "since_layer": int(round(float(times[j]) / traj.params["step"]))})
-    return out
+# The final attention matrix goes into the JSON only up to this many tokens (it is n x n).
+ATTENTION_JSON_MAX_TOKENS = 1000
 
 
 def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
@@ -70,16 +57,16 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
         theorem = analysis.softmax_geometry(traj, b).record()
     except InputError as exc:
         theorem = {"regime": None, "holds": None, "note": str(exc)}
-    P = traj.attention_final[b]
+    P = traj.attention_final[b] if traj.attention_final is not None else None
     return {
         "final_tokens": pts.tolist(),
-        "leaders": _softmax_leaders(traj, b),
+        "leaders": analysis.leaders(traj, b).records(),
         "clusters": [c.record() for c in analysis.clusters(pts, members=real.numpy(), tol=1e-3 * scale)],
         "converged": bool(traj.stats.converged_at[b] >= 0)
         or bool(traj.stats.final_change and traj.stats.final_change[b] <= 1e-6),
         "layers": int(traj.stats.steps),
         "theorem": theorem,
-        "attention_final": _floats(P),
+        "attention_final": None if P is None else _floats(P),
         "stats": {"function_evals": traj.stats.function_evals, "stop_reason": traj.stats.stop_reason,
                   "message": traj.stats.message},
     }
@@ -109,6 +96,15 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
         if th.get("holds") is not None:
             name = th.get("regime") or "Theorem 1.1"
             console.print(f"  {name}: {'holds' if th['holds'] else 'does NOT hold'}")
+
+
+def check_out_folder(out: Path, option: str) -> None:
+    """Refuse an output folder that is empty, a file, or below a file, before any work is done."""
+    if str(out).strip() in ("", "."):
+        raise InputError(f"{option} needs a folder name, got {str(out)!r}")
+    for p in (out, *out.parents):
+        if p.exists() and not p.is_dir():
+            raise InputError(f"{option} {str(out)!r}: {str(p)!r} is a file, not a folder; choose another {option}")
 
 
 def _interactive() -> bool:
@@ -147,14 +143,17 @@ def softmax_cmd(
     method: str = typer.Option("rk4", help=f"One of: {', '.join(METHODS)}."),
     step: float = typer.Option(0.1, help="Step / output grid spacing."),
     rescaled: bool = typer.Option(False, "--rescaled", help="Evolve z = exp(-tV) x (eq. 4)."),
+    max_steps: int = typer.Option(100_000, "--max-steps", help="Step budget of the whole run (refused or stopped beyond)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ) -> None:
     """Run the softmax self-attention dynamics (softmax paper eqs. 1-4); report the limit geometry."""
     z = load_array(tokens, "TOKENS")
-    keep = max(1, int(round(time / step)) // 50)
+    steps = time / step if time > 0 and step > 0 else 0  # nonsense values are refused by softmax()
+    keep = max(1, int(min(steps, 1e18)) // 50) if math.isfinite(steps) else 1
+    small = z.ndim >= 2 and z.shape[-2] <= ATTENTION_JSON_MAX_TOKENS
     traj = softmax(z, Q=_matrix(Q, "--Q"), K=_matrix(K, "--K"), V=_matrix(V, "--V"), beta=beta, time=time,
-                   method=method, step=step, rescaled=rescaled, save=SaveAt(every=keep, attention=True),
-                   progress=_interactive())
+                   method=method, step=step, rescaled=rescaled, max_steps=max_steps,
+                   save=SaveAt(every=keep, final_attention=small), progress=_interactive())
     recs = [softmax_summary(traj, b) for b in range(traj.batch_size)]
     _emit(recs, traj.batched, as_json, f"softmax ({method})")
     if traj.stats.stop_reason == "solver_failed":
@@ -174,6 +173,9 @@ def demo_cmd(
     seed: int = typer.Option(0, help="Seed of the random configurations."),
 ) -> None:
     """The main job on built-in defaults: the papers' configurations, their leaders and clusters."""
+    check_out_folder(out, "--out")
+    if seed < 0:
+        raise InputError(f"--seed must be a non-negative integer, got {seed}")
     rng = np.random.default_rng(seed)
     results: dict[str, Any] = {}
     runs: dict[str, Any] = {}

@@ -28,11 +28,25 @@ def state_index(traj: Trajectory, layer_or_time: float) -> int:
     return int(np.argmin(np.abs(ts - float(layer_or_time))))
 
 
+def _state_scores(traj: SoftmaxTrajectory, index: int, b: int) -> torch.Tensor:
+    """beta times the first head's scores of kept state ``index`` of sequence b (a reading, not a run)."""
+    p = traj.params
+    y = traj.ys[index, b].detach()[None]  # (1, n, d)
+    if p["rescaled"]:  # the scores see e^{tV} z (eq. (4))
+        y = y @ torch.linalg.matrix_exp(float(traj.ts[index]) * p["V"][0].detach()).T
+    A = p["K"][0].detach().T @ p["Q"][0].detach()
+    s = p["beta"] * attention.scores(y, A)[0]
+    if traj.mask is not None:
+        s = s.masked_fill(~traj.mask[b][None, :], -torch.inf)
+    return s
+
+
 def follow_matrix(traj: Trajectory, index: int, sequence: int | None = None) -> np.ndarray:
     r"""Boolean (n, n) relation at kept state ``index``: (i, j) True when token i follows j.
 
     Hardmax: :math:`j\in C_i(Z^k)` (eq. (1.1b)). Softmax: j is the arg-max of row i of the
-    attention matrix (kept one if saved, else the final one), the softmax paper's leaders.
+    attention matrix (the kept one if saved, else the arg-max of the first head's scores of the
+    kept state, which is the same index), the softmax paper's leaders.
     Rows and columns are the real (non-padding) tokens of the sequence.
     """
     states, b = sequence_states(traj, sequence)
@@ -48,8 +62,8 @@ def follow_matrix(traj: Trajectory, index: int, sequence: int | None = None) -> 
     if isinstance(traj, SoftmaxTrajectory):
         if traj.attention is not None:
             P = to_numpy(traj.attention[index, b])
-        else:
-            P = to_numpy(traj.attention_final[b])
+        else:  # softmax is monotone in the scores: the arg-max of the first head's scores
+            P = to_numpy(_state_scores(traj, index, b))
         if P.ndim == 3:  # (H, n, n): sum of heads
             P = P.sum(axis=0)
         P = P[np.ix_(idx, idx)]

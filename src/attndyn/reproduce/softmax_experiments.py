@@ -72,7 +72,7 @@ def thm2_1(ctx: Context, res: ExperimentResult) -> None:
     res.checks.append(Check("rank of the limit P*", "<= 3 (generically 1 or 2)", str(rank), rank <= 3))
     N = ctx.pick(16, 500)
     xs = rng.standard_normal((N, 20, 1))
-    batch = softmax(xs, time=grid["time"], step=grid["step"], save=SaveAt(every=None))
+    batch = softmax(xs, time=grid["time"], step=grid["step"], save=SaveAt(every=None, final_attention=True))
     ranks = [attention_rank(batch.attention_final[b].numpy()) for b in range(N)]
     booleans = [boolean_distance(batch.attention_final[b].numpy(), free_rows=1) <= 1e-3 for b in range(N)]
     frac12 = float(np.mean([r <= 2 for r in ranks]))
@@ -80,7 +80,8 @@ def thm2_1(ctx: Context, res: ExperimentResult) -> None:
                             "1 (almost all initial sequences)", f"{fmt(frac12)}", frac12 == 1.0))
     res.checks.append(Check(f"over {N} random sequences: fraction whose P(T) is Boolean but for one row",
                             "1 (Theorem 2.1)", fmt(float(np.mean(booleans))), all(booleans)))
-    big = softmax(rng.standard_normal((200, 1)), time=grid["time"], step=grid["step"], save=SaveAt(every=None))
+    big = softmax(rng.standard_normal((200, 1)), time=grid["time"], step=grid["step"],
+                  save=SaveAt(every=None, final_attention=True))
     Pb = big.attention_final[0].numpy()
     db, rb = boolean_distance(Pb, free_rows=1), attention_rank(Pb)
     res.checks.append(Check("n = 200 instead of 40: P(T) Boolean but for one row, rank <= 2",

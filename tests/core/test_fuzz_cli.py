@@ -1,0 +1,172 @@
+"""Fuzz corpus of the core commands: every bad input gets one line on standard error, exit status 2,
+no traceback, and nothing written or changed (the README's error contract)."""
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from attndyn.cli import main
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    np.save("t.npy", rng.standard_normal((8, 2)))
+    np.save("t1.npy", rng.standard_normal((5, 1)))
+    np.save("eye.npy", np.eye(2))
+    np.save("eye3.npy", np.eye(3))
+    np.save("nan.npy", np.array([[np.nan, 1.0], [0.0, 1.0]]))
+    np.save("c.npy", np.ones((2, 2), dtype=complex))
+    np.save("s.npy", np.array(["a", "b"]))
+    np.save("empty.npy", np.zeros((0, 2)))
+    np.save("r4.npy", np.zeros((1, 2, 3, 4)))
+    Path("int.json").write_text("[[" + "9" * 400 + ", 1], [2, 3]]")
+    Path("deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    Path("ragged.json").write_text("[[1, 2], [3]]")
+    Path("obj.json").write_text('{"x": [[1, 2]]}')
+    Path("null.json").write_text("null")
+    Path("bad.json").write_text("{not json")
+    Path("str.csv").write_text("a,b\nc,d\n")
+    Path("latin.csv").write_bytes("1,2\n3,\xe9\n".encode("latin-1"))
+    Path("bin.npy").write_bytes(os.urandom(64))
+    Path("t.txt").write_text("1 2\n")
+    Path("folder").mkdir()
+    Path("outfile").write_text("I am a file")
+    return tmp_path
+
+
+HARDMAX = [
+    ["hardmax", "missing.npy"],
+    ["hardmax", "folder"],
+    ["hardmax", "t.txt"],
+    ["hardmax", "nan.npy"],
+    ["hardmax", "c.npy"],
+    ["hardmax", "s.npy"],
+    ["hardmax", "empty.npy"],
+    ["hardmax", "r4.npy"],
+    ["hardmax", "int.json"],
+    ["hardmax", "deep.json"],
+    ["hardmax", "ragged.json"],
+    ["hardmax", "obj.json"],
+    ["hardmax", "null.json"],
+    ["hardmax", "bad.json"],
+    ["hardmax", "str.csv"],
+    ["hardmax", "latin.csv"],
+    ["hardmax", "bin.npy"],
+    ["hardmax", "t.npy", "--alpha", "0"],
+    ["hardmax", "t.npy", "--alpha", "nan"],
+    ["hardmax", "t.npy", "--alpha", "abc"],
+    ["hardmax", "t.npy", "--layers", "-1"],
+    ["hardmax", "t.npy", "--layers", str(10**20)],
+    ["hardmax", "t.npy", "--tol", "-1"],
+    ["hardmax", "t.npy", "--matrix", "eye3.npy"],
+    ["hardmax", "t.npy", "--matrix", "nan.npy"],
+    ["hardmax", "t.npy", "--bogus"],
+    ["hardmax"],
+]
+
+SOFTMAX = [
+    ["softmax", "missing.npy"],
+    ["softmax", "nan.npy"],
+    ["softmax", "deep.json"],
+    ["softmax", "t.npy", "--step", "0"],
+    ["softmax", "t.npy", "--step", "1e-9"],
+    ["softmax", "t.npy", "--time", "nan"],
+    ["softmax", "t.npy", "--time", "-1"],
+    ["softmax", "t.npy", "--time", "inf"],
+    ["softmax", "t.npy", "--beta", "nan"],
+    ["softmax", "t.npy", "--method", "bogus"],
+    ["softmax", "t.npy", "--V", "eye3.npy"],
+    ["softmax", "t.npy", "--Q", "missing.npy"],
+    ["softmax", "t.npy", "--max-steps", "0"],
+    ["softmax", "t1.npy", "--V", "eye.npy"],
+    ["softmax", "t.npy", "--rescaled", "--method", "discrete", "--V", "eye.npy", "--step", "1e-300"],
+]
+
+DEMO = [
+    ["demo", "--out", "outfile"],
+    ["demo", "--out", "outfile/sub"],
+    ["demo", "--seed", "-1"],
+    ["demo", "--seed", "abc"],
+    ["demo", "--seed", "1.5"],
+    ["demo", "--out", "."],
+    ["demo", "--bogus"],
+    ["demo", "extra-argument"],
+    ["demo", "--out"],
+    ["demo", "--seed"],
+    ["demo", "--out", ""],
+    ["demo", "--json"],
+]
+
+REPRODUCE = [
+    ["reproduce", "--only", "no-such-experiment", "--out", "r"],
+    ["reproduce", "--only", "", "--out", "r"],
+    ["reproduce", "--out", "outfile", "--quick"],
+    ["reproduce", "--formats", "bmp", "--out", "r", "--quick"],
+    ["reproduce", "--formats", ",", "--out", "r", "--quick"],
+    ["reproduce", "--seed", "-1", "--out", "r", "--quick"],
+    ["reproduce", "--seed", "abc"],
+    ["reproduce", "--sentiment-run", "missing-folder", "--out", "r", "--quick", "--only", "hardmax-fig2"],
+    ["reproduce", "--sentiment-run", "outfile", "--out", "r", "--quick", "--only", "hardmax-fig2"],
+    ["reproduce", "--bogus"],
+    ["reproduce", "extra-argument"],
+    ["reproduce", "--out"],
+]
+
+
+def check_refused(capsys, folder, argv):
+    before = snapshot(folder)
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2, (argv, code, out[-300:], err[-300:])
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), (argv, err)
+    assert "Traceback" not in err + out
+    assert snapshot(folder) == before, argv
+
+
+@pytest.mark.parametrize("argv", HARDMAX + SOFTMAX + DEMO + REPRODUCE, ids=lambda a: " ".join(a)[:60])
+def test_bad_input_is_one_line_and_exit_2(capsys, files, argv):
+    check_refused(capsys, files, argv)
+
+
+def test_corpus_size_per_command():
+    for corpus in (HARDMAX, SOFTMAX, DEMO, REPRODUCE):
+        assert len(corpus) >= 12
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.recursive(
+        st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-(10**30), 10**30), st.text(max_size=3),
+                  st.none(), st.booleans()),
+        lambda inner: st.lists(inner, max_size=4),
+        max_leaves=12,
+    )
+)
+def test_generated_token_files_never_crash(capsys, files, data):
+    Path("gen.json").write_text(json.dumps(data))
+    before = snapshot(files)
+    for command in (["hardmax", "gen.json", "--layers", "3"], ["softmax", "gen.json", "--time", "0.3"]):
+        code = main(command)
+        out, err = capsys.readouterr()
+        assert "Traceback" not in out + err
+        if code == 0:
+            assert err == "" or all(line.startswith("warning:") for line in err.strip().splitlines())
+        else:
+            assert code == 2 and len(err.strip().splitlines()) == 1, (data, err)
+        assert snapshot(files) == before
