@@ -29,7 +29,7 @@ from torch import Tensor, nn
 
 from .. import attention
 from .._validation import InputError
-from ._config import JsonConfig
+from ._config import JsonConfig, check_number
 from ..hardmax import hardmax
 from ..options import SaveAt
 from ..trajectory import HardmaxTrajectory
@@ -72,10 +72,9 @@ class SentimentConfig(JsonConfig):
         if self.embed_init_std is None:
             object.__setattr__(self, "embed_init_std", math.sqrt(2.0 / self.d))
         for name in ("tau", "alpha_init", "embed_init_std"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise InputError(f"{name} must be a positive number, got {v!r}")
-        if not (isinstance(self.alpha_min, (int, float)) and 0 < self.alpha_min < self.alpha_init):
+            check_number(getattr(self, name), name, low=0, low_open=True)
+        check_number(self.alpha_min, "alpha_min", low=0, low_open=True)
+        if not self.alpha_min < self.alpha_init:
             raise InputError(f"alpha_min must satisfy 0 < alpha_min < alpha_init={self.alpha_init}, got {self.alpha_min!r}")
 
 
