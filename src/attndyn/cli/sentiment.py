@@ -25,6 +25,27 @@ def _estimator(run: Path):
     return HardmaxSentimentClassifier.load(run)
 
 
+def _run_data(run: Path, est) -> dict:
+    """The run's ``data.json`` (data path, sha256, split, seed), checked against the model's own seed."""
+    from ..sentiment.corpus import SPLITS
+    from ..sentiment.modelfile import read_json
+
+    f = run / "data.json"
+    if not f.is_file():  # a folder written by save(): the default data and protocol
+        return {"data": DEFAULT_DATA, "split": "random", "seed": int(est.random_state)}
+    info = read_json(f)
+    ok = (isinstance(info, dict) and isinstance(info.get("data"), str) and info.get("split") in SPLITS
+          and isinstance(info.get("seed"), int) and not isinstance(info.get("seed"), bool))
+    if not ok:
+        raise InputError(f"{str(f)!r} must record 'data' (a path), 'split' {SPLITS} and 'seed' (an integer); "
+                         "the run folder is damaged: retrain it")
+    if info["seed"] != est.random_state:
+        raise InputError(f"{str(f)!r} records the split of seed {info['seed']} but the model was trained with seed "
+                         f"{est.random_state}: its test reviews would overlap the training ones; retrain the run "
+                         "(attndyn sentiment train --run NEW ...)")
+    return info
+
+
 def _texts_from(text: Optional[str], file: Optional[Path]) -> list[str]:
     if (text is None) == (file is None):
         raise InputError("give either a TEXT argument or --file PATH (one text per line, or a CSV with a 'text' column)")
@@ -72,36 +93,60 @@ def train(
     seed: int = typer.Option(0, help="Seeds the split, the weights, the batches and the dropout."),
     threads: int = typer.Option(2, help="CPU threads for torch."),
     progress: bool = typer.Option(True, help="Show progress bars and per-epoch metrics."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Discard the run already in --run (trained with other settings) and start again."),
 ) -> None:
     """Train on the training part of the split, then score the test part; writes the run folder
-    (config.json, vocab.json, weights.safetensors, metrics.json, checkpoint, test.json)."""
+    (settings.json, config.json, vocab.json, weights.safetensors, metrics.json, checkpoint, data.json, test.json).
+
+    Every setting is checked, the data read and its sha256 taken before the folder is touched; an
+    existing run there is resumed only when its settings are equal (else exit 2, folder unchanged).
+    One training per folder at a time (an OS lock)."""
     import torch
 
     from ..io import write_json
     from ..sentiment import HardmaxSentimentClassifier
-    from ..sentiment.corpus import load_corpus
+    from ..sentiment.corpus import SPLITS, load_corpus, split_indices
+    from ..sentiment.data import read_reviews
     from ..sentiment.evaluate import accuracy_report
+    from ..sentiment.runfolder import RunLock, check_resume, clear_run, data_identity, resolve_settings
 
-    torch.set_num_threads(threads)
+    if isinstance(threads, bool) or threads < 1:
+        raise InputError(f"--threads must be an integer >= 1 (CPU threads for torch), got {threads}")
     est = HardmaxSentimentClassifier(
         d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr, lr_decay=lr_decay,
         word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, embed_init_std=embed_init_std, patience=patience,
         aux_weight=aux_weight, negation_scope=negation_scope, bigrams=bigrams, random_state=seed, run_dir=str(run), verbose=progress,
     )
     est._check_params()
-    corpus = load_corpus(data, split=split, seed=seed, tokenizer=est.tokenizer, cache_dir=run / "cache")
-    write_json(run / "data.json", {"data": str(data), "split": split, "seed": seed,
-                                   "n_train": len(corpus.train_idx), "n_test": len(corpus.test_idx)})
-    tr = corpus.train_idx
-    t0 = time.perf_counter()
-    est.fit([corpus.reviews.texts[i] for i in tr], corpus.reviews.labels[tr], tokens=[corpus.tokens[i] for i in tr])
-    seconds = time.perf_counter() - t0
-    est.save(run)
-    te = corpus.test_idx
-    test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
-    rep = accuracy_report(est.model_, test)
-    rep.update({"alpha": est.alpha_, "best_epoch": est.best_epoch_, "train_seconds": seconds, "stop_reason": est.stop_reason_})
-    write_json(run / "test.json", rep)
+    if split not in SPLITS:
+        raise InputError(f"--split must be one of {SPLITS}, got {split!r}")
+    reviews = read_reviews(data)
+    tr, te = split_indices(reviews, split, seed)
+    ident = data_identity(data)
+    settings = resolve_settings(est, split=split, threads=threads, data=ident)
+    with RunLock(run) as lock:
+        if overwrite:
+            clear_run(run)
+        else:
+            check_resume(run, settings, HardmaxSentimentClassifier().get_params())
+        try:
+            torch.set_num_threads(threads)
+            corpus = load_corpus(data, split=split, seed=seed, tokenizer=est.tokenizer, cache_dir=run / "cache", reviews=reviews)
+            write_json(run / "settings.json", settings)
+            write_json(run / "data.json", {"data": ident["path"], "sha256": ident["sha256"], "size": ident["size"], "split": split,
+                                           "seed": seed, "n_train": len(tr), "n_test": len(te)})
+            t0 = time.perf_counter()
+            est.fit([corpus.reviews.texts[i] for i in tr], corpus.reviews.labels[tr], tokens=[corpus.tokens[i] for i in tr])
+        except Exception:
+            if not (run / "checkpoint.safetensors").exists():
+                lock.undo()  # nothing was trained: leave the folder as it was
+            raise
+        seconds = time.perf_counter() - t0
+        est.save(run)
+        test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
+        rep = accuracy_report(est.model_, test)
+        rep.update({"alpha": est.alpha_, "best_epoch": est.best_epoch_, "train_seconds": seconds, "stop_reason": est.stop_reason_})
+        write_json(run / "test.json", rep)
     typer.echo(json.dumps(rep, indent=2))
 
 
@@ -123,9 +168,24 @@ def evaluate(
         raise InputError("give the run folder once: attndyn sentiment evaluate RUN (or --run RUN)")
     run = run_arg or run_opt
     est = _estimator(run)
-    info_path = run / "data.json"
-    info = json.loads(info_path.read_text()) if info_path.is_file() else {"data": DEFAULT_DATA, "split": "random", "seed": 0}
-    corpus = load_corpus(data or info["data"], split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache")
+    info = _run_data(run, est)
+    path = data or info["data"]
+    if "sha256" in info:
+        from ..sentiment.runfolder import data_identity
+
+        got = data_identity(path)
+        if got["sha256"] != info["sha256"]:
+            if data is not None:
+                raise InputError(f"--data {str(data)!r} (sha256 {got['sha256'][:12]}…) is not the data this model was trained on "
+                                 f"({info['data']!r}, sha256 {info['sha256'][:12]}…, recorded in data.json): its test split would "
+                                 "hold training reviews. Omit --data to evaluate on the run's own data, or train a run on this file")
+            raise InputError(f"the run's data file {str(path)!r} changed since training (sha256 {got['sha256'][:12]}…, data.json "
+                             f"records {info['sha256'][:12]}…); restore it or pass its copy with --data, or retrain")
+    corpus = load_corpus(path, split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache")
+    if "n_test" in info and (len(corpus.train_idx), len(corpus.test_idx)) != (info.get("n_train"), info["n_test"]):
+        raise InputError(f"the {info['split']} split of {str(path)!r} has {len(corpus.train_idx)}/{len(corpus.test_idx)} "
+                         f"train/test reviews but data.json records {info.get('n_train')}/{info['n_test']}; this is not the "
+                         "run's data: omit --data, or retrain")
     te = corpus.test_idx
     test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
     rep = evaluate_model(est, test)

@@ -70,6 +70,14 @@ def _label(value: str, where: str) -> int:
     raise InputError(f"{where}: sentiment {value!r} is neither positive nor negative; use positive/negative or 1/0")
 
 
+def _rating(value: str | None, where: str) -> int:
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise InputError(f"{where}: rating {value!r} is not a whole number of stars; fix the 'rating' column "
+                         "(integers such as 1 or 10) or remove it") from None
+
+
 def read_csv(path: str | os.PathLike, *, text_column: str = "review", label_column: str = "sentiment") -> Reviews:
     """Read a CSV (``.csv`` or ``.csv.gz``) with a review column and a sentiment column.
 
@@ -97,7 +105,7 @@ def read_csv(path: str | os.PathLike, *, text_column: str = "review", label_colu
                 if has_split:
                     split.append(row["split"])
                 if has_rating:
-                    rating.append(int(row["rating"]))
+                    rating.append(_rating(row["rating"], f"{p.name} line {line}"))
     except (UnicodeDecodeError, OSError, EOFError, csv.Error) as exc:
         raise InputError(f"CSV {str(p)!r} could not be read: {exc}") from None
     if not texts:
