@@ -268,9 +268,11 @@ def explain(
 def data_imdb(
     download: Path = typer.Option(..., "--download", help="Folder to download and extract aclImdb into."),
     url: str = typer.Option("https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz", help="Archive URL."),
+    sha256: Optional[str] = typer.Option(None, "--sha256", help="Expected sha256 of the archive (default: the published one of aclImdb_v1.tar.gz; 'none' skips the check)."),
 ) -> None:
-    """Fetch the official IMDb archive (needs a network) and extract it."""
-    from ..sentiment.data import download_imdb
+    """Fetch the official IMDb archive (needs a network), verify its length and sha256, and extract it."""
+    from ..sentiment.data import IMDB_SHA256, download_imdb
 
-    root = download_imdb(download, url=url, progress=sys.stderr.isatty())
+    expected = IMDB_SHA256 if sha256 is None else None if sha256.strip().lower() == "none" else sha256.strip().lower()
+    root = download_imdb(download, url=url, sha256=expected, progress=sys.stderr.isatty())
     typer.echo(str(root))
