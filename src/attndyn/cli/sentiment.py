@@ -46,16 +46,41 @@ def _run_data(run: Path, est) -> dict:
     return info
 
 
-def _texts_from(text: Optional[str], file: Optional[Path]) -> list[str]:
+def _read_text(file: Path, encoding: str, option: str = "--file") -> str:
+    """The text of ``file`` in ``encoding``: a missing file, undecodable bytes or a binary file is one InputError."""
+    import codecs
+
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise InputError(f"--encoding {encoding!r} is not a known text encoding; use e.g. utf-8, latin-1 or utf-16") from None
+    if not file.is_file():
+        raise InputError(f"{option} {str(file)!r} does not exist" + (" (it is a folder)" if file.is_dir() else ""))
+    raw = file.read_bytes()
+    name = codecs.lookup(encoding).name
+    try:
+        text = raw.decode("utf-8-sig" if name == "utf-8" else encoding)
+    except UnicodeDecodeError as exc:
+        hint = " (it starts with a UTF-16 byte-order mark: pass --encoding utf-16)" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise InputError(f"{option} {str(file)!r} is not {encoding} text: byte 0x{raw[exc.start]:02x} at offset {exc.start} "
+                         f"cannot be decoded{hint}; convert the file to UTF-8 or pass its encoding with --encoding (e.g. latin-1)") from None
+    if "\x00" in text:
+        raise InputError(f"{option} {str(file)!r} holds NUL characters: it is a binary file, not {encoding} text "
+                         "(for UTF-16 text pass --encoding utf-16); give a text file")
+    return text
+
+
+def _texts_from(text: Optional[str], file: Optional[Path], encoding: str = "utf-8") -> list[str]:
     if (text is None) == (file is None):
         raise InputError("give either a TEXT argument or --file PATH (one text per line, or a CSV with a 'text' column)")
     if text is not None:
         return [text]
-    if not file.is_file():
-        raise InputError(f"--file {str(file)!r} does not exist")
-    raw = file.read_text(encoding="utf-8")
+    raw = _read_text(file, encoding)
     if file.suffix.lower() == ".csv":
-        rows = list(csv.DictReader(raw.splitlines()))
+        try:
+            rows = list(csv.DictReader(raw.splitlines()))
+        except csv.Error as exc:
+            raise InputError(f"CSV {str(file)!r} could not be read: {exc}") from None
         if not rows or "text" not in rows[0]:
             raise InputError(f"CSV {str(file)!r} has no 'text' column; add a header line with a 'text' column")
         texts = [r["text"] or "" for r in rows]
@@ -64,6 +89,22 @@ def _texts_from(text: Optional[str], file: Optional[Path]) -> list[str]:
     if not texts:
         raise InputError(f"{str(file)!r} holds no texts")
     return texts
+
+
+def _check_figure_path(path: Optional[Path], option: str, formats: tuple[str, ...] | None = None) -> None:
+    """Refuse, before any work, a figure path whose suffix no writer supports."""
+    if path is None:
+        return
+    if formats is None:
+        from matplotlib.figure import Figure
+
+        formats = tuple(sorted(Figure().canvas.get_supported_filetypes()))
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in formats:
+        raise InputError(f"{option} {str(path)!r}: unknown image type {('.' + suffix) if suffix else '(no suffix)'}; "
+                         f"end the name with one of {', '.join('.' + f for f in formats)}")
+    if path.is_dir():
+        raise InputError(f"{option} {str(path)!r} is a folder; give a file name")
 
 
 @app.command()
@@ -217,9 +258,10 @@ def predict(
     model: Path = typer.Option(..., "--model", help="Run or model folder."),
     file: Optional[Path] = typer.Option(None, "--file", help="One text per line, or a CSV with a 'text' column."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
+    encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of --file (e.g. latin-1, utf-16)."),
 ) -> None:
     """Label and probability of positive sentiment for each text."""
-    texts = _texts_from(text, file)
+    texts = _texts_from(text, file, encoding)
     est = _estimator(model)
     proba = est.predict_proba(texts)[:, 1]
     for t, p in zip(texts, proba):
@@ -234,15 +276,25 @@ def predict(
 
 @app.command()
 def explain(
-    text: str = typer.Argument(..., help="A review."),
+    text: Optional[str] = typer.Argument(None, help="A review (or use --file)."),
     model: Path = typer.Option(..., "--model", help="Run or model folder."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     figure: Optional[Path] = typer.Option(None, help="Draw Figure 9 (d = 2) to this PNG."),
     gif: Optional[Path] = typer.Option(None, help="Draw the animated Figure 9 (d = 2) to this GIF."),
+    file: Optional[Path] = typer.Option(None, "--file", help="Read the review from this text file (its whole text is one review)."),
+    encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of --file (e.g. latin-1, utf-16)."),
 ) -> None:
     """Label, probability, last-layer leaders with the words clustered around each, and each cluster's share of the decision."""
     from ..sentiment.explain import explain as run_explain
 
+    if (text is None) == (file is None):
+        raise InputError("give either a TEXT argument or --file PATH (a text file holding one review)")
+    if file is not None:
+        text = _read_text(file, encoding).strip()
+        if not text:
+            raise InputError(f"--file {str(file)!r} holds no text")
+    _check_figure_path(figure, "--figure")
+    _check_figure_path(gif, "--gif", ("gif",))
     est = _estimator(model)
     e = run_explain(est, text)
     if (figure or gif) and est.model_.config.d != 2:
