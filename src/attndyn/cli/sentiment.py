@@ -39,6 +39,13 @@ def _run_data(run: Path, est) -> dict:
     if not ok:
         raise InputError(f"{str(f)!r} must record 'data' (a path), 'split' {SPLITS} and 'seed' (an integer); "
                          "the run folder is damaged: retrain it")
+    settings = run / "settings.json"
+    if settings.is_file():  # written with data.json by the same training, under its lock
+        rec = read_json(settings)
+        recorded = (rec.get("split"), rec.get("data", {}).get("sha256")) if isinstance(rec, dict) and isinstance(rec.get("data"), dict) else None
+        if recorded != (info["split"], info.get("sha256", recorded[1] if recorded else None)):
+            raise InputError(f"{str(f)!r} (split {info['split']!r}) disagrees with settings.json, which the training wrote "
+                             f"with it{'' if recorded is None else f' (split {recorded[0]!r})'}; the run folder is damaged: retrain it")
     if info["seed"] != est.random_state:
         raise InputError(f"{str(f)!r} records the split of seed {info['seed']} but the model was trained with seed "
                          f"{est.random_state}: its test reviews would overlap the training ones; retrain the run "
@@ -208,6 +215,8 @@ def evaluate(
     if (run_arg is None) == (run_opt is None):
         raise InputError("give the run folder once: attndyn sentiment evaluate RUN (or --run RUN)")
     run = run_arg or run_opt
+    if out is not None and out.exists() and not out.is_dir():
+        raise InputError(f"--out {str(out)!r} is a file; give a folder for evaluation.json and the figures")
     est = _estimator(run)
     info = _run_data(run, est)
     path = data or info["data"]

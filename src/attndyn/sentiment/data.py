@@ -111,8 +111,11 @@ def read_csv(path: str | os.PathLike, *, text_column: str = "review", label_colu
                     split.append(row["split"])
                 if has_rating:
                     rating.append(_rating(row["rating"], f"{p.name} line {line}"))
-    except (UnicodeDecodeError, OSError, EOFError, csv.Error) as exc:
-        raise InputError(f"CSV {str(p)!r} could not be read: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"CSV {str(p)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start} of the "
+                         "text); convert it to UTF-8") from None
+    except (OSError, EOFError, csv.Error) as exc:
+        raise InputError(f"CSV {str(p)!r} could not be read ({exc}); the file is truncated or damaged: restore it") from None
     if not texts:
         raise InputError(f"CSV {str(p)!r} holds no reviews")
     return Reviews(
@@ -183,11 +186,12 @@ def split_random(n: int, *, test_fraction: float = 0.3, seed: int = 0) -> tuple[
 def split_official(reviews: Reviews) -> tuple[np.ndarray, np.ndarray]:
     """The official 25k/25k split, from the ``split`` column or the folder tree."""
     if reviews.split is None:
-        raise InputError("these reviews have no official split (no 'split' column); use split_random instead")
+        raise InputError("these reviews have no official split (no 'split' column); use the random split instead "
+                         "(--split random, or split_random)")
     return np.flatnonzero(reviews.split == "train"), np.flatnonzero(reviews.split == "test")
 
 
-def _check_members(tar: tarfile.TarFile, dest: Path, max_bytes: int, max_members: int) -> list[tarfile.TarInfo]:
+def _check_members(tar: tarfile.TarFile, dest: Path, max_bytes: int, max_members: int, shown: Path) -> list[tarfile.TarInfo]:
     """Every member stays under ``dest``, is a plain file or folder, and all together they hold at
     most ``max_bytes`` bytes in at most ``max_members`` entries (a decompression bomb is refused
     before anything is written)."""
@@ -196,7 +200,7 @@ def _check_members(tar: tarfile.TarFile, dest: Path, max_bytes: int, max_members
     for member in tar:
         target = (dest / member.name).resolve()
         if not (target == dest_r or dest_r in target.parents):
-            raise InputError(f"archive member {member.name!r} would be written outside {str(dest)!r}; refusing to extract")
+            raise InputError(f"archive member {member.name!r} would be written outside {str(shown)!r}; refusing to extract")
         if member.issym() or member.islnk() or member.isdev():
             raise InputError(f"archive member {member.name!r} is a link or device; refusing to extract")
         total += max(member.size, 0)
@@ -231,8 +235,10 @@ def download_imdb(dest: str | os.PathLike, *, url: str = IMDB_URL, sha256: str |
     scheme = urllib.request.urlparse(url).scheme
     if scheme not in ("http", "https"):
         raise InputError(f"--url must be an http(s) address, got {url!r}; the default is {IMDB_URL}")
+    if isinstance(sha256, str):
+        sha256 = sha256.lower()
     if sha256 is not None and not (isinstance(sha256, str) and re.fullmatch(r"[0-9a-f]{64}", sha256)):
-        raise InputError(f"sha256 must be 64 lowercase hex digits (or None to skip the check), got {sha256!r}")
+        raise InputError(f"sha256 must be 64 hex digits (or None, on the command line --sha256 none, to skip the check), got {sha256!r}")
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
         raise InputError(f"max_bytes must be a positive integer, got {max_bytes!r}")
     d = Path(dest)
@@ -272,7 +278,7 @@ def download_imdb(dest: str | os.PathLike, *, url: str = IMDB_URL, sha256: str |
                                          "nothing was kept, try again")
                     if sha256 is not None and h.hexdigest() != sha256:
                         raise InputError(f"the download of {url!r} ({got:,} bytes) has sha256 {h.hexdigest()[:16]}…, not the "
-                                         f"published {sha256[:16]}…; it is truncated or altered and was not kept: try again "
+                                         f"expected {sha256[:16]}…; it is truncated or altered and was not kept: try again "
                                          "or another --url (or pass the right --sha256)")
 
                 atomic_write(archive, write)
@@ -287,7 +293,7 @@ def download_imdb(dest: str | os.PathLike, *, url: str = IMDB_URL, sha256: str |
         try:
             try:
                 with tarfile.open(archive, "r:*") as tar:
-                    members = _check_members(tar, tmp_dir, max_bytes, max_members)
+                    members = _check_members(tar, tmp_dir, max_bytes, max_members, d)
                     tar.extractall(tmp_dir, members=members, filter="data")
             except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
                 archive.unlink(missing_ok=True)

@@ -318,6 +318,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         with every other check.
         """
         p = Path(path)
+        if p.exists() and not p.is_dir():
+            raise InputError(f"model folder {str(p)!r} is a file, not a folder; give a folder written by save() or by `attndyn sentiment train`")
         if not p.is_dir():
             raise InputError(f"model folder {str(p)!r} does not exist; give a folder written by save() or by `attndyn sentiment train`")
         for name in ("config.json", "vocab.json", "weights.safetensors"):
