@@ -139,7 +139,10 @@ def test_evaluate_refuses_other_data_or_another_split(trained, tmp_path, capsys)
     info = json.loads((mine / "data.json").read_text())
     (mine / "data.json").write_text(json.dumps({**info, "seed": 1}))  # the race the lock now prevents
     assert main(["sentiment", "evaluate", str(mine), "--no-figures"]) == 2
-    assert "records the split of seed 1 but the model was trained with seed 0" in capsys.readouterr().err
+    assert "records another split than the model was trained on: seed 1 (trained with 0); its test reviews" in capsys.readouterr().err
+    (mine / "data.json").write_text(json.dumps({**info, "split": "official"}))
+    assert main(["sentiment", "evaluate", str(mine), "--no-figures"]) == 2
+    assert "split 'official' (trained with 'random')" in capsys.readouterr().err
     (mine / "data.json").write_text(json.dumps({**info, "n_train": 41, "n_test": 19}))
     assert main(["sentiment", "evaluate", str(mine), "--no-figures"]) == 2
     assert "train/test reviews but data.json records 41/19" in capsys.readouterr().err
@@ -148,6 +151,10 @@ def test_evaluate_refuses_other_data_or_another_split(trained, tmp_path, capsys)
     assert "changed since training" in capsys.readouterr().err
     assert snapshot(run) == before
     assert main(["sentiment", "evaluate", str(run), "--data", str(data), "--no-figures", "--out", str(tmp_path / "e")]) == 0
+    # a folder without settings.json (older, or the benchmark's, whose split seed may differ from the model seed)
+    (mine / "settings.json").unlink()
+    (mine / "data.json").write_text(json.dumps({**info, "seed": 0}))
+    assert main(["sentiment", "evaluate", str(mine), "--no-figures", "--out", str(tmp_path / "e2")]) == 0
 
 
 def test_data_identity_of_a_file_and_of_a_folder(tmp_path):

@@ -26,7 +26,8 @@ def _estimator(run: Path):
 
 
 def _run_data(run: Path, est) -> dict:
-    """The run's ``data.json`` (data path, sha256, split, seed), checked against the model's own seed."""
+    """The run's ``data.json`` (data path, sha256, split, seed), checked against the run's ``settings.json``
+    (folders trained before it existed, or by the benchmark, are taken as they are)."""
     from ..sentiment.corpus import SPLITS
     from ..sentiment.modelfile import read_json
 
@@ -42,14 +43,16 @@ def _run_data(run: Path, est) -> dict:
     settings = run / "settings.json"
     if settings.is_file():  # written with data.json by the same training, under its lock
         rec = read_json(settings)
-        recorded = (rec.get("split"), rec.get("data", {}).get("sha256")) if isinstance(rec, dict) and isinstance(rec.get("data"), dict) else None
-        if recorded != (info["split"], info.get("sha256", recorded[1] if recorded else None)):
-            raise InputError(f"{str(f)!r} (split {info['split']!r}) disagrees with settings.json, which the training wrote "
-                             f"with it{'' if recorded is None else f' (split {recorded[0]!r})'}; the run folder is damaged: retrain it")
-    if info["seed"] != est.random_state:
-        raise InputError(f"{str(f)!r} records the split of seed {info['seed']} but the model was trained with seed "
-                         f"{est.random_state}: its test reviews would overlap the training ones; retrain the run "
-                         "(attndyn sentiment train --run NEW ...)")
+        est_rec = rec.get("estimator") if isinstance(rec, dict) else None
+        data_rec = rec.get("data") if isinstance(rec, dict) else None
+        if not (isinstance(est_rec, dict) and isinstance(data_rec, dict)):
+            raise InputError(f"{str(settings)!r} is not a settings record; the run folder is damaged: retrain it")
+        trained = {"split": rec.get("split"), "seed": est_rec.get("random_state"), "sha256": data_rec.get("sha256")}
+        differ = [k for k, v in trained.items() if k in info and info[k] != v]
+        if differ:
+            shown = ", ".join(f"{k} {info[k]!r} (trained with {trained[k]!r})" for k in differ)
+            raise InputError(f"{str(f)!r} records another split than the model was trained on: {shown}; its test reviews "
+                             "would overlap the training ones: retrain the run (attndyn sentiment train --run NEW ...)")
     return info
 
 
