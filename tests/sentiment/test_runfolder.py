@@ -116,6 +116,18 @@ def test_a_failing_fresh_run_leaves_no_folder(trained, tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_failing_run_in_an_existing_folder_removes_only_what_it_added(trained, tmp_path, capsys):
+    _, _, data, _ = trained
+    run = tmp_path / "run"
+    (run / "cache").mkdir(parents=True)
+    (run / "cache" / "keep.txt").write_text("mine")
+    (run / "notes.txt").write_text("mine too")
+    before = snapshot(run)
+    assert main(TRAIN + ["--run", str(run), "--data", str(data), "--min-freq", "10000"]) == 2
+    assert "no word is seen 10000 times" in capsys.readouterr().err
+    assert snapshot(run) == before  # the new tokenization cache inside cache/ is gone too
+
+
 def test_legacy_folder_without_settings_is_compared_on_its_config(trained, tmp_path, capsys):
     _, run, data, _ = trained
     old = tmp_path / "old"

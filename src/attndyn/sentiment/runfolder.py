@@ -164,7 +164,7 @@ class RunLock:
         self.created = False
         self._top = self.run
         self._fd: int | None = None
-        self._before: set[str] = set()
+        self._before: set[Path] = set()
 
     def __enter__(self) -> "RunLock":
         import fcntl
@@ -187,13 +187,13 @@ class RunLock:
             raise InputError(f"run folder {str(self.run)!r} is in use by {who} (a training holds its lock); wait for it to "
                              "finish or stop it, or give another folder with --run NEW") from None
         self._fd = fd
-        self._before = {p.name for p in self.run.iterdir()}
+        self._before = {p.relative_to(self.run) for p in self.run.rglob("*")}
         return self
 
     def undo(self) -> None:
         """Remove what was added to the folder since the lock was taken (the folder too if this lock made it)."""
-        for p in self.run.iterdir():
-            if p.name not in self._before:
+        for p in sorted(self.run.rglob("*"), key=lambda q: -len(q.parts)):  # deepest first
+            if p.relative_to(self.run) not in self._before:
                 shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
         if self.created:
             d = self.run
