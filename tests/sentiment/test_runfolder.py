@@ -128,6 +128,21 @@ def test_a_failing_run_in_an_existing_folder_removes_only_what_it_added(trained,
     assert snapshot(run) == before  # the new tokenization cache inside cache/ is gone too
 
 
+@pytest.mark.parametrize("name, cut", [("checkpoint.safetensors", 30), ("checkpoint.safetensors", 0), ("weights.safetensors", 12)])
+def test_a_damaged_checkpoint_is_refused_before_anything_changes(trained, tmp_path, name, cut, capsys):
+    _, run, data, _ = trained
+    mine = tmp_path / "r"
+    shutil.copytree(run, mine)
+    (mine / name).write_bytes((mine / name).read_bytes()[:cut])
+    before = snapshot(mine)
+    assert main(TRAIN + ["--run", str(mine), "--data", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: the checkpoint in {str(mine)!r} cannot be resumed (") and err.count("\n") == 1
+    assert "remove it to start again (command line: --overwrite, or --run NEW)" in err
+    assert snapshot(mine) == before
+    assert main(TRAIN + ["--run", str(mine), "--data", str(data), "--overwrite"]) == 0
+
+
 def test_legacy_folder_without_settings_is_compared_on_its_config(trained, tmp_path, capsys):
     _, run, data, _ = trained
     old = tmp_path / "old"

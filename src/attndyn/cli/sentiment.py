@@ -160,6 +160,7 @@ def train(
     from ..sentiment.data import read_reviews
     from ..sentiment.evaluate import accuracy_report
     from ..sentiment.runfolder import RunLock, check_resume, clear_run, data_identity, resolve_settings
+    from ..sentiment.train import check_checkpoint
 
     if isinstance(threads, bool) or threads < 1:
         raise InputError(f"--threads must be an integer >= 1 (CPU threads for torch), got {threads}")
@@ -178,8 +179,8 @@ def train(
     with RunLock(run) as lock:
         if overwrite:
             clear_run(run)
-        else:
-            check_resume(run, settings, HardmaxSentimentClassifier().get_params())
+        elif check_resume(run, settings, HardmaxSentimentClassifier().get_params()):
+            check_checkpoint(run)
         try:
             torch.set_num_threads(threads)
             corpus = load_corpus(data, split=split, seed=seed, tokenizer=est.tokenizer, cache_dir=run / "cache", reviews=reviews)

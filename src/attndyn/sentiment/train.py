@@ -28,7 +28,7 @@ from ._config import JsonConfig, check_number
 from ..io import atomic_write, write_json
 from ..progress import progress_bar
 
-__all__ = ["TrainConfig", "EncodedSplit", "TrainResult", "train", "evaluate_split", "predict_logits"]
+__all__ = ["TrainConfig", "EncodedSplit", "TrainResult", "train", "evaluate_split", "predict_logits", "check_checkpoint"]
 
 CHECKPOINT = "checkpoint.safetensors"
 WEIGHTS = "weights.safetensors"
@@ -224,6 +224,33 @@ def _load_checkpoint(path: Path, model: nn.Module, opt: torch.optim.Optimizer, g
     return state
 
 
+def _damaged(run: Path, exc: Exception) -> InputError:
+    first = (str(exc).splitlines() or [type(exc).__name__])[0][:120]
+    return InputError(f"the checkpoint in {str(run)!r} cannot be resumed ({first}); it is damaged or from another run: "
+                      "remove it to start again (command line: --overwrite, or --run NEW)")
+
+
+def check_checkpoint(run: str | Path) -> None:
+    """Read the checkpoint (and best weights) of ``run`` without using them: a damaged file is one
+    InputError before anything else happens. Nothing to check when there is no checkpoint."""
+    from safetensors import safe_open
+
+    run = Path(run)
+    if not (run / CHECKPOINT).exists():
+        return
+    try:
+        with safe_open(str(run / CHECKPOINT), framework="pt") as f:
+            state = json.loads(f.metadata()["state"])
+            for key in f.keys():
+                f.get_tensor(key)
+        for key in ("epoch", "history", "best", "bad"):
+            state[key]
+        if (run / WEIGHTS).exists():
+            load_file(str(run / WEIGHTS))
+    except Exception as exc:
+        raise _damaged(run, exc) from None
+
+
 def _weights(model: nn.Module) -> dict[str, Tensor]:
     return {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
 
@@ -258,10 +285,13 @@ def train(
     bad, start = 0, 0
     stop_reason = "completed"
     if run is not None and resume and (run / CHECKPOINT).exists():
-        st = _load_checkpoint(run / CHECKPOINT, model, opt, g)
-        history, best, bad, start = st["history"], st["best"], st["bad"], st["epoch"] + 1
-        if (run / WEIGHTS).exists():
-            best_weights = load_file(str(run / WEIGHTS))
+        try:
+            st = _load_checkpoint(run / CHECKPOINT, model, opt, g)
+            history, best, bad, start = st["history"], st["best"], st["bad"], st["epoch"] + 1
+            if (run / WEIGHTS).exists():
+                best_weights = load_file(str(run / WEIGHTS))
+        except Exception as exc:  # safetensors' own error type, a shape mismatch, a missing key
+            raise _damaged(run, exc) from None
         if st.get("stopped"):
             start = config.epochs
             stop_reason = st["stopped"]
