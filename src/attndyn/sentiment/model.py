@@ -37,6 +37,10 @@ from ..trajectory import HardmaxTrajectory
 __all__ = ["SentimentConfig", "SentimentTransformer", "HookPoint", "word_leaders", "distinct_words"]
 
 
+MAX_D = 65_536  # 30,000 words x 65,536 x 4 bytes is already 7.9 GB of embedding
+MAX_LAYERS = 10_000
+
+
 @dataclass(frozen=True)
 class SentimentConfig(JsonConfig):
     """Everything that fixes the architecture and its initial weights.
@@ -69,6 +73,10 @@ class SentimentConfig(JsonConfig):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InputError(f"{name} must be a positive integer, got {v!r}")
+        for name, most in (("d", MAX_D), ("layers", MAX_LAYERS)):
+            if getattr(self, name) > most:
+                raise InputError(f"{name} = {getattr(self, name)} is beyond what this model can run (at most {most:,}; "
+                                 "the paper uses d <= 16 and 8 layers); choose a smaller value")
         if self.embed_init_std is None:
             object.__setattr__(self, "embed_init_std", math.sqrt(2.0 / self.d))
         for name in ("tau", "alpha_init", "embed_init_std"):

@@ -140,7 +140,8 @@ def check_weights(data: bytes, path: Path, config: SentimentConfig, expected_sha
     except Exception as exc:  # safetensors raises its own error type on any malformed header or body
         raise InputError(f"{where!r} is not a readable safetensors file ({str(exc).splitlines()[0][:120]}); "
                          "it is truncated or damaged: restore it or retrain") from None
-    expected = {k: tuple(v.shape) for k, v in SentimentTransformer(config).state_dict().items()}
+    with torch.device("meta"):  # shapes only: nothing is allocated, whatever the config claims
+        expected = {k: tuple(v.shape) for k, v in SentimentTransformer(config).state_dict().items()}
     missing, extra = sorted(set(expected) - set(tensors)), sorted(set(tensors) - set(expected))
     if missing or extra:
         raise InputError(f"{where!r} does not hold this model's tensors (missing {missing}, unexpected {extra})")
