@@ -184,6 +184,7 @@ CASES = {
     "train": [
         ["--threads", "0"],
         ["--threads", "-3"],
+        ["--threads", "1000000000000"],
         ["--data", "{root}/missing.csv"],
         ["--data", "{root}/rating_abc.csv"],
         ["--data", "{root}/latin1.csv"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -162,8 +163,10 @@ def train(
     from ..sentiment.runfolder import RunLock, check_resume, clear_run, data_identity, resolve_settings
     from ..sentiment.train import check_checkpoint
 
-    if isinstance(threads, bool) or threads < 1:
-        raise InputError(f"--threads must be an integer >= 1 (CPU threads for torch), got {threads}")
+    most = max(256, os.cpu_count() or 1)
+    if isinstance(threads, bool) or not 1 <= threads <= most:
+        raise InputError(f"--threads must be an integer from 1 to {most} (CPU threads for torch; this machine has "
+                         f"{os.cpu_count()} cores), got {threads}")
     est = HardmaxSentimentClassifier(
         d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr, lr_decay=lr_decay,
         word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, embed_init_std=embed_init_std, patience=patience,
@@ -309,9 +312,9 @@ def explain(
     _check_figure_path(figure, "--figure")
     _check_figure_path(gif, "--gif", ("gif",))
     est = _estimator(model)
-    e = run_explain(est, text)
     if (figure or gif) and est.model_.config.d != 2:
         raise InputError(f"--figure/--gif draw the plane and need a d = 2 model; this one has d = {est.model_.config.d}")
+    e = run_explain(est, text)
     if figure or gif:
         from ..sentiment import plots
 
