@@ -31,6 +31,7 @@ from attndyn.sentiment import HardmaxSentimentClassifier
 from attndyn.sentiment.corpus import load_corpus
 from attndyn.sentiment.evaluate import accuracy_report, hardmax_statistics
 from attndyn.sentiment.explain import CLUSTER_RTOL
+from attndyn.sentiment.runfolder import data_identity
 
 PAPER = {2: (0.791, 0.791), 4: (0.823, 0.803), 8: (0.851, 0.813), 16: (0.882, 0.846)}  # (best, final) test accuracy
 
@@ -86,7 +87,9 @@ def run_one(corpus, d: int, out: Path, params: dict, data: str, model_seed: int)
     est.fit([corpus.reviews.texts[i] for i in tr], corpus.reviews.labels[tr], tokens=[corpus.tokens[i] for i in tr])
     train_s = time.perf_counter() - t0
     est.save(run)
-    write_json(run / "data.json", {"data": data, "split": corpus.split, "seed": corpus.seed})
+    ident = data_identity(data)
+    write_json(run / "data.json", {"data": ident["path"], "sha256": ident["sha256"], "size": ident["size"],
+                                   "split": corpus.split, "seed": corpus.seed})
     test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
     rep = {"d": d, "split": corpus.split, "model_seed": model_seed, "alpha": est.alpha_, "best_epoch": est.best_epoch_, "epochs_run": len(est.history_),
            "stop_reason": est.stop_reason_, "train_seconds": train_s, "params": params}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import tempfile
@@ -14,7 +15,7 @@ import numpy as np
 
 from ._validation import InputError
 
-__all__ = ["load_array", "atomic_write", "write_json", "write_text"]
+__all__ = ["load_array", "atomic_write", "write_json", "write_text", "write_bytes", "file_sha256"]
 
 
 def load_array(path: str | os.PathLike, name: str = "TOKENS") -> np.ndarray:
@@ -95,3 +96,16 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
 
 def write_json(path: str | os.PathLike, obj: Any) -> Path:
     return write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+
+
+def file_sha256(path: str | os.PathLike, *, chunk: int = 1 << 20) -> str:
+    """Hex sha256 of a file's bytes, read in chunks (constant memory)."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    return atomic_write(path, lambda p: p.write_bytes(data))

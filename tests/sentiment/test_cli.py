@@ -89,5 +89,5 @@ def test_train_rejects_bad_model_settings_before_reading_data(tmp_path, capsys):
     assert main(argv + ["--bigrams", "-2"]) == 2
     assert "bigrams must be an integer >= 0" in capsys.readouterr().err
     assert main(argv + ["--lr-decay", "1.5"]) == 2
-    assert "lr_decay must be in (0, 1]" in capsys.readouterr().err
+    assert "lr_decay must be a number in (0, 1]" in capsys.readouterr().err
     assert not (tmp_path / "r" / "cache").exists()  # nothing was tokenized

@@ -1,8 +1,11 @@
 import functools
+import hashlib
 import http.server
 import io
 import tarfile
 import threading
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -87,9 +90,16 @@ def http_root(tmp_path):
             tar.addfile(info, io.BytesIO(data))
     (served / "aclImdb_v1.tar.gz").write_bytes(buf.getvalue())
     (served / "broken.tar.gz").write_bytes(b"not a tar")
+    (served / "cut.tar.gz").write_bytes(buf.getvalue()[: len(buf.getvalue()) // 2])  # a truncated gzip stream, served whole
+    big = io.BytesIO()
+    with tarfile.open(fileobj=big, mode="w:gz") as tar:  # 10 MB of zeros: a small "bomb"
+        info = tarfile.TarInfo("aclImdb/train/pos/0_9.txt")
+        info.size = 10_000_000
+        tar.addfile(info, io.BytesIO(bytes(info.size)))
+    (served / "bomb.tar.gz").write_bytes(big.getvalue())
     handler = functools.partial(_QuietHandler, directory=str(served))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
@@ -101,9 +111,21 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):  # keep the test output clean
         pass
 
+    def do_GET(self):
+        if self.path == "/short.tar.gz":  # announces 100 bytes more than it sends, then hangs up
+            body = (Path(self.directory) / "aclImdb_v1.tar.gz").read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body) + 100))
+            self.end_headers()
+            self.wfile.write(body)
+            self.close_connection = True
+            return
+        super().do_GET()
+
 
 def test_download_from_local_server(tmp_path, http_root):
-    root = download_imdb(tmp_path / "dl", url=f"{http_root}/aclImdb_v1.tar.gz")
+    digest = hashlib.sha256((tmp_path / "served" / "aclImdb_v1.tar.gz").read_bytes()).hexdigest()
+    root = download_imdb(tmp_path / "dl", url=f"{http_root}/aclImdb_v1.tar.gz", sha256=digest)
     r = read_aclimdb(root)
     assert r.texts == ["good", "bad"] and r.labels.tolist() == [1, 0]
 
@@ -112,4 +134,44 @@ def test_download_errors(tmp_path, http_root):
     with pytest.raises(InputError, match="could not download"):
         download_imdb(tmp_path / "dl", url=f"{http_root}/missing.tar.gz")
     with pytest.raises(InputError, match="not a readable tar archive"):
-        download_imdb(tmp_path / "dl", url=f"{http_root}/broken.tar.gz")
+        download_imdb(tmp_path / "dl", url=f"{http_root}/broken.tar.gz", sha256=None)
+
+
+def _sha(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def test_download_verifies_length_and_sha256_and_keeps_nothing(tmp_path, http_root):
+    dest = tmp_path / "dl"
+    good = _sha(tmp_path / "served" / "aclImdb_v1.tar.gz")
+    with pytest.raises(InputError, match=r"is truncated: \d+ of \d+ bytes arrived|is truncated \(\d+ bytes arrived"):
+        download_imdb(dest, url=f"{http_root}/short.tar.gz", sha256=None)
+    assert not dest.exists()  # neither the archive, nor a temporary file, nor the folder
+    with pytest.raises(InputError, match=r"has sha256 [0-9a-f]{16}…, not the expected c40f74a18d3b61f9…; it is truncated or altered"):
+        download_imdb(dest, url=f"{http_root}/aclImdb_v1.tar.gz")  # the default is the real archive's hash
+    assert not dest.exists()
+    dest.mkdir()
+    with pytest.raises(InputError, match="sent more than max_bytes = 100 bytes|announces .* more than max_bytes = 100"):
+        download_imdb(dest, url=f"{http_root}/aclImdb_v1.tar.gz", sha256=good, max_bytes=100)
+    assert list(dest.iterdir()) == []
+    root = download_imdb(dest, url=f"{http_root}/aclImdb_v1.tar.gz", sha256=good)
+    assert sorted(p.name for p in dest.iterdir()) == ["aclImdb", "aclImdb_v1.tar.gz"] and _sha(dest / "aclImdb_v1.tar.gz") == good
+    with pytest.raises(InputError, match="exists already; read it with --data"):
+        download_imdb(dest, url=f"{http_root}/aclImdb_v1.tar.gz", sha256=good)
+    assert root.is_dir()
+
+
+def test_download_names_a_truncated_archive_and_limits_extraction(tmp_path, http_root):
+    dest = tmp_path / "dl"
+    with pytest.raises(InputError, match=r"cut.tar.gz' is truncated \(.*\); it was deleted: download again"):
+        download_imdb(dest, url=f"{http_root}/cut.tar.gz", sha256=None)
+    assert not dest.exists()
+    bomb = tmp_path / "served" / "bomb.tar.gz"
+    assert bomb.stat().st_size < 100_000
+    with pytest.raises(InputError, match="would extract to more than 1,000,000 bytes"):
+        download_imdb(dest, url=f"{http_root}/bomb.tar.gz", sha256=_sha(bomb), max_bytes=1_000_000)
+    assert not dest.exists()
+    with pytest.raises(InputError, match="must be an http\\(s\\) address"):
+        download_imdb(dest, url="file:///etc/passwd")
+    with pytest.raises(InputError, match=r"sha256 must be 64 hex digits \(or None, on the command line --sha256 none, to skip the check\)"):
+        download_imdb(dest, url=f"{http_root}/bomb.tar.gz", sha256="abc")

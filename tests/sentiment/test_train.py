@@ -82,9 +82,9 @@ def test_lr_decay_scales_each_epoch(splits):
 def test_config_checks():
     with pytest.raises(InputError, match="epochs must be an integer >= 1"):
         TrainConfig(epochs=0)
-    with pytest.raises(InputError, match=r"lr_decay must be in \(0, 1\]"):
+    with pytest.raises(InputError, match=r"lr_decay must be a number in \(0, 1\]"):
         TrainConfig(lr_decay=1.5)
-    with pytest.raises(InputError, match=r"word_dropout must be in \[0, 1\)"):
+    with pytest.raises(InputError, match=r"word_dropout must be a number in \[0, 1\)"):
         TrainConfig(word_dropout=1.0)
     with pytest.raises(InputError, match="unknown training config keys"):
         TrainConfig.from_dict({"epoch": 3})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -25,16 +26,72 @@ def _estimator(run: Path):
     return HardmaxSentimentClassifier.load(run)
 
 
-def _texts_from(text: Optional[str], file: Optional[Path]) -> list[str]:
+def _run_data(run: Path, est) -> dict:
+    """The run's ``data.json`` (data path, sha256, split, seed), checked against the run's ``settings.json``
+    (folders trained before it existed, or by the benchmark, are taken as they are)."""
+    from ..sentiment.corpus import SPLITS
+    from ..sentiment.modelfile import read_json
+
+    f = run / "data.json"
+    if not f.is_file():  # a folder written by save(): the default data and protocol
+        return {"data": DEFAULT_DATA, "split": "random", "seed": int(est.random_state)}
+    info = read_json(f)
+    ok = (isinstance(info, dict) and isinstance(info.get("data"), str) and info.get("split") in SPLITS
+          and isinstance(info.get("seed"), int) and not isinstance(info.get("seed"), bool))
+    if not ok:
+        raise InputError(f"{str(f)!r} must record 'data' (a path), 'split' {SPLITS} and 'seed' (an integer); "
+                         "the run folder is damaged: retrain it")
+    settings = run / "settings.json"
+    if settings.is_file():  # written with data.json by the same training, under its lock
+        rec = read_json(settings)
+        est_rec = rec.get("estimator") if isinstance(rec, dict) else None
+        data_rec = rec.get("data") if isinstance(rec, dict) else None
+        if not (isinstance(est_rec, dict) and isinstance(data_rec, dict)):
+            raise InputError(f"{str(settings)!r} is not a settings record; the run folder is damaged: retrain it")
+        trained = {"split": rec.get("split"), "seed": est_rec.get("random_state"), "sha256": data_rec.get("sha256")}
+        differ = [k for k, v in trained.items() if k in info and info[k] != v]
+        if differ:
+            shown = ", ".join(f"{k} {info[k]!r} (trained with {trained[k]!r})" for k in differ)
+            raise InputError(f"{str(f)!r} records another split than the model was trained on: {shown}; its test reviews "
+                             "would overlap the training ones: retrain the run (attndyn sentiment train --run NEW ...)")
+    return info
+
+
+def _read_text(file: Path, encoding: str, option: str = "--file") -> str:
+    """The text of ``file`` in ``encoding``: a missing file, undecodable bytes or a binary file is one InputError."""
+    import codecs
+
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise InputError(f"--encoding {encoding!r} is not a known text encoding; use e.g. utf-8, latin-1 or utf-16") from None
+    if not file.is_file():
+        raise InputError(f"{option} {str(file)!r} does not exist" + (" (it is a folder)" if file.is_dir() else ""))
+    raw = file.read_bytes()
+    name = codecs.lookup(encoding).name
+    try:
+        text = raw.decode("utf-8-sig" if name == "utf-8" else encoding)
+    except UnicodeDecodeError as exc:
+        hint = " (it starts with a UTF-16 byte-order mark: pass --encoding utf-16)" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise InputError(f"{option} {str(file)!r} is not {encoding} text: byte 0x{raw[exc.start]:02x} at offset {exc.start} "
+                         f"cannot be decoded{hint}; convert the file to UTF-8 or pass its encoding with --encoding (e.g. latin-1)") from None
+    if "\x00" in text:
+        raise InputError(f"{option} {str(file)!r} holds NUL characters: it is a binary file, not {encoding} text "
+                         "(for UTF-16 text pass --encoding utf-16); give a text file")
+    return text
+
+
+def _texts_from(text: Optional[str], file: Optional[Path], encoding: str = "utf-8") -> list[str]:
     if (text is None) == (file is None):
         raise InputError("give either a TEXT argument or --file PATH (one text per line, or a CSV with a 'text' column)")
     if text is not None:
         return [text]
-    if not file.is_file():
-        raise InputError(f"--file {str(file)!r} does not exist")
-    raw = file.read_text(encoding="utf-8")
+    raw = _read_text(file, encoding)
     if file.suffix.lower() == ".csv":
-        rows = list(csv.DictReader(raw.splitlines()))
+        try:
+            rows = list(csv.DictReader(raw.splitlines()))
+        except csv.Error as exc:
+            raise InputError(f"CSV {str(file)!r} could not be read: {exc}") from None
         if not rows or "text" not in rows[0]:
             raise InputError(f"CSV {str(file)!r} has no 'text' column; add a header line with a 'text' column")
         texts = [r["text"] or "" for r in rows]
@@ -43,6 +100,22 @@ def _texts_from(text: Optional[str], file: Optional[Path]) -> list[str]:
     if not texts:
         raise InputError(f"{str(file)!r} holds no texts")
     return texts
+
+
+def _check_figure_path(path: Optional[Path], option: str, formats: tuple[str, ...] | None = None) -> None:
+    """Refuse, before any work, a figure path whose suffix no writer supports."""
+    if path is None:
+        return
+    if formats is None:
+        from matplotlib.figure import Figure
+
+        formats = tuple(sorted(Figure().canvas.get_supported_filetypes()))
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in formats:
+        raise InputError(f"{option} {str(path)!r}: unknown image type {('.' + suffix) if suffix else '(no suffix)'}; "
+                         f"end the name with one of {', '.join('.' + f for f in formats)}")
+    if path.is_dir():
+        raise InputError(f"{option} {str(path)!r} is a folder; give a file name")
 
 
 @app.command()
@@ -72,36 +145,63 @@ def train(
     seed: int = typer.Option(0, help="Seeds the split, the weights, the batches and the dropout."),
     threads: int = typer.Option(2, help="CPU threads for torch."),
     progress: bool = typer.Option(True, help="Show progress bars and per-epoch metrics."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Discard the run already in --run (trained with other settings) and start again."),
 ) -> None:
     """Train on the training part of the split, then score the test part; writes the run folder
-    (config.json, vocab.json, weights.safetensors, metrics.json, checkpoint, test.json)."""
+    (settings.json, config.json, vocab.json, weights.safetensors, metrics.json, checkpoint, data.json, test.json).
+
+    Every setting is checked, the data read and its sha256 taken before the folder is touched; an
+    existing run there is resumed only when its settings are equal (else exit 2, folder unchanged).
+    One training per folder at a time (an OS lock)."""
     import torch
 
     from ..io import write_json
     from ..sentiment import HardmaxSentimentClassifier
-    from ..sentiment.corpus import load_corpus
+    from ..sentiment.corpus import SPLITS, load_corpus, split_indices
+    from ..sentiment.data import read_reviews
     from ..sentiment.evaluate import accuracy_report
+    from ..sentiment.runfolder import RunLock, check_resume, clear_run, data_identity, resolve_settings
+    from ..sentiment.train import check_checkpoint
 
-    torch.set_num_threads(threads)
+    most = max(256, os.cpu_count() or 1)
+    if isinstance(threads, bool) or not 1 <= threads <= most:
+        raise InputError(f"--threads must be an integer from 1 to {most} (CPU threads for torch; this machine has "
+                         f"{os.cpu_count()} cores), got {threads}")
     est = HardmaxSentimentClassifier(
         d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr, lr_decay=lr_decay,
         word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, embed_init_std=embed_init_std, patience=patience,
         aux_weight=aux_weight, negation_scope=negation_scope, bigrams=bigrams, random_state=seed, run_dir=str(run), verbose=progress,
     )
     est._check_params()
-    corpus = load_corpus(data, split=split, seed=seed, tokenizer=est.tokenizer, cache_dir=run / "cache")
-    write_json(run / "data.json", {"data": str(data), "split": split, "seed": seed,
-                                   "n_train": len(corpus.train_idx), "n_test": len(corpus.test_idx)})
-    tr = corpus.train_idx
-    t0 = time.perf_counter()
-    est.fit([corpus.reviews.texts[i] for i in tr], corpus.reviews.labels[tr], tokens=[corpus.tokens[i] for i in tr])
-    seconds = time.perf_counter() - t0
-    est.save(run)
-    te = corpus.test_idx
-    test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
-    rep = accuracy_report(est.model_, test)
-    rep.update({"alpha": est.alpha_, "best_epoch": est.best_epoch_, "train_seconds": seconds, "stop_reason": est.stop_reason_})
-    write_json(run / "test.json", rep)
+    if split not in SPLITS:
+        raise InputError(f"--split must be one of {SPLITS}, got {split!r}")
+    reviews = read_reviews(data)
+    tr, te = split_indices(reviews, split, seed)
+    ident = data_identity(data)
+    settings = resolve_settings(est, split=split, threads=threads, data=ident)
+    with RunLock(run) as lock:
+        if overwrite:
+            clear_run(run)
+        elif check_resume(run, settings, HardmaxSentimentClassifier().get_params()):
+            check_checkpoint(run)
+        try:
+            torch.set_num_threads(threads)
+            corpus = load_corpus(data, split=split, seed=seed, tokenizer=est.tokenizer, cache_dir=run / "cache", reviews=reviews)
+            write_json(run / "settings.json", settings)
+            write_json(run / "data.json", {"data": ident["path"], "sha256": ident["sha256"], "size": ident["size"], "split": split,
+                                           "seed": seed, "n_train": len(tr), "n_test": len(te)})
+            t0 = time.perf_counter()
+            est.fit([corpus.reviews.texts[i] for i in tr], corpus.reviews.labels[tr], tokens=[corpus.tokens[i] for i in tr])
+        except Exception:
+            if not (run / "checkpoint.safetensors").exists():
+                lock.undo()  # nothing was trained: leave the folder as it was
+            raise
+        seconds = time.perf_counter() - t0
+        est.save(run)
+        test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
+        rep = accuracy_report(est.model_, test)
+        rep.update({"alpha": est.alpha_, "best_epoch": est.best_epoch_, "train_seconds": seconds, "stop_reason": est.stop_reason_})
+        write_json(run / "test.json", rep)
     typer.echo(json.dumps(rep, indent=2))
 
 
@@ -122,10 +222,27 @@ def evaluate(
     if (run_arg is None) == (run_opt is None):
         raise InputError("give the run folder once: attndyn sentiment evaluate RUN (or --run RUN)")
     run = run_arg or run_opt
+    if out is not None and out.exists() and not out.is_dir():
+        raise InputError(f"--out {str(out)!r} is a file; give a folder for evaluation.json and the figures")
     est = _estimator(run)
-    info_path = run / "data.json"
-    info = json.loads(info_path.read_text()) if info_path.is_file() else {"data": DEFAULT_DATA, "split": "random", "seed": 0}
-    corpus = load_corpus(data or info["data"], split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache")
+    info = _run_data(run, est)
+    path = data or info["data"]
+    if "sha256" in info:
+        from ..sentiment.runfolder import data_identity
+
+        got = data_identity(path)
+        if got["sha256"] != info["sha256"]:
+            if data is not None:
+                raise InputError(f"--data {str(data)!r} (sha256 {got['sha256'][:12]}…) is not the data this model was trained on "
+                                 f"({info['data']!r}, sha256 {info['sha256'][:12]}…, recorded in data.json): its test split would "
+                                 "hold training reviews. Omit --data to evaluate on the run's own data, or train a run on this file")
+            raise InputError(f"the run's data file {str(path)!r} changed since training (sha256 {got['sha256'][:12]}…, data.json "
+                             f"records {info['sha256'][:12]}…); restore it or pass its copy with --data, or retrain")
+    corpus = load_corpus(path, split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache")
+    if "n_test" in info and (len(corpus.train_idx), len(corpus.test_idx)) != (info.get("n_train"), info["n_test"]):
+        raise InputError(f"the {info['split']} split of {str(path)!r} has {len(corpus.train_idx)}/{len(corpus.test_idx)} "
+                         f"train/test reviews but data.json records {info.get('n_train')}/{info['n_test']}; this is not the "
+                         "run's data: omit --data, or retrain")
     te = corpus.test_idx
     test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
     rep = evaluate_model(est, test)
@@ -157,9 +274,10 @@ def predict(
     model: Path = typer.Option(..., "--model", help="Run or model folder."),
     file: Optional[Path] = typer.Option(None, "--file", help="One text per line, or a CSV with a 'text' column."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
+    encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of --file (e.g. latin-1, utf-16)."),
 ) -> None:
     """Label and probability of positive sentiment for each text."""
-    texts = _texts_from(text, file)
+    texts = _texts_from(text, file, encoding)
     est = _estimator(model)
     proba = est.predict_proba(texts)[:, 1]
     for t, p in zip(texts, proba):
@@ -174,19 +292,29 @@ def predict(
 
 @app.command()
 def explain(
-    text: str = typer.Argument(..., help="A review."),
+    text: Optional[str] = typer.Argument(None, help="A review (or use --file)."),
     model: Path = typer.Option(..., "--model", help="Run or model folder."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     figure: Optional[Path] = typer.Option(None, help="Draw Figure 9 (d = 2) to this PNG."),
     gif: Optional[Path] = typer.Option(None, help="Draw the animated Figure 9 (d = 2) to this GIF."),
+    file: Optional[Path] = typer.Option(None, "--file", help="Read the review from this text file (its whole text is one review)."),
+    encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of --file (e.g. latin-1, utf-16)."),
 ) -> None:
     """Label, probability, last-layer leaders with the words clustered around each, and each cluster's share of the decision."""
     from ..sentiment.explain import explain as run_explain
 
+    if (text is None) == (file is None):
+        raise InputError("give either a TEXT argument or --file PATH (a text file holding one review)")
+    if file is not None:
+        text = _read_text(file, encoding).strip()
+        if not text:
+            raise InputError(f"--file {str(file)!r} holds no text")
+    _check_figure_path(figure, "--figure")
+    _check_figure_path(gif, "--gif", ("gif",))
     est = _estimator(model)
-    e = run_explain(est, text)
     if (figure or gif) and est.model_.config.d != 2:
         raise InputError(f"--figure/--gif draw the plane and need a d = 2 model; this one has d = {est.model_.config.d}")
+    e = run_explain(est, text)
     if figure or gif:
         from ..sentiment import plots
 
@@ -208,9 +336,11 @@ def explain(
 def data_imdb(
     download: Path = typer.Option(..., "--download", help="Folder to download and extract aclImdb into."),
     url: str = typer.Option("https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz", help="Archive URL."),
+    sha256: Optional[str] = typer.Option(None, "--sha256", help="Expected sha256 of the archive (default: the published one of aclImdb_v1.tar.gz; 'none' skips the check)."),
 ) -> None:
-    """Fetch the official IMDb archive (needs a network) and extract it."""
-    from ..sentiment.data import download_imdb
+    """Fetch the official IMDb archive (needs a network), verify its length and sha256, and extract it."""
+    from ..sentiment.data import IMDB_SHA256, download_imdb
 
-    root = download_imdb(download, url=url, progress=sys.stderr.isatty())
+    expected = IMDB_SHA256 if sha256 is None else None if sha256.strip().lower() == "none" else sha256.strip().lower()
+    root = download_imdb(download, url=url, sha256=expected, progress=sys.stderr.isatty())
     typer.echo(str(root))

@@ -16,7 +16,7 @@ from ..io import atomic_write
 from .data import Reviews, read_reviews, split_official, split_random
 from .text import Tokenizer
 
-__all__ = ["Corpus", "load_corpus", "SPLITS"]
+__all__ = ["Corpus", "load_corpus", "split_indices", "SPLITS"]
 
 SPLITS = ("random", "official")
 
@@ -59,16 +59,26 @@ def tokenize_cached(path: str | os.PathLike, reviews: Reviews, tokenizer: Tokeni
     return toks
 
 
+def split_indices(reviews: Reviews, split: str, seed: int, test_fraction: float = 0.3) -> tuple[np.ndarray, np.ndarray]:
+    """``(train_idx, test_idx)`` of ``split`` (see :func:`load_corpus`)."""
+    if split not in SPLITS:
+        raise InputError(f"split must be one of {SPLITS}, got {split!r}")
+    return split_random(len(reviews), test_fraction=test_fraction, seed=seed) if split == "random" else split_official(reviews)
+
+
 def load_corpus(path: str | os.PathLike, *, split: str = "random", seed: int = 0, test_fraction: float = 0.3,
-                tokenizer: Tokenizer = Tokenizer(), cache_dir: str | os.PathLike | None = None) -> Corpus:
-    """Read ``path`` (CSV or aclImdb folder), tokenize (cached), and split.
+                tokenizer: Tokenizer = Tokenizer(), cache_dir: str | os.PathLike | None = None,
+                reviews: Reviews | None = None) -> Corpus:
+    """Read ``path`` (CSV or aclImdb folder), split, and tokenize (cached).
 
     ``split``: ``"random"`` (seeded, ``test_fraction`` held out; the paper's 70/30) or
-    ``"official"`` (25k/25k).
+    ``"official"`` (25k/25k). ``reviews``: the reviews of ``path`` when already read. The split is
+    checked before anything is tokenized or cached.
     """
     if split not in SPLITS:
         raise InputError(f"split must be one of {SPLITS}, got {split!r}")
-    reviews = read_reviews(path)
+    if reviews is None:
+        reviews = read_reviews(path)
+    tr, te = split_indices(reviews, split, seed, test_fraction)
     toks = tokenize_cached(path, reviews, tokenizer, cache_dir)
-    tr, te = split_random(len(reviews), test_fraction=test_fraction, seed=seed) if split == "random" else split_official(reviews)
     return Corpus(reviews, toks, tr, te, split, seed)

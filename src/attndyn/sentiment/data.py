@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import os
 import re
 import tarfile
@@ -31,9 +32,13 @@ __all__ = [
     "split_official",
     "download_imdb",
     "IMDB_URL",
+    "IMDB_SHA256",
 ]
 
 IMDB_URL = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
+#: The published sha256 of ``aclImdb_v1.tar.gz``, as listed by the dataset
+#: catalogues that mirror it (TensorFlow Datasets, MLDatasets.jl, among others).
+IMDB_SHA256 = "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe"
 _POSITIVE = {"positive", "pos", "1", "true"}
 _NEGATIVE = {"negative", "neg", "0", "false"}
 
@@ -70,6 +75,14 @@ def _label(value: str, where: str) -> int:
     raise InputError(f"{where}: sentiment {value!r} is neither positive nor negative; use positive/negative or 1/0")
 
 
+def _rating(value: str | None, where: str) -> int:
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise InputError(f"{where}: rating {value!r} is not a whole number of stars; fix the 'rating' column "
+                         "(integers such as 1 or 10) or remove it") from None
+
+
 def read_csv(path: str | os.PathLike, *, text_column: str = "review", label_column: str = "sentiment") -> Reviews:
     """Read a CSV (``.csv`` or ``.csv.gz``) with a review column and a sentiment column.
 
@@ -97,9 +110,12 @@ def read_csv(path: str | os.PathLike, *, text_column: str = "review", label_colu
                 if has_split:
                     split.append(row["split"])
                 if has_rating:
-                    rating.append(int(row["rating"]))
-    except (UnicodeDecodeError, OSError, EOFError, csv.Error) as exc:
-        raise InputError(f"CSV {str(p)!r} could not be read: {exc}") from None
+                    rating.append(_rating(row["rating"], f"{p.name} line {line}"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"CSV {str(p)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start} of the "
+                         "text); convert it to UTF-8") from None
+    except (OSError, EOFError, csv.Error) as exc:
+        raise InputError(f"CSV {str(p)!r} could not be read ({exc}); the file is truncated or damaged: restore it") from None
     if not texts:
         raise InputError(f"CSV {str(p)!r} holds no reviews")
     return Reviews(
@@ -170,55 +186,141 @@ def split_random(n: int, *, test_fraction: float = 0.3, seed: int = 0) -> tuple[
 def split_official(reviews: Reviews) -> tuple[np.ndarray, np.ndarray]:
     """The official 25k/25k split, from the ``split`` column or the folder tree."""
     if reviews.split is None:
-        raise InputError("these reviews have no official split (no 'split' column); use split_random instead")
+        raise InputError("these reviews have no official split (no 'split' column); use the random split instead "
+                         "(--split random, or split_random)")
     return np.flatnonzero(reviews.split == "train"), np.flatnonzero(reviews.split == "test")
 
 
-def _safe_extract(tar: tarfile.TarFile, dest: Path) -> None:
+def _check_members(tar: tarfile.TarFile, dest: Path, max_bytes: int, max_members: int, shown: Path) -> list[tarfile.TarInfo]:
+    """Every member stays under ``dest``, is a plain file or folder, and all together they hold at
+    most ``max_bytes`` bytes in at most ``max_members`` entries (a decompression bomb is refused
+    before anything is written)."""
     dest_r = dest.resolve()
-    for member in tar.getmembers():
+    members, total = [], 0
+    for member in tar:
         target = (dest / member.name).resolve()
         if not (target == dest_r or dest_r in target.parents):
-            raise InputError(f"archive member {member.name!r} would be written outside {str(dest)!r}; refusing to extract")
+            raise InputError(f"archive member {member.name!r} would be written outside {str(shown)!r}; refusing to extract")
         if member.issym() or member.islnk() or member.isdev():
             raise InputError(f"archive member {member.name!r} is a link or device; refusing to extract")
-    tar.extractall(dest, filter="data")
+        total += max(member.size, 0)
+        members.append(member)
+        if total > max_bytes or len(members) > max_members:
+            raise InputError(f"the archive would extract to more than {max_bytes:,} bytes or {max_members:,} files; "
+                             "refusing (the real aclImdb holds about 0.5 GB in 100,000 files); raise max_bytes if you trust it")
+    return members
 
 
-def download_imdb(dest: str | os.PathLike, *, url: str = IMDB_URL, timeout: float = 60.0, progress: bool = False) -> Path:
+def download_imdb(dest: str | os.PathLike, *, url: str = IMDB_URL, sha256: str | None = IMDB_SHA256,
+                  max_bytes: int = 1 << 30, max_members: int = 200_000, timeout: float = 60.0, progress: bool = False) -> Path:
     """Fetch the official ``aclImdb_v1.tar.gz`` into ``dest`` and extract it; returns the aclImdb folder.
 
-    The archive is written atomically (a broken download never leaves a half file) and is
-    extracted with path checks (no member may leave ``dest``). Needs a network; nothing else
-    in attndyn downloads anything.
+    The transfer must deliver the announced ``Content-Length`` and at most ``max_bytes`` bytes, and
+    its sha256 must equal ``sha256`` (default :data:`IMDB_SHA256`, the archive's published hash;
+    pass the hash of another archive with another ``url``, or None to skip the check). Only a
+    verified archive is kept: a short, long or altered transfer leaves no file behind. Extraction
+    checks every member first (no path may leave ``dest``, no links or devices, at most
+    ``max_bytes`` bytes and ``max_members`` entries in all), extracts into a temporary folder and
+    moves ``aclImdb`` into place only when everything was read, so a truncated or damaged archive
+    leaves nothing either (and is deleted, with its own message). ``dest`` must not hold an
+    ``aclImdb`` folder already. Needs a network; nothing else in attndyn downloads anything.
     """
+    import http.client
+    import shutil
+    import tempfile
+    import zlib
+
     from ..progress import progress_bar
 
+    scheme = urllib.request.urlparse(url).scheme
+    if scheme not in ("http", "https"):
+        raise InputError(f"--url must be an http(s) address, got {url!r}; the default is {IMDB_URL}")
+    if isinstance(sha256, str):
+        sha256 = sha256.lower()
+    if sha256 is not None and not (isinstance(sha256, str) and re.fullmatch(r"[0-9a-f]{64}", sha256)):
+        raise InputError(f"sha256 must be 64 hex digits (or None, on the command line --sha256 none, to skip the check), got {sha256!r}")
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise InputError(f"max_bytes must be a positive integer, got {max_bytes!r}")
     d = Path(dest)
+    if d.exists() and not d.is_dir():
+        raise InputError(f"--download {str(d)!r} is a file; give a folder to download into")
+    if (d / "aclImdb").exists():
+        raise InputError(f"{str(d / 'aclImdb')!r} exists already; read it with --data {str(d / 'aclImdb')!r}, "
+                         "or remove it to download again")
+    name = Path(urllib.request.urlparse(url).path).name or "aclImdb_v1.tar.gz"
+    top = d
+    while not top.parent.exists():
+        top = top.parent
+    created = not d.exists()
     d.mkdir(parents=True, exist_ok=True)
-    archive = d / Path(urllib.request.urlparse(url).path).name
-    if not archive.name:
-        archive = d / "aclImdb_v1.tar.gz"
+    archive = d / name
+    had_archive = archive.exists()
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:
-            total = resp.headers.get("Content-Length")
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as resp:
+                announced = resp.headers.get("Content-Length")
+                total = int(announced) if announced and announced.isdigit() else None
+                if total is not None and total > max_bytes:
+                    raise InputError(f"{url!r} announces {total:,} bytes, more than max_bytes = {max_bytes:,}; refusing")
 
-            def write(tmp: Path) -> None:
-                with tmp.open("wb") as out, progress_bar(int(total) if total else None, "download", enabled=progress) as adv:
-                    while chunk := resp.read(1 << 20):
-                        out.write(chunk)
-                        adv(len(chunk))
+                def write(tmp: Path) -> None:
+                    h, got = hashlib.sha256(), 0
+                    with tmp.open("wb") as out, progress_bar(total, "download", enabled=progress) as adv:
+                        while chunk := resp.read(1 << 20):
+                            got += len(chunk)
+                            if got > max_bytes:
+                                raise InputError(f"{url!r} sent more than max_bytes = {max_bytes:,} bytes; refusing")
+                            h.update(chunk)
+                            out.write(chunk)
+                            adv(len(chunk))
+                    if total is not None and got != total:
+                        raise InputError(f"the download of {url!r} is truncated: {got:,} of {total:,} bytes arrived; "
+                                         "nothing was kept, try again")
+                    if sha256 is not None and h.hexdigest() != sha256:
+                        raise InputError(f"the download of {url!r} ({got:,} bytes) has sha256 {h.hexdigest()[:16]}…, not the "
+                                         f"expected {sha256[:16]}…; it is truncated or altered and was not kept: try again "
+                                         "or another --url (or pass the right --sha256)")
 
-            atomic_write(archive, write)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise InputError(f"could not download {url!r} ({exc}); check the network or pass --url to a reachable copy") from None
-    try:
-        with tarfile.open(archive, "r:*") as tar:
-            _safe_extract(tar, d)
-    except tarfile.TarError as exc:
-        raise InputError(f"{str(archive)!r} is not a readable tar archive ({exc}); delete it and download again") from None
-    root = d / "aclImdb"
-    if not root.is_dir():
-        raise InputError(f"the archive from {url!r} holds no aclImdb folder")
-    return root
+                atomic_write(archive, write)
+        except http.client.IncompleteRead as exc:
+            raise InputError(f"the download of {url!r} is truncated ({len(exc.partial):,} bytes arrived, more were announced); "
+                             "nothing was kept, try again") from None
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"could not download {url!r} ({exc}); check the network or pass --url to a reachable copy") from None
+        tmp_dir = Path(tempfile.mkdtemp(dir=d, prefix=".aclImdb-extract-"))
+        try:
+            try:
+                with tarfile.open(archive, "r:*") as tar:
+                    members = _check_members(tar, tmp_dir, max_bytes, max_members, d)
+                    tar.extractall(tmp_dir, members=members, filter="data")
+            except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+                archive.unlink(missing_ok=True)
+                kind = "truncated" if isinstance(exc, EOFError) or "unexpected end" in str(exc) else "not a readable tar archive"
+                raise InputError(f"{str(archive)!r} is {kind} ({str(exc).splitlines()[0][:100]}); it was deleted: download again") from None
+            if not (tmp_dir / "aclImdb").is_dir():
+                archive.unlink(missing_ok=True)
+                raise InputError(f"the archive from {url!r} holds no aclImdb folder; it was deleted: check --url")
+            os.replace(tmp_dir / "aclImdb", d / "aclImdb")
+        finally:
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+    except BaseException:
+        if not had_archive:
+            archive.unlink(missing_ok=True)
+        if created:
+            _remove_empty(d, top)
+        raise
+    return d / "aclImdb"
 
+
+def _remove_empty(d: Path, top: Path) -> None:
+    """Remove ``d`` and its parents up to ``top`` while they are empty (folders this call made)."""
+    while True:
+        try:
+            d.rmdir()
+        except OSError:
+            return
+        if d == top:
+            return
+        d = d.parent

@@ -9,18 +9,22 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save as save_safetensors
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
 from .._validation import InputError
-from ..io import atomic_write, write_json
+from ..io import write_bytes, write_json, write_text
+from ._config import check_integer, check_number
+from .modelfile import FORMAT, check_config_record, check_vocab, check_weights, read_json
 from .model import SentimentConfig, SentimentTransformer
 from .text import Tokenizer, Vocabulary, encode
 from .train import EncodedSplit, TrainConfig, predict_logits, train
@@ -147,19 +151,35 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
                          bigrams=self.bigrams > 0)
 
     def _check_params(self) -> None:
+        """Every setting's type and range, before any tokenizing or training (strings such as
+        ``alpha_min="0.5"``, NaN and infinities are refused with the setting's name)."""
         if self.inference not in ("hardmax", "softmax"):
             raise InputError(f"inference must be 'hardmax' or 'softmax', got {self.inference!r}")
         for name in ("max_len", "min_freq"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise InputError(f"{name} must be a positive integer, got {v!r}")
-        if isinstance(self.bigrams, bool) or not isinstance(self.bigrams, (int, np.integer)) or self.bigrams < 0:
+            check_integer(getattr(self, name), name, low=1)
+        check_integer(self.max_vocab, "max_vocab", low=1, allow_none=True)
+        check_number(self.min_log_odds, "min_log_odds", low=0)
+        if not isinstance(self.bigrams, (bool, np.bool_)):
+            check_integer(self.bigrams, "bigrams", low=0)
+        else:
             raise InputError(f"bigrams must be an integer >= 0 (0: no bigram tokens; k: bigrams seen in >= k training texts), got {self.bigrams!r}")
-        if isinstance(self.random_state, bool) or not isinstance(self.random_state, (int, np.integer)) or self.random_state < 0:
-            raise InputError(f"random_state must be a non-negative integer, got {self.random_state!r}")
+        if not isinstance(self.keep_negations, (bool, np.bool_)):
+            raise InputError(f"keep_negations must be True or False, got {self.keep_negations!r}")
+        if not isinstance(self.verbose, (bool, np.bool_)):
+            raise InputError(f"verbose must be True or False, got {self.verbose!r}")
+        if self.run_dir is not None and not isinstance(self.run_dir, (str, os.PathLike)):
+            raise InputError(f"run_dir must be a folder path or None, got {self.run_dir!r}")
+        check_integer(self.random_state, "random_state", low=0)
         # the model's and the loop's own checks, before any long tokenizing or training
         SentimentConfig(vocab_size=1, **{k: getattr(self, k) for k in _MODEL_KEYS})
         TrainConfig(**{k: getattr(self, k) for k in _TRAIN_KEYS}, seed=int(self.random_state))
+        if not isinstance(self.stop_words, str):
+            try:
+                words = list(self.stop_words)
+            except TypeError:
+                words = [None]
+            if not all(isinstance(w, str) for w in words):
+                raise InputError(f"stop_words must be 'english', 'none' or a list of words, got {self.stop_words!r}")
         self.tokenizer
 
     def _labels(self, y: Any, n: int) -> np.ndarray:
@@ -246,7 +266,11 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """(N, 2) probabilities of classes_[0] and classes_[1]."""
-        p = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
+        H = self.decision_function(X)
+        if not np.isfinite(H).all():
+            i = int(np.flatnonzero(~np.isfinite(H))[0])
+            raise InputError(f"the model's decision value for text {i} is {H[i]}, not a number; its weights are out of range: retrain it")
+        p = sigmoid(H)
         return np.stack([1.0 - p, p], axis=1)
 
     def predict(self, X: Any) -> np.ndarray:
@@ -257,7 +281,9 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     def _config_record(self) -> dict:
         params = self.get_params()
         params["stop_words"] = params["stop_words"] if isinstance(params["stop_words"], str) else list(params["stop_words"])
-        rec: dict[str, Any] = {"format": "attndyn.sentiment/1", "estimator": params}
+        if params["run_dir"] is not None:
+            params["run_dir"] = str(params["run_dir"])
+        rec: dict[str, Any] = {"format": FORMAT, "estimator": params}
         if hasattr(self, "vocab_"):
             rec["model"] = SentimentConfig(vocab_size=len(self.vocab_), **{k: getattr(self, k) for k in _MODEL_KEYS}).to_dict()
         if hasattr(self, "classes_"):
@@ -265,43 +291,67 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         return rec
 
     def save(self, path: str | Path) -> Path:
-        """Write ``config.json``, ``vocab.json`` and ``weights.safetensors`` into the folder ``path``."""
+        """Write ``weights.safetensors``, ``vocab.json`` and, last, ``config.json`` (which records
+        the sha256 of the other two) into the folder ``path``; each file is written atomically."""
         self._check_fitted()
         p = Path(path)
+        weights = save_safetensors({k: v.detach().contiguous() for k, v in self.model_.state_dict().items()})
+        vocab = (json.dumps({"words": self.vocab_.words}, indent=2) + "\n").encode("utf-8")
         rec = self._config_record()
-        rec.update({"history": self.history_, "best_epoch": self.best_epoch_, "alpha": self.alpha_})
-        write_json(p / "config.json", rec)
-        write_json(p / "vocab.json", {"words": self.vocab_.words})
-        weights = {k: v.detach().contiguous() for k, v in self.model_.state_dict().items()}
-        atomic_write(p / "weights.safetensors", lambda tmp: save_file(weights, str(tmp)))
+        rec.update({"history": self.history_, "best_epoch": self.best_epoch_, "alpha": self.alpha_,
+                    "files": {"weights.safetensors": hashlib.sha256(weights).hexdigest(),
+                              "vocab.json": hashlib.sha256(vocab).hexdigest()}})
+        write_bytes(p / "weights.safetensors", weights)
+        write_bytes(p / "vocab.json", vocab)
+        write_text(p / "config.json", json.dumps(rec, indent=2) + "\n")
         return p
 
     @classmethod
     def load(cls, path: str | Path) -> "HardmaxSentimentClassifier":
         """Load a folder written by :meth:`save` (or a training run folder). Reads JSON and
-        safetensors only: no code from the file is ever executed."""
+        safetensors only: no code from the file is ever executed.
+
+        Every file is checked first (:mod:`attndyn.sentiment.modelfile`): the config against
+        its schema, the vocabulary against the embedding, the weights against the sha256 that
+        ``save`` recorded, their shapes and their finiteness; any problem is one InputError.
+        Folders saved before the hashes were recorded (no ``"files"`` in config.json) still load,
+        with every other check.
+        """
         p = Path(path)
+        if p.exists() and not p.is_dir():
+            raise InputError(f"model folder {str(p)!r} is a file, not a folder; give a folder written by save() or by `attndyn sentiment train`")
+        if not p.is_dir():
+            raise InputError(f"model folder {str(p)!r} does not exist; give a folder written by save() or by `attndyn sentiment train`")
         for name in ("config.json", "vocab.json", "weights.safetensors"):
             if not (p / name).is_file():
                 raise InputError(f"{str(p)!r} has no {name}; give a folder written by save() or by `attndyn sentiment train`")
-        try:
-            rec = json.loads((p / "config.json").read_text(encoding="utf-8"))
-            words = json.loads((p / "vocab.json").read_text(encoding="utf-8"))["words"]
-        except (json.JSONDecodeError, KeyError, UnicodeDecodeError) as exc:
-            raise InputError(f"{str(p)!r}: config.json or vocab.json is not valid ({exc})") from None
-        if rec.get("format") != "attndyn.sentiment/1" or "model" not in rec:
-            raise InputError(f"{str(p / 'config.json')!r} is not an attndyn sentiment model config")
+        rec = check_config_record(read_json(p / "config.json"), p / "config.json", cls)
+        mc: SentimentConfig = rec["model"]
+        files = rec["files"]
+        vocab_bytes = (p / "vocab.json").read_bytes()
+        if "vocab.json" in files and hashlib.sha256(vocab_bytes).hexdigest() != files["vocab.json"]:
+            raise InputError(f"{str(p / 'vocab.json')!r} does not match the sha256 config.json records: it was edited or "
+                             "replaced; restore it from the saved model or retrain")
+        words = check_vocab(read_json(p / "vocab.json"), p / "vocab.json", mc.vocab_size)
+        tensors = check_weights((p / "weights.safetensors").read_bytes(), p / "weights.safetensors", mc,
+                                files.get("weights.safetensors"))
         est = cls(**rec["estimator"])
         est.vocab_ = Vocabulary(list(words))
-        est.classes_ = np.asarray(rec.get("classes", [0, 1]))
-        model = SentimentTransformer(SentimentConfig.from_dict(rec["model"]))
-        try:
-            model.load_state_dict(load_file(str(p / "weights.safetensors")))
-        except (RuntimeError, OSError) as exc:
-            raise InputError(f"{str(p / 'weights.safetensors')!r} does not match the config ({str(exc).splitlines()[0]})") from None
+        est.classes_ = np.asarray(rec["classes"])
+        model = SentimentTransformer(mc)
+        model.load_state_dict({k: v.to(torch.float32) for k, v in tensors.items()})
         model.eval()
         est.model_ = model
         est.history_ = rec.get("history", [])
         est.best_epoch_ = rec.get("best_epoch", -1)
         est.alpha_ = float(model.alpha.detach())
         return est
+
+
+def sigmoid(h: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-h)) without overflow: 0.5 (1 + tanh(h / 2)).
+
+    >>> sigmoid(np.array([-1e4, 0.0, 1e4])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(h, dtype=np.float64)))

@@ -15,11 +15,13 @@ copies of their own word (:func:`~attndyn.sentiment.model.word_leaders`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
 
+from .._validation import InputError
 from .model import word_leaders
 from .text import UNK
 
@@ -79,6 +81,14 @@ def trajectory_of(estimator, text: str):
     return known, traj, float(logits[0]), ids
 
 
+def _check_estimator(estimator) -> None:
+    check = getattr(estimator, "_check_fitted", None)
+    if check is None:
+        raise InputError(f"explain needs a fitted HardmaxSentimentClassifier, got {type(estimator).__name__}; "
+                         "pass HardmaxSentimentClassifier(...).fit(texts, labels) or HardmaxSentimentClassifier.load(folder)")
+    check()
+
+
 def explain(estimator, text: str) -> Explanation:
     r"""Explain the hardmax prediction of a fitted :class:`HardmaxSentimentClassifier` on ``text``.
 
@@ -87,7 +97,9 @@ def explain(estimator, text: str) -> Explanation:
     leader word form one group. A group's contribution is :math:`\frac1n\sum_{i\in g}\langle v,
     z^K_i\rangle`, so the contributions and the bias add up to H exactly.
     """
-    estimator._check_fitted()
+    _check_estimator(estimator)
+    if not isinstance(text, str):
+        raise InputError(f"text must be one review as a string, got {type(text).__name__}; pass e.g. explain(clf, \"a wonderful film\")")
     words, traj, H, ids = trajectory_of(estimator, text)
     model = estimator.model_
     v = model.decoder.weight.detach().double()[0].numpy()
@@ -111,7 +123,9 @@ def explain(estimator, text: str) -> Explanation:
                      float(Hz[members].sum() / n)))
     total = sum(abs(r[5]) for r in recs) or 1.0
     records = sorted((ClusterRecord(*r, share=r[5] / total) for r in recs), key=lambda r: -abs(r.contribution))
-    p = 1.0 / (1.0 + np.exp(-H))
+    if not math.isfinite(H):
+        raise InputError(f"the model's decision value for this text is {H}, not a number; its weights are out of range: retrain it")
+    p = 0.5 * (1.0 + math.tanh(0.5 * H))  # the sigmoid, without overflow
     label = estimator.classes_[int(H > 0)]
     return Explanation(text=text, label=label, probability=float(p), decision_value=H, bias=b,
                        alpha=float(model.alpha.detach()), words=words, leaders=sorted(groups), clusters=records)

@@ -29,12 +29,16 @@ from torch import Tensor, nn
 
 from .. import attention
 from .._validation import InputError
-from ._config import JsonConfig
+from ._config import JsonConfig, check_number
 from ..hardmax import hardmax
 from ..options import SaveAt
 from ..trajectory import HardmaxTrajectory
 
 __all__ = ["SentimentConfig", "SentimentTransformer", "HookPoint", "word_leaders", "distinct_words"]
+
+
+MAX_D = 65_536  # 30,000 words x 65,536 x 4 bytes is already 7.9 GB of embedding
+MAX_LAYERS = 10_000
 
 
 @dataclass(frozen=True)
@@ -69,13 +73,16 @@ class SentimentConfig(JsonConfig):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InputError(f"{name} must be a positive integer, got {v!r}")
+        for name, most in (("d", MAX_D), ("layers", MAX_LAYERS)):
+            if getattr(self, name) > most:
+                raise InputError(f"{name} = {getattr(self, name)} is beyond what this model can run (at most {most:,}; "
+                                 "the paper uses d <= 16 and 8 layers); choose a smaller value")
         if self.embed_init_std is None:
             object.__setattr__(self, "embed_init_std", math.sqrt(2.0 / self.d))
         for name in ("tau", "alpha_init", "embed_init_std"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise InputError(f"{name} must be a positive number, got {v!r}")
-        if not (isinstance(self.alpha_min, (int, float)) and 0 < self.alpha_min < self.alpha_init):
+            check_number(getattr(self, name), name, low=0, low_open=True)
+        check_number(self.alpha_min, "alpha_min", low=0, low_open=True)
+        if not self.alpha_min < self.alpha_init:
             raise InputError(f"alpha_min must satisfy 0 < alpha_min < alpha_init={self.alpha_init}, got {self.alpha_min!r}")
 
 

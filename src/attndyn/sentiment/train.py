@@ -24,11 +24,11 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
 from .._validation import InputError
-from ._config import JsonConfig
+from ._config import JsonConfig, check_number
 from ..io import atomic_write, write_json
 from ..progress import progress_bar
 
-__all__ = ["TrainConfig", "EncodedSplit", "TrainResult", "train", "evaluate_split", "predict_logits"]
+__all__ = ["TrainConfig", "EncodedSplit", "TrainResult", "train", "evaluate_split", "predict_logits", "check_checkpoint"]
 
 CHECKPOINT = "checkpoint.safetensors"
 WEIGHTS = "weights.safetensors"
@@ -72,21 +72,13 @@ class TrainConfig(JsonConfig):
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise InputError(f"{name} must be an integer >= {lo}, got {v!r}")
         for name in ("lr", "embed_lr", "clip_norm"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise InputError(f"{name} must be a positive number, got {v!r}")
-        if not (isinstance(self.lr_decay, (int, float)) and 0 < self.lr_decay <= 1):
-            raise InputError(f"lr_decay must be in (0, 1], got {self.lr_decay!r}")
-        if not (isinstance(self.aux_weight, (int, float)) and math.isfinite(self.aux_weight) and self.aux_weight >= 0):
-            raise InputError(f"aux_weight must be a number >= 0, got {self.aux_weight!r}")
-        if not (isinstance(self.weight_decay, (int, float)) and self.weight_decay >= 0):
-            raise InputError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
-        if not (0 <= self.word_dropout < 1):
-            raise InputError(f"word_dropout must be in [0, 1), got {self.word_dropout!r}")
-        if not (0 < self.val_fraction < 1):
-            raise InputError(f"val_fraction must be in (0, 1), got {self.val_fraction!r}")
-        if self.tau_start is not None and not (isinstance(self.tau_start, (int, float)) and self.tau_start > 0):
-            raise InputError(f"tau_start must be a positive number or None, got {self.tau_start!r}")
+            check_number(getattr(self, name), name, low=0, low_open=True)
+        check_number(self.lr_decay, "lr_decay", low=0, low_open=True, high=1)
+        check_number(self.aux_weight, "aux_weight", low=0)
+        check_number(self.weight_decay, "weight_decay", low=0)
+        check_number(self.word_dropout, "word_dropout", low=0, high=1, high_open=True)
+        check_number(self.val_fraction, "val_fraction", low=0, low_open=True, high=1, high_open=True)
+        check_number(self.tau_start, "tau_start", low=0, low_open=True, allow_none=True)
 
 
 @dataclass(frozen=True)
@@ -232,6 +224,33 @@ def _load_checkpoint(path: Path, model: nn.Module, opt: torch.optim.Optimizer, g
     return state
 
 
+def _damaged(run: Path, exc: Exception) -> InputError:
+    first = (str(exc).splitlines() or [type(exc).__name__])[0][:120]
+    return InputError(f"the checkpoint in {str(run)!r} cannot be resumed ({first}); it is damaged or from another run: "
+                      "remove it to start again (command line: --overwrite, or --run NEW)")
+
+
+def check_checkpoint(run: str | Path) -> None:
+    """Read the checkpoint (and best weights) of ``run`` without using them: a damaged file is one
+    InputError before anything else happens. Nothing to check when there is no checkpoint."""
+    from safetensors import safe_open
+
+    run = Path(run)
+    if not (run / CHECKPOINT).exists():
+        return
+    try:
+        with safe_open(str(run / CHECKPOINT), framework="pt") as f:
+            state = json.loads(f.metadata()["state"])
+            for key in f.keys():
+                f.get_tensor(key)
+        for key in ("epoch", "history", "best", "bad"):
+            state[key]
+        if (run / WEIGHTS).exists():
+            load_file(str(run / WEIGHTS))
+    except Exception as exc:
+        raise _damaged(run, exc) from None
+
+
 def _weights(model: nn.Module) -> dict[str, Tensor]:
     return {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
 
@@ -266,10 +285,13 @@ def train(
     bad, start = 0, 0
     stop_reason = "completed"
     if run is not None and resume and (run / CHECKPOINT).exists():
-        st = _load_checkpoint(run / CHECKPOINT, model, opt, g)
-        history, best, bad, start = st["history"], st["best"], st["bad"], st["epoch"] + 1
-        if (run / WEIGHTS).exists():
-            best_weights = load_file(str(run / WEIGHTS))
+        try:
+            st = _load_checkpoint(run / CHECKPOINT, model, opt, g)
+            history, best, bad, start = st["history"], st["best"], st["bad"], st["epoch"] + 1
+            if (run / WEIGHTS).exists():
+                best_weights = load_file(str(run / WEIGHTS))
+        except Exception as exc:  # safetensors' own error type, a shape mismatch, a missing key
+            raise _damaged(run, exc) from None
         if st.get("stopped"):
             start = config.epochs
             stop_reason = st["stopped"]

@@ -1,0 +1,170 @@
+"""A saved sentiment model folder: ``config.json``, ``vocab.json``, ``weights.safetensors``, checked before use.
+
+:meth:`HardmaxSentimentClassifier.save` writes the weights, then the vocabulary, then
+``config.json`` last, which records the sha256 of the other two (``"files"``); a crash in between
+leaves a folder whose hashes do not match, which :func:`read_model_folder` refuses rather than
+loading a mix. Loading checks, in order, and stops at the first problem with one
+:class:`~attndyn._validation.InputError` naming the file, what is wrong and the fix:
+
+* ``config.json``: a JSON object with only the known keys (:data:`CONFIG_KEYS`), the format tag,
+  estimator settings of the right types and ranges (the estimator's own checks), a model config
+  (:class:`~attndyn.sentiment.model.SentimentConfig`, unknown keys named) that agrees with them,
+  and exactly two distinct classes;
+* ``vocab.json``: ``{"words": [...]}``, distinct strings starting with ``<pad>``, ``<unk>``, as
+  many as the embedding has rows;
+* ``weights.safetensors``: the recorded sha256 (one flipped bit is caught here), a readable
+  safetensors file with exactly the model's tensors, their shapes from the config and the
+  vocabulary size, floating dtype, and finite values (so no prediction can be ``nan``).
+
+Folders saved before hashes were recorded (no ``"files"`` key) still load: every check but the
+hash comparison applies to them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import numbers
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load as load_safetensors
+
+from .._validation import InputError
+from .model import SentimentConfig, SentimentTransformer
+from .text import PAD, UNK
+
+__all__ = ["FORMAT", "CONFIG_KEYS", "check_config_record", "check_vocab", "check_weights", "read_json"]
+
+FORMAT = "attndyn.sentiment/1"
+CONFIG_KEYS = ("format", "estimator", "model", "classes", "history", "best_epoch", "alpha", "files")
+HASHED = ("weights.safetensors", "vocab.json")
+_AGREE = ("d", "layers", "tau", "alpha_min")  # model settings the estimator must state identically
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file; damaged text or bytes end in one InputError naming the file."""
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError, ValueError, RecursionError) as exc:
+        raise InputError(f"{str(path)!r} is not valid JSON ({str(exc).splitlines()[0][:120]}); "
+                         "restore it from the model you saved, or retrain") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
+    """Check a parsed ``config.json``; return it with ``estimator`` holding every setting."""
+    where = str(path)
+    if not isinstance(rec, dict):
+        raise InputError(f"{where!r} must hold a JSON object (an attndyn sentiment model config), got {_kind(rec)}")
+    if rec.get("format") != FORMAT:
+        raise InputError(f"{where!r} is not an attndyn sentiment model config (format {rec.get('format')!r}, expected {FORMAT!r})")
+    unknown = sorted(set(rec) - set(CONFIG_KEYS))
+    if unknown:
+        raise InputError(f"{where!r} has unknown keys {unknown}; allowed: {list(CONFIG_KEYS)}")
+    for key in ("estimator", "model", "classes"):
+        if key not in rec:
+            raise InputError(f"{where!r} has no {key!r}; it was not written by save() or a finished `attndyn sentiment train`")
+    params = rec["estimator"]
+    if not isinstance(params, dict):
+        raise InputError(f"{where!r}: 'estimator' must be a JSON object of settings, got {_kind(params)}")
+    allowed = estimator_cls().get_params()
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise InputError(f"{where!r}: unknown estimator settings {unknown}; allowed: {sorted(allowed)}")
+    try:
+        est = estimator_cls(**params)
+        est._check_params()
+        model = SentimentConfig.from_dict(rec["model"])
+    except InputError as exc:
+        raise InputError(f"{where!r}: {exc}") from None
+    for key in _AGREE:
+        if getattr(model, key) != getattr(est, key):
+            raise InputError(f"{where!r}: model {key} = {getattr(model, key)!r} but estimator {key} = {getattr(est, key)!r}; "
+                             "the file was edited or mixed from two models")
+    classes = rec["classes"]
+    if (not isinstance(classes, list) or len(classes) != 2 or not all(_scalar(c) for c in classes)
+            or classes[0] == classes[1] or type(classes[0]) is not type(classes[1])):
+        raise InputError(f"{where!r}: 'classes' must be two distinct labels of one type such as [0, 1], got {classes!r}")
+    if "best_epoch" in rec and not (isinstance(rec["best_epoch"], int) and not isinstance(rec["best_epoch"], bool)):
+        raise InputError(f"{where!r}: 'best_epoch' must be an integer, got {rec['best_epoch']!r}")
+    if "history" in rec and not (isinstance(rec["history"], list) and all(isinstance(r, dict) for r in rec["history"])):
+        raise InputError(f"{where!r}: 'history' must be a list of objects, got {_kind(rec['history'])}")
+    if "alpha" in rec and not (_real(rec["alpha"]) and math.isfinite(rec["alpha"]) and rec["alpha"] > 0):
+        raise InputError(f"{where!r}: 'alpha' must be a positive finite number, got {rec['alpha']!r}")
+    files = rec.get("files", {})
+    if not (isinstance(files, dict) and set(files) <= set(HASHED)
+            and all(isinstance(h, str) and len(h) == 64 and all(c in "0123456789abcdef" for c in h) for h in files.values())):
+        raise InputError(f"{where!r}: 'files' must map {list(HASHED)} to sha256 hex digests, got {files!r}")
+    return {**rec, "estimator": params, "model": model, "files": files}
+
+
+def check_vocab(obj: Any, path: Path, vocab_size: int) -> list[str]:
+    """Check a parsed ``vocab.json`` against the model's embedding rows; return the words."""
+    where = str(path)
+    if not isinstance(obj, dict) or "words" not in obj:
+        raise InputError(f"{where!r} must hold a JSON object {{\"words\": [...]}}, got {_kind(obj)}")
+    unknown = sorted(set(obj) - {"words"})
+    if unknown:
+        raise InputError(f"{where!r} has unknown keys {unknown}; allowed: ['words']")
+    words = obj["words"]
+    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+        raise InputError(f"{where!r}: 'words' must be a list of strings")
+    if words[:2] != [PAD, UNK]:
+        raise InputError(f"{where!r}: the words must start with {PAD!r}, {UNK!r}, got {words[:2]!r}")
+    if len(set(words)) != len(words):
+        raise InputError(f"{where!r}: the words are not distinct; the file is damaged")
+    if len(words) != vocab_size:
+        raise InputError(f"{where!r} holds {len(words)} words but the model has {vocab_size} (config.json model.vocab_size); "
+                         "the vocabulary and the model come from different runs: restore the matching vocab.json")
+    return words
+
+
+def check_weights(data: bytes, path: Path, config: SentimentConfig, expected_sha256: str | None) -> dict[str, torch.Tensor]:
+    """Check the bytes of ``weights.safetensors``: hash, format, tensor names, shapes, dtype, finiteness."""
+    where = str(path)
+    if not data:
+        raise InputError(f"{where!r} is empty; restore the weights or retrain")
+    if expected_sha256 is not None:
+        got = hashlib.sha256(data).hexdigest()
+        if got != expected_sha256:
+            raise InputError(f"{where!r} has sha256 {got[:16]}… but config.json records {expected_sha256[:16]}…: the file is "
+                             "damaged or was replaced; restore it from the saved model or retrain")
+    try:
+        tensors = load_safetensors(data)
+    except Exception as exc:  # safetensors raises its own error type on any malformed header or body
+        raise InputError(f"{where!r} is not a readable safetensors file ({str(exc).splitlines()[0][:120]}); "
+                         "it is truncated or damaged: restore it or retrain") from None
+    with torch.device("meta"):  # shapes only: nothing is allocated, whatever the config claims
+        expected = {k: tuple(v.shape) for k, v in SentimentTransformer(config).state_dict().items()}
+    missing, extra = sorted(set(expected) - set(tensors)), sorted(set(tensors) - set(expected))
+    if missing or extra:
+        raise InputError(f"{where!r} does not hold this model's tensors (missing {missing}, unexpected {extra})")
+    for name, shape in expected.items():
+        t = tensors[name]
+        if tuple(t.shape) != shape:
+            raise InputError(f"{where!r}: {name} has shape {tuple(t.shape)} but config.json (d = {config.d}, "
+                             f"{config.vocab_size} words) needs {shape}")
+        if not t.dtype.is_floating_point:
+            raise InputError(f"{where!r}: {name} has dtype {t.dtype}, expected a floating dtype")
+        if not bool(torch.isfinite(t).all()):
+            bad = "NaN" if bool(torch.isnan(t).any()) else "infinite"
+            raise InputError(f"{where!r}: {name} holds {bad} values; the weights are damaged: restore them or retrain")
+    return tensors
+
+
+def _scalar(v: Any) -> bool:
+    return isinstance(v, (str, int)) and not isinstance(v, bool) or (_real(v) and math.isfinite(v))
+
+
+def _real(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _kind(v: Any) -> str:
+    return "null" if v is None else f"a {type(v).__name__}"

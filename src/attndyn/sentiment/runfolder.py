@@ -1,0 +1,230 @@
+"""Run folders you can trust: the settings that fix a training's results, compared before
+anything is written, and one training per folder at a time.
+
+A run folder of ``attndyn sentiment train`` records its resolved settings in ``settings.json``:
+every estimator setting that changes the result, the split, the thread count and the data file's
+identity (its size and sha256, not its path, so a moved copy is the same data). A later ``train``
+on the folder resumes only when its own settings are equal; otherwise it is refused before the
+folder is touched, naming each differing setting and the ways out (``--run NEW``, or
+``--overwrite`` to discard the run). Folders written before ``settings.json`` existed are compared
+on what their ``config.json`` and ``data.json`` record.
+
+:class:`RunLock` holds an exclusive ``flock`` (an OS-level advisory lock, POSIX) on the folder
+itself, so taking it writes nothing; the OS drops it when the process ends, however it ends. A
+second process is refused with the holder's pid (read from ``/proc/locks`` where there is one).
+
+>>> flat_settings({"estimator": {"d": 2}, "split": "random", "data": {"sha256": "ab", "size": 3}})
+{'d': 2, 'split': 'random', 'data.sha256': 'ab', 'data.size': 3}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from .._validation import InputError
+from ..io import file_sha256
+
+__all__ = ["SETTINGS", "RUN_FILES", "RunLock", "data_identity", "resolve_settings", "flat_settings",
+           "recorded_settings", "check_resume", "clear_run", "flag_of"]
+
+SETTINGS = "settings.json"
+#: What ``train`` and ``evaluate`` write in a run folder (``--overwrite`` removes these and nothing else;
+#: the tokenization ``cache/`` stays, it is keyed by the data file and the tokenizer).
+RUN_FILES = ("settings.json", "data.json", "config.json", "vocab.json", "weights.safetensors", "checkpoint.safetensors",
+             "metrics.json", "test.json", "evaluation.json", "figure8.png", "figure10.png", "accuracy.png")
+_NOT_RESULTS = ("run_dir", "verbose")  # estimator settings that do not change what is learned
+_FLAGS = {"random_state": "--seed", "data.sha256": "--data (sha256)", "data.size": "--data (size in bytes)"}
+
+
+def flag_of(key: str) -> str:
+    """The command-line flag of a setting: ``min_log_odds`` → ``--min-log-odds``, ``random_state`` → ``--seed``."""
+    return _FLAGS.get(key, "--" + key.replace("_", "-"))
+
+
+def data_identity(path: str | os.PathLike) -> dict[str, Any]:
+    """``{"path": absolute path, "size": bytes, "sha256": hex}`` of a data file, or of an aclImdb
+    folder (then over its ``*.txt`` files in sorted order: relative path, size and contents)."""
+    p = Path(path)
+    if p.is_file():
+        return {"path": str(p.resolve()), "size": p.stat().st_size, "sha256": file_sha256(p)}
+    if not p.is_dir():
+        raise InputError(f"data path {str(p)!r} does not exist; give imdb.csv(.gz) or an aclImdb folder")
+    h, size = hashlib.sha256(), 0
+    for f in sorted(q for q in p.rglob("*.txt") if q.is_file()):
+        data = f.read_bytes()
+        h.update(f"{f.relative_to(p).as_posix()}\0{len(data)}\0".encode())
+        h.update(data)
+        size += len(data)
+    return {"path": str(p.resolve()), "size": size, "sha256": h.hexdigest()}
+
+
+def resolve_settings(estimator, *, split: str, threads: int, data: dict[str, Any]) -> dict[str, Any]:
+    """Everything that fixes the results of a training run, as stored in ``settings.json``."""
+    params = {k: v for k, v in estimator.get_params().items() if k not in _NOT_RESULTS}
+    if not isinstance(params["stop_words"], str):
+        params["stop_words"] = list(params["stop_words"])
+    return {"estimator": params, "split": split, "threads": int(threads),
+            "data": {"sha256": data["sha256"], "size": data["size"]}}
+
+
+def flat_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """One level: estimator settings by name, then ``split``, ``threads``, ``data.sha256``, ``data.size``."""
+    flat = dict(settings.get("estimator", {}))
+    flat.update({k: v for k, v in settings.items() if k not in ("estimator", "data")})
+    flat.update({f"data.{k}": v for k, v in settings.get("data", {}).items()})
+    return flat
+
+
+def _read(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise InputError(f"{str(path)!r} could not be read ({str(exc).splitlines()[0][:100]}); the run folder is damaged: "
+                         "use --run NEW, or --overwrite to start this one again") from None
+
+
+def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | None:
+    """The flat settings a run folder was trained with; None for a folder without a run.
+
+    Older folders (no ``settings.json``) give what their ``config.json`` and ``data.json``
+    record: the estimator settings (absent ones at their ``defaults``), the split and the seed."""
+    if (run / SETTINGS).is_file():
+        rec = _read(run / SETTINGS)
+        if not isinstance(rec, dict):
+            raise InputError(f"{str(run / SETTINGS)!r} is not a settings object; use --run NEW, or --overwrite to start this run again")
+        return flat_settings(rec)
+    if not (run / "config.json").is_file():
+        if (run / "checkpoint.safetensors").exists() or (run / "weights.safetensors").exists():
+            raise InputError(f"run folder {str(run)!r} holds weights but no config.json or {SETTINGS}; its settings are unknown: "
+                             "use --run NEW, or --overwrite to start it again")
+        return None
+    cfg = _read(run / "config.json")
+    est = cfg.get("estimator") if isinstance(cfg, dict) else None
+    if not isinstance(est, dict):
+        raise InputError(f"{str(run / 'config.json')!r} records no estimator settings; use --run NEW, or --overwrite to start this run again")
+    flat = {**{k: v for k, v in defaults.items() if k not in _NOT_RESULTS}, **{k: v for k, v in est.items() if k not in _NOT_RESULTS}}
+    info = _read(run / "data.json") if (run / "data.json").is_file() else {}
+    if isinstance(info, dict) and "split" in info:
+        flat["split"] = info["split"]
+    return flat
+
+
+def check_resume(run: Path, settings: dict[str, Any], defaults: dict[str, Any]) -> bool:
+    """True when ``run`` holds a run to resume with exactly ``settings``, False when it holds
+    none; an InputError naming every differing setting otherwise. Reads only."""
+    old = recorded_settings(run, defaults)
+    if old is None:
+        return False
+    new = flat_settings(settings)
+    diffs = [k for k in old if k in new and _norm(old[k]) != _norm(new[k])]  # what an older folder lacks is not compared
+    if diffs:
+        shown = ", ".join(f"{flag_of(k)} {_show(old.get(k))} (now {_show(new[k])})" for k in diffs)
+        raise InputError(f"run folder {str(run)!r} was trained with other settings: {shown}; resuming would mix them. "
+                         "Rerun with the folder's settings to resume, give a new folder with --run NEW, "
+                         "or add --overwrite to discard this run and start again")
+    return True
+
+
+def _norm(v: Any) -> Any:
+    return json.loads(json.dumps(v))  # tuples → lists, numpy → plain, as the file holds them
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, str) and len(v) == 64 and all(c in "0123456789abcdef" for c in v):
+        return v[:12] + "…"
+    return json.dumps(v)
+
+
+def clear_run(run: Path) -> list[str]:
+    """Remove the files a run writes (:data:`RUN_FILES`), for ``--overwrite``; returns their names."""
+    gone = []
+    for name in RUN_FILES:
+        f = run / name
+        if f.is_file() or f.is_symlink():
+            f.unlink()
+            gone.append(name)
+    return gone
+
+
+class RunLock:
+    """An exclusive, non-blocking ``flock`` on the run folder, held for the life of a training.
+
+    ``with RunLock(run): ...`` creates the folder when needed; if another process holds the
+    lock, InputError names its pid. ``created`` tells whether this lock made the folder, and
+    :meth:`undo` removes what was added since (used when a fresh run fails before its first epoch).
+    """
+
+    def __init__(self, run: str | os.PathLike) -> None:
+        self.run = Path(run)
+        self.created = False
+        self._top = self.run
+        self._fd: int | None = None
+        self._before: set[Path] = set()
+
+    def __enter__(self) -> "RunLock":
+        import fcntl
+
+        if self.run.exists() and not self.run.is_dir():
+            raise InputError(f"--run {str(self.run)!r} is a file, not a folder; give a folder path")
+        if not self.run.exists():
+            top = self.run
+            while not top.parent.exists():
+                top = top.parent
+            self.run.mkdir(parents=True)
+            self.created, self._top = True, top
+        fd = os.open(self.run, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            pid = lock_holder(self.run)
+            who = f"process {pid}" if pid is not None else "another process"
+            raise InputError(f"run folder {str(self.run)!r} is in use by {who} (a training holds its lock); wait for it to "
+                             "finish or stop it, or give another folder with --run NEW") from None
+        self._fd = fd
+        self._before = {p.relative_to(self.run) for p in self.run.rglob("*")}
+        return self
+
+    def undo(self) -> None:
+        """Remove what was added to the folder since the lock was taken (the folder too if this lock made it)."""
+        for p in sorted(self.run.rglob("*"), key=lambda q: -len(q.parts)):  # deepest first
+            if p.relative_to(self.run) not in self._before:
+                shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+        if self.created:
+            d = self.run
+            while True:
+                d.rmdir()
+                if d == self._top:
+                    break
+                d = d.parent
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor releases the flock
+            self._fd = None
+
+
+def lock_holder(path: Path) -> int | None:
+    """The pid holding a ``flock`` on ``path``, from ``/proc/locks`` (Linux); None when unknown."""
+    try:
+        st = path.stat()
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    want = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    for line in lines:
+        f = line.split()
+        if "->" in f or len(f) < 6 or f[1] != "FLOCK":
+            continue
+        try:
+            maj, mn, ino = f[5].split(":")
+            if (int(maj, 16), int(mn, 16), int(ino)) == want:
+                return int(f[4])
+        except ValueError:
+            continue
+    return None

@@ -1,0 +1,198 @@
+"""Run folders: resume only under equal settings, one training at a time, evaluate only on the run's data."""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attndyn import InputError
+from attndyn.cli import main
+from attndyn.sentiment.runfolder import RunLock, data_identity, flag_of, lock_holder
+
+TRAIN = ["sentiment", "train", "--epochs", "1", "--min-freq", "1", "--no-progress", "--threads", "1"]
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every file and folder under ``folder``: relative path → sha256 of its bytes (or 'dir')."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        out[str(p.relative_to(folder))] = "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, make_corpus, write_csv):
+    tmp = tmp_path_factory.mktemp("runfolder")
+    texts, labels = make_corpus(60)
+    data = write_csv(tmp / "a.csv", texts, labels)
+    other = write_csv(tmp / "b.csv", *make_corpus(60, seed=1))
+    run = tmp / "run"
+    assert main(TRAIN + ["--run", str(run), "--data", str(data)]) == 0
+    return tmp, run, data, other
+
+
+@pytest.mark.parametrize("change, named", [
+    (["--d", "3"], "--d 2 (now 3)"),
+    (["--seed", "1"], "--seed 0 (now 1)"),
+    (["--lr", "0.01"], "--lr 0.003 (now 0.01)"),
+    (["--epochs", "2"], "--epochs 1 (now 2)"),
+    (["--threads", "2"], "--threads 1 (now 2)"),
+    (["--split", "official"], '--split "random" (now "official")'),
+    (["--min-log-odds", "0.5", "--bigrams", "2"], "--bigrams 0 (now 2), --min-log-odds 0.3 (now 0.5)"),
+    (["--data", "OTHER"], "--data (sha256)"),
+])
+def test_resume_with_other_settings_exits_2_and_changes_nothing(trained, change, named, capsys):
+    tmp, run, data, other = trained
+    argv = TRAIN + ["--run", str(run), "--data", str(data)]
+    change = [str(other) if c == "OTHER" else c for c in change]
+    before = snapshot(run)
+    capsys.readouterr()
+    assert main(argv + change) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: run folder {str(run)!r} was trained with other settings: ")
+    assert named in err and "--run NEW" in err and "--overwrite" in err
+    assert snapshot(run) == before  # byte for byte, the tokenization cache included
+
+
+def test_resume_with_equal_settings_proceeds_and_a_moved_copy_is_the_same_data(trained, capsys):
+    tmp, run, data, _ = trained
+    copy = tmp / "moved" / "copy.csv"
+    copy.parent.mkdir(exist_ok=True)
+    shutil.copy(data, copy)
+    before = snapshot(run)
+    assert main(TRAIN + ["--run", str(run), "--data", str(copy)]) == 0
+    after = snapshot(run)
+    assert after["weights.safetensors"] == before["weights.safetensors"]  # the finished run was resumed, not retrained
+    info = json.loads((run / "data.json").read_text())
+    assert info["data"] == str(copy.resolve()) and info["sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()
+    assert main(TRAIN + ["--run", str(run), "--data", str(data)]) == 0  # leave it as the other tests expect
+
+
+def test_overwrite_discards_the_run_and_trains_anew(trained, tmp_path):
+    _, run, data, _ = trained
+    mine = tmp_path / "r"
+    shutil.copytree(run, mine)
+    assert main(TRAIN + ["--run", str(mine), "--data", str(data), "--d", "3", "--overwrite"]) == 0
+    cfg = json.loads((mine / "config.json").read_text())
+    settings = json.loads((mine / "settings.json").read_text())
+    assert cfg["model"]["d"] == 3 and settings["estimator"]["d"] == 3 and settings["threads"] == 1
+    assert settings["data"] == {"sha256": hashlib.sha256(data.read_bytes()).hexdigest(), "size": data.stat().st_size}
+
+
+def test_a_second_training_is_refused_naming_the_holder(trained, capsys):
+    _, run, data, _ = trained
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
+         "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()", str(run)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        before = snapshot(run)
+        assert main(TRAIN + ["--run", str(run), "--data", str(data)]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"error: run folder {str(run)!r} is in use by process {holder.pid} (a training holds its lock); "
+                       "wait for it to finish or stop it, or give another folder with --run NEW\n")
+        assert snapshot(run) == before
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=10)
+        holder.stdout.close()
+    with RunLock(run):  # released when the holder ended
+        assert lock_holder(run) == os.getpid()
+        with pytest.raises(InputError, match=f"is in use by process {os.getpid()}"):
+            RunLock(run).__enter__()  # a second lock in this very process is refused as well
+
+
+def test_a_failing_fresh_run_leaves_no_folder(trained, tmp_path, capsys):
+    _, _, data, _ = trained
+    run = tmp_path / "a" / "b" / "run"
+    assert main(TRAIN + ["--run", str(run), "--data", str(data), "--min-freq", "10000"]) == 2
+    assert "no word is seen 10000 times" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failing_run_in_an_existing_folder_removes_only_what_it_added(trained, tmp_path, capsys):
+    _, _, data, _ = trained
+    run = tmp_path / "run"
+    (run / "cache").mkdir(parents=True)
+    (run / "cache" / "keep.txt").write_text("mine")
+    (run / "notes.txt").write_text("mine too")
+    before = snapshot(run)
+    assert main(TRAIN + ["--run", str(run), "--data", str(data), "--min-freq", "10000"]) == 2
+    assert "no word is seen 10000 times" in capsys.readouterr().err
+    assert snapshot(run) == before  # the new tokenization cache inside cache/ is gone too
+
+
+@pytest.mark.parametrize("name, cut", [("checkpoint.safetensors", 30), ("checkpoint.safetensors", 0), ("weights.safetensors", 12)])
+def test_a_damaged_checkpoint_is_refused_before_anything_changes(trained, tmp_path, name, cut, capsys):
+    _, run, data, _ = trained
+    mine = tmp_path / "r"
+    shutil.copytree(run, mine)
+    (mine / name).write_bytes((mine / name).read_bytes()[:cut])
+    before = snapshot(mine)
+    assert main(TRAIN + ["--run", str(mine), "--data", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: the checkpoint in {str(mine)!r} cannot be resumed (") and err.count("\n") == 1
+    assert "remove it to start again (command line: --overwrite, or --run NEW)" in err
+    assert snapshot(mine) == before
+    assert main(TRAIN + ["--run", str(mine), "--data", str(data), "--overwrite"]) == 0
+
+
+def test_legacy_folder_without_settings_is_compared_on_its_config(trained, tmp_path, capsys):
+    _, run, data, _ = trained
+    old = tmp_path / "old"
+    shutil.copytree(run, old)
+    (old / "settings.json").unlink()
+    before = snapshot(old)
+    assert main(TRAIN + ["--run", str(old), "--data", str(data), "--layers", "4"]) == 2
+    assert "--layers 8 (now 4)" in capsys.readouterr().err and snapshot(old) == before
+    assert main(TRAIN + ["--run", str(old), "--data", str(data)]) == 0
+
+
+def test_evaluate_refuses_other_data_or_another_split(trained, tmp_path, capsys):
+    _, run, data, other = trained
+    before = snapshot(run)
+    assert main(["sentiment", "evaluate", str(run), "--data", str(other), "--no-figures"]) == 2
+    err = capsys.readouterr().err
+    assert f"--data {str(other)!r} (sha256 " in err and "is not the data this model was trained on" in err
+    assert "Omit --data to evaluate on the run's own data" in err and err.count("\n") == 1
+    mine = tmp_path / "r"
+    shutil.copytree(run, mine)
+    info = json.loads((mine / "data.json").read_text())
+    (mine / "data.json").write_text(json.dumps({**info, "seed": 1}))  # the race the lock now prevents
+    assert main(["sentiment", "evaluate", str(mine), "--no-figures"]) == 2
+    assert "records another split than the model was trained on: seed 1 (trained with 0); its test reviews" in capsys.readouterr().err
+    (mine / "data.json").write_text(json.dumps({**info, "split": "official"}))
+    assert main(["sentiment", "evaluate", str(mine), "--no-figures"]) == 2
+    assert "split 'official' (trained with 'random')" in capsys.readouterr().err
+    (mine / "data.json").write_text(json.dumps({**info, "n_train": 41, "n_test": 19}))
+    assert main(["sentiment", "evaluate", str(mine), "--no-figures"]) == 2
+    assert "train/test reviews but data.json records 41/19" in capsys.readouterr().err
+    (mine / "data.json").write_text(json.dumps({**info, "data": str(other)}))  # the run's data file was replaced
+    assert main(["sentiment", "evaluate", str(mine), "--no-figures"]) == 2
+    assert "changed since training" in capsys.readouterr().err
+    assert snapshot(run) == before
+    assert main(["sentiment", "evaluate", str(run), "--data", str(data), "--no-figures", "--out", str(tmp_path / "e")]) == 0
+    # a folder without settings.json (older, or the benchmark's, whose split seed may differ from the model seed)
+    (mine / "settings.json").unlink()
+    (mine / "data.json").write_text(json.dumps({**info, "seed": 0}))
+    assert main(["sentiment", "evaluate", str(mine), "--no-figures", "--out", str(tmp_path / "e2")]) == 0
+
+
+def test_data_identity_of_a_file_and_of_a_folder(tmp_path):
+    f = tmp_path / "x.csv"
+    f.write_bytes(b"review,sentiment\n")
+    assert data_identity(f) == {"path": str(f.resolve()), "size": 17, "sha256": hashlib.sha256(b"review,sentiment\n").hexdigest()}
+    for rel, text in [("train/pos/0_9.txt", "good"), ("test/neg/0_1.txt", "bad")]:
+        (tmp_path / "acl" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "acl" / rel).write_text(text)
+    a = data_identity(tmp_path / "acl")
+    (tmp_path / "acl" / "test/neg/0_1.txt").write_text("bad!")
+    b = data_identity(tmp_path / "acl")
+    assert a["size"] == 7 and b["size"] == 8 and a["sha256"] != b["sha256"]
+    assert flag_of("min_log_odds") == "--min-log-odds" and flag_of("random_state") == "--seed"
