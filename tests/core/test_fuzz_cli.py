@@ -170,3 +170,16 @@ def test_generated_token_files_never_crash(capsys, files, data):
         else:
             assert code == 2 and len(err.strip().splitlines()) == 1, (data, err)
         assert snapshot(files) == before
+
+
+def test_out_of_memory_is_one_line(capsys, files, monkeypatch):
+    import sys
+
+    def boom(*a, **k):
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory: you tried")
+
+    monkeypatch.setattr(sys.modules["attndyn.hardmax"], "hardmax_step", boom)
+    code = main(["hardmax", "t.npy"])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.strip() == (
+        "error: not enough memory for this run; use fewer or smaller inputs, or keep fewer states")

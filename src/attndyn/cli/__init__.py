@@ -56,6 +56,11 @@ def _run(argv: list[str] | None) -> int:
     except (OSError, MemoryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         rv = 2
+    except RuntimeError as exc:  # torch's out-of-memory errors (CPU and CUDA) are RuntimeErrors
+        if not _out_of_memory(exc):
+            raise
+        print("error: not enough memory for this run; use fewer or smaller inputs, or keep fewer states", file=sys.stderr)
+        rv = 2
     except Exception as exc:
         # Usage errors of click (or typer's vendored click): one line, exit status 2.
         if not (hasattr(exc, "format_message") and hasattr(exc, "exit_code")):
@@ -66,6 +71,13 @@ def _run(argv: list[str] | None) -> int:
         print(f"error: {exc.format_message()}", file=sys.stderr)
         rv = 2
     return _finish(rv, argv)
+
+
+def _out_of_memory(exc: RuntimeError) -> bool:
+    import torch
+
+    text = str(exc)
+    return isinstance(exc, torch.OutOfMemoryError) or "can't allocate memory" in text or "out of memory" in text
 
 
 def _finish(rv: object, argv: list[str] | None) -> int:
