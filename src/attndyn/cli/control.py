@@ -100,7 +100,7 @@ def _print(res) -> None:
     if res.clusters_requested is not None:
         typer.echo(f"clusters requested: {list(res.clusters_requested)}; found: {list(res.clusters_found or ())}")
     for r in res.rounds:
-        typer.echo(f"  round {r.index}: margin {r.margin:.4g}, leaders {list(r.leaders_found)}"
+        typer.echo(f"  round {r.index} ({r.method}): margin {r.margin:.4g}, leaders {list(r.leaders_found)}"
                    + (f", added {', '.join(f'token {i} @ layer {k}' for i, k in r.added)}" if r.added else ""))
     typer.echo(f"verdict: {res.verdict} — {res.reason}")
 

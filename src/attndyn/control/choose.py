@@ -7,8 +7,12 @@ disjunction is resolved by alternation: with the current A, every non-leader is 
 it already scores highest, the margin problem (:mod:`~attndyn.control.solve`) is solved for these
 choices, and the choices are recomputed with the new A until they repeat.
 
-Leaders can also emerge at later layers (hardmax paper, the emerging-leader example), so the
-answer is **verified by simulation** with the exact engine (:func:`attndyn.hardmax`,
+Leaders can also emerge at later layers (hardmax paper, the emerging-leader example). Stage 1
+therefore imposes constraints on every layer at once, under the invariant "each follower follows
+only its assigned leader" (:mod:`~attndyn.control.invariant`: the positions are then known in
+closed form, and the constraints are linear in A; followers are assigned to leaders by alternation).
+When that has no positive margin, stage 2 imposes layer 0 only, with the free disjunction above.
+Either answer is **verified by simulation** with the exact engine (:func:`attndyn.hardmax`,
 :func:`attndyn.leaders`) over all ``layers``. When a token that was not asked for leads at layer k,
 the constraint "it does not lead" is added at the positions :math:`Z^k` of that run and the
 problem solved again, for at most ``rounds`` rounds; every round is reported.
@@ -27,8 +31,10 @@ from .._validation import InputError, as_tokens, check_int, check_positive
 from ..hardmax import hardmax
 from ..options import SaveAt
 from ..trajectory import HardmaxTrajectory
+from .assign import Attempt, best_assignment, solve_assignment
 from .constraints import Preference, follows, leads
 from .hull import never_leads
+from .invariant import layer_schedule
 from .result import ControlResult, Round
 from .solve import MarginSolution, require_cvxpy, solve_margin
 
@@ -161,58 +167,90 @@ def choose_A(
                              reason="; ".join(c.sentence() for c in certs), rounds=(), certificates=certs,
                              trajectory=None, solver=solver, seconds=0.0, **common)
 
-    fixed = [p for i in S for p in leads(Z, i)]
-    groups = [[q for j in range(n) if j != i for q in follows(Z, i, j)] for i in range(n) if i not in S]
-    history: list[Round] = []
-    added: tuple[tuple[int, int], ...] = ()
-    best: tuple[MarginSolution, HardmaxTrajectory] | None = None
-    seconds = 0.0
     t_start = time.perf_counter()
-    reason = ""
-    for r in range(rounds):
-        sol, secs = solve_disjunctive(fixed, groups, d, spd=spd, min_eigenvalue=mu)
-        seconds += secs
-        if not sol.margin > 0:
-            history.append(Round(r, added, sol.margin, sol.status, secs, (), (), False))
-            reason = (f"no {'SPD ' if spd else ''}A within the norm bound meets the constraints with a positive margin "
-                      f"(best margin {sol.margin:.3g}, {sol.status})" + (f" after adding the constraints of round {r}" if r else ""))
-            break
-        traj = simulate(Z, sol.A, alpha, layers)
-        found = analysis.leaders(traj)
-        ok = set(found.indices) == set(S)
-        history.append(Round(r, added, sol.margin, sol.status, secs, found.indices, found.since, ok))
-        best = (sol, traj)
-        if ok:
-            break
-        extra = [(i, k) for i, k in zip(found.indices, found.since) if i not in S]
-        missing = sorted(set(S) - set(found.indices))
-        if missing:  # cannot happen with a positive layer-0 margin, unless rounding: report it
-            reason = f"requested leaders {missing} do not lead in the engine's run although the margin is {sol.margin:.3g}"
-            break
-        added = tuple((i, k) for i, k in extra)
-        for i, k in extra:
-            Zk = traj.ys[k, 0].numpy()  # (n, d) positions of layer k of this run
-            groups.append([q for j in range(n) if j != i for q in follows(Zk, i, j, layer=k)])
+    fixed = [p for i in S for p in leads(Z, i)]
+    # Stage 1: every layer at once, followers assigned to leaders (sufficient; see invariant.py).
+    s0 = solve_margin(fixed, d, spd=spd, min_eigenvalue=mu)
+    starts = ([s0.A] if np.isfinite(s0.margin) else []) + [np.eye(d)]
+    owner, first, secs = best_assignment(Z, S, spd=spd, min_eigenvalue=mu, alpha=alpha,
+                                         ks=layer_schedule(layers, alpha), starts=starts)
+    att = solve_assignment(Z, owner, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds, first=first)
+    attempts = [att]
+    seconds = s0.seconds + secs + att.seconds - first.seconds
+    if not (att.rounds and att.rounds[-1].ok):
+        # Stage 2: layer 0 only (the disjunction free), then the layers where runs disagreed.
+        att2 = _layer0_rounds(Z, S, fixed, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds,
+                              first_round=len(att.rounds))
+        attempts.append(att2)
+        seconds += att2.seconds
     wall = time.perf_counter() - t_start
-    if best is None:
-        return ControlResult(A=np.eye(d), margin=history[-1].margin if history else -np.inf, leaders_found=(), since=(),
-                             verdict="not_reached", reason=reason, rounds=tuple(history), certificates=(),
-                             trajectory=None, solver=solver, seconds=seconds, extra={"wall_seconds": wall}, **common)
-    sol, traj = best
+    history = tuple(r for a in attempts for r in a.rounds)
+    scored = [(_score(a.best[1], S), k) for k, a in enumerate(attempts) if a.best is not None]
+    if not scored:
+        reason = "; ".join(a.reason for a in attempts if a.reason)
+        return ControlResult(A=np.eye(d), margin=max(r.margin for r in history) if history else -np.inf,
+                             leaders_found=(), since=(), verdict="not_reached", reason=reason, rounds=history,
+                             certificates=(), trajectory=None, solver=solver, seconds=seconds,
+                             extra={"wall_seconds": wall}, **common)
+    chosen = attempts[max(scored)[1]]
+    sol, traj = chosen.best
     found = analysis.leaders(traj)
     if set(found.indices) == set(S):
-        verdict, reason = "reached", f"exactly tokens {list(S)} lead in the engine's run of {layers} layers (margin {sol.margin:.3g})"
+        how = "every layer, followers assigned to leaders" if chosen is att else "layer 0 and the layers where runs disagreed"
+        verdict, reason = "reached", (f"exactly tokens {list(S)} lead in the engine's run of {layers} layers "
+                                      f"(margin {sol.margin:.3g}, constraints: {how})")
     else:
         layer0 = tuple(int(i) for i in np.flatnonzero(traj.leader_mask[0, 0].numpy()))
         late = [(i, k) for i, k in zip(found.indices, found.since) if i not in S]
         what = ", ".join(f"token {i} (from layer {k})" for i, k in late)
         if layer0 == S:
             verdict = "layer0_only"
-            reason = f"exactly the requested tokens lead at layer 0, but {what} also leads later" + (
-                f" ({len(history)} rounds)" if len(history) > 1 else "") + (f"; then {reason}" if reason else "")
+            reason = f"exactly the requested tokens lead at layer 0, but {what} also leads later ({len(history)} rounds)"
         else:
             verdict = "not_reached"
-            reason = reason or f"the engine's leaders are {list(found.indices)} ({what})"
+            reason = f"the engine's leaders are {list(found.indices)} ({what})"
     return ControlResult(A=sol.A, margin=sol.margin, leaders_found=found.indices, since=found.since, verdict=verdict,
-                         reason=reason, rounds=tuple(history), certificates=(), trajectory=traj, solver=solver,
+                         reason=reason, rounds=history, certificates=(), trajectory=traj, solver=solver,
                          seconds=seconds, extra={"wall_seconds": wall}, **common)
+
+
+def _score(traj: HardmaxTrajectory, S: tuple[int, ...]) -> tuple[int, int, int]:
+    """Rank verified runs: reached, then exact at layer 0, then fewest wrong leaders."""
+    found = set(analysis.leaders(traj).indices)
+    layer0 = set(int(i) for i in np.flatnonzero(traj.leader_mask[0, 0].numpy()))
+    return (int(found == set(S)), int(layer0 == set(S)), -len(found ^ set(S)))
+
+
+def _layer0_rounds(Z: np.ndarray, S: tuple[int, ...], fixed: list[Preference], *, spd: bool, mu: float, alpha: float,
+                   layers: int, rounds: int, first_round: int) -> Attempt:
+    n, d = Z.shape
+    groups = [[q for j in range(n) if j != i for q in follows(Z, i, j)] for i in range(n) if i not in S]
+    history: list[Round] = []
+    added: tuple[tuple[int, int], ...] = ()
+    best = None
+    seconds, reason = 0.0, ""
+    for r in range(rounds):
+        sol, secs = solve_disjunctive(fixed, groups, d, spd=spd, min_eigenvalue=mu)
+        seconds += secs
+        idx = first_round + r
+        if not sol.margin > 0:
+            history.append(Round(idx, added, sol.margin, sol.status, secs, (), (), False))
+            reason = (f"no {'SPD ' if spd else ''}A within the norm bound meets the layer-0 constraints with a positive "
+                      f"margin (best margin {sol.margin:.3g}, {sol.status})" + (" after adding later layers" if r else ""))
+            break
+        traj = simulate(Z, sol.A, alpha, layers)
+        found = analysis.leaders(traj)
+        ok = set(found.indices) == set(S)
+        history.append(Round(idx, added, sol.margin, sol.status, secs, found.indices, found.since, ok))
+        best = (sol, traj)
+        if ok:
+            break
+        extra = [(i, k) for i, k in zip(found.indices, found.since) if i not in S]
+        if set(S) - set(found.indices) or not extra:  # cannot happen with a positive layer-0 margin, unless rounding
+            reason = f"requested leaders {sorted(set(S) - set(found.indices))} do not lead in the engine's run"
+            break
+        added = tuple(extra)
+        for i, k in extra:
+            Zk = traj.ys[k, 0].numpy()  # (n, d) positions of layer k of this run
+            groups.append([q for j in range(n) if j != i for q in follows(Zk, i, j, layer=k)])
+    return Attempt(best, history, seconds, reason)

@@ -3,12 +3,10 @@ r"""Clusters as targets: choose A so that every token ends with the leader you n
 The target is a map ``targets[i] = l``: token i should end at the limit of leader l, and the
 leaders are the fixed points ``targets[l] = l``. It is solved as the leader target of
 :func:`~attndyn.control.choose_A`, with the disjunction fixed by the target: at layer 0 each token
-follows only its leader, :math:`C_i(Z^0) = \{l\}` (:func:`~attndyn.control.constraints.follows_only`;
-for l = i this says i leads). If this held at every layer, leaders would never move and each
-follower would approach its leader by the factor :math:`1/(1+\alpha)` per layer (eq. (1.1)), so
-the final partition would be the target. The exact engine checks it: a token that ends elsewhere
-gets the constraint "follow only your leader" added at the first layer where its follow set
-differed, at that run's positions, and A is solved again (at most ``rounds`` rounds).
+follows only its leader at every layer, :math:`C_i(Z^k) = \{l\}`, with the positions of the invariant of
+:mod:`~attndyn.control.invariant` (leaders never move, followers approach their leader by the
+factor :math:`1/(1+\alpha)` per layer), so the final partition is the target. The exact engine checks
+it; :mod:`~attndyn.control.assign` adds the constraints of the layers where a run deviated.
 """
 
 from __future__ import annotations
@@ -20,13 +18,12 @@ import numpy as np
 
 from .. import analysis
 from .._validation import InputError
+from .assign import final_owners, solve_assignment
 from .choose import check_request, simulate
-from .constraints import follows_only
 from .hull import never_leads
-from .result import ControlResult, Round
-from .solve import solve_margin
+from .result import ControlResult
 
-__all__ = ["choose_A_for_clusters", "final_owners"]
+__all__ = ["choose_A_for_clusters"]
 
 
 def _check_targets(targets: Any, n: int) -> tuple[int, ...]:
@@ -45,21 +42,6 @@ def _check_targets(targets: Any, n: int) -> tuple[int, ...]:
         raise InputError(f"targets[{i}] = {T[i]} but targets[{T[i]}] = {T[T[i]]}: a token's leader must be its own "
                          f"target (set targets[{T[i]}] = {T[i]})")
     return T
-
-
-def final_owners(final: np.ndarray, leaders: tuple[int, ...], *, rtol: float = 1e-6) -> tuple[int, ...]:
-    """For each token, the first leader whose final position is within ``rtol * max(1, max|z|)`` of
-    its own (-1: none): the partition a run ends with.
-
-    >>> final_owners(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1e-9], [0.5, 0.5]]), (0, 1))
-    (0, 1, 0, -1)
-    """
-    tol = rtol * max(1.0, float(np.abs(final).max()))
-    out = []
-    for z in final:
-        near = [l for l in leaders if float(np.linalg.norm(z - final[l])) <= tol]
-        out.append(near[0] if near else -1)
-    return tuple(out)
 
 
 def choose_A_for_clusters(
@@ -98,57 +80,23 @@ def choose_A_for_clusters(
         return ControlResult(A=np.eye(d), margin=-np.inf, leaders_found=(), since=(), verdict="not_reached",
                              reason="; ".join(c.sentence() for c in certs), rounds=(), certificates=certs,
                              trajectory=None, seconds=0.0, clusters_found=(), **common)
-    prefs = [p for i in range(n) for p in follows_only(Z, i, T[i])]
-    history: list[Round] = []
-    added: tuple[tuple[int, int], ...] = ()
-    best = None
-    seconds, reason = 0.0, ""
     t0 = time.perf_counter()
-    for r in range(rounds):
-        sol = solve_margin(prefs, d, spd=spd, min_eigenvalue=mu)
-        seconds += sol.seconds
-        if not sol.margin > 0:
-            history.append(Round(r, added, sol.margin, sol.status, sol.seconds, (), (), False))
-            reason = (f"no {'SPD ' if spd else ''}A within the norm bound makes every token follow only its target "
-                      f"leader (best margin {sol.margin:.3g}, {sol.status})")
-            break
-        traj = simulate(Z, sol.A, alpha, layers, follow=True)
-        found = analysis.leaders(traj)
-        owners = final_owners(traj.ys[-1, 0].numpy(), found.indices)
-        ok = set(found.indices) == set(S) and owners == T
-        history.append(Round(r, added, sol.margin, sol.status, sol.seconds, found.indices, found.since, ok))
-        best = (sol, traj, found, owners)
-        if ok:
-            break
-        follow = traj.follow[:, 0].numpy()  # (K+1, n, n)
-        new = []
-        for i in range(n):
-            if owners[i] == T[i] and (i in S or i not in found.indices):
-                continue
-            want = np.zeros(n, dtype=bool)
-            want[T[i]] = True
-            bad = [k for k in range(len(follow)) if not (follow[k, i] == want).all()]
-            if bad:
-                new.append((i, bad[0]))
-        if not new:
-            reason = f"every token follows only its target at every layer, yet the run of {layers} layers has not settled"
-            break
-        added = tuple(new)
-        for i, k in new:
-            prefs += follows_only(traj.ys[k, 0].numpy(), i, T[i], layer=k)
+    att = solve_assignment(Z, T, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds)
     extra = {"wall_seconds": time.perf_counter() - t0}
-    if best is None:
-        return ControlResult(A=np.eye(d), margin=history[-1].margin, leaders_found=(), since=(), verdict="not_reached",
-                             reason=reason, rounds=tuple(history), certificates=(), trajectory=None, seconds=seconds,
-                             clusters_found=(), extra=extra, **common)
-    sol, traj, found, owners = best
+    if att.best is None:
+        return ControlResult(A=np.eye(d), margin=att.rounds[-1].margin, leaders_found=(), since=(), verdict="not_reached",
+                             reason=att.reason, rounds=tuple(att.rounds), certificates=(), trajectory=None,
+                             seconds=att.seconds, clusters_found=(), extra=extra, **common)
+    sol, traj = att.best
+    found = analysis.leaders(traj)
+    owners = final_owners(traj.ys[-1, 0].numpy(), found.indices)
     if set(found.indices) == set(S) and owners == T:
         verdict, reason = "reached", f"every token ends with its target leader in the engine's run of {layers} layers"
     else:
         wrong = [i for i in range(n) if owners[i] != T[i]]
         verdict = "not_reached"
         reason = (f"tokens {wrong} end elsewhere, leaders found {list(found.indices)}" if wrong else
-                  f"leaders found {list(found.indices)} differ from {list(S)}") + (f"; then {reason}" if reason else "")
+                  f"leaders found {list(found.indices)} differ from {list(S)}") + (f"; then {att.reason}" if att.reason else "")
     return ControlResult(A=sol.A, margin=sol.margin, leaders_found=found.indices, since=found.since, verdict=verdict,
-                         reason=reason, rounds=tuple(history), certificates=(), trajectory=traj, seconds=seconds,
+                         reason=reason, rounds=tuple(att.rounds), certificates=(), trajectory=traj, seconds=att.seconds,
                          clusters_found=owners, extra=extra, **common)

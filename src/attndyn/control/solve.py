@@ -116,3 +116,66 @@ def solve_margin(prefs: list[Preference], d: int, *, spd: bool, min_eigenvalue: 
         return MarginSolution(np.eye(d), -np.inf, status, seconds, solver)
     m = float(margins(A, prefs).min()) if prefs else 0.0
     return MarginSolution(A, m, status, seconds, solver)
+
+
+def solve_margin_milp(fixed: list[Preference], groups: list[list[Preference]], d: int, *,
+                      time_limit: float = 20.0) -> MarginSolution:
+    r"""General A, with the disjunctions solved **exactly**: a mixed-integer linear program.
+
+    Each group is an "or" of preferences; binary :math:`y_{gc}` selects alternative c of group g:
+
+    .. math::
+
+        \max t \;\text{s.t.}\; \langle A, G_k\rangle \ge t \;(k \in \text{fixed}),\quad
+        \langle A, G_{gc}\rangle \ge t - M (1 - y_{gc}),\quad \textstyle\sum_c y_{gc} \ge 1,\quad |A_{ab}| \le 1,
+
+    with :math:`M = 2d + 1` (every :math:`|\langle A, G\rangle| \le \lVert A\rVert_F \le d`, and
+    :math:`|t| \le d`). :func:`scipy.optimize.milp` (HiGHS branch and bound), stopped after
+    ``time_limit`` seconds with the best A found (the status says so). An optimum t* <= 0 proves
+    that no A at all meets the constraints (the box loses nothing: they are invariant under scaling A).
+    """
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    G_fixed = preference_rows(fixed)
+    alts = [p for g in groups for p in g]
+    G_alt = preference_rows(alts)
+    nA, nf, na = d * d, len(fixed), len(alts)
+    if (nf and not np.abs(G_fixed).sum(axis=1).all()):
+        bad = next(p for p in fixed if not p.row().any())
+        return MarginSolution(np.eye(d), -np.inf, f"token {bad.i} cannot prefer {bad.j} to {bad.l}: the two score the same for every A", 0.0, "none")
+    M = 2.0 * d + 1.0
+    nv = nA + 1 + na  # (vec A, t, y)
+    c = np.zeros(nv)
+    c[nA] = -1.0
+    rows, lo, hi = [], [], []
+    if nf:
+        R = np.zeros((nf, nv))
+        R[:, :nA], R[:, nA] = -G_fixed, 1.0
+        rows.append(R), lo.append(np.full(nf, -np.inf)), hi.append(np.zeros(nf))
+    if na:
+        R = np.zeros((na, nv))
+        R[:, :nA], R[:, nA] = -G_alt, 1.0
+        R[np.arange(na), nA + 1 + np.arange(na)] = M
+        rows.append(R), lo.append(np.full(na, -np.inf)), hi.append(np.full(na, M))
+        pick = np.zeros((len(groups), nv))
+        start = 0
+        for g, grp in enumerate(groups):
+            pick[g, nA + 1 + start: nA + 1 + start + len(grp)] = 1.0
+            start += len(grp)
+        rows.append(pick), lo.append(np.ones(len(groups))), hi.append(np.full(len(groups), np.inf))
+    cons = [LinearConstraint(np.vstack(rows), np.concatenate(lo), np.concatenate(hi))] if rows else []
+    bounds = Bounds(np.r_[-np.ones(nA), -float(d), np.zeros(na)], np.r_[np.ones(nA), float(d), np.ones(na)])
+    integrality = np.r_[np.zeros(nA + 1), np.ones(na)]
+    t0 = time.perf_counter()
+    res = milp(c, constraints=cons, bounds=bounds, integrality=integrality,
+               options={"time_limit": float(time_limit), "mip_rel_gap": 1e-6})
+    seconds = time.perf_counter() - t0
+    solver = "scipy milp/HiGHS (MILP)"
+    if res.x is None:
+        return MarginSolution(np.eye(d), -np.inf, f"milp: {res.message}", seconds, solver)
+    A = res.x[:nA].reshape(d, d)
+    y = res.x[nA + 1:] > 0.5
+    chosen = [p for p, keep in zip(alts, y) if keep]
+    m = float(margins(A, fixed + chosen).min()) if fixed or chosen else 0.0
+    status = "optimal" if res.status == 0 else f"time limit ({time_limit:g} s), best found"
+    return MarginSolution(A, m, status, seconds, solver)

@@ -1,0 +1,121 @@
+r"""Solve for a fixed assignment of every token to a leader, and verify it with the engine in rounds.
+
+The shared core of :func:`~attndyn.control.choose_A` (whose assignment of followers to leaders is
+chosen by alternation) and :func:`~attndyn.control.choose_A_for_clusters` (whose assignment is the
+target): impose the invariant constraints of :mod:`~attndyn.control.invariant` on a schedule of
+layers, solve the margin problem, run the exact engine; a token that ends elsewhere, or leads
+without being a leader, gets "follow only your leader" at the first layer its follow set differed,
+at that run's positions, and A is solved again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import analysis
+from ..trajectory import HardmaxTrajectory
+from .constraints import Preference, follows_only
+from .invariant import first_deviations, invariant_preferences, layer_schedule
+from .result import Round
+from .solve import MarginSolution, solve_margin
+
+__all__ = ["Attempt", "final_owners", "solve_assignment", "best_assignment"]
+
+
+@dataclass
+class Attempt:
+    """What a sequence of rounds produced: the last verified (solution, run), the rounds, the time."""
+
+    best: tuple[MarginSolution, HardmaxTrajectory] | None
+    rounds: list[Round]
+    seconds: float
+    reason: str
+
+
+def final_owners(final: np.ndarray, leaders: tuple[int, ...], *, rtol: float = 1e-6) -> tuple[int, ...]:
+    """For each token, the first leader whose final position is within ``rtol * max(1, max|z|)`` of
+    its own (-1: none): the partition a run ends with.
+
+    >>> final_owners(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1e-9], [0.5, 0.5]]), (0, 1))
+    (0, 1, 0, -1)
+    """
+    tol = rtol * max(1.0, float(np.abs(final).max()))
+    out = []
+    for z in final:
+        near = [l for l in leaders if float(np.linalg.norm(z - final[l])) <= tol]
+        out.append(near[0] if near else -1)
+    return tuple(out)
+
+
+def best_assignment(Z: np.ndarray, S: tuple[int, ...], *, spd: bool, min_eigenvalue: float, alpha: float,
+                    ks: list[int], starts: list[np.ndarray], tries: int = 4) -> tuple[tuple[int, ...], MarginSolution, float]:
+    """Alternation over assignments: each non-leader is assigned the leader it scores highest under
+    the current A (the choice hardmax makes among the leaders), the invariant problem is solved, and
+    again, until the assignment repeats. Returns the best assignment, its solution and the solver time."""
+    d = Z.shape[1]
+    Sa = np.array(S)
+    best: tuple[tuple[int, ...], MarginSolution] | None = None
+    total = 0.0
+    for A in starts:
+        seen: set[tuple[int, ...]] = set()
+        for _ in range(tries):
+            scores = (Z @ A.T) @ Z[Sa].T  # (n, |S|): <A z_i, z_l>
+            owner = tuple(int(i) if i in S else int(Sa[np.argmax(scores[i])]) for i in range(len(Z)))
+            if owner in seen:
+                break
+            seen.add(owner)
+            sol = solve_margin(invariant_preferences(Z, owner, alpha, ks), d, spd=spd, min_eigenvalue=min_eigenvalue)
+            total += sol.seconds
+            if best is None or sol.margin > best[1].margin:
+                best = (owner, sol)
+            if not np.isfinite(sol.margin):
+                break
+            A = sol.A
+        if best is not None and best[1].margin > 0:
+            break
+    assert best is not None
+    return best[0], best[1], total
+
+
+def solve_assignment(Z: np.ndarray, owner: tuple[int, ...], *, spd: bool, min_eigenvalue: float, alpha: float,
+                     layers: int, rounds: int, first_round: int = 0,
+                     first: MarginSolution | None = None) -> Attempt:
+    """Rounds of solve (invariant constraints for ``owner``) and simulate (see the module).
+    ``first``: an already computed solution for round 0 (skips its solve)."""
+    from .choose import simulate
+
+    n, d = Z.shape
+    S = tuple(sorted(set(owner)))
+    prefs: list[Preference] = invariant_preferences(Z, owner, alpha, layer_schedule(layers, alpha))
+    history: list[Round] = []
+    added: tuple[tuple[int, int], ...] = ()
+    best = None
+    seconds, reason = 0.0, ""
+    for r in range(rounds):
+        sol = first if (r == 0 and first is not None) else solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue)
+        seconds += sol.seconds
+        idx = first_round + r
+        if not sol.margin > 0:
+            history.append(Round(idx, added, sol.margin, sol.status, sol.seconds, (), (), False, "invariant"))
+            reason = (f"no {'SPD ' if spd else ''}A within the norm bound keeps every token following only its leader "
+                      f"(best margin {sol.margin:.3g}, {sol.status})")
+            break
+        traj = simulate(Z, sol.A, alpha, layers, follow=True)
+        found = analysis.leaders(traj)
+        ends = final_owners(traj.ys[-1, 0].numpy(), found.indices)
+        ok = set(found.indices) == set(S) and ends == owner
+        history.append(Round(idx, added, sol.margin, sol.status, sol.seconds, found.indices, found.since, ok, "invariant"))
+        best = (sol, traj)
+        if ok:
+            break
+        wrong = [i for i in range(n) if ends[i] != owner[i] or (i in found.indices and i not in S)]
+        new = first_deviations(traj.follow[:, 0].numpy(), owner, wrong)
+        if not new:
+            reason = f"every token follows only its leader at every layer, yet the run of {layers} layers has not settled"
+            break
+        added = tuple(new)
+        for i, k in new:
+            prefs += follows_only(traj.ys[k, 0].numpy(), i, owner[i], layer=k)
+    return Attempt(best, history, seconds, reason)
