@@ -65,7 +65,7 @@ def control_comparison(result, *, labels: Sequence[str] | None = None, title: st
 
 def counterfactual_bars(words: Sequence[str], probabilities: Sequence[float], baseline: float, *,
                         reached: Sequence[bool] | None = None, title: str | None = None):
-    """Horizontal bars: P(positive) of a review when each word is made to lead (by another A),
+    """Horizontal bars: P(positive) of a review when each word (or set of words) is made to lead (by another A),
     against the model's own prediction ``baseline`` (dashed line); bars whose target was not
     reached by the engine are hatched.
 
@@ -88,7 +88,7 @@ def counterfactual_bars(words: Sequence[str], probabilities: Sequence[float], ba
     ax.set_yticks(y, [str(w) for w in words], fontsize=8)
     ax.set_xlim(0, 1)
     ax.invert_yaxis()
-    ax.set_xlabel("P(positive) when this word leads")
+    ax.set_xlabel("P(positive) when they lead")
     ax.legend(fontsize=8, loc="lower right")
     if title:
         ax.set_title(title, fontsize=10)
