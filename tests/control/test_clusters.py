@@ -50,3 +50,11 @@ def test_final_owners():
 def test_malformed_targets(targets, match):
     with pytest.raises(InputError, match=match):
         choose_A_for_clusters(Z4, targets, spd=False)
+
+
+def test_a_short_run_counts_tokens_that_followed_their_leader_throughout():
+    Z = np.array([[3.0, 0.0], [0.0, 3.0], [-3.0, -2.0], [1.5, 0.2], [0.1, 1.2], [-1.0, -0.2], [0.4, -0.8]])
+    T = [0, 1, 2, 0, 1, 2, 2]
+    res = choose_A_for_clusters(Z, T, spd=False, layers=3)
+    assert final_owners(res.trajectory.final_tokens.numpy(), (0, 1, 2)) != tuple(T)  # 3 layers close no gap
+    assert res.reached and res.clusters_found == tuple(T)

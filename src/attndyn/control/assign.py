@@ -21,7 +21,7 @@ from .invariant import first_deviations, invariant_preferences, layer_schedule
 from .result import Round
 from .solve import MarginSolution, solve_margin
 
-__all__ = ["Attempt", "final_owners", "solve_assignment", "best_assignment"]
+__all__ = ["Attempt", "final_owners", "ends_with", "solve_assignment", "best_assignment"]
 
 
 @dataclass
@@ -79,6 +79,20 @@ def best_assignment(Z: np.ndarray, S: tuple[int, ...], *, spd: bool, min_eigenva
     return best[0], best[1], total
 
 
+def ends_with(traj: HardmaxTrajectory, owner: tuple[int, ...], found: tuple[int, ...]) -> tuple[int, ...]:
+    """The leader each token of the run ends with: :func:`final_owners` of the last layer, except
+    that a token that followed only ``owner[i]`` at every layer counts as ending with it even when
+    the run was too short to close the gap (its position is then
+    :math:`z_l + c^K (z_i - z_l) \to z_l`, c = 1/(1+alpha), exactly)."""
+    ends = list(final_owners(traj.ys[-1, 0].numpy(), found))
+    if traj.follow is not None:
+        follow = traj.follow[:, 0].numpy()
+        for i in range(len(ends)):
+            if ends[i] != owner[i] and owner[i] in found and not first_deviations(follow, owner, [i]):
+                ends[i] = owner[i]
+    return tuple(ends)
+
+
 def solve_assignment(Z: np.ndarray, owner: tuple[int, ...], *, spd: bool, min_eigenvalue: float, alpha: float,
                      layers: int, rounds: int, first_round: int = 0,
                      first: MarginSolution | None = None) -> Attempt:
@@ -104,7 +118,7 @@ def solve_assignment(Z: np.ndarray, owner: tuple[int, ...], *, spd: bool, min_ei
             break
         traj = simulate(Z, sol.A, alpha, layers, follow=True)
         found = analysis.leaders(traj)
-        ends = final_owners(traj.ys[-1, 0].numpy(), found.indices)
+        ends = ends_with(traj, owner, found.indices)
         ok = set(found.indices) == set(S) and ends == owner
         history.append(Round(idx, added, sol.margin, sol.status, sol.seconds, found.indices, found.since, ok, "invariant"))
         best = (sol, traj)

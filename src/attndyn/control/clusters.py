@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import analysis
 from .._validation import InputError
-from .assign import final_owners, solve_assignment
+from .assign import ends_with, solve_assignment
 from .choose import check_request, simulate
 from .hull import never_leads
 from .result import ControlResult
@@ -57,7 +57,8 @@ def choose_A_for_clusters(
     """A matrix A under which token i ends with leader ``targets[i]`` (leaders: ``targets[l] = l``).
 
     Same arguments and result as :func:`~attndyn.control.choose_A`; the result also holds
-    ``clusters_requested`` (the targets) and ``clusters_found`` (:func:`final_owners` of the run).
+    ``clusters_requested`` (the targets) and ``clusters_found`` (:func:`~attndyn.control.assign.ends_with`
+    of the run: the leader each token ends with, -1 for none).
 
     >>> from attndyn.control import choose_A_for_clusters
     >>> Z = [[1.0, 0.0], [0.0, 1.0], [0.6, 0.5], [0.5, 0.6]]
@@ -89,7 +90,7 @@ def choose_A_for_clusters(
                              seconds=att.seconds, clusters_found=(), extra=extra, **common)
     sol, traj = att.best
     found = analysis.leaders(traj)
-    owners = final_owners(traj.ys[-1, 0].numpy(), found.indices)
+    owners = ends_with(traj, T, found.indices)
     if set(found.indices) == set(S) and owners == T:
         verdict, reason = "reached", f"every token ends with its target leader in the engine's run of {layers} layers"
     else:
