@@ -174,7 +174,8 @@ def choose_A(
     starts = ([s0.A] if np.isfinite(s0.margin) else []) + [np.eye(d)]
     owner, first, secs = best_assignment(Z, S, spd=spd, min_eigenvalue=mu, alpha=alpha,
                                          ks=layer_schedule(layers, alpha), starts=starts)
-    att = solve_assignment(Z, owner, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds, first=first)
+    att = solve_assignment(Z, owner, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds, first=first,
+                           partition=False)
     attempts = [att]
     seconds = s0.seconds + secs + att.seconds - first.seconds
     if not (att.rounds and att.rounds[-1].ok):
@@ -242,7 +243,8 @@ def _layer0_rounds(Z: np.ndarray, S: tuple[int, ...], fixed: list[Preference], *
         found = analysis.leaders(traj)
         ok = set(found.indices) == set(S)
         history.append(Round(idx, added, sol.margin, sol.status, secs, found.indices, found.since, ok))
-        best = (sol, traj)
+        if best is None or _score(traj, S) >= _score(best[1], S):
+            best = (sol, traj)
         if ok:
             break
         extra = [(i, k) for i, k in zip(found.indices, found.since) if i not in S]
