@@ -46,7 +46,7 @@ def synthetic_model() -> HardmaxSentimentClassifier:
                                       random_state=0, verbose=False).fit(texts, labels)
 
 
-def counterfactuals(est: HardmaxSentimentClassifier, text: str) -> dict:
+def counterfactuals(est: HardmaxSentimentClassifier, text: str, spd: bool = True) -> dict:
     words, traj, H, ids = trajectory_of(est, text)
     model = est.model_
     uid, counts = distinct_words(ids, torch.ones_like(ids, dtype=torch.bool))
@@ -62,14 +62,14 @@ def counterfactuals(est: HardmaxSentimentClassifier, text: str) -> dict:
 
     base = attndyn.hardmax(Z, alpha=alpha, layers=layers, check_hypotheses=False)
     own = list(attndyn.leaders(base).indices)
-    cand = leadable(Z, spd=True)
+    cand = leadable(Z, spd=spd)
     if len(cand) <= 6:
         targets = [list(c) for k in range(1, len(cand) + 1) for c in itertools.combinations(cand, k)]
     else:
         targets = [[i] for i in cand] + [[j for j in cand if j != i] for i in cand]
     rows = []
     for S in targets:
-        res = choose_A(Z, S, spd=True, alpha=alpha, layers=layers)
+        res = choose_A(Z, S, spd=spd, alpha=alpha, layers=layers)
         p = prob(res.trajectory.final_tokens.numpy()) if res.trajectory is not None else float("nan")
         rows.append({"words": [names[i] for i in S], "verdict": res.verdict, "p_positive": p,
                      "leaders_found": [names[j] for j in res.leaders_found], "result": res})
@@ -92,14 +92,22 @@ def main(argv: list[str] | None = None) -> None:
     else:
         print(f"no trained model at {a.model}: fitting a small one on a synthetic corpus")
         est = synthetic_model()
-    r = counterfactuals(est, a.text)
+    try:
+        import cvxpy  # noqa: F401  (the optional 'control' extra: SPD A)
+
+        spd = True
+    except ImportError:
+        spd = False
+        print('cvxpy is not installed (pip install -e ".[control]"): general A instead of SPD A')
+    kind = "SPD A" if spd else "A"
+    r = counterfactuals(est, a.text, spd)
     print(f"review: {a.text!r}\n{r['n_words']} distinct known words: {', '.join(r['names'])}")
     print(f"the model's leaders (A = I): {', '.join(r['own_leaders'])};  P(positive) = {r['p_model']:.3f}"
           f" (the estimator says {r['p_check']:.3f})")
-    print(f"words some SPD A can make lead: {', '.join(r['candidates'])}")
+    print(f"words some {kind} can make lead: {', '.join(r['candidates'])}")
     if r["inside"]:
-        print(f"the others ({', '.join(r['inside'])}) lie in the hull of the other words and the origin: "
-              "no SPD A makes them lead at layer 0")
+        print(f"the others ({', '.join(r['inside'])}) lie in the hull of the other words"
+              + (" and the origin" if spd else "") + f": no {kind} makes them lead at layer 0")
     reached = [x for x in r["targets"] if x["verdict"] == "reached"]
     print(f"{len(reached)} of {len(r['targets'])} leader sets reached and verified; P(positive) when exactly they lead:")
     for x in sorted(reached, key=lambda x: -x["p_positive"]):
@@ -111,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
         from attndyn.plotting import control_comparison, counterfactual_bars, save_figure
 
         fig = counterfactual_bars([" + ".join(x["words"]) for x in reached], [x["p_positive"] for x in reached],
-                                  r["p_model"], title="if exactly these words led (SPD A, verified by the engine)")
+                                  r["p_model"], title=f"if exactly these words led ({kind}, verified by the engine)")
         print("wrote", *save_figure(fig, a.out / "control_sentiment", formats=("png",)))
         far = max(reached, key=lambda x: abs(x["p_positive"] - r["p_model"]))
         fig = control_comparison(far["result"], labels=r["names"],

@@ -50,7 +50,7 @@ def require_cvxpy():
     try:
         import cvxpy
     except ImportError:
-        raise InputError(f"spd=True: {CVXPY_HINT}; or pass spd=False (--general) for the linear program") from None
+        raise InputError(f"spd=True: {CVXPY_HINT}; or pass spd=False (the command line without --spd) for the linear program") from None
     return cvxpy
 
 
