@@ -87,3 +87,21 @@ def test_infeasible_and_malformed_requests_exit_2_with_one_line(capsys, tokens, 
 def test_missing_file(capsys, tmp_path):
     code, _, err = run(capsys, "control", tmp_path / "nope.npy", "--leaders", "0")
     assert code == 2 and "does not exist" in err
+
+
+def test_not_reached_with_json_still_prints_the_record_and_the_certificate(capsys, tokens):
+    code, out, err = run(capsys, "control", tokens, "--leaders", "0,3", "--json")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    rec = json.loads(out)
+    assert rec["reached"] is False and rec["verdict"] == "not_reached" and rec["margin"] is None
+    (cert,) = rec["certificates"]
+    Z = np.array(Z5)
+    w = np.zeros(len(Z))
+    for j, v in cert["weights"].items():
+        w[int(j)] = v
+    assert cert["token"] == 3 and np.allclose(w @ Z, Z[3]) and w.sum() == pytest.approx(1.0) and (w >= 0).all()
+
+
+def test_help_lists_the_command(capsys):
+    code, out, _ = run(capsys, "control", "--help")
+    assert code == 0 and "--leaders" in out and "--spd" in out
