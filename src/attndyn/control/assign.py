@@ -108,6 +108,7 @@ def solve_assignment(Z: np.ndarray, owner: tuple[int, ...], *, spd: bool, min_ei
     history: list[Round] = []
     added: tuple[tuple[int, int], ...] = ()
     best = None
+    best_score: tuple[bool, int, int] = (False, -(10**9), -(10**9))
     seconds, reason = 0.0, ""
     for r in range(rounds):
         sol = first if (r == 0 and first is not None) else solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue)
@@ -124,7 +125,7 @@ def solve_assignment(Z: np.ndarray, owner: tuple[int, ...], *, spd: bool, min_ei
         ok = set(found.indices) == set(S) and (ends == owner or not partition)
         history.append(Round(idx, added, sol.margin, sol.status, sol.seconds, found.indices, found.since, ok, "invariant"))
         score = (ok, -len(set(found.indices) ^ set(S)), -sum(e != o for e, o in zip(ends, owner)))
-        if best is None or score > best_score:
+        if score > best_score:
             best, best_score = (sol, traj), score
         if ok:
             break
