@@ -120,6 +120,7 @@ def test_zero_token_cannot_lead():
     ({"leaders": [0], "layers": 0}, "layers must be an integer >= 1"),
     ({"leaders": [0], "rounds": 0}, "rounds must be an integer >= 1"),
     ({"leaders": [0], "min_eigenvalue": 2.0}, "min_eigenvalue must be below 1"),
+    ({"leaders": [0], "margin": "big"}, "margin must be a non-negative number"),
 ])
 def test_malformed_requests(kwargs, match):
     with pytest.raises(InputError, match=match):
@@ -140,3 +141,14 @@ def test_spd_without_cvxpy_says_how_to_install(monkeypatch):
     with pytest.raises(InputError, match=r'pip install -e "\.\[control\]"'):
         choose_A(Z5, [1, 2], spd=True)
     assert choose_A(Z5, [1, 2], spd=False).reached  # the LP path needs scipy only
+
+
+def test_a_required_margin_is_met_or_the_target_refused():
+    loose = choose_A(Z5, [1, 2], spd=False)
+    assert loose.reached and loose.record()["min_margin"] == 0.0
+    strict = choose_A(Z5, [1, 2], spd=False, margin=loose.margin / 2)
+    assert strict.reached and strict.margin > loose.margin / 2
+    refused = choose_A(Z5, [1, 2], spd=False, margin=5.0)  # above any margin: |<A, G>| <= |A|_F <= d = 2
+    assert refused.verdict == "not_reached" and "margin above 5" in refused.reason
+    with pytest.raises(InputError, match="margin must be a non-negative"):
+        choose_A(Z5, [1, 2], spd=False, margin=-1)

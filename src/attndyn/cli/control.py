@@ -37,6 +37,7 @@ def control_cmd(
     alpha: float = typer.Option(0.5, help="Step size alpha > 0 of the verification run."),
     layers: int = typer.Option(60, help="Layers of the verification run."),
     rounds: int = typer.Option(5, help="At most this many solve-and-simulate rounds."),
+    margin: float = typer.Option(0.0, help="Accept only an A whose normalised margin exceeds this (0: any positive)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
     figure: Optional[Path] = typer.Option(None, "--figure", help="Write the tokens under A = I and under the chosen A "
                                           "side by side (.png, .svg or .pdf)."),
@@ -57,10 +58,11 @@ def control_cmd(
     if z.ndim == 3 and z.shape[0] == 1:
         z = z[0]
     if leaders is not None:
-        res = choose_A(z, parse_indices(leaders, "--leaders"), spd=spd, alpha=alpha, layers=layers, rounds=rounds)
+        res = choose_A(z, parse_indices(leaders, "--leaders"), spd=spd, alpha=alpha, layers=layers, rounds=rounds,
+                       margin=margin)
     else:
         res = choose_A_for_clusters(z, parse_indices(clusters, "--clusters"), spd=spd, alpha=alpha, layers=layers,
-                                    rounds=rounds)
+                                    rounds=rounds, margin=margin)
     if as_json:
         print(json.dumps(res.record()))
     else:

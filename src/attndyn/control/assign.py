@@ -50,7 +50,7 @@ def final_owners(final: np.ndarray, leaders: tuple[int, ...], *, rtol: float = 1
 
 
 def best_assignment(Z: np.ndarray, S: tuple[int, ...], *, spd: bool, min_eigenvalue: float, alpha: float,
-                    ks: list[int], starts: list[np.ndarray], tries: int = 4) -> tuple[tuple[int, ...], MarginSolution, float]:
+                    ks: list[int], starts: list[np.ndarray], tries: int = 4, min_margin: float = 0.0) -> tuple[tuple[int, ...], MarginSolution, float]:
     """Alternation over assignments: each non-leader is assigned the leader it scores highest under
     the current A (the choice hardmax makes among the leaders), the invariant problem is solved, and
     again, until the assignment repeats. Returns the best assignment, its solution and the solver time."""
@@ -73,7 +73,7 @@ def best_assignment(Z: np.ndarray, S: tuple[int, ...], *, spd: bool, min_eigenva
             if not np.isfinite(sol.margin):
                 break
             A = sol.A
-        if best is not None and best[1].margin > 0:
+        if best is not None and best[1].margin > min_margin:
             break
     assert best is not None
     return best[0], best[1], total
@@ -95,7 +95,8 @@ def ends_with(traj: HardmaxTrajectory, owner: tuple[int, ...], found: tuple[int,
 
 def solve_assignment(Z: np.ndarray, owner: tuple[int, ...], *, spd: bool, min_eigenvalue: float, alpha: float,
                      layers: int, rounds: int, first_round: int = 0,
-                     first: MarginSolution | None = None, partition: bool = True) -> Attempt:
+                     first: MarginSolution | None = None, partition: bool = True,
+                     min_margin: float = 0.0) -> Attempt:
     """Rounds of solve (invariant constraints for ``owner``) and simulate (see the module).
     ``first``: an already computed solution for round 0 (skips its solve). ``partition``: success
     needs every token to end with ``owner[i]`` (cluster targets); False: the leaders alone decide
@@ -114,10 +115,10 @@ def solve_assignment(Z: np.ndarray, owner: tuple[int, ...], *, spd: bool, min_ei
         sol = first if (r == 0 and first is not None) else solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue)
         seconds += sol.seconds
         idx = first_round + r
-        if not sol.margin > 0:
+        if not sol.margin > min_margin:
             history.append(Round(idx, added, sol.margin, sol.status, sol.seconds, (), (), False, "invariant"))
             reason = (f"no {'SPD ' if spd else ''}A within the norm bound keeps every token following only its leader "
-                      f"(best margin {sol.margin:.3g}, {sol.status})")
+                      f"with a margin above {min_margin:g} (best margin {sol.margin:.3g}, {sol.status})")
             break
         traj = simulate(Z, sol.A, alpha, layers, follow=True)
         found = analysis.leaders(traj)

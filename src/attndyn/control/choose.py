@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .. import analysis
-from .._validation import InputError, as_tokens, check_int, check_positive
+from .._validation import InputError, as_tokens, check_int, check_nonnegative, check_positive
 from ..hardmax import hardmax
 from ..options import SaveAt
 from ..trajectory import HardmaxTrajectory
@@ -85,7 +85,7 @@ def simulate(Z: np.ndarray, A: np.ndarray | None, alpha: float, layers: int, *, 
 
 
 def solve_disjunctive(fixed: list[Preference], groups: list[list[Preference]], d: int, *, spd: bool,
-                      min_eigenvalue: float, tries: int = 4) -> tuple[MarginSolution, float]:
+                      min_eigenvalue: float, tries: int = 4, min_margin: float = 0.0) -> tuple[MarginSolution, float]:
     """Maximise the margin of ``fixed`` and of one preference chosen from each group (alternation,
     see the module); returns the best solution and the total solver time."""
     solve = lambda prefs: solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue)  # noqa: E731
@@ -112,7 +112,7 @@ def solve_disjunctive(fixed: list[Preference], groups: list[list[Preference]], d
             if not np.isfinite(s.margin):
                 break
             A = s.A
-        if best is not None and best.margin > 0:
+        if best is not None and best.margin > min_margin:
             break
     assert best is not None  # at least one solve ran
     return best, total
@@ -127,6 +127,7 @@ def choose_A(
     layers: int = 60,
     rounds: int = 5,
     min_eigenvalue: float = 1e-3,
+    margin: float = 0.0,
 ) -> ControlResult:
     r"""A matrix A under which exactly the tokens ``leaders`` lead (:math:`C_i(Z^k)=\{i\}` for some k).
 
@@ -139,6 +140,8 @@ def choose_A(
         alpha, layers: step and depth of the verification run (hardmax paper eq. (1.1)).
         rounds: at most this many solve-and-simulate rounds.
         min_eigenvalue: :math:`\mu`, the smallest eigenvalue allowed for SPD A.
+        margin: accept only solutions whose normalised margin (:mod:`~attndyn.control.constraints`)
+            exceeds this (default 0: any strictly positive margin); larger values buy robustness.
 
     Returns:
         A :class:`~attndyn.control.ControlResult`: A, the margin, the verdict and why, each round,
@@ -155,10 +158,11 @@ def choose_A(
     'token 3 lies in the hull of the other tokens'
     """
     Z, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
+    m0 = check_nonnegative(margin, "margin")
     n, d = Z.shape
     S = _check_leaders(leaders, n)
     baseline = simulate(Z, None, alpha, layers)
-    common = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline)
+    common = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline, min_margin=m0)
     solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
 
     certs = tuple(c for c in (never_leads(Z, i, spd=spd) for i in S) if c is not None)
@@ -173,15 +177,15 @@ def choose_A(
     s0 = solve_margin(fixed, d, spd=spd, min_eigenvalue=mu)
     starts = ([s0.A] if np.isfinite(s0.margin) else []) + [np.eye(d)]
     owner, first, secs = best_assignment(Z, S, spd=spd, min_eigenvalue=mu, alpha=alpha,
-                                         ks=layer_schedule(layers, alpha), starts=starts)
+                                         ks=layer_schedule(layers, alpha), starts=starts, min_margin=m0)
     att = solve_assignment(Z, owner, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds, first=first,
-                           partition=False)
+                           partition=False, min_margin=m0)
     attempts = [att]
     seconds = s0.seconds + secs + att.seconds - first.seconds
     if not (att.rounds and att.rounds[-1].ok):
         # Stage 2: layer 0 only (the disjunction free), then the layers where runs disagreed.
         att2 = _layer0_rounds(Z, S, fixed, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds,
-                              first_round=len(att.rounds))
+                              first_round=len(att.rounds), min_margin=m0)
         attempts.append(att2)
         seconds += att2.seconds
     wall = time.perf_counter() - t_start
@@ -223,7 +227,7 @@ def _score(traj: HardmaxTrajectory, S: tuple[int, ...]) -> tuple[int, int, int]:
 
 
 def _layer0_rounds(Z: np.ndarray, S: tuple[int, ...], fixed: list[Preference], *, spd: bool, mu: float, alpha: float,
-                   layers: int, rounds: int, first_round: int) -> Attempt:
+                   layers: int, rounds: int, first_round: int, min_margin: float = 0.0) -> Attempt:
     n, d = Z.shape
     groups = [[q for j in range(n) if j != i for q in follows(Z, i, j)] for i in range(n) if i not in S]
     history: list[Round] = []
@@ -231,13 +235,13 @@ def _layer0_rounds(Z: np.ndarray, S: tuple[int, ...], fixed: list[Preference], *
     best = None
     seconds, reason = 0.0, ""
     for r in range(rounds):
-        sol, secs = solve_disjunctive(fixed, groups, d, spd=spd, min_eigenvalue=mu)
+        sol, secs = solve_disjunctive(fixed, groups, d, spd=spd, min_eigenvalue=mu, min_margin=min_margin)
         seconds += secs
         idx = first_round + r
-        if not sol.margin > 0:
+        if not sol.margin > min_margin:
             history.append(Round(idx, added, sol.margin, sol.status, secs, (), (), False))
-            reason = (f"no {'SPD ' if spd else ''}A within the norm bound meets the layer-0 constraints with a positive "
-                      f"margin (best margin {sol.margin:.3g}, {sol.status})" + (" after adding later layers" if r else ""))
+            reason = (f"no {'SPD ' if spd else ''}A within the norm bound meets the layer-0 constraints with a margin "
+                      f"above {min_margin:g} (best margin {sol.margin:.3g}, {sol.status})" + (" after adding later layers" if r else ""))
             break
         traj = simulate(Z, sol.A, alpha, layers)
         found = analysis.leaders(traj)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import analysis
-from .._validation import InputError
+from .._validation import InputError, check_nonnegative
 from .assign import ends_with, solve_assignment
 from .choose import check_request, simulate
 from .hull import never_leads
@@ -53,6 +53,7 @@ def choose_A_for_clusters(
     layers: int = 60,
     rounds: int = 5,
     min_eigenvalue: float = 1e-3,
+    margin: float = 0.0,
 ) -> ControlResult:
     """A matrix A under which token i ends with leader ``targets[i]`` (leaders: ``targets[l] = l``).
 
@@ -71,18 +72,20 @@ def choose_A_for_clusters(
     Z, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
     n, d = Z.shape
     T = _check_targets(targets, n)
+    m0 = check_nonnegative(margin, "margin")
     S = tuple(sorted({t for t in T}))
     baseline = simulate(Z, None, alpha, layers)
     solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
     common = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline, solver=solver,
-                  clusters_requested=T)
+                  clusters_requested=T, min_margin=m0)
     certs = tuple(c for c in (never_leads(Z, i, spd=spd) for i in S) if c is not None)
     if certs:
         return ControlResult(A=np.eye(d), margin=-np.inf, leaders_found=(), since=(), verdict="not_reached",
                              reason="; ".join(c.sentence() for c in certs), rounds=(), certificates=certs,
                              trajectory=None, seconds=0.0, clusters_found=(), **common)
     t0 = time.perf_counter()
-    att = solve_assignment(Z, T, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds)
+    att = solve_assignment(Z, T, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds,
+                           min_margin=m0)
     extra = {"wall_seconds": time.perf_counter() - t0}
     if att.best is None:
         return ControlResult(A=np.eye(d), margin=att.rounds[-1].margin, leaders_found=(), since=(), verdict="not_reached",

@@ -60,6 +60,7 @@ class ControlResult:
         trajectory: the verification run (exact engine, A, ``alpha``, ``layers``, every layer kept).
         baseline: the same run under the identity (what the tokens do without control).
         spd, alpha, layers, solver, seconds: the settings and total solve time.
+        min_margin: the margin an A had to exceed to be accepted.
         clusters_requested / clusters_found: for cluster targets, the leader each token should end
             with / ends with (-1: with none); None for leader targets.
     """
@@ -80,6 +81,7 @@ class ControlResult:
     layers: int
     solver: str
     seconds: float
+    min_margin: float = 0.0
     clusters_requested: tuple[int, ...] | None = None
     clusters_found: tuple[int, ...] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -96,6 +98,7 @@ class ControlResult:
             "layers": self.layers,
             "spd": self.spd,
             "margin": _num(self.margin),
+            "min_margin": self.min_margin,
             "leaders_requested": list(self.leaders_requested),
             "leaders_found": [{"index": i, "since_layer": k} for i, k in zip(self.leaders_found, self.since)],
             "reached": self.reached,
