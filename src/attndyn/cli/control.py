@@ -1,0 +1,112 @@
+"""``attndyn control``: choose the matrix A so that the tokens you name lead, and verify it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import typer
+
+from .._validation import InputError
+from ..io import atomic_write, load_array
+
+__all__ = ["control_cmd", "register", "parse_indices"]
+
+
+def parse_indices(text: str, name: str) -> list[int]:
+    """``"0,2,5"`` → ``[0, 2, 5]``; anything else is an :class:`InputError` naming ``name``."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    try:
+        out = [int(p) for p in parts]
+    except ValueError:
+        raise InputError(f"{name} must be comma-separated token indices such as 0,2,5, got {text!r}") from None
+    if not out:
+        raise InputError(f"{name} is empty; give comma-separated token indices such as 0,2,5")
+    return out
+
+
+def control_cmd(
+    tokens: Path = typer.Argument(..., help="Tokens: .npy, .csv or .json, one sequence (n, d)."),
+    leaders: Optional[str] = typer.Option(None, "--leaders", help="Tokens that should lead, e.g. 0,2,5."),
+    clusters: Optional[str] = typer.Option(None, "--clusters", help="Instead of --leaders: the leader each token "
+                                           "should end with, one index per token, e.g. 0,1,0,1."),
+    spd: bool = typer.Option(False, "--spd", help="Symmetric positive definite A (an SDP; needs the 'control' extra). "
+                             "Default: any A with |A_ab| <= 1 (an LP)."),
+    alpha: float = typer.Option(0.5, help="Step size alpha > 0 of the verification run."),
+    layers: int = typer.Option(60, help="Layers of the verification run."),
+    rounds: int = typer.Option(5, help="At most this many solve-and-simulate rounds."),
+    margin: float = typer.Option(0.0, help="Accept only an A whose normalised margin exceeds this (0: any positive)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
+    figure: Optional[Path] = typer.Option(None, "--figure", help="Write the tokens under A = I and under the chosen A "
+                                          "side by side (.png, .svg or .pdf)."),
+    save_matrix: Optional[Path] = typer.Option(None, "--save-matrix", help="Write the chosen A as .npy "
+                                               "(for `attndyn hardmax --matrix`)."),
+) -> None:
+    """Choose A so that exactly the named tokens lead (hardmax paper eq. 1.1), then verify with the exact engine.
+
+    Exit status 0: reached; 1: only layer 0 reached (other leaders emerge later); 2: bad input, or no A
+    (a token inside the hull of the others, or no positive margin), with one line on standard error."""
+    from ..control import choose_A, choose_A_for_clusters
+
+    if (leaders is None) == (clusters is None):
+        raise InputError("give exactly one of --leaders (e.g. --leaders 0,2) and --clusters (one leader index per token)")
+    if figure is not None and figure.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
+        raise InputError(f"--figure {str(figure)!r}: the name must end in .png, .svg or .pdf")
+    z = load_array(tokens, "TOKENS")
+    if z.ndim == 3 and z.shape[0] == 1:
+        z = z[0]
+    if leaders is not None:
+        res = choose_A(z, parse_indices(leaders, "--leaders"), spd=spd, alpha=alpha, layers=layers, rounds=rounds,
+                       margin=margin)
+    else:
+        res = choose_A_for_clusters(z, parse_indices(clusters, "--clusters"), spd=spd, alpha=alpha, layers=layers,
+                                    rounds=rounds, margin=margin)
+    if as_json:
+        print(json.dumps(res.record()))
+    else:
+        _print(res)
+    if res.trajectory is not None:
+        if save_matrix is not None:
+            atomic_write(save_matrix, lambda p: _save_npy(p, res.A))
+        if figure is not None:
+            from ..plotting import control_comparison, save_figure
+
+            fig = control_comparison(res, title=f"attndyn control {tokens.name}")
+            save_figure(fig, figure.with_suffix(""), formats=(figure.suffix.lower().lstrip("."),))
+    if res.verdict == "not_reached":
+        raise InputError(f"target not reached: {res.reason}")
+    if res.verdict == "layer0_only":
+        raise typer.Exit(1)
+
+
+def _save_npy(path: Path, A) -> None:
+    with open(path, "wb") as f:  # np.save on a path would append .npy to the temporary name
+        np.save(f, np.asarray(A, dtype=np.float64))
+
+
+def _print(res) -> None:
+    if res.trajectory is None:  # no A: the reason (certificate or margin) is all there is
+        typer.echo(f"leaders requested: {list(res.leaders_requested)}")
+        typer.echo(f"verdict: {res.verdict} — {res.reason}")
+        return
+    A = np.asarray(res.A)
+    typer.echo(f"A ({'SPD' if res.spd else 'general'}, {res.solver}):")
+    for row in A:
+        typer.echo("  [" + "  ".join(f"{v: .6f}" for v in row) + "]")
+    typer.echo(f"margin: {res.margin:.4g}")
+    typer.echo(f"leaders requested: {list(res.leaders_requested)}")
+    found = ", ".join(f"{i} (since {k})" for i, k in zip(res.leaders_found, res.since)) or "none"
+    typer.echo(f"leaders found by simulation (alpha={res.alpha:g}, {res.layers} layers): {found}")
+    if res.clusters_requested is not None:
+        typer.echo(f"clusters requested: {list(res.clusters_requested)}; found: {list(res.clusters_found or ())}")
+    for r in res.rounds:
+        typer.echo(f"  round {r.index} ({r.method}): margin {r.margin:.4g}, leaders {list(r.leaders_found)}"
+                   + (f", added {', '.join(f'token {i} @ layer {k}' for i, k in r.added)}" if r.added else ""))
+    typer.echo(f"verdict: {res.verdict} — {res.reason}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``control`` command to the ``attndyn`` app."""
+    app.command("control")(control_cmd)

@@ -1,0 +1,141 @@
+r"""Solve for a fixed assignment of every token to a leader, and verify it with the engine in rounds.
+
+The shared core of :func:`~attndyn.control.choose_A` (whose assignment of followers to leaders is
+chosen by alternation) and :func:`~attndyn.control.choose_A_for_clusters` (whose assignment is the
+target): impose the invariant constraints of :mod:`~attndyn.control.invariant` on a schedule of
+layers, solve the margin problem, run the exact engine; a token that ends elsewhere, or leads
+without being a leader, gets "follow only your leader" at the first layer its follow set differed,
+at that run's positions, and A is solved again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import analysis
+from ..trajectory import HardmaxTrajectory
+from .constraints import Preference, follows_only
+from .invariant import first_deviations, invariant_preferences, layer_schedule
+from .result import Round
+from .solve import MarginSolution, solve_margin
+
+__all__ = ["Attempt", "final_owners", "ends_with", "solve_assignment", "best_assignment"]
+
+
+@dataclass
+class Attempt:
+    """What a sequence of rounds produced: the last verified (solution, run), the rounds, the time."""
+
+    best: tuple[MarginSolution, HardmaxTrajectory] | None
+    rounds: list[Round]
+    seconds: float
+    reason: str
+
+
+def final_owners(final: np.ndarray, leaders: tuple[int, ...], *, rtol: float = 1e-6) -> tuple[int, ...]:
+    """For each token, the first leader whose final position is within ``rtol * max(1, max|z|)`` of
+    its own (-1: none): the partition a run ends with.
+
+    >>> final_owners(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1e-9], [0.5, 0.5]]), (0, 1))
+    (0, 1, 0, -1)
+    """
+    tol = rtol * max(1.0, float(np.abs(final).max()))
+    out = []
+    for z in final:
+        near = [l for l in leaders if float(np.linalg.norm(z - final[l])) <= tol]
+        out.append(near[0] if near else -1)
+    return tuple(out)
+
+
+def best_assignment(Z: np.ndarray, S: tuple[int, ...], *, spd: bool, min_eigenvalue: float, alpha: float,
+                    ks: list[int], starts: list[np.ndarray], tries: int = 4, min_margin: float = 0.0) -> tuple[tuple[int, ...], MarginSolution, float]:
+    """Alternation over assignments: each non-leader is assigned the leader it scores highest under
+    the current A (the choice hardmax makes among the leaders), the invariant problem is solved, and
+    again, until the assignment repeats. Returns the best assignment, its solution and the solver time."""
+    d = Z.shape[1]
+    Sa = np.array(S)
+    best: tuple[tuple[int, ...], MarginSolution] | None = None
+    total = 0.0
+    for A in starts:
+        seen: set[tuple[int, ...]] = set()
+        for _ in range(tries):
+            scores = (Z @ A.T) @ Z[Sa].T  # (n, |S|): <A z_i, z_l>
+            owner = tuple(int(i) if i in S else int(Sa[np.argmax(scores[i])]) for i in range(len(Z)))
+            if owner in seen:
+                break
+            seen.add(owner)
+            sol = solve_margin(invariant_preferences(Z, owner, alpha, ks), d, spd=spd, min_eigenvalue=min_eigenvalue)
+            total += sol.seconds
+            if best is None or sol.margin > best[1].margin:
+                best = (owner, sol)
+            if not np.isfinite(sol.margin):
+                break
+            A = sol.A
+        if best is not None and best[1].margin > min_margin:
+            break
+    assert best is not None
+    return best[0], best[1], total
+
+
+def ends_with(traj: HardmaxTrajectory, owner: tuple[int, ...], found: tuple[int, ...]) -> tuple[int, ...]:
+    """The leader each token of the run ends with: :func:`final_owners` of the last layer, except
+    that a token that followed only ``owner[i]`` at every layer counts as ending with it even when
+    the run was too short to close the gap (its position is then
+    :math:`z_l + c^K (z_i - z_l) \to z_l`, c = 1/(1+alpha), exactly)."""
+    ends = list(final_owners(traj.ys[-1, 0].numpy(), found))
+    if traj.follow is not None:
+        follow = traj.follow[:, 0].numpy()
+        for i in range(len(ends)):
+            if ends[i] != owner[i] and owner[i] in found and not first_deviations(follow, owner, [i]):
+                ends[i] = owner[i]
+    return tuple(ends)
+
+
+def solve_assignment(Z: np.ndarray, owner: tuple[int, ...], *, spd: bool, min_eigenvalue: float, alpha: float,
+                     layers: int, rounds: int, first_round: int = 0,
+                     first: MarginSolution | None = None, partition: bool = True,
+                     min_margin: float = 0.0) -> Attempt:
+    """Rounds of solve (invariant constraints for ``owner``) and simulate (see the module).
+    ``first``: an already computed solution for round 0 (skips its solve). ``partition``: success
+    needs every token to end with ``owner[i]`` (cluster targets); False: the leaders alone decide
+    (leader targets, where the assignment is only a means). The best verified round is kept."""
+    from .choose import simulate
+
+    n, d = Z.shape
+    S = tuple(sorted(set(owner)))
+    prefs: list[Preference] = invariant_preferences(Z, owner, alpha, layer_schedule(layers, alpha))
+    history: list[Round] = []
+    added: tuple[tuple[int, int], ...] = ()
+    best = None
+    best_score: tuple[bool, int, int] = (False, -(10**9), -(10**9))
+    seconds, reason = 0.0, ""
+    for r in range(rounds):
+        sol = first if (r == 0 and first is not None) else solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue)
+        seconds += sol.seconds
+        idx = first_round + r
+        if not sol.margin > min_margin:
+            history.append(Round(idx, added, sol.margin, sol.status, sol.seconds, (), (), False, "invariant"))
+            reason = (f"no {'SPD ' if spd else ''}A within the norm bound keeps every token following only its leader "
+                      f"with a margin above {min_margin:g} (best margin {sol.margin:.3g}, {sol.status})")
+            break
+        traj = simulate(Z, sol.A, alpha, layers, follow=True)
+        found = analysis.leaders(traj)
+        ends = ends_with(traj, owner, found.indices)
+        ok = set(found.indices) == set(S) and (ends == owner or not partition)
+        history.append(Round(idx, added, sol.margin, sol.status, sol.seconds, found.indices, found.since, ok, "invariant"))
+        score = (ok, -len(set(found.indices) ^ set(S)), -sum(e != o for e, o in zip(ends, owner)))
+        if score > best_score:
+            best, best_score = (sol, traj), score
+        if ok:
+            break
+        wrong = [i for i in range(n) if ends[i] != owner[i] or (i in found.indices and i not in S)]
+        new = first_deviations(traj.follow[:, 0].numpy(), owner, wrong)
+        if not new:
+            reason = f"every token follows only its leader at every layer, yet the run of {layers} layers has not settled"
+            break
+        added = tuple(new)
+        for i, k in new:
+            prefs += follows_only(traj.ys[k, 0].numpy(), i, owner[i], layer=k)
+    return Attempt(best, history, seconds, reason)

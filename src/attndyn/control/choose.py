@@ -1,0 +1,262 @@
+r"""Choose A so that the tokens you name are exactly the leaders (the hardmax paper's open question).
+
+At layer 0 the target is a set of linear inequalities in A (:mod:`~attndyn.control.constraints`):
+each requested leader i has :math:`\langle A z_i, z_i - z_l\rangle > 0` for all l != i; each other
+token i needs *some* j with :math:`\langle A z_i, z_j - z_i\rangle \ge 0` (a disjunction). The
+disjunction is resolved by alternation: with the current A, every non-leader is assigned the token
+it already scores highest, the margin problem (:mod:`~attndyn.control.solve`) is solved for these
+choices, and the choices are recomputed with the new A until they repeat.
+
+Leaders can also emerge at later layers (hardmax paper, the emerging-leader example). Stage 1
+therefore imposes constraints on every layer at once, under the invariant "each follower follows
+only its assigned leader" (:mod:`~attndyn.control.invariant`: the positions are then known in
+closed form, and the constraints are linear in A; followers are assigned to leaders by alternation).
+When that has no positive margin, stage 2 imposes layer 0 only, with the free disjunction above.
+Either answer is **verified by simulation** with the exact engine (:func:`attndyn.hardmax`,
+:func:`attndyn.leaders`) over all ``layers``. When a token that was not asked for leads at layer k,
+the constraint "it does not lead" is added at the positions :math:`Z^k` of that run and the
+problem solved again, for at most ``rounds`` rounds; every round is reported.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from .. import analysis
+from .._validation import InputError, as_tokens, check_int, check_nonnegative, check_positive
+from ..hardmax import hardmax
+from ..options import SaveAt
+from ..trajectory import HardmaxTrajectory
+from .assign import Attempt, best_assignment, solve_assignment
+from .constraints import Preference, follows, leads
+from .hull import never_leads
+from .invariant import layer_schedule
+from .result import ControlResult, Round
+from .solve import MarginSolution, require_cvxpy, solve_margin
+
+__all__ = ["choose_A", "check_request", "simulate", "solve_disjunctive"]
+
+
+def check_request(tokens: Any, alpha: Any, layers: Any, rounds: Any, min_eigenvalue: Any, spd: bool) -> tuple[np.ndarray, float, int, int, float]:
+    """Validate the common arguments; returns the (n, d) float64 tokens and the checked numbers."""
+    z, batched = as_tokens(tokens)
+    if batched and z.shape[0] != 1:
+        raise InputError(f"tokens must be one sequence (n, d); got a batch of {z.shape[0]}: control one sequence at a time")
+    Z = z[0].numpy()
+    if len(Z) < 2:
+        raise InputError(f"tokens has {len(Z)} token; control needs at least 2")
+    alpha = check_positive(alpha, "alpha")
+    layers = check_int(layers, "layers", minimum=1)
+    rounds = check_int(rounds, "rounds", minimum=1)
+    mu = check_positive(min_eigenvalue, "min_eigenvalue")
+    if mu >= 1:
+        raise InputError(f"min_eigenvalue must be below 1 (A is bounded by the identity), got {mu}")
+    if spd:
+        require_cvxpy()
+    return Z, alpha, layers, rounds, mu
+
+
+def _check_leaders(leaders: Any, n: int) -> tuple[int, ...]:
+    if isinstance(leaders, (int, np.integer)):
+        leaders = [leaders]
+    try:
+        S = [int(i) for i in leaders]
+        if any(float(i) != int(i) for i in leaders):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise InputError(f"leaders must be token indices (integers), got {leaders!r}") from None
+    if not S:
+        raise InputError("leaders is empty; name at least one token index, e.g. leaders=[0, 2]")
+    bad = [i for i in S if not 0 <= i < n]
+    if bad:
+        raise InputError(f"leaders {bad} out of range: the tokens are numbered 0..{n - 1}")
+    if len(set(S)) != len(S):
+        raise InputError(f"leaders {S} repeats a token; name each token once")
+    return tuple(sorted(S))
+
+
+def simulate(Z: np.ndarray, A: np.ndarray | None, alpha: float, layers: int, *, follow: bool = False) -> HardmaxTrajectory:
+    """The exact engine, every layer kept (the verification run; A = None is the identity)."""
+    return hardmax(Z, alpha=alpha, layers=layers, A=A, save=SaveAt(every=1, follow=follow), check_hypotheses=False)
+
+
+def solve_disjunctive(fixed: list[Preference], groups: list[list[Preference]], d: int, *, spd: bool,
+                      min_eigenvalue: float, tries: int = 4, min_margin: float = 0.0) -> tuple[MarginSolution, float]:
+    """Maximise the margin of ``fixed`` and of one preference chosen from each group (alternation,
+    see the module); returns the best solution and the total solver time."""
+    solve = lambda prefs: solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue)  # noqa: E731
+    total = 0.0
+    best: MarginSolution | None = None
+    starts = []
+    if fixed:
+        s0 = solve(fixed)
+        total += s0.seconds
+        if np.isfinite(s0.margin):
+            starts.append(s0.A)
+    starts.append(np.eye(d))
+    for A in starts:
+        seen: set[tuple[int, ...]] = set()
+        for _ in range(tries):
+            choice = tuple(int(np.argmax([p.margin(A) for p in g])) for g in groups)
+            if choice in seen:
+                break
+            seen.add(choice)
+            s = solve(fixed + [g[c] for g, c in zip(groups, choice)])
+            total += s.seconds
+            if best is None or s.margin > best.margin:
+                best = s
+            if not np.isfinite(s.margin):
+                break
+            A = s.A
+        if best is not None and best.margin > min_margin:
+            break
+    assert best is not None  # at least one solve ran
+    return best, total
+
+
+def choose_A(
+    tokens: Any,
+    leaders: Iterable[int],
+    *,
+    spd: bool = True,
+    alpha: float = 0.5,
+    layers: int = 60,
+    rounds: int = 5,
+    min_eigenvalue: float = 1e-3,
+    margin: float = 0.0,
+) -> ControlResult:
+    r"""A matrix A under which exactly the tokens ``leaders`` lead (:math:`C_i(Z^k)=\{i\}` for some k).
+
+    Args:
+        tokens: one sequence (n, d).
+        leaders: the token indices that should lead; every other token should never lead.
+        spd: look for a symmetric positive definite A with :math:`\mu I \preceq A \preceq I`
+            (a semidefinite program; needs cvxpy, ``pip install -e ".[control]"``), so that
+            Theorem 1.1 applies; False: any A with :math:`|A_{ab}| \le 1` (a linear program).
+        alpha, layers: step and depth of the verification run (hardmax paper eq. (1.1)).
+        rounds: at most this many solve-and-simulate rounds.
+        min_eigenvalue: :math:`\mu`, the smallest eigenvalue allowed for SPD A.
+        margin: accept only solutions whose normalised margin (:mod:`~attndyn.control.constraints`)
+            exceeds this (default 0: any strictly positive margin); larger values buy robustness.
+
+    Returns:
+        A :class:`~attndyn.control.ControlResult`: A, the margin, the verdict and why, each round,
+        hull certificates of impossible leaders, the verification run and the identity baseline.
+
+    >>> from attndyn.control import choose_A
+    >>> Z = [[2.0, 0.0], [0.0, 2.0], [-1.0, -1.5], [0.1, 0.2], [0.5, -0.3]]
+    >>> import attndyn; attndyn.leaders(attndyn.hardmax(Z, alpha=0.5, layers=60)).indices   # under A = I
+    (0, 1, 2)
+    >>> res = choose_A(Z, [1, 2], spd=False)
+    >>> res.verdict, res.leaders_found, res.margin > 0
+    ('reached', (1, 2), True)
+    >>> choose_A(Z, [3], spd=False).reason.split(" (")[0]
+    'token 3 lies in the hull of the other tokens'
+    """
+    Z, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
+    m0 = check_nonnegative(margin, "margin")
+    n, d = Z.shape
+    S = _check_leaders(leaders, n)
+    baseline = simulate(Z, None, alpha, layers)
+    common = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline, min_margin=m0)
+    solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
+
+    certs = tuple(c for c in (never_leads(Z, i, spd=spd) for i in S) if c is not None)
+    if certs:
+        return ControlResult(A=np.eye(d), margin=-np.inf, leaders_found=(), since=(), verdict="not_reached",
+                             reason="; ".join(c.sentence() for c in certs), rounds=(), certificates=certs,
+                             trajectory=None, solver=solver, seconds=0.0, **common)
+
+    t_start = time.perf_counter()
+    fixed = [p for i in S for p in leads(Z, i)]
+    # Stage 1: every layer at once, followers assigned to leaders (sufficient; see invariant.py).
+    s0 = solve_margin(fixed, d, spd=spd, min_eigenvalue=mu)
+    starts = ([s0.A] if np.isfinite(s0.margin) else []) + [np.eye(d)]
+    owner, first, secs = best_assignment(Z, S, spd=spd, min_eigenvalue=mu, alpha=alpha,
+                                         ks=layer_schedule(layers, alpha), starts=starts, min_margin=m0)
+    att = solve_assignment(Z, owner, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds, first=first,
+                           partition=False, min_margin=m0)
+    attempts = [att]
+    seconds = s0.seconds + secs + att.seconds - first.seconds
+    if not (att.rounds and att.rounds[-1].ok):
+        # Stage 2: layer 0 only (the disjunction free), then the layers where runs disagreed.
+        att2 = _layer0_rounds(Z, S, fixed, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds,
+                              first_round=len(att.rounds), min_margin=m0)
+        attempts.append(att2)
+        seconds += att2.seconds
+    wall = time.perf_counter() - t_start
+    history = tuple(r for a in attempts for r in a.rounds)
+    scored = [(_score(a.best[1], S), k) for k, a in enumerate(attempts) if a.best is not None]
+    if not scored:
+        reason = "; ".join(a.reason for a in attempts if a.reason)
+        return ControlResult(A=np.eye(d), margin=max(r.margin for r in history) if history else -np.inf,
+                             leaders_found=(), since=(), verdict="not_reached", reason=reason, rounds=history,
+                             certificates=(), trajectory=None, solver=solver, seconds=seconds,
+                             extra={"wall_seconds": wall}, **common)
+    chosen = attempts[max(scored)[1]]
+    sol, traj = chosen.best
+    found = analysis.leaders(traj)
+    if set(found.indices) == set(S):
+        how = "every layer, followers assigned to leaders" if chosen is att else "layer 0 and the layers where runs disagreed"
+        verdict, reason = "reached", (f"exactly tokens {list(S)} lead in the engine's run of {layers} layers "
+                                      f"(margin {sol.margin:.3g}, constraints: {how})")
+    else:
+        layer0 = tuple(int(i) for i in np.flatnonzero(traj.leader_mask[0, 0].numpy()))
+        late = [(i, k) for i, k in zip(found.indices, found.since) if i not in S]
+        what = ", ".join(f"token {i} (from layer {k})" for i, k in late)
+        if layer0 == S:
+            verdict = "layer0_only"
+            reason = f"exactly the requested tokens lead at layer 0, but {what} also leads later ({len(history)} rounds)"
+        else:
+            verdict = "not_reached"
+            reason = f"the engine's leaders are {list(found.indices)} ({what})"
+    return ControlResult(A=sol.A, margin=sol.margin, leaders_found=found.indices, since=found.since, verdict=verdict,
+                         reason=reason, rounds=history, certificates=(), trajectory=traj, solver=solver,
+                         seconds=seconds, extra={"wall_seconds": wall}, **common)
+
+
+def _score(traj: HardmaxTrajectory, S: tuple[int, ...]) -> tuple[int, int, int]:
+    """Rank verified runs: reached, then exact at layer 0, then fewest wrong leaders."""
+    found = set(analysis.leaders(traj).indices)
+    layer0 = set(int(i) for i in np.flatnonzero(traj.leader_mask[0, 0].numpy()))
+    return (int(found == set(S)), int(layer0 == set(S)), -len(found ^ set(S)))
+
+
+def _layer0_rounds(Z: np.ndarray, S: tuple[int, ...], fixed: list[Preference], *, spd: bool, mu: float, alpha: float,
+                   layers: int, rounds: int, first_round: int, min_margin: float = 0.0) -> Attempt:
+    n, d = Z.shape
+    groups = [[q for j in range(n) if j != i for q in follows(Z, i, j)] for i in range(n) if i not in S]
+    history: list[Round] = []
+    added: tuple[tuple[int, int], ...] = ()
+    best = None
+    seconds, reason = 0.0, ""
+    for r in range(rounds):
+        sol, secs = solve_disjunctive(fixed, groups, d, spd=spd, min_eigenvalue=mu, min_margin=min_margin)
+        seconds += secs
+        idx = first_round + r
+        if not sol.margin > min_margin:
+            history.append(Round(idx, added, sol.margin, sol.status, secs, (), (), False))
+            reason = (f"no {'SPD ' if spd else ''}A within the norm bound meets the layer-0 constraints with a margin "
+                      f"above {min_margin:g} (best margin {sol.margin:.3g}, {sol.status})" + (" after adding later layers" if r else ""))
+            break
+        traj = simulate(Z, sol.A, alpha, layers)
+        found = analysis.leaders(traj)
+        ok = set(found.indices) == set(S)
+        history.append(Round(idx, added, sol.margin, sol.status, secs, found.indices, found.since, ok))
+        if best is None or _score(traj, S) >= _score(best[1], S):
+            best = (sol, traj)
+        if ok:
+            break
+        extra = [(i, k) for i, k in zip(found.indices, found.since) if i not in S]
+        if set(S) - set(found.indices) or not extra:  # cannot happen with a positive layer-0 margin, unless rounding
+            reason = f"requested leaders {sorted(set(S) - set(found.indices))} do not lead in the engine's run"
+            break
+        added = tuple(extra)
+        for i, k in extra:
+            Zk = traj.ys[k, 0].numpy()  # (n, d) positions of layer k of this run
+            groups.append([q for j in range(n) if j != i for q in follows(Zk, i, j, layer=k)])
+    return Attempt(best, history, seconds, reason)

@@ -1,0 +1,106 @@
+r"""Clusters as targets: choose A so that every token ends with the leader you name.
+
+The target is a map ``targets[i] = l``: token i should end at the limit of leader l, and the
+leaders are the fixed points ``targets[l] = l``. It is solved as the leader target of
+:func:`~attndyn.control.choose_A`, with the disjunction fixed by the target: at layer 0 each token
+follows only its leader at every layer, :math:`C_i(Z^k) = \{l\}`, with the positions of the invariant of
+:mod:`~attndyn.control.invariant` (leaders never move, followers approach their leader by the
+factor :math:`1/(1+\alpha)` per layer), so the final partition is the target. The exact engine checks
+it; :mod:`~attndyn.control.assign` adds the constraints of the layers where a run deviated.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from .. import analysis
+from .._validation import InputError, check_nonnegative
+from .assign import ends_with, solve_assignment
+from .choose import check_request, simulate
+from .hull import never_leads
+from .result import ControlResult
+
+__all__ = ["choose_A_for_clusters"]
+
+
+def _check_targets(targets: Any, n: int) -> tuple[int, ...]:
+    try:
+        T = tuple(int(t) for t in targets)
+    except (TypeError, ValueError):
+        raise InputError(f"targets must be one token index per token, got {targets!r}") from None
+    if len(T) != n:
+        raise InputError(f"targets has {len(T)} entries for {n} tokens; give the leader of every token")
+    bad = [t for t in T if not 0 <= t < n]
+    if bad:
+        raise InputError(f"targets {bad} out of range: the tokens are numbered 0..{n - 1}")
+    wrong = [i for i, t in enumerate(T) if T[t] != t]
+    if wrong:
+        i = wrong[0]
+        raise InputError(f"targets[{i}] = {T[i]} but targets[{T[i]}] = {T[T[i]]}: a token's leader must be its own "
+                         f"target (set targets[{T[i]}] = {T[i]})")
+    return T
+
+
+def choose_A_for_clusters(
+    tokens: Any,
+    targets: Any,
+    *,
+    spd: bool = True,
+    alpha: float = 0.5,
+    layers: int = 60,
+    rounds: int = 5,
+    min_eigenvalue: float = 1e-3,
+    margin: float = 0.0,
+) -> ControlResult:
+    """A matrix A under which token i ends with leader ``targets[i]`` (leaders: ``targets[l] = l``).
+
+    Same arguments and result as :func:`~attndyn.control.choose_A`; the result also holds
+    ``clusters_requested`` (the targets) and ``clusters_found`` (:func:`~attndyn.control.assign.ends_with`
+    of the run: the leader each token ends with, -1 for none).
+
+    >>> from attndyn.control import choose_A_for_clusters
+    >>> Z = [[1.0, 0.0], [0.0, 1.0], [0.6, 0.5], [0.5, 0.6]]
+    >>> res = choose_A_for_clusters(Z, [0, 1, 0, 1], spd=False)   # 2 joins 0, 3 joins 1
+    >>> res.verdict, res.clusters_found
+    ('reached', (0, 1, 0, 1))
+    >>> choose_A_for_clusters(Z, [0, 1, 1, 0], spd=False).verdict   # the crossing partition
+    'not_reached'
+    """
+    Z, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
+    n, d = Z.shape
+    T = _check_targets(targets, n)
+    m0 = check_nonnegative(margin, "margin")
+    S = tuple(sorted({t for t in T}))
+    baseline = simulate(Z, None, alpha, layers)
+    solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
+    common = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline, solver=solver,
+                  clusters_requested=T, min_margin=m0)
+    certs = tuple(c for c in (never_leads(Z, i, spd=spd) for i in S) if c is not None)
+    if certs:
+        return ControlResult(A=np.eye(d), margin=-np.inf, leaders_found=(), since=(), verdict="not_reached",
+                             reason="; ".join(c.sentence() for c in certs), rounds=(), certificates=certs,
+                             trajectory=None, seconds=0.0, clusters_found=(), **common)
+    t0 = time.perf_counter()
+    att = solve_assignment(Z, T, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds,
+                           min_margin=m0)
+    extra = {"wall_seconds": time.perf_counter() - t0}
+    if att.best is None:
+        return ControlResult(A=np.eye(d), margin=att.rounds[-1].margin, leaders_found=(), since=(), verdict="not_reached",
+                             reason=att.reason, rounds=tuple(att.rounds), certificates=(), trajectory=None,
+                             seconds=att.seconds, clusters_found=(), extra=extra, **common)
+    sol, traj = att.best
+    found = analysis.leaders(traj)
+    owners = ends_with(traj, T, found.indices)
+    if set(found.indices) == set(S) and owners == T:
+        verdict, reason = "reached", f"every token ends with its target leader in the engine's run of {layers} layers"
+    else:
+        wrong = [i for i in range(n) if owners[i] != T[i]]
+        verdict = "not_reached"
+        reason = (f"tokens {wrong} end elsewhere, leaders found {list(found.indices)}" if wrong else
+                  f"leaders found {list(found.indices)} differ from {list(S)}") + (f"; then {att.reason}" if att.reason else "")
+    return ControlResult(A=sol.A, margin=sol.margin, leaders_found=found.indices, since=found.since, verdict=verdict,
+                         reason=reason, rounds=tuple(att.rounds), certificates=(), trajectory=traj, seconds=att.seconds,
+                         clusters_found=owners, extra=extra, **common)

@@ -1,0 +1,181 @@
+r"""The margin problem: the matrix A that satisfies linear score preferences with the largest margin.
+
+Given preference rows :math:`G_1, \dots, G_m` (:mod:`attndyn.control.constraints`), solve
+
+.. math::
+
+    \max_{A,\,t}\; t \quad\text{s.t.}\quad \langle A, G_k\rangle_F \ge t \;(k = 1..m),
+
+* **general A** (a linear program, :func:`scipy.optimize.linprog` with HiGHS): under the norm
+  bound :math:`|A_{ab}| \le 1`;
+* **symmetric positive definite A** (a semidefinite program, cvxpy with the solvers it installs):
+  under :math:`\mu I \preceq A \preceq I` (so Theorem 1.1 of the hardmax paper applies and
+  :math:`\lVert A\rVert_2 \le 1`), ``mu = min_eigenvalue``.
+
+The optimum t* > 0 iff some A in the set meets every preference strictly (the feasible set is a
+cone intersected with a bounded convex set, so scaling makes "> 0" and "> t" equivalent up to the
+bound). The margin reported is recomputed from the returned A, never taken from the solver.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linprog
+
+from .._validation import InputError
+from .constraints import Preference, margins, preference_rows
+
+__all__ = ["MarginSolution", "solve_margin", "require_cvxpy"]
+
+CVXPY_HINT = 'SPD control needs cvxpy: pip install -e ".[control]" (or pip install "cvxpy>=1.4")'
+
+
+@dataclass(frozen=True)
+class MarginSolution:
+    """A (d, d), its margin (the smallest normalised preference gap), the solver's status and time."""
+
+    A: np.ndarray
+    margin: float
+    status: str
+    seconds: float
+    solver: str
+
+
+def require_cvxpy():
+    """Import cvxpy, or raise an :class:`InputError` that says how to install it."""
+    try:
+        import cvxpy
+    except ImportError:
+        raise InputError(f"spd=True: {CVXPY_HINT}; or pass spd=False (the command line without --spd) for the linear program") from None
+    return cvxpy
+
+
+def _lp(G: np.ndarray, d: int) -> tuple[np.ndarray | None, str]:
+    m = len(G)
+    # variables x = (vec A (d*d, row-major), t); maximise t  <=>  minimise -t
+    c = np.zeros(d * d + 1)
+    c[-1] = -1.0
+    A_ub = np.hstack([-G, np.ones((m, 1))])  # t - <A, G_k> <= 0
+    bounds = [(-1.0, 1.0)] * (d * d) + [(None, float(d))]  # |<A, G>| <= |A|_F <= d
+    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(m), bounds=bounds, method="highs")
+    if res.status != 0:
+        return None, f"linprog: {res.message}"
+    return res.x[:-1].reshape(d, d), "optimal"
+
+
+def _sdp(G: np.ndarray, d: int, min_eigenvalue: float) -> tuple[np.ndarray | None, str]:
+    cp = require_cvxpy()
+    A = cp.Variable((d, d), symmetric=True)
+    t = cp.Variable()
+    I = np.eye(d)
+    cons = [A - min_eigenvalue * I >> 0, I - A >> 0]
+    if len(G):
+        cons.append(G @ cp.reshape(A, (d * d,), order="C") >= t)
+    prob = cp.Problem(cp.Maximize(t), cons)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # solver chatter; the status below says what matters
+        try:
+            prob.solve(solver=cp.CLARABEL)
+        except cp.error.SolverError as exc:
+            return None, f"cvxpy: {exc}"
+    if prob.status not in ("optimal", "optimal_inaccurate") or A.value is None:
+        return None, f"cvxpy: {prob.status}"
+    S = (A.value + A.value.T) / 2
+    w, V = np.linalg.eigh(S)
+    S = (V * np.clip(w, min_eigenvalue, 1.0)) @ V.T  # exactly inside mu I <= A <= I, up to rounding
+    return (S + S.T) / 2, prob.status
+
+
+def solve_margin(prefs: list[Preference], d: int, *, spd: bool, min_eigenvalue: float = 1e-3) -> MarginSolution:
+    """Maximise the smallest normalised margin of ``prefs`` over the admissible A (see the module).
+
+    >>> import numpy as np
+    >>> from attndyn.control.constraints import leads
+    >>> Z = np.array([[1.0, 0.0], [0.0, 1.0], [0.2, 0.2]])
+    >>> sol = solve_margin(leads(Z, 2), 2, spd=False)   # make the middle token lead
+    >>> sol.margin > 0, sol.status
+    (True, 'optimal')
+    """
+    G = preference_rows(prefs)
+    if len(prefs) and not np.abs(G).sum(axis=1).all():
+        bad = next(p for p in prefs if not p.row().any())
+        return MarginSolution(np.eye(d), -np.inf, f"token {bad.i} cannot prefer {bad.j} to {bad.l}: the two score the same for every A", 0.0, "none")
+    t0 = time.perf_counter()
+    if spd:
+        A, status = _sdp(G, d, min_eigenvalue)
+        solver = "cvxpy/CLARABEL (SDP)"
+    else:
+        A, status = _lp(G, d)
+        solver = "scipy linprog/HiGHS (LP)"
+    seconds = time.perf_counter() - t0
+    if A is None:
+        return MarginSolution(np.eye(d), -np.inf, status, seconds, solver)
+    m = float(margins(A, prefs).min()) if prefs else 0.0
+    return MarginSolution(A, m, status, seconds, solver)
+
+
+def solve_margin_milp(fixed: list[Preference], groups: list[list[Preference]], d: int, *,
+                      time_limit: float = 20.0) -> MarginSolution:
+    r"""General A, with the disjunctions solved **exactly**: a mixed-integer linear program.
+
+    Each group is an "or" of preferences; binary :math:`y_{gc}` selects alternative c of group g:
+
+    .. math::
+
+        \max t \;\text{s.t.}\; \langle A, G_k\rangle \ge t \;(k \in \text{fixed}),\quad
+        \langle A, G_{gc}\rangle \ge t - M (1 - y_{gc}),\quad \textstyle\sum_c y_{gc} \ge 1,\quad |A_{ab}| \le 1,
+
+    with :math:`M = 2d + 1` (every :math:`|\langle A, G\rangle| \le \lVert A\rVert_F \le d`, and
+    :math:`|t| \le d`). :func:`scipy.optimize.milp` (HiGHS branch and bound), stopped after
+    ``time_limit`` seconds with the best A found (the status says so). An optimum t* <= 0 proves
+    that no A at all meets the constraints (the box loses nothing: they are invariant under scaling A).
+    """
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    G_fixed = preference_rows(fixed)
+    alts = [p for g in groups for p in g]
+    G_alt = preference_rows(alts)
+    nA, nf, na = d * d, len(fixed), len(alts)
+    if (nf and not np.abs(G_fixed).sum(axis=1).all()):
+        bad = next(p for p in fixed if not p.row().any())
+        return MarginSolution(np.eye(d), -np.inf, f"token {bad.i} cannot prefer {bad.j} to {bad.l}: the two score the same for every A", 0.0, "none")
+    M = 2.0 * d + 1.0
+    nv = nA + 1 + na  # (vec A, t, y)
+    c = np.zeros(nv)
+    c[nA] = -1.0
+    rows, lo, hi = [], [], []
+    if nf:
+        R = np.zeros((nf, nv))
+        R[:, :nA], R[:, nA] = -G_fixed, 1.0
+        rows.append(R), lo.append(np.full(nf, -np.inf)), hi.append(np.zeros(nf))
+    if na:
+        R = np.zeros((na, nv))
+        R[:, :nA], R[:, nA] = -G_alt, 1.0
+        R[np.arange(na), nA + 1 + np.arange(na)] = M
+        rows.append(R), lo.append(np.full(na, -np.inf)), hi.append(np.full(na, M))
+        pick = np.zeros((len(groups), nv))
+        start = 0
+        for g, grp in enumerate(groups):
+            pick[g, nA + 1 + start: nA + 1 + start + len(grp)] = 1.0
+            start += len(grp)
+        rows.append(pick), lo.append(np.ones(len(groups))), hi.append(np.full(len(groups), np.inf))
+    cons = [LinearConstraint(np.vstack(rows), np.concatenate(lo), np.concatenate(hi))] if rows else []
+    bounds = Bounds(np.r_[-np.ones(nA), -float(d), np.zeros(na)], np.r_[np.ones(nA), float(d), np.ones(na)])
+    integrality = np.r_[np.zeros(nA + 1), np.ones(na)]
+    t0 = time.perf_counter()
+    res = milp(c, constraints=cons, bounds=bounds, integrality=integrality,
+               options={"time_limit": float(time_limit), "mip_rel_gap": 1e-6})
+    seconds = time.perf_counter() - t0
+    solver = "scipy milp/HiGHS (MILP)"
+    if res.x is None:
+        return MarginSolution(np.eye(d), -np.inf, f"milp: {res.message}", seconds, solver)
+    A = res.x[:nA].reshape(d, d)
+    y = res.x[nA + 1:] > 0.5
+    chosen = [p for p, keep in zip(alts, y) if keep]
+    m = float(margins(A, fixed + chosen).min()) if fixed or chosen else 0.0
+    status = "optimal" if res.status == 0 else f"time limit ({time_limit:g} s), best found"
+    return MarginSolution(A, m, status, seconds, solver)

@@ -1,0 +1,95 @@
+"""Pictures of leader control: the tokens under the identity and under the chosen A, side by side,
+and the counterfactual predictions of a sentiment model when other words lead.
+
+Both functions read finished results (:class:`attndyn.control.ControlResult`, numbers); neither
+runs the dynamics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._validation import InputError
+from ..analysis import leaders
+from ._style import color, new_figure, sequence_states, square_limits
+from .trajectories import draw_state
+
+__all__ = ["control_comparison", "counterfactual_bars"]
+
+
+def control_comparison(result, *, labels: Sequence[str] | None = None, title: str | None = None):
+    """Two panels: every token's path under A = I (``result.baseline``) and under the chosen A
+    (``result.trajectory``), final layer, leaders as stars, the hull of the leaders shaded; the
+    requested leaders are ringed at their starting points (grey dots, labelled). ``labels`` (one per token) default to
+    the token indices when there are at most 40 tokens.
+
+    >>> from attndyn.control import choose_A
+    >>> res = choose_A([[2.0, 0.0], [0.0, 2.0], [-1.0, -1.5], [0.1, 0.2]], [1, 2], spd=False, layers=20)
+    >>> len(control_comparison(res).axes)
+    2
+    """
+    if result.trajectory is None:
+        raise InputError(f"no A was found ({result.reason}); there is no controlled run to draw")
+    states, _ = sequence_states(result.baseline, None)
+    n, d = states.shape[1:]
+    if d < 2:
+        raise InputError("control_comparison() draws tokens of dimension >= 2; these are one-dimensional")
+    if labels is None and n <= 40:
+        labels = [str(i) for i in range(n)]
+    fig = new_figure(10.0, 5.0)
+    proj = {"projection": "3d"} if d >= 3 else {}
+    both = np.concatenate([states, sequence_states(result.trajectory, None)[0]]).reshape(-1, d)
+    lim = square_limits(both[:, :2])
+    runs = [("A = I", result.baseline), ("chosen A" + (" (SPD)" if result.spd else ""), result.trajectory)]
+    for k, (name, traj) in enumerate(runs):
+        ax = fig.add_subplot(1, 2, k + 1, **proj)
+        draw_state(ax, traj, -1, trail=True, hull=True, limits=None if d >= 3 else lim)
+        z = sequence_states(traj, None)[0]
+        z0, zK = z[0][:, : min(d, 3)], z[-1][:, : min(d, 3)]
+        req = list(result.leaders_requested)
+        found = list(leaders(traj).indices)
+        ax.scatter(*z0.T, s=14, c="#777777", zorder=4)  # where the tokens started
+        ax.scatter(*z0[req].T, s=320, facecolors="none", edgecolors="#222222", linewidths=1.2, zorder=5)
+        ax.scatter(*zK[found].T, s=260, marker="*", facecolors="none", edgecolors="#111111", linewidths=1.0, zorder=6)
+        if labels is not None:
+            for i in range(n):
+                ax.text(*z0[i], " " + str(labels[i]), fontsize=7, color="#444444", zorder=7)
+        ax.set_title(f"{name}: leaders {found}\n(layer {int(traj.ts[-1])}; grey dots: layer 0, "
+                     f"rings: requested {req})", fontsize=9)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def counterfactual_bars(words: Sequence[str], probabilities: Sequence[float], baseline: float, *,
+                        reached: Sequence[bool] | None = None, title: str | None = None):
+    """Horizontal bars: P(positive) of a review when each word (or set of words) is made to lead (by another A),
+    against the model's own prediction ``baseline`` (dashed line); bars whose target was not
+    reached by the engine are hatched.
+
+    >>> fig = counterfactual_bars(["good", "bad"], [0.9, 0.2], 0.6)
+    >>> len(fig.axes)
+    1
+    """
+    p = np.asarray(probabilities, dtype=np.float64)
+    if len(p) != len(words):
+        raise InputError(f"counterfactual_bars(): {len(words)} words but {len(p)} probabilities")
+    ok = np.ones(len(p), dtype=bool) if reached is None else np.asarray(reached, dtype=bool)
+    fig = new_figure(6.0, 0.35 * len(p) + 1.4)
+    ax = fig.add_subplot()
+    y = np.arange(len(p))
+    cols = [color(1) if v < 0.5 else color(0) for v in p]
+    for yi, pi, ci, oi in zip(y, p, cols, ok):
+        ax.barh(yi, pi, color=ci, alpha=0.85 if oi else 0.35, hatch=None if oi else "//", edgecolor="#333333", lw=0.5)
+    ax.axvline(baseline, ls="--", color="#333333", lw=1.0, label=f"model (A = I): {baseline:.2f}")
+    ax.axvline(0.5, color="#999999", lw=0.6)
+    ax.set_yticks(y, [str(w) for w in words], fontsize=8)
+    ax.set_xlim(0, 1)
+    ax.invert_yaxis()
+    ax.set_xlabel("P(positive) when they lead")
+    ax.legend(fontsize=8, loc="lower right")
+    if title:
+        ax.set_title(title, fontsize=10)
+    return fig

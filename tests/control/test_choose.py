@@ -1,0 +1,154 @@
+"""choose_A: targets reached and verified by the exact engine, certificates, SPD, errors."""
+
+import sys
+
+import numpy as np
+import pytest
+
+import attndyn
+from attndyn import InputError
+from attndyn.control import VERDICTS, choose_A, leadable
+from attndyn.control.constraints import follows, leads, margins
+from attndyn.control.solve import solve_margin, solve_margin_milp
+
+Z5 = np.array([[2.0, 0.0], [0.0, 2.0], [-1.0, -1.5], [0.1, 0.2], [0.5, -0.3]])
+
+
+def resimulate(Z, res):
+    """The engine, run independently of the result object, under the returned A."""
+    traj = attndyn.hardmax(Z, alpha=res.alpha, layers=res.layers, A=res.A, check_hypotheses=False)
+    return attndyn.leaders(traj).indices
+
+
+@pytest.mark.parametrize("spd", [False, True])
+def test_random_vertex_targets_are_reached_and_verified(spd):
+    if spd:
+        pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(7)
+    reached = 0
+    for _ in range(8):
+        Z = rng.standard_normal((int(rng.integers(8, 14)), 2))
+        M = rng.standard_normal((2, 2))
+        A_star = M @ M.T + 0.1 * np.eye(2) if spd else M  # plant a reachable target on the hull's vertices
+        S = [i for i in attndyn.leaders(attndyn.hardmax(Z, alpha=0.5, layers=40, A=A_star,
+                                                        check_hypotheses=False)).indices]
+        if not set(S) <= set(leadable(Z, spd=spd)):
+            continue  # a leader that emerged later, from inside the hull
+        res = choose_A(Z, S, spd=spd, layers=40)
+        assert res.verdict in VERDICTS
+        if res.reached:
+            reached += 1
+            assert resimulate(Z, res) == tuple(S) == res.leaders_found
+            assert res.margin > 0 and all(r.margin > 0 for r in res.rounds if r.ok)
+    assert reached >= 5
+
+
+def test_spd_solution_is_spd_and_bounded():
+    pytest.importorskip("cvxpy")
+    res = choose_A(Z5, [1, 2], spd=True, min_eigenvalue=1e-2)
+    assert res.reached and res.spd
+    A = res.A
+    assert np.array_equal(A, A.T)
+    ev = np.linalg.eigvalsh(A)
+    assert ev.min() >= 1e-2 * (1 - 1e-9) and ev.max() <= 1 + 1e-9
+    assert res.record()["spd"] is True and "SDP" in res.solver
+
+
+def test_general_solution_respects_the_box_and_beats_the_identity():
+    res = choose_A(Z5, [1, 2], spd=False)
+    assert res.reached and np.abs(res.A).max() <= 1 + 1e-9
+    assert attndyn.leaders(res.baseline).indices == (0, 1, 2)  # A = I: token 0 leads as well
+    layer0 = margins(res.A, [p for i in (1, 2) for p in leads(Z5, i)])
+    assert 0 < res.margin <= layer0.min() + 1e-12  # the layer-0 leader rows are among those solved for
+
+
+def test_interior_target_is_refused_with_a_valid_certificate():
+    for spd in (False, True):
+        if spd:
+            pytest.importorskip("cvxpy")
+        res = choose_A(Z5, [0, 3], spd=spd)
+        assert res.verdict == "not_reached" and not res.reached and res.trajectory is None
+        (cert,) = res.certificates
+        assert cert.token == 3 and cert.check(Z5)
+        assert "token 3 lies in the hull" in res.reason
+        assert res.record()["certificates"][0]["token"] == 3
+
+
+def test_layer0_only_reports_the_emerging_leader_and_every_round():
+    res = choose_A(Z5, [0], spd=False, rounds=3)
+    assert res.verdict == "layer0_only"
+    late = [i for i in res.leaders_found if i != 0]
+    assert late and "also leads later" in res.reason
+    assert 0 in res.leaders_found and res.since[res.leaders_found.index(0)] == 0
+    assert len(res.rounds) >= 2 and res.rounds[0].method == "invariant"
+    assert any(r.added for r in res.rounds)  # a later layer's constraint was added
+    assert resimulate(Z5, res) == res.leaders_found
+
+
+def test_milp_is_exact_where_the_alternation_is_a_heuristic():
+    # the MILP optimum is at least the alternation's (it searches every choice of followed token)
+    from attndyn.control.choose import solve_disjunctive
+
+    rng = np.random.default_rng(5)
+    Z = rng.standard_normal((7, 2))
+    S = leadable(Z)[:2]
+    fixed = [p for i in S for p in leads(Z, i)]
+    groups = [[q for j in range(7) if j != i for q in follows(Z, i, j)] for i in range(7) if i not in S]
+    heur, _ = solve_disjunctive(fixed, groups, 2, spd=False, min_eigenvalue=1e-3)
+    exact = solve_margin_milp(fixed, groups, 2)
+    assert exact.status == "optimal" and exact.margin >= heur.margin - 1e-7
+
+
+def test_solve_margin_on_a_tie_that_no_matrix_breaks():
+    Z = np.array([[0.0, 0.0], [1.0, 0.0]])
+    sol = solve_margin(leads(Z, 0), 2, spd=False)
+    assert sol.margin == -np.inf and "score the same for every A" in sol.status
+
+
+def test_zero_token_cannot_lead():
+    res = choose_A([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]], [0], spd=False)
+    assert res.verdict == "not_reached"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"leaders": []}, "leaders is empty"),
+    ({"leaders": [0, 9]}, r"leaders \[9\] out of range: the tokens are numbered 0..4"),
+    ({"leaders": [1, 1]}, "repeats a token"),
+    ({"leaders": ["a"]}, "leaders must be token indices"),
+    ({"leaders": [0.5]}, "leaders must be token indices"),
+    ({"leaders": [0], "alpha": 0}, "alpha must be a positive"),
+    ({"leaders": [0], "layers": 0}, "layers must be an integer >= 1"),
+    ({"leaders": [0], "rounds": 0}, "rounds must be an integer >= 1"),
+    ({"leaders": [0], "min_eigenvalue": 2.0}, "min_eigenvalue must be below 1"),
+    ({"leaders": [0], "margin": "big"}, "margin must be a non-negative number"),
+])
+def test_malformed_requests(kwargs, match):
+    with pytest.raises(InputError, match=match):
+        choose_A(Z5, spd=False, **kwargs)
+
+
+def test_malformed_tokens():
+    with pytest.raises(InputError, match="one sequence"):
+        choose_A(np.zeros((2, 3, 2)), [0], spd=False)
+    with pytest.raises(InputError, match="at least 2"):
+        choose_A([[1.0, 0.0]], [0], spd=False)
+    with pytest.raises(InputError, match="NaN"):
+        choose_A([[1.0, np.nan], [0.0, 1.0]], [0], spd=False)
+
+
+def test_spd_without_cvxpy_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cvxpy", None)  # import cvxpy now raises ImportError
+    with pytest.raises(InputError, match=r'pip install -e "\.\[control\]"'):
+        choose_A(Z5, [1, 2], spd=True)
+    assert choose_A(Z5, [1, 2], spd=False).reached  # the LP path needs scipy only
+
+
+def test_a_required_margin_is_met_or_the_target_refused():
+    loose = choose_A(Z5, [1, 2], spd=False)
+    assert loose.reached and loose.record()["min_margin"] == 0.0
+    strict = choose_A(Z5, [1, 2], spd=False, margin=loose.margin / 2)
+    assert strict.reached and strict.margin > loose.margin / 2
+    refused = choose_A(Z5, [1, 2], spd=False, margin=5.0)  # above any margin: |<A, G>| <= |A|_F <= d = 2
+    assert refused.verdict == "not_reached" and "margin above 5" in refused.reason
+    with pytest.raises(InputError, match="margin must be a non-negative"):
+        choose_A(Z5, [1, 2], spd=False, margin=-1)
