@@ -22,7 +22,7 @@ from .options import SaveAt, StopOnConvergence
 from .softmax import softmax
 from .trajectory import HardmaxTrajectory, RunStats, SoftmaxTrajectory, Trajectory
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 
 def __getattr__(name: str):

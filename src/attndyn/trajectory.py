@@ -138,7 +138,7 @@ class Trajectory:
 class HardmaxTrajectory(Trajectory):
     """Trajectory of the hardmax dynamics, eq. (1.1) of the hardmax paper.
 
-    Extra attributes:
+    Attributes:
         leader_since: ``(B, n)`` int, the first layer k with :math:`C_i(Z^k) = \\{i\\}` by a
             margin larger than the rounding bound (:mod:`attndyn.margins`), or -1.
         leader_margin: ``(B, n)`` float, the computed margin :math:`\\hat\\mu_i` at layer

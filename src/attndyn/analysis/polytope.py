@@ -70,7 +70,7 @@ class Polytope:
 
     @classmethod
     def from_points(cls, points, *, tol: float | None = None) -> "Polytope":
-        """conv(points); ``tol`` (absolute, default 1e-6 * max(1, max |coordinate|)) decides
+        """conv(points); ``tol`` (absolute, default ``1e-6 * max(1, max |coordinate|)``) decides
         which points coincide, which are flat, and what counts as on the boundary."""
         p = np.atleast_2d(np.asarray(points, dtype=np.float64))
         if p.size == 0:

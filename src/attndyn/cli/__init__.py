@@ -21,6 +21,24 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from .._version import __version__
+
+        print(f"attndyn {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", callback=_print_version,
+                                 is_eager=True),
+) -> None:
+    """What self-attention does to tokens: hardmax and softmax attention dynamics."""
+
+
 from . import dynamics as _dynamics  # noqa: E402,F401  (registers hardmax, softmax, demo)
 
 # ---- sub-command groups (one line each) -------------------------------------------------
