@@ -22,7 +22,7 @@ from .options import SaveAt, StopOnConvergence
 from .softmax import softmax
 from .trajectory import HardmaxTrajectory, RunStats, SoftmaxTrajectory, Trajectory
 
-from ._version import __version__
+from ._version import __version__ as __version__
 
 
 def __getattr__(name: str):

@@ -64,7 +64,7 @@ def test_boolean_distance_and_rank():
 def test_theorem_report_on_random_configurations():
     rng = np.random.default_rng(1)
     holds = 0
-    for seed in range(10):
+    for _ in range(10):
         z = rng.standard_normal((12, 2))
         M = rng.standard_normal((2, 2))
         traj = attndyn.hardmax(z, alpha=1.0, layers=120, A=M @ M.T + 0.5 * np.eye(2))

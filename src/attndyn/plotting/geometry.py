@@ -59,13 +59,13 @@ def draw_step_geometry(ax, tokens: Any, i: int = 0, *, A: Any = None, title: str
     _line(ax, direction, best, xl, yl, color="#555555", lw=1.0, ls="--")
     arrow = direction / np.linalg.norm(direction) * 0.35 * (xl[1] - xl[0])
     ax.annotate("", xy=z[i] + arrow, xytext=z[i], arrowprops=dict(arrowstyle="-|>", color="#333333", lw=1.6), zorder=4)
-    ax.text(*(z[i] + arrow * 1.08), "$Az_{%d}$" % (i + 1), fontsize=10, zorder=5)
+    ax.text(*(z[i] + arrow * 1.08), f"$Az_{{{i + 1}}}$", fontsize=10, zorder=5)
     ax.plot([0], [0], marker="+", color="#666666", ms=8, zorder=2)
     for j in range(n):
         ring = j in C and j != i
         ax.plot(*z[j], marker="o", color=color(j), markeredgecolor="#000000" if ring else "#222222", ms=12 if ring else 9,
                 markeredgewidth=2.5 if ring else 0.8, zorder=3)
-        ax.text(z[j, 0], z[j, 1], "  $z_{%d}$" % (j + 1), fontsize=10, va="bottom", zorder=5)
+        ax.text(z[j, 0], z[j, 1], f"  $z_{{{j + 1}}}$", fontsize=10, va="bottom", zorder=5)
     finish_plane(ax, xl, yl, title)
     return C
 

@@ -35,7 +35,7 @@ def save_figure(fig, stem: str | os.PathLike, *, formats: tuple[str, ...] = FORM
         target = stem.with_name(stem.name + "." + fmt)
         # svg: a fixed hash salt keeps the file identical between runs
         meta = {"Date": None} if fmt in ("svg", "pdf") else {}
-        atomic_write(target, lambda tmp, fmt=fmt: fig.savefig(tmp, format=fmt, dpi=dpi, metadata=meta))
+        atomic_write(target, lambda tmp, fmt=fmt, meta=meta: fig.savefig(tmp, format=fmt, dpi=dpi, metadata=meta))
         paths.append(target)
     return paths
 

@@ -160,7 +160,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         # the model's and the loop's own checks, before any long tokenizing or training
         SentimentConfig(vocab_size=1, **{k: getattr(self, k) for k in _MODEL_KEYS})
         TrainConfig(**{k: getattr(self, k) for k in _TRAIN_KEYS}, seed=int(self.random_state))
-        self.tokenizer
+        _ = self.tokenizer  # building it checks the tokenizer's settings
 
     def _labels(self, y: Any, n: int) -> np.ndarray:
         arr = np.asarray(y)

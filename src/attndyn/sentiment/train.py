@@ -322,7 +322,7 @@ def train(
             log(_format_row(row))
         if run is not None:
             if improved:
-                atomic_write(run / WEIGHTS, lambda tmp: save_file(best_weights, str(tmp)))
+                atomic_write(run / WEIGHTS, lambda tmp, w=best_weights: save_file(w, str(tmp)))
             write_json(run / METRICS, {"history": history, "best": best})
             _save_checkpoint(run / CHECKPOINT, model, opt, g,
                              {"epoch": epoch, "history": history, "best": best, "bad": bad, "stopped": stopped})
