@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
@@ -36,7 +38,8 @@ def cluster_tolerance(points: np.ndarray, rtol: float) -> float:
     return rtol * max(1.0, scale)
 
 
-def clusters(points, *, members=None, tol: float | None = None, rtol: float = 1e-6) -> list[Cluster]:
+def clusters(points: ArrayLike, *, members: Sequence[int] | np.ndarray | None = None, tol: float | None = None,
+             rtol: float = 1e-6) -> list[Cluster]:
     """Group points (m, d) whose single-linkage distance is at most ``tol``.
 
     Args:

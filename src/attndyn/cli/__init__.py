@@ -78,7 +78,7 @@ def _run(argv: list[str] | None) -> int:
         # Usage errors of click (or typer's vendored click): one line, exit status 2.
         if not (hasattr(exc, "format_message") and hasattr(exc, "exit_code")):
             raise
-        if type(exc).__name__ == "NoArgsIsHelpError":
+        if type(exc).__name__ == "NoArgsIsHelpError" and hasattr(exc, "show"):
             exc.show()
             return _finish(0, argv)
         print(f"error: {exc.format_message()}", file=sys.stderr)

@@ -7,11 +7,14 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 from .._validation import InputError
+
+if TYPE_CHECKING:
+    from ..sentiment import HardmaxSentimentClassifier
 
 app = typer.Typer(help="Interpretable IMDb sentiment analysis with a hardmax transformer.", no_args_is_help=True)
 data_app = typer.Typer(help="Datasets: fetch them when you have a network.", no_args_is_help=True)
@@ -19,7 +22,7 @@ data_app = typer.Typer(help="Datasets: fetch them when you have a network.", no_
 DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
 
 
-def _estimator(run: Path):
+def _estimator(run: Path) -> HardmaxSentimentClassifier:
     from ..sentiment import HardmaxSentimentClassifier
 
     return HardmaxSentimentClassifier.load(run)
@@ -30,6 +33,7 @@ def _texts_from(text: Optional[str], file: Optional[Path]) -> list[str]:
         raise InputError("give either a TEXT argument or --file PATH (one text per line, or a CSV with a 'text' column)")
     if text is not None:
         return [text]
+    assert file is not None  # exactly one of TEXT and --file (checked above)
     if not file.is_file():
         raise InputError(f"--file {str(file)!r} does not exist")
     raw = file.read_text(encoding="utf-8")
@@ -122,9 +126,10 @@ def evaluate(
     if (run_arg is None) == (run_opt is None):
         raise InputError("give the run folder once: attndyn sentiment evaluate RUN (or --run RUN)")
     run = run_arg or run_opt
+    assert run is not None  # exactly one of RUN and --run (checked above)
     est = _estimator(run)
     info_path = run / "data.json"
-    info = json.loads(info_path.read_text()) if info_path.is_file() else {"data": DEFAULT_DATA, "split": "random", "seed": 0}
+    info: dict[str, Any] = json.loads(info_path.read_text()) if info_path.is_file() else {"data": DEFAULT_DATA, "split": "random", "seed": 0}
     corpus = load_corpus(data or info["data"], split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache")
     te = corpus.test_idx
     test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])

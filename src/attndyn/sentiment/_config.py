@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Self
 
 from .._validation import InputError
 
@@ -17,7 +17,7 @@ class JsonConfig:
         return asdict(self)  # type: ignore[call-overload]
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]):
+    def from_dict(cls, data: dict[str, Any]) -> Self:
         fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
         unknown = set(data) - set(fields)
         if unknown:

@@ -13,6 +13,7 @@ import os
 import re
 import tarfile
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,7 +197,7 @@ def download_imdb(dest: str | os.PathLike, *, url: str = IMDB_URL, timeout: floa
 
     d = Path(dest)
     d.mkdir(parents=True, exist_ok=True)
-    archive = d / Path(urllib.request.urlparse(url).path).name
+    archive = d / Path(urllib.parse.urlparse(url).path).name
     if not archive.name:
         archive = d / "aclImdb_v1.tar.gz"
     try:

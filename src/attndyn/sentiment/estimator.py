@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -230,7 +230,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             write_json(run / "vocab.json", {"words": self.vocab_.words})
         log = (lambda s: print(s, flush=True)) if self.verbose else None
         result = train(model, enc(tr_idx), enc(val_idx), tc, run_dir=run, progress=bool(self.verbose), log=log)
-        self.model_ = result.model
+        self.model_ = cast(SentimentTransformer, result.model)  # the model built above
         self.history_ = result.history
         self.best_epoch_ = result.best_epoch
         self.stop_reason_ = result.stop_reason

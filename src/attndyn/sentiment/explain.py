@@ -16,12 +16,19 @@ copies of their own word (:func:`~attndyn.sentiment.model.word_leaders`).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from .model import word_leaders
 from .text import UNK
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from ..trajectory import HardmaxTrajectory
+    from .estimator import HardmaxSentimentClassifier
 
 __all__ = ["Explanation", "ClusterRecord", "explain", "cluster_tolerance", "CLUSTER_RTOL"]
 
@@ -69,7 +76,7 @@ class Explanation:
         return d
 
 
-def trajectory_of(estimator, text: str):
+def trajectory_of(estimator: HardmaxSentimentClassifier, text: str) -> tuple[list[str], HardmaxTrajectory, float, Tensor]:
     """Words, the (K+1, n, d) hardmax trajectory of one text, and the run object."""
     tok = estimator.tokenizer(text)
     known = [w for w in tok if w in estimator.vocab_.index][: estimator.max_len] or [UNK]
@@ -79,7 +86,7 @@ def trajectory_of(estimator, text: str):
     return known, traj, float(logits[0]), ids
 
 
-def explain(estimator, text: str) -> Explanation:
+def explain(estimator: HardmaxSentimentClassifier, text: str) -> Explanation:
     r"""Explain the hardmax prediction of a fitted :class:`HardmaxSentimentClassifier` on ``text``.
 
     Every real token is attributed to the last-layer leader nearest to it (tokens converge to
