@@ -68,6 +68,8 @@ def _readme_for_docs(text: str) -> str:
         bang, label, target = m.groups()
         if "://" in target or target.startswith("#"):
             return m.group(0)
+        if target == "CHANGELOG.md":
+            return f"[{label}](changelog.md)"
         if target.startswith("docs/"):
             return f"{bang}[{label}]({target[len('docs/'):]})"
         return f"{label} (`{target}`)" if not bang else m.group(0)
