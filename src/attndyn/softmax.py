@@ -56,7 +56,7 @@ class _Counted:
         self.f, self.nfe, self.last_t, self.min_dt = f, 0, 0.0, math.inf
         self.max_evals, self.on_time = max_evals, on_time
 
-    def __call__(self, t, y):
+    def __call__(self, t: Tensor | float, y: Tensor) -> Tensor:
         tf = float(t.detach()) if isinstance(t, torch.Tensor) else float(t)
         if tf != self.last_t:
             self.min_dt = min(self.min_dt, abs(tf - self.last_t))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from typing import TextIO
 
 import typer
 
@@ -47,7 +48,8 @@ from .sentiment import app as _sentiment_app, data_app as _data_app; app.add_typ
 from .reproduce import register as _register_reproduce; _register_reproduce(app)  # noqa: E402,E702
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None,
+                  line: str | None = None) -> None:
     prefix = "warning" if issubclass(category, HypothesisWarning) else category.__name__
     print(f"{prefix}: {message}", file=sys.stderr)
 

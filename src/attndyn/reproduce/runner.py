@@ -8,6 +8,7 @@ import platform
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,7 +139,7 @@ def _environment() -> dict[str, str]:
 
 
 @contextmanager
-def _single_thread():
+def _single_thread() -> Iterator[None]:
     """Run torch on one thread meanwhile: the experiments' tensors are tiny (n <= 40), and on a busy machine
     intra-op threads cost far more than they give (measured 20x slower with 2 threads on 2 shared cores)."""
     import torch

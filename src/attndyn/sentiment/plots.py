@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,7 +20,7 @@ __all__ = ["figure8", "accuracy_curves", "figure10", "figure9_data", "figure9", 
 POS, NEG = "#2e7d32", "#c62828"
 
 
-def _plt():
+def _plt() -> Any:  # the matplotlib.pyplot module, on the Agg backend
     import matplotlib
 
     matplotlib.use("Agg", force=False)
