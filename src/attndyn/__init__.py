@@ -5,6 +5,8 @@ Rigollet 2023) self-attention dynamics as particle systems, their leaders, clust
 geometry.
 """
 
+from typing import Any
+
 from ._validation import HypothesisWarning, InputError
 from . import analysis
 from .analysis import (
@@ -22,10 +24,10 @@ from .options import SaveAt, StopOnConvergence
 from .softmax import softmax
 from .trajectory import HardmaxTrajectory, RunStats, SoftmaxTrajectory, Trajectory
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     # The sentiment estimator pulls in scikit-learn; load it only when asked for.
     if name == "HardmaxSentimentClassifier":
         from .sentiment import HardmaxSentimentClassifier

@@ -34,7 +34,7 @@ def default_max_memory(device: torch.device) -> float:
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        total = 16e9
+        total = 16 * 10**9
     return MEMORY_FRACTION * total
 
 

@@ -30,7 +30,7 @@ from numba import njit, prange
 # numba's OpenMP layer shares libgomp with torch and leaves torch's small kernels crawling
 # afterwards (measured: 100x slower); the workqueue layer has no such interaction.
 if "NUMBA_THREADING_LAYER" not in os.environ:
-    numba.config.THREADING_LAYER = "workqueue"
+    numba.config.THREADING_LAYER = "workqueue"  # type: ignore[attr-defined]  # set at import by numba
 
 # Points closer than MARGIN * (coordinate scale) to the inscribed polygon's boundary are kept.
 MARGIN = 1e-9

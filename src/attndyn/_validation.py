@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -132,7 +133,7 @@ def as_matrix(
     return t
 
 
-def _check_number(value: Any, name: str, kind: str, ok) -> float:
+def _check_number(value: Any, name: str, kind: str, ok: Callable[[float], bool]) -> float:
     if isinstance(value, (str, bytes, bool)):
         raise InputError(f"{name} must be a {kind} number, got {value!r}")
     try:

@@ -18,7 +18,7 @@ This module only evaluates fields and steps; integrators live in :mod:`attndyn.s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
@@ -43,6 +43,9 @@ class SoftmaxAttention:
     beta: float = 1.0
     rescaled: bool = False
     mask: Tensor | None = None
+    # Per head, A_h = K_h^T Q_h and V_h, or None for the identity; set by __post_init__.
+    _A: list[Tensor | None] = field(init=False, repr=False, compare=False)
+    _V: list[Tensor | None] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         d = self.V.shape[-1]

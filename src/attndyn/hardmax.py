@@ -84,17 +84,17 @@ def hardmax_step(
 
         zn = z.detach().cpu().numpy()
         out = np.empty_like(zn)
-        leader = np.empty((B, n), dtype=np.bool_)
-        follow = np.zeros((B, n, n) if record_follow else (1, 1, 1), dtype=np.bool_)
+        leader_np = np.empty((B, n), dtype=np.bool_)
+        follow_np = np.zeros((B, n, n) if record_follow else (1, 1, 1), dtype=np.bool_)
         m = np.ones((B, n), dtype=np.bool_) if mask is None else mask.cpu().numpy()
         moved, scale = np.empty(B), np.empty(B)
         A_np = A.detach().cpu().numpy()
         layer = hardmax_layer_2d if d == 2 else hardmax_layer_dense
-        layer(zn, A_np, m, coef, float(tol), out, leader, follow, record_follow, moved, scale)
+        layer(zn, A_np, m, coef, float(tol), out, leader_np, follow_np, record_follow, moved, scale)
         return HardmaxStep(
             torch.from_numpy(out),
-            torch.from_numpy(leader),
-            torch.from_numpy(follow) if record_follow else None,
+            torch.from_numpy(leader_np),
+            torch.from_numpy(follow_np) if record_follow else None,
             torch.from_numpy(moved),
             torch.from_numpy(scale),
         )
@@ -327,6 +327,7 @@ def hardmax(
                     follow = res.follow
                     if follow is None:
                         follow = hardmax_step(zs, alpha=alpha, A=A_s, mask=m, tol=tol_s, record_follow=True).follow
+                    assert follow is not None  # record_follow=True
                     follow_kept[len(ts)] = follow.cpu()
                 ts.append(k)
             if last or done:

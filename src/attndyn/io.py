@@ -68,7 +68,7 @@ def _numeric(row: list[str]) -> bool:
         return False
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
+def atomic_write(path: str | os.PathLike, write: Callable[[Path], object]) -> Path:
     """Call ``write(tmp_path)`` then rename onto ``path``: readers never see a half-written file."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)

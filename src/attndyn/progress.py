@@ -15,7 +15,11 @@ def progress_bar(total: int | None, description: str, *, enabled: bool = True) -
     Bars go to standard error so that ``--json`` output on standard output stays clean.
     """
     if not enabled:
-        yield lambda amount=1: None
+
+        def skip(amount: float = 1) -> None:
+            pass
+
+        yield skip
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -23,4 +27,8 @@ def progress_bar(total: int | None, description: str, *, enabled: bool = True) -
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn()]
     with Progress(*columns, console=Console(stderr=True), transient=False) as bar:
         task = bar.add_task(description, total=total)
-        yield lambda amount=1: bar.advance(task, amount)
+
+        def advance(amount: float = 1) -> None:
+            bar.advance(task, amount)
+
+        yield advance

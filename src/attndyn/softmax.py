@@ -8,6 +8,7 @@ Remark 4 (``method="discrete"``); several heads are summed as in Section 6.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -50,11 +51,12 @@ _STAGES = {"dopri5": 6, "dopri8": 13, "bosh3": 3, "adaptive_heun": 2}
 class _Counted:
     """Wraps a vector field to count evaluations, remember the last times seen and enforce a budget."""
 
-    def __init__(self, f, max_evals: int | None = None, on_time=None):
+    def __init__(self, f: Callable[[float, Tensor], Tensor], max_evals: int | None = None,
+                 on_time: Callable[[float], None] | None = None) -> None:
         self.f, self.nfe, self.last_t, self.min_dt = f, 0, 0.0, math.inf
         self.max_evals, self.on_time = max_evals, on_time
 
-    def __call__(self, t, y):
+    def __call__(self, t: Tensor | float, y: Tensor) -> Tensor:
         tf = float(t.detach()) if isinstance(t, torch.Tensor) else float(t)
         if tf != self.last_t:
             self.min_dt = min(self.min_dt, abs(tf - self.last_t))
@@ -219,7 +221,8 @@ class _Run:
         self.converged_at = torch.full((B,), -1, dtype=torch.long)
         self.change = torch.full((B,), float("nan"))
         self.leader_since = torch.full((B, n), -1, dtype=torch.long)
-        self.stop_reason, self.message, self.failed_at = "completed", "", None
+        self.stop_reason, self.message = "completed", ""
+        self.failed_at: tuple[float, float] | None = None
         self.nfe = 0
 
     def keep(self, k: int, y: Tensor) -> None:
@@ -264,6 +267,7 @@ class _Run:
 
     def result(self, batched: bool, mask: Tensor | None, params: dict) -> SoftmaxTrajectory:
         k, y = self.k, self.y
+        assert y is not None  # softmax() calls keep(0, y) right after building the run
         if self.ts[-1] != k * self.dt:
             self.keep(k, y)  # what was computed before a failure
         converged = bool((self.converged_at >= 0).all())
@@ -321,7 +325,7 @@ def _self_attending(dyn: SoftmaxAttention, t: float, y: Tensor) -> Tensor:
     return torch.cat(out, dim=1)
 
 
-def _integrate_fixed(run: _Run, y: Tensor, method: str, advance) -> None:
+def _integrate_fixed(run: _Run, y: Tensor, method: str, advance: Callable[[float], None]) -> None:
     f = _Counted(run.dyn)
     dyn, dt = run.dyn, run.dt
     run.track_leaders(0, y)
@@ -343,7 +347,8 @@ def _integrate_fixed(run: _Run, y: Tensor, method: str, advance) -> None:
             return
 
 
-def _integrate_adaptive(run: _Run, y: Tensor, method: str, rtol: float, atol: float, max_steps: int, advance) -> None:
+def _integrate_adaptive(run: _Run, y: Tensor, method: str, rtol: float, atol: float, max_steps: int,
+                        advance: Callable[[float], None]) -> None:
     """One torchdiffeq solve over [0, T]; its dense output is read at every grid time (no restarts)."""
     shown = [0]
 
@@ -375,7 +380,8 @@ def _integrate_adaptive(run: _Run, y: Tensor, method: str, rtol: float, atol: fl
         advance(max(0, run.N - shown[0]))
 
 
-def _stream(f: _Counted, y: Tensor, grid: Tensor, method: str, rtol: float, atol: float, max_steps: int):
+def _stream(f: _Counted, y: Tensor, grid: Tensor, method: str, rtol: float, atol: float,
+            max_steps: int) -> Callable[[Tensor], Tensor]:
     """Start one torchdiffeq solve over ``grid`` and return a function giving y(grid[k]) for increasing k."""
     from torchdiffeq._impl.odeint import SOLVERS, _check_inputs
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, overload
 
 import torch
 from torch import Tensor
@@ -58,6 +58,10 @@ class Trajectory:
     params: dict[str, Any] = field(default_factory=dict)
 
     # ---- shapes that mirror the input ------------------------------------------------
+    @overload
+    def _unbatch(self, t: Tensor, axis: int) -> Tensor: ...
+    @overload
+    def _unbatch(self, t: None, axis: int) -> None: ...
     def _unbatch(self, t: Tensor | None, axis: int) -> Tensor | None:
         if t is None or self.batched:
             return t
@@ -138,7 +142,7 @@ class Trajectory:
 class HardmaxTrajectory(Trajectory):
     """Trajectory of the hardmax dynamics, eq. (1.1) of the hardmax paper.
 
-    Extra attributes:
+    Attributes:
         leader_since: ``(B, n)`` int, the first layer k with :math:`C_i(Z^k) = \\{i\\}` by a
             margin larger than the rounding bound (:mod:`attndyn.margins`), or -1.
         leader_margin: ``(B, n)`` float, the computed margin :math:`\\hat\\mu_i` at layer
@@ -164,8 +168,8 @@ class HardmaxTrajectory(Trajectory):
 
     def _select_fields(self, b: int) -> dict[str, Any]:
         return {
-            "leader_since": self.leader_since[b : b + 1],
-            "leader_mask": self.leader_mask[:, b : b + 1],
+            "leader_since": None if self.leader_since is None else self.leader_since[b : b + 1],
+            "leader_mask": None if self.leader_mask is None else self.leader_mask[:, b : b + 1],
             "follow": None if self.follow is None else self.follow[:, b : b + 1],
             "leader_margin": None if self.leader_margin is None else self.leader_margin[b : b + 1],
             **self._select_rounding(b),

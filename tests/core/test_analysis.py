@@ -64,7 +64,7 @@ def test_boolean_distance_and_rank():
 def test_theorem_report_on_random_configurations():
     rng = np.random.default_rng(1)
     holds = 0
-    for seed in range(10):
+    for _ in range(10):
         z = rng.standard_normal((12, 2))
         M = rng.standard_normal((2, 2))
         traj = attndyn.hardmax(z, alpha=1.0, layers=120, A=M @ M.T + 0.5 * np.eye(2))
@@ -135,3 +135,9 @@ def test_clusters_are_scale_free_and_refuse_non_finite():
         assert [c.members for c in clusters_module.clusters(pts * 2.0**k, tol=1e-6 * 2.0**k)] == ref
     with pytest.raises(attndyn.InputError, match="NaN or inf"):
         clusters_module.clusters([[0.0, np.inf]])
+
+
+def test_two_identical_points_are_one_cluster_without_warning():
+    # scipy would take a (2, 2) array of points with a zero diagonal for a distance matrix
+    assert [c.members for c in clusters([[0.0, 0.0], [0.0, 0.0]])] == [(0, 1)]
+    assert [c.members for c in clusters([[0.0, 1.0], [1.0, 0.0]], tol=0.5)] == [(0,), (1,)]

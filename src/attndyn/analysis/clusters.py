@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
+from scipy.spatial.distance import pdist
 
 from .._validation import InputError
 
@@ -36,7 +39,8 @@ def cluster_tolerance(points: np.ndarray, rtol: float) -> float:
     return rtol * max(1.0, scale)
 
 
-def clusters(points, *, members=None, tol: float | None = None, rtol: float = 1e-6) -> list[Cluster]:
+def clusters(points: ArrayLike, *, members: Sequence[int] | np.ndarray | None = None, tol: float | None = None,
+             rtol: float = 1e-6) -> list[Cluster]:
     """Group points (m, d) whose single-linkage distance is at most ``tol``.
 
     Args:
@@ -70,7 +74,8 @@ def clusters(points, *, members=None, tol: float | None = None, rtol: float = 1e
     if len(p) == 1:
         labels = np.ones(1, dtype=int)
     elif len(p) <= DENSE_MAX_POINTS:
-        labels = fcluster(linkage(q, method="single"), t=t, criterion="distance")
+        # condensed distances: a (2, 2) point set would otherwise pass for a distance matrix
+        labels = fcluster(linkage(pdist(q), method="single"), t=t, criterion="distance")
     else:
         labels = _components(q, t)
     out = []

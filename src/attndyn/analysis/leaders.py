@@ -23,7 +23,7 @@ __all__ = ["LeaderSet", "RoundingEvent", "leaders", "follow_graph"]
 class RoundingEvent(NamedTuple):
     """A layer at which token ``index`` followed only itself by a margin within the rounding bound."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index on purpose: the records' key is "index"
     layer: int
     margin: float
     bound: float
@@ -90,6 +90,8 @@ def leaders(traj: HardmaxTrajectory | SoftmaxTrajectory, sequence: int | None = 
     if not isinstance(traj, HardmaxTrajectory):
         raise InputError(f"leaders() needs a trajectory from attndyn.hardmax or attndyn.softmax, got {type(traj).__name__}")
     b = _one_sequence(traj, sequence)
+    if traj.leader_since is None:
+        raise InputError("this HardmaxTrajectory has no leader record (leader_since is None); use one made by attndyn.hardmax")
     since = traj.leader_since[b]
     idx = torch.nonzero(since >= 0).flatten().tolist()
     margin = traj.leader_margin[b] if traj.leader_margin is not None else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, QhullError
 
@@ -38,6 +39,7 @@ def _convex_weights(points: np.ndarray, x: np.ndarray, maximize_min: bool) -> tu
     A_eq[:d, :m] = points.T
     A_eq[d, :m] = 1.0
     b_eq = np.concatenate([x, [1.0]])
+    bounds: list[tuple[float | None, float | None]]
     if maximize_min:
         A_ub = np.hstack([-np.eye(m), np.ones((m, 1))])  # s - lam_v <= 0
         b_ub = np.zeros(m)
@@ -69,8 +71,8 @@ class Polytope:
     equations: np.ndarray | None = field(default=None, repr=False)  # qhull facets a.x + b <= 0
 
     @classmethod
-    def from_points(cls, points, *, tol: float | None = None) -> "Polytope":
-        """conv(points); ``tol`` (absolute, default 1e-6 * max(1, max |coordinate|)) decides
+    def from_points(cls, points: ArrayLike, *, tol: float | None = None) -> "Polytope":
+        """conv(points); ``tol`` (absolute, default ``1e-6 * max(1, max |coordinate|)``) decides
         which points coincide, which are flat, and what counts as on the boundary."""
         p = np.atleast_2d(np.asarray(points, dtype=np.float64))
         if p.size == 0:
@@ -119,13 +121,13 @@ class Polytope:
     def full_dimensional(self) -> bool:
         return self.dim == self.points.shape[1]
 
-    def distance_outside(self, x) -> float:
+    def distance_outside(self, x: ArrayLike) -> float:
         """max over facets of a.x + b (<= 0 inside); only for qhull polytopes."""
         if self.equations is None:
             raise ValueError("no facet equations for this polytope")
         return float((self.equations[:, :-1] @ np.asarray(x, float) + self.equations[:, -1]).max())
 
-    def contains(self, x) -> bool:
+    def contains(self, x: ArrayLike) -> bool:
         x = np.asarray(x, dtype=np.float64)
         if self.equations is not None:
             return self.distance_outside(x) <= self.tol
@@ -147,7 +149,7 @@ class Polytope:
         lam, _ = nnls(A, b)
         return bool(np.abs(V.T @ lam - x).max() <= self.tol * 10 and abs(lam.sum() - 1) < 1e-6)
 
-    def on_boundary(self, x) -> bool:
+    def on_boundary(self, x: ArrayLike) -> bool:
         """x in K but not in its interior (for a flat K every point of K is on the boundary)."""
         x = np.asarray(x, dtype=np.float64)
         if not self.contains(x):

@@ -301,7 +301,11 @@ def softmax_geometry(
             holds=on_bd, measured={"clusters": len(cl), "vertices": len(poly.vertices),
                                    "fraction_at_vertices": at_vertex, "all_on_boundary_or_zero": on_bd})
     if regime == "hyperplanes":
-        lam, phi, psi = leading_direction(V)
+        found = leading_direction(V)
+        if found is None:
+            raise InputError("regime='hyperplanes' needs V's largest-modulus eigenvalue real, positive and simple "
+                             "(Theorem 4.1); this V has none: pass regime=None to infer the regime")
+        lam, phi, psi = found
         coord = pts @ psi  # coordinate along phi_1 in V's eigenbasis
         # Tolerance relative to the initial size of the tokens: every token may end on the
         # hyperplane through the origin, where the final coordinates are ~0 and carry no scale.
@@ -320,13 +324,13 @@ def softmax_geometry(
         tol = rtol * max(np.abs(coords).max(), 1e-300)
         cl = clusters(coords, tol=tol)
         centers = np.array([q.center for q in cl])
-        poly = Polytope.from_points(centers, tol=tol) if len(centers) else None
+        poly_f = Polytope.from_points(centers, tol=tol) if len(centers) else None
         nonzero = [q for q in cl if np.abs(q.center).max() > tol]
-        ok = poly is not None and all(poly.on_boundary(q.center) for q in nonzero)
+        ok = poly_f is not None and all(poly_f.on_boundary(q.center) for q in nonzero)
         return GeometryReport(
             regime, "Thm 5.1: the F-coordinates tend to the boundary of a polytope K in F, or 0 (polytope x subspace)",
             holds=ok, measured={"dim_F": int(top.sum()), "clusters_in_F": len(cl),
-                                "vertices": 0 if poly is None else len(poly.vertices)})
+                                "vertices": 0 if poly_f is None else len(poly_f.vertices)})
     k, c = positive_coordinates(V, pts)
     tol = rtol * max(np.abs(c).max(), 1e-300) if c.size else 0.0
     groups = len(clusters(c, tol=tol)) if c.size else 0

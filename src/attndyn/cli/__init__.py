@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from typing import TextIO
 
 import typer
 
@@ -21,6 +22,24 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from .._version import __version__
+
+        print(f"attndyn {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", callback=_print_version,
+                                 is_eager=True),
+) -> None:
+    """What self-attention does to tokens: hardmax and softmax attention dynamics."""
+
+
 from . import dynamics as _dynamics  # noqa: E402,F401  (registers hardmax, softmax, demo)
 
 # ---- sub-command groups (one line each) -------------------------------------------------
@@ -30,7 +49,8 @@ from .reproduce import register as _register_reproduce; _register_reproduce(app)
 from .control import register as _register_control; _register_control(app)  # noqa: E402,E702
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None,
+                  line: str | None = None) -> None:
     prefix = "warning" if issubclass(category, HypothesisWarning) else category.__name__
     print(f"{prefix}: {message}", file=sys.stderr)
 
@@ -66,7 +86,7 @@ def _run(argv: list[str] | None) -> int:
         # Usage errors of click (or typer's vendored click): one line, exit status 2.
         if not (hasattr(exc, "format_message") and hasattr(exc, "exit_code")):
             raise
-        if type(exc).__name__ == "NoArgsIsHelpError":
+        if type(exc).__name__ == "NoArgsIsHelpError" and hasattr(exc, "show"):
             exc.show()
             return _finish(0, argv)
         print(f"error: {exc.format_message()}", file=sys.stderr)

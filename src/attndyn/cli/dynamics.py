@@ -183,8 +183,8 @@ def demo_cmd(
         traj = hardmax(np.array(z), alpha=0.5, layers=30)
         runs[f"hardmax: {name}"] = traj
         results[f"hardmax: {name}"] = hardmax_summary(traj, 0)
-    z = rng.standard_normal((32, 2))
-    traj = hardmax(z, alpha=0.5, layers=60)
+    z_random = rng.standard_normal((32, 2))
+    traj = hardmax(z_random, alpha=0.5, layers=60)
     runs["hardmax: 32 random tokens"] = traj
     results["hardmax: 32 random tokens"] = hardmax_summary(traj, 0)
     x = rng.standard_normal((40, 3))

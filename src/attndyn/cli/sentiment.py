@@ -8,11 +8,14 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 from .._validation import InputError
+
+if TYPE_CHECKING:
+    from ..sentiment import HardmaxSentimentClassifier
 
 app = typer.Typer(help="Interpretable IMDb sentiment analysis with a hardmax transformer.", no_args_is_help=True)
 data_app = typer.Typer(help="Datasets: fetch them when you have a network.", no_args_is_help=True)
@@ -20,7 +23,7 @@ data_app = typer.Typer(help="Datasets: fetch them when you have a network.", no_
 DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
 
 
-def _estimator(run: Path):
+def _estimator(run: Path) -> HardmaxSentimentClassifier:
     from ..sentiment import HardmaxSentimentClassifier
 
     return HardmaxSentimentClassifier.load(run)
@@ -86,6 +89,7 @@ def _texts_from(text: Optional[str], file: Optional[Path], encoding: str = "utf-
         raise InputError("give either a TEXT argument or --file PATH (one text per line, or a CSV with a 'text' column)")
     if text is not None:
         return [text]
+    assert file is not None  # exactly one of TEXT and --file (checked above)
     raw = _read_text(file, encoding)
     if file.suffix.lower() == ".csv":
         try:
@@ -222,6 +226,7 @@ def evaluate(
     if (run_arg is None) == (run_opt is None):
         raise InputError("give the run folder once: attndyn sentiment evaluate RUN (or --run RUN)")
     run = run_arg or run_opt
+    assert run is not None  # exactly one of RUN and --run (checked above)
     if out is not None and out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} is a file; give a folder for evaluation.json and the figures")
     est = _estimator(run)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 # A qualitative palette that stays readable on white and in grey print (tab10, reordered).
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
@@ -20,7 +24,7 @@ def color(k: int) -> str:
     return PALETTE[int(k) % len(PALETTE)]
 
 
-def new_figure(width: float = 6.0, height: float = 4.5):
+def new_figure(width: float = 6.0, height: float = 4.5) -> Figure:
     """A :class:`matplotlib.figure.Figure` on an Agg canvas: no pyplot, no global backend change."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -56,7 +60,7 @@ def square_limits(points: np.ndarray, pad: float = 0.08) -> tuple[tuple[float, f
     return (c[0] - h, c[0] + h), (c[1] - h, c[1] + h)
 
 
-def finish_plane(ax, xl, yl, title: str | None = None) -> None:
+def finish_plane(ax: Axes, xl: Any, yl: Any, title: str | None = None) -> None:
     """Limits, equal aspect, a light grid and an optional title for a 2-D panel."""
     ax.set_xlim(*xl)
     ax.set_ylim(*yl)

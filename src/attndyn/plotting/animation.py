@@ -10,6 +10,7 @@ import io
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +20,9 @@ from ..trajectory import HardmaxTrajectory, Trajectory
 from ._style import new_figure, sequence_states, square_limits, to_numpy
 from .save import png_bytes
 from .trajectories import draw_state
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["frame_indices", "render_frames", "animate", "ffmpeg_available"]
 
@@ -33,9 +37,9 @@ def frame_indices(traj: Trajectory, max_frames: int = 40) -> list[int]:
     return sorted(set(np.linspace(0, T - 1, min(T, max_frames)).round().astype(int).tolist()))
 
 
-def _draw_frame(traj: Trajectory, k: int, sequence: int | None, lim, d: int, title: str | None, size: float):
+def _draw_frame(traj: Trajectory, k: int, sequence: int | None, lim: Any, d: int, title: str | None, size: float) -> Figure:
     fig = new_figure(size, size)
-    ax = fig.add_subplot(projection="3d") if d >= 3 else fig.add_subplot()
+    ax: Any = fig.add_subplot(projection="3d") if d >= 3 else fig.add_subplot()  # Axes3D or Axes
     draw_state(ax, traj, k, sequence=sequence, trail=True, hull=True, limits=lim)
     t = float(to_numpy(traj.ts)[k])
     label = f"layer {int(round(t))}" if isinstance(traj, HardmaxTrajectory) else f"t = {t:.3g}"
@@ -88,7 +92,7 @@ def animate(traj: Trajectory, path: str | os.PathLike, *, sequence: int | None =
     return _mp4(images, p, fps)
 
 
-def _mp4(images, p: Path, fps: float) -> Path:
+def _mp4(images: list[Any], p: Path, fps: float) -> Path:  # PIL images
     from matplotlib.animation import FFMpegWriter
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -100,7 +104,7 @@ def _mp4(images, p: Path, fps: float) -> Path:
     ax = fig.add_axes((0, 0, 1, 1))
     ax.axis("off")
     im = ax.imshow(np.asarray(images[0])[:h, :w])
-    writer = FFMpegWriter(fps=fps, extra_args=["-pix_fmt", "yuv420p"])
+    writer = FFMpegWriter(fps=fps, extra_args=["-pix_fmt", "yuv420p"])  # type: ignore[arg-type]  # stub says int; any rate works
 
     def write(tmp: Path) -> None:
         with writer.saving(fig, str(tmp), dpi=100):

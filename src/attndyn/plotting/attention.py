@@ -7,6 +7,9 @@ from a run kept with ``SaveAt(attention=True)``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from torch import Tensor
 
 import numpy as np
 
@@ -14,28 +17,33 @@ from .._validation import InputError
 from ..trajectory import SoftmaxTrajectory
 from ._style import new_figure, sequence_states, to_numpy
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 __all__ = ["attention_matrices", "query_key_clouds"]
 
 
-def _need_attention(traj) -> None:
+def _need_attention(traj: Any) -> Tensor:
+    """The kept attention matrices ``(T, B, [H,] n, n)`` of a softmax run, or a clear error."""
     if not isinstance(traj, SoftmaxTrajectory):
         raise InputError(f"attention plots need a SoftmaxTrajectory, got {type(traj).__name__}")
     if traj.attention is None:
         raise InputError("this run did not keep attention matrices; rerun with save=SaveAt(attention=True)")
+    return traj.attention
 
 
 def attention_matrices(traj: SoftmaxTrajectory, times: Sequence[float] | None = None, *, sequence: int | None = None,
-                       sort: bool = True, title: str | None = None):
+                       sort: bool = True, title: str | None = None) -> Figure:
     """P(t) at kept times closest to ``times`` (default: five spread over the run), as heat maps.
 
     With ``sort`` (1-D tokens) rows and columns follow the order of the initial tokens, which
     makes the Boolean limit of Theorem 2.1 visible as two blocks of columns.
     """
-    _need_attention(traj)
+    attention = _need_attention(traj)
     states, b = sequence_states(traj, sequence)
     ts = to_numpy(traj.ts)
     if times is None:
-        picks = np.unique(np.linspace(0, len(ts) - 1, 5).round().astype(int))
+        picks = np.unique(np.linspace(0, len(ts) - 1, 5).round().astype(int)).tolist()
     else:
         picks = [int(np.argmin(np.abs(ts - t))) for t in times]
     idx = traj.real_tokens(b).numpy()
@@ -44,13 +52,14 @@ def attention_matrices(traj: SoftmaxTrajectory, times: Sequence[float] | None = 
     axes = fig.subplots(1, len(picks), squeeze=False)[0]
     im = None
     for ax, k in zip(axes, picks):
-        P = to_numpy(traj.attention[k, b])
+        P = to_numpy(attention[k, b])
         P = P.sum(axis=0) if P.ndim == 3 else P
         P = P[np.ix_(idx, idx)][np.ix_(order, order)]
         im = ax.imshow(P, cmap="magma_r", vmin=0, vmax=1, interpolation="nearest")
         ax.set_title(f"t = {ts[k]:.3g}", fontsize=10)
         ax.set_xticks([]), ax.set_yticks([])
     axes[0].set_ylabel("query i (sorted)" if sort else "query i", fontsize=9)
+    assert im is not None  # picks is never empty
     fig.colorbar(im, ax=list(axes), shrink=0.8, label="$P_{ij}(t)$")
     if title:
         fig.suptitle(title, fontsize=11)
@@ -58,10 +67,10 @@ def attention_matrices(traj: SoftmaxTrajectory, times: Sequence[float] | None = 
 
 
 def query_key_clouds(traj: SoftmaxTrajectory, times: Sequence[float] | None = None, *, sequence: int | None = None,
-                     max_tokens: int = 20, title: str | None = None):
+                     max_tokens: int = 20, title: str | None = None) -> Figure:
     r"""Softmax paper Fig. 4: keys :math:`Kx_j` (green), queries :math:`Qx_i` (purple), a line
     between each pair of width :math:`P_{ij}(t)`. Two-dimensional queries/keys only."""
-    _need_attention(traj)
+    attention = _need_attention(traj)
     states, b = sequence_states(traj, sequence)
     Q, K = (to_numpy(traj.params[k][0]) for k in ("Q", "K"))
     if Q.shape[0] != 2:
@@ -69,7 +78,7 @@ def query_key_clouds(traj: SoftmaxTrajectory, times: Sequence[float] | None = No
     if traj.params.get("rescaled"):
         raise InputError("query/key clouds show the original tokens x(t); run with rescaled=False")
     ts = to_numpy(traj.ts)
-    picks = (np.unique(np.linspace(0, len(ts) - 1, 4).round().astype(int)) if times is None
+    picks = (np.unique(np.linspace(0, len(ts) - 1, 4).round().astype(int)).tolist() if times is None
              else [int(np.argmin(np.abs(ts - t))) for t in times])
     idx = traj.real_tokens(b).numpy()
     m = min(max_tokens, len(idx))
@@ -78,7 +87,7 @@ def query_key_clouds(traj: SoftmaxTrajectory, times: Sequence[float] | None = No
     for ax, k in zip(axes, picks):
         x = states[k][:m]
         q, kk = x @ Q.T, x @ K.T
-        P = to_numpy(traj.attention[k, b])
+        P = to_numpy(attention[k, b])
         P = P.sum(axis=0) if P.ndim == 3 else P
         P = P[np.ix_(idx, idx)][:m, :m]
         for i in range(m):

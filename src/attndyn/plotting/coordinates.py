@@ -7,11 +7,16 @@ those of negative eigenvalues spread. Without V (hardmax runs) the plain coordin
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .._validation import InputError
 from ..trajectory import Trajectory
 from ._style import color, new_figure, sequence_states, to_numpy
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["eigen_coordinates", "coordinates"]
 
@@ -31,7 +36,7 @@ def eigen_coordinates(states: np.ndarray, V: np.ndarray | None) -> tuple[np.ndar
     return c[..., order], labels
 
 
-def coordinates(traj: Trajectory, *, sequence: int | None = None, title: str | None = None, log_time: bool = False):
+def coordinates(traj: Trajectory, *, sequence: int | None = None, title: str | None = None, log_time: bool = False) -> Figure:
     """One panel per coordinate: every token's coordinate against time (thin lines), the mean (bold)
     and the range (shaded). Returns a :class:`matplotlib.figure.Figure`."""
     if not isinstance(traj, Trajectory):

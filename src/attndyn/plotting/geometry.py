@@ -7,7 +7,7 @@ the closed half-space :math:`\mathcal H_i=\{z:\langle A z_i, z - z_i\rangle\ge 0
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -16,17 +16,21 @@ from .. import attention
 from .._validation import InputError
 from ._style import HULL_COLOR, color, finish_plane, new_figure, square_limits, to_numpy
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
 __all__ = ["draw_step_geometry", "step_geometry"]
 
 
-def _half_plane(ax, normal: np.ndarray, point: np.ndarray, xl, yl, **kw) -> None:
+def _half_plane(ax: Axes, normal: np.ndarray, point: np.ndarray, xl: Any, yl: Any, **kw: Any) -> None:
     """Shade {z : <normal, z - point> >= 0} inside the axes box."""
-    gx, gy = np.meshgrid(np.linspace(*xl, 400), np.linspace(*yl, 400))
+    gx, gy = np.meshgrid(np.linspace(xl[0], xl[1], 400), np.linspace(yl[0], yl[1], 400))
     inside = normal[0] * (gx - point[0]) + normal[1] * (gy - point[1]) >= 0
     ax.contourf(gx, gy, inside.astype(float), levels=[0.5, 1.5], colors=[HULL_COLOR], alpha=0.45, zorder=0, **kw)
 
 
-def _line(ax, normal: np.ndarray, level: float, xl, yl, **kw) -> None:
+def _line(ax: Axes, normal: np.ndarray, level: float, xl: Any, yl: Any, **kw: Any) -> None:
     """Draw {z : <normal, z> = level}."""
     t = np.linspace(-1, 1, 2) * 10 * max(xl[1] - xl[0], yl[1] - yl[0])
     base = normal * level / (normal @ normal)
@@ -35,7 +39,7 @@ def _line(ax, normal: np.ndarray, level: float, xl, yl, **kw) -> None:
     ax.plot(pts[:, 0], pts[:, 1], **kw)
 
 
-def draw_step_geometry(ax, tokens: Any, i: int = 0, *, A: Any = None, title: str | None = None,
+def draw_step_geometry(ax: Axes, tokens: Any, i: int = 0, *, A: Any = None, title: str | None = None,
                        limits: tuple | None = None) -> list[int]:
     """Draw Fig. 1 for token ``i`` of ``tokens`` (n, 2) into ``ax``; returns :math:`C_i` (0-based).
 
@@ -59,18 +63,19 @@ def draw_step_geometry(ax, tokens: Any, i: int = 0, *, A: Any = None, title: str
     _line(ax, direction, best, xl, yl, color="#555555", lw=1.0, ls="--")
     arrow = direction / np.linalg.norm(direction) * 0.35 * (xl[1] - xl[0])
     ax.annotate("", xy=z[i] + arrow, xytext=z[i], arrowprops=dict(arrowstyle="-|>", color="#333333", lw=1.6), zorder=4)
-    ax.text(*(z[i] + arrow * 1.08), "$Az_{%d}$" % (i + 1), fontsize=10, zorder=5)
+    tip = z[i] + arrow * 1.08
+    ax.text(tip[0], tip[1], f"$Az_{{{i + 1}}}$", fontsize=10, zorder=5)
     ax.plot([0], [0], marker="+", color="#666666", ms=8, zorder=2)
     for j in range(n):
         ring = j in C and j != i
         ax.plot(*z[j], marker="o", color=color(j), markeredgecolor="#000000" if ring else "#222222", ms=12 if ring else 9,
                 markeredgewidth=2.5 if ring else 0.8, zorder=3)
-        ax.text(z[j, 0], z[j, 1], "  $z_{%d}$" % (j + 1), fontsize=10, va="bottom", zorder=5)
+        ax.text(z[j, 0], z[j, 1], f"  $z_{{{j + 1}}}$", fontsize=10, va="bottom", zorder=5)
     finish_plane(ax, xl, yl, title)
     return C
 
 
-def step_geometry(tokens: Any, i: int = 0, *, matrices: dict[str, Any] | None = None):
+def step_geometry(tokens: Any, i: int = 0, *, matrices: dict[str, Any] | None = None) -> Figure:
     """Fig. 1 of the hardmax paper: one panel per matrix A (``{"A = I": None, ...}``).
 
     >>> fig = step_geometry([[1, 0], [2, 1], [2, -1], [1.5, 2.5], [-1, 0.5]],

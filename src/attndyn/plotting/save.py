@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._validation import InputError
 from ..io import atomic_write
 from ._style import DPI
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["save_figure", "FORMATS", "png_bytes"]
 
 FORMATS = ("png", "svg", "pdf")
 
 
-def save_figure(fig, stem: str | os.PathLike, *, formats: tuple[str, ...] = FORMATS, dpi: int = DPI) -> list[Path]:
+def save_figure(fig: Figure, stem: str | os.PathLike, *, formats: tuple[str, ...] = FORMATS, dpi: int = DPI) -> list[Path]:
     """Write ``fig`` as ``stem.png``, ``stem.svg`` and ``stem.pdf`` (or the ``formats`` given).
 
     Returns the written paths in the order of ``formats``. Each file is written to a temporary
@@ -35,12 +39,15 @@ def save_figure(fig, stem: str | os.PathLike, *, formats: tuple[str, ...] = FORM
         target = stem.with_name(stem.name + "." + fmt)
         # svg: a fixed hash salt keeps the file identical between runs
         meta = {"Date": None} if fmt in ("svg", "pdf") else {}
-        atomic_write(target, lambda tmp, fmt=fmt: fig.savefig(tmp, format=fmt, dpi=dpi, metadata=meta))
+        def write(tmp: Path, fmt: str = fmt, meta: dict[str, None] = meta) -> None:
+            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=meta)
+
+        atomic_write(target, write)
         paths.append(target)
     return paths
 
 
-def png_bytes(fig, *, dpi: int = DPI) -> bytes:
+def png_bytes(fig: Figure, *, dpi: int = DPI) -> bytes:
     """The figure rendered as PNG, in memory (for inlining into HTML or animation frames)."""
     import io
 

@@ -10,6 +10,7 @@ kept tokens with :func:`attndyn.attention.follow_sets` (analysis of a saved stat
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -18,6 +19,10 @@ from .. import attention
 from .._validation import InputError
 from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
 from ._style import HULL_COLOR, LEADER_SIZE, TOKEN_SIZE, color, finish_plane, new_figure, sequence_states, square_limits, to_numpy
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["follow_matrix", "draw_state", "plot_trajectory", "hardmax_panels", "hardmax_grid", "state_index"]
 
@@ -93,7 +98,7 @@ def _token_colours(follow: np.ndarray) -> tuple[list[list[str]], list[str], np.n
     return inner, edge, leader
 
 
-def _hull_2d(ax, pts: np.ndarray, **kw) -> None:
+def _hull_2d(ax: Axes, pts: np.ndarray, **kw: Any) -> None:
     from scipy.spatial import ConvexHull, QhullError
 
     if len(pts) >= 3:
@@ -108,7 +113,7 @@ def _hull_2d(ax, pts: np.ndarray, **kw) -> None:
         ax.plot(*pts[o][[0, -1]].T, color=HULL_COLOR, lw=6, alpha=0.7, zorder=0, solid_capstyle="round")
 
 
-def _hull_3d(ax, pts: np.ndarray) -> None:
+def _hull_3d(ax: Any, pts: np.ndarray) -> None:
     from mpl_toolkits.mplot3d.art3d import Poly3DCollection
     from scipy.spatial import ConvexHull, QhullError
 
@@ -128,7 +133,7 @@ def _limits(traj: Trajectory, states: np.ndarray, upto: int | None = None) -> tu
 
 
 def draw_state(
-    ax,
+    ax: Any,  # a 2-D or 3-D matplotlib Axes
     traj: Trajectory,
     index: int = -1,
     *,
@@ -195,7 +200,7 @@ def plot_trajectory(
     hull: bool = True,
     labels: Sequence[str] | None = None,
     width: float = 5.5,
-):
+) -> Figure:
     """One picture of a run: every token's path (trail) and the kept state ``index`` (default last).
 
     2-D tokens are drawn in the plane, tokens of dimension >= 3 in 3-D (their first three
@@ -217,7 +222,7 @@ def plot_trajectory(
 
         return coordinates(traj, sequence=sequence, title=title)
     fig = new_figure(width, width * (0.95 if d >= 3 else 0.9))
-    ax = fig.add_subplot(projection="3d") if d >= 3 else fig.add_subplot()
+    ax: Any = fig.add_subplot(projection="3d") if d >= 3 else fig.add_subplot()  # Axes3D or Axes
     draw_state(ax, traj, index, sequence=sequence, trail=True, hull=hull, labels=labels)
     label = _time_label(traj, index % len(states))
     ax.set_title(f"{title}\n{label}" if title else label, fontsize=10)
@@ -227,7 +232,7 @@ def plot_trajectory(
 
 
 def hardmax_panels(traj: HardmaxTrajectory, layers: Sequence[int] = (0, 1, 2, 5, 30), *, sequence: int | None = None,
-                   title: str | None = None):
+                   title: str | None = None) -> Figure:
     """One row of panels, the tokens at the given layers (hardmax paper Fig. 2, one row).
 
     The last panel shades the convex hull of the leaders. Layers that were not kept are
@@ -237,7 +242,7 @@ def hardmax_panels(traj: HardmaxTrajectory, layers: Sequence[int] = (0, 1, 2, 5,
 
 
 def hardmax_grid(runs: dict[str, HardmaxTrajectory], layers: Sequence[int] = (0, 1, 2, 5, 30), *,
-                 sequence: int | None = None):
+                 sequence: int | None = None) -> Figure:
     """Hardmax paper Fig. 2: one row per run (the dict keys label the rows), one column per layer."""
     for name, traj in runs.items():
         if not isinstance(traj, HardmaxTrajectory):

@@ -92,7 +92,8 @@ def fig2(ctx: Context, res: ExperimentResult) -> None:
             where = "; ".join("(" + ", ".join(f"{v:.3g}" for v in c.center) + ")" for c in free)
             res.checks.append(Check("non-leader clusters: a cluster without a leader, at a convex combination of "
                                     "leaders' limits on the boundary of K", ">= 1", f"{len(free)} at {where}",
-                                    len(free) >= 1 and all(rep.polytope.on_boundary(c.center) for c in free)))
+                                    len(free) >= 1 and rep.polytope is not None
+                                    and all(rep.polytope.on_boundary(c.center) for c in free)))
     res.params = {"alpha": 0.5, "A": "I", "layers_run": int(next(iter(runs.values())).stats.steps),
                   "layers_shown": list(FIG2_LAYERS), "configurations": FIG2_CONFIGS}
     res.sliders.append(_fig2_slider(ctx, runs))

@@ -13,12 +13,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..plotting import render_frames, save_figure
 from ..plotting.animation import animate
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ..trajectory import Trajectory
 
 __all__ = ["Check", "FigureRef", "Slider", "ExperimentResult", "Experiment", "Context", "EXPERIMENTS", "experiment"]
 
@@ -125,11 +130,11 @@ class Context:
     def rng(self, offset: int = 0) -> np.random.Generator:
         return np.random.default_rng(self.seed + offset)
 
-    def figure(self, fig, stem: str, caption: str) -> FigureRef:
+    def figure(self, fig: Figure, stem: str, caption: str) -> FigureRef:
         paths = save_figure(fig, self.out / "figures" / stem, formats=self.formats)
         return FigureRef(caption=caption, files=tuple(str(p.relative_to(self.out)) for p in paths))
 
-    def slider(self, traj, caption: str, *, title: str | None = None, sequence: int | None = None,
+    def slider(self, traj: Trajectory, caption: str, *, title: str | None = None, sequence: int | None = None,
                gif_stem: str | None = None, result: ExperimentResult | None = None) -> Slider:
         """Frames of ``traj`` for the HTML slider; also written as a GIF when animations are on."""
         from ..plotting.animation import frame_indices
@@ -158,7 +163,9 @@ class Experiment:
 EXPERIMENTS: dict[str, Experiment] = {}
 
 
-def experiment(name: str, *, title: str, source: str, needs: str | None = None):
+def experiment(
+    name: str, *, title: str, source: str, needs: str | None = None
+) -> Callable[[Callable[[Context, ExperimentResult], None]], Callable[[Context], ExperimentResult]]:
     """Register ``run(ctx, result)``; the wrapper creates the result and times the run."""
 
     def wrap(fn: Callable[[Context, ExperimentResult], None]) -> Callable[[Context], ExperimentResult]:

@@ -8,6 +8,7 @@ import platform
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,9 +52,8 @@ class ReproduceConfig:
     animations: bool = True
 
     def __post_init__(self) -> None:
-        if self.formats is None:
-            object.__setattr__(self, "formats", ("png",) if self.quick else FORMATS)
-        object.__setattr__(self, "formats", tuple(self.formats))
+        formats = (("png",) if self.quick else FORMATS) if self.formats is None else tuple(self.formats)
+        object.__setattr__(self, "formats", formats)
         if self.only is not None:
             names = tuple(n.strip() for item in self.only for n in str(item).split(",") if n.strip())
             unknown = [n for n in names if n not in EXPERIMENTS]
@@ -68,9 +68,9 @@ class ReproduceConfig:
                 raise InputError(f"--sentiment-run {str(p)!r} is not a folder; give the folder written by "
                                  "`attndyn sentiment train --run DIR`")
             object.__setattr__(self, "sentiment_run", p)
-        bad = [f for f in self.formats if f not in FORMATS]
-        if bad or not self.formats:
-            raise InputError(f"formats {tuple(self.formats)!r}: choose among {', '.join(FORMATS)}")
+        bad = [f for f in formats if f not in FORMATS]
+        if bad or not formats:
+            raise InputError(f"formats {formats!r}: choose among {', '.join(FORMATS)}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise InputError(f"seed must be a non-negative integer, got {self.seed!r}")
 
@@ -81,7 +81,7 @@ class ReproduceConfig:
     def record(self) -> dict[str, Any]:
         return {"only": list(self.only) if self.only else None, "out": str(self.out), "quick": self.quick,
                 "sentiment_run": None if self.sentiment_run is None else str(self.sentiment_run), "seed": self.seed,
-                "formats": list(self.formats), "animations": self.animations, "experiments": self.names}
+                "formats": list(self.formats or ()), "animations": self.animations, "experiments": self.names}
 
 
 def _check_writable(out: Path) -> None:
@@ -139,7 +139,7 @@ def _environment() -> dict[str, str]:
 
 
 @contextmanager
-def _single_thread():
+def _single_thread() -> Iterator[None]:
     """Run torch on one thread meanwhile: the experiments' tensors are tiny (n <= 40), and on a busy machine
     intra-op threads cost far more than they give (measured 20x slower with 2 threads on 2 shared cores)."""
     import torch
@@ -171,6 +171,7 @@ def reproduce(config: ReproduceConfig | None = None, *, progress: bool = False, 
     out = config.out
     _check_writable(out)
     write_json(out / "config.json", config.record())
+    assert config.formats is not None  # resolved by ReproduceConfig.__post_init__
     ctx = Context(out=out, quick=config.quick, seed=config.seed, formats=config.formats,
                   animations=config.animations, sentiment_run=config.sentiment_run,
                   max_frames=4 if config.quick else 30)

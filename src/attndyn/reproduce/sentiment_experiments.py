@@ -8,6 +8,7 @@ the fitted model for Fig. 9). Missing pieces are skipped with a message.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from .registry import Check, Context, ExperimentResult, FigureRef, experiment
@@ -30,7 +31,7 @@ def _load_json(path: Path) -> dict | None:
         return None
 
 
-def _save_with(ctx: Context, draw, stem: str, caption: str) -> FigureRef:
+def _save_with(ctx: Context, draw: Callable[[Path], object], stem: str, caption: str) -> FigureRef:
     """Draw with a sentiment plot function (which writes one file per call) in every format asked."""
     files = []
     for fmt in ctx.formats:
@@ -102,7 +103,11 @@ def sentiment_figs(ctx: Context, res: ExperimentResult) -> None:
             est = HardmaxSentimentClassifier.load(run)
             for side, text in EXAMPLE_REVIEWS.items():
                 data = plots.figure9_data(est, text)
-                res.figures.append(_save_with(ctx, lambda p, data=data: plots.figure9(data, p), f"sentiment_fig9_{side}",
+
+                def draw(p: Path, data: dict = data) -> Path:
+                    return plots.figure9(data, p)
+
+                res.figures.append(_save_with(ctx, draw, f"sentiment_fig9_{side}",
                                               f"Fig. 9: the words of a {side} review, layer by layer: \u201c{text}\u201d."))
         except Exception as exc:  # a broken or foreign run folder must not stop the other experiments
             notes.append(f"Fig. 9 skipped: {type(exc).__name__}: {exc}")

@@ -6,6 +6,8 @@ measured with :func:`attndyn.softmax_geometry`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import analysis
@@ -14,6 +16,7 @@ from ..options import SaveAt
 from ..plotting import attention_matrices, coordinates, plot_trajectory, query_key_clouds
 from ..plotting.trajectories import state_index
 from ..softmax import softmax
+from ..trajectory import SoftmaxTrajectory
 from .registry import Check, Context, ExperimentResult, experiment, fmt
 
 SOURCE = "Geshkovski, Letrouit, Polyanskiy & Rigollet 2023 (softmax paper)"
@@ -41,12 +44,12 @@ def _grid(ctx: Context, T: float) -> dict:
     return {"time": T, "step": step, "method": "rk4", "keep_every": keep}
 
 
-def _run(x, grid: dict, **kw):
+def _run(x: Any, grid: dict, **kw: Any) -> SoftmaxTrajectory:
     return softmax(x, time=grid["time"], step=grid["step"], method=grid["method"],
                    save=SaveAt(every=grid["keep_every"], attention=kw.pop("attention", False)), **kw)
 
 
-def _matrix_text(M) -> str:
+def _matrix_text(M: Any) -> str:
     return np.array2string(np.asarray(M), precision=3, suppress_small=True).replace("\n", "")
 
 
@@ -61,6 +64,7 @@ def thm2_1(ctx: Context, res: ExperimentResult) -> None:
     x = rng.standard_normal((n, 1))
     grid = _grid(ctx, ctx.pick(10.0, 12.0))
     traj = _run(x, grid, attention=True)
+    assert traj.attention_final is not None  # kept with the attention
     P = traj.attention_final[0].numpy()
     res.figures.append(ctx.figure(attention_matrices(traj, title="P(t), n = 40, Q = K = V = 1"), "softmax_fig3",
                                   "Self-attention matrix P(t) at five times (rows/columns sorted by x_i(0))."))
@@ -73,8 +77,10 @@ def thm2_1(ctx: Context, res: ExperimentResult) -> None:
     N = ctx.pick(16, 500)
     xs = rng.standard_normal((N, 20, 1))
     batch = softmax(xs, time=grid["time"], step=grid["step"], save=SaveAt(every=None, final_attention=True))
-    ranks = [attention_rank(batch.attention_final[b].numpy()) for b in range(N)]
-    booleans = [boolean_distance(batch.attention_final[b].numpy(), free_rows=1) <= 1e-3 for b in range(N)]
+    P_final = batch.attention_final
+    assert P_final is not None  # SaveAt(final_attention=True)
+    ranks = [attention_rank(P_final[b].numpy()) for b in range(N)]
+    booleans = [boolean_distance(P_final[b].numpy(), free_rows=1) <= 1e-3 for b in range(N)]
     frac12 = float(np.mean([r <= 2 for r in ranks]))
     res.checks.append(Check(f"over {N} random sequences (n = 20): fraction with rank(P*) in {{1, 2}}",
                             "1 (almost all initial sequences)", f"{fmt(frac12)}", frac12 == 1.0))
@@ -82,6 +88,7 @@ def thm2_1(ctx: Context, res: ExperimentResult) -> None:
                             "1 (Theorem 2.1)", fmt(float(np.mean(booleans))), all(booleans)))
     big = softmax(rng.standard_normal((200, 1)), time=grid["time"], step=grid["step"],
                   save=SaveAt(every=None, final_attention=True))
+    assert big.attention_final is not None  # SaveAt(final_attention=True)
     Pb = big.attention_final[0].numpy()
     db, rb = boolean_distance(Pb, free_rows=1), attention_rank(Pb)
     res.checks.append(Check("n = 200 instead of 40: P(T) Boolean but for one row, rank <= 2",
@@ -103,6 +110,7 @@ def fig4(ctx: Context, res: ExperimentResult) -> None:
     traj = _run(x, grid, Q=Q, V=V, attention=True)
     res.figures.append(ctx.figure(query_key_clouds(traj, title="keys (green), queries (purple), lines of width P_ij(t)"),
                                   "softmax_fig4", "Query/key clouds at four times."))
+    assert traj.attention_final is not None  # kept with the attention
     rank = attention_rank(traj.attention_final[0].numpy(), rtol=1e-3)
     res.checks.append(Check("numerical rank of P(T) (singular values > 1e-3 of the largest)", "<= 2", str(rank), rank <= 2))
     res.params = {"n": 20, "d": 2, "Q": Q.round(4).tolist(), "K": "I", "V": V.round(4).tolist(), **grid}
@@ -153,8 +161,8 @@ def thm4_1(ctx: Context, res: ExperimentResult) -> None:
     fig = plot_trajectory(traj, title="V eigenvalues {1.35, -0.07}", hull=False)
     ax = fig.axes[0]
     phi = np.array(rep.measured["phi_1"])
-    ax.annotate("", xy=phi, xytext=(0, 0), arrowprops=dict(arrowstyle="-|>", color="#ff7f0e", lw=2.2), zorder=6)
-    ax.text(*(phi * 1.1), r"$\varphi_1$", color="#ff7f0e", fontsize=11)
+    ax.annotate("", xy=(phi[0], phi[1]), xytext=(0, 0), arrowprops=dict(arrowstyle="-|>", color="#ff7f0e", lw=2.2), zorder=6)
+    ax.text(1.1 * phi[0], 1.1 * phi[1], r"$\varphi_1$", color="#ff7f0e", fontsize=11)
     res.figures.append(ctx.figure(fig, "softmax_fig6", "Trajectories of z_i(t); orange: phi_1."))
     res.figures.append(ctx.figure(coordinates(traj, title="coordinates in V's eigenbasis"), "softmax_fig6_coordinates",
                                   "Coordinate along phi_1 (left) clusters; the other (eigenvalue -0.07) does not."))

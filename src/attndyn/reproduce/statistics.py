@@ -13,12 +13,13 @@ from ..analysis.spectral import leading_direction
 from ..options import SaveAt
 from ..plotting._style import color, new_figure
 from ..softmax import softmax
+from ..trajectory import SoftmaxTrajectory
 from .hardmax_experiments import random_spd
 from .registry import Check, Context, ExperimentResult, experiment, fmt
 from .softmax_experiments import SOURCE
 
 
-def hyperplane_report(traj, b: int, rtol: float = 1e-3) -> analysis.GeometryReport:
+def hyperplane_report(traj: SoftmaxTrajectory, b: int, rtol: float = 1e-3) -> analysis.GeometryReport:
     """Theorem 4.1 measured with a tolerance relative to the initial spread of the phi_1-coordinates.
 
     ``softmax_geometry(regime="hyperplanes")`` scales its tolerance by the largest *final* coordinate;
@@ -27,7 +28,9 @@ def hyperplane_report(traj, b: int, rtol: float = 1e-3) -> analysis.GeometryRepo
     initial coordinates give the problem's scale instead.
     """
     V = traj.params["V"][0].numpy()
-    _, phi, psi = leading_direction(V)
+    found = leading_direction(V)
+    assert found is not None, "hyperplane_report is for V with a simple positive leading eigenvalue (Thm 4.1)"
+    _, phi, psi = found
     ys = traj.ys[:, b].numpy()  # (T, n, d)
     c0, cT = ys[0] @ psi, ys[-1] @ psi
     tol = rtol * max(np.abs(c0).max(), np.abs(cT).max(), 1e-300)
@@ -83,7 +86,9 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
     N, M, n, d = ctx.pick(2, 20), ctx.pick(2, 5), ctx.pick(12, 32), 3
     T, step = ctx.pick(10.0, 15.0), ctx.pick(0.1, 0.05)
     rng = ctx.rng(101)
-    rows, fracs, failures = {}, {}, []
+    rows: dict[str, dict] = {}
+    fracs: dict[str, float] = {}
+    failures: list[dict] = []
     extra: dict[str, list] = {"levels": [], "vertices": []}
     for regime in REGIMES:
         ok = total = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -21,7 +21,7 @@ class JsonConfig:
         return asdict(self)  # type: ignore[call-overload]
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]):
+    def from_dict(cls, data: dict[str, Any]) -> Self:
         fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
         if not isinstance(data, dict):
             raise InputError(f"a {cls._kind} must be a JSON object with keys {sorted(fields)}, got {type(data).__name__}")

@@ -14,6 +14,7 @@ import os
 import re
 import tarfile
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path

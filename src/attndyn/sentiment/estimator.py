@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -180,7 +180,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
                 words = [None]
             if not all(isinstance(w, str) for w in words):
                 raise InputError(f"stop_words must be 'english', 'none' or a list of words, got {self.stop_words!r}")
-        self.tokenizer
+        _ = self.tokenizer  # building it checks the tokenizer's settings
 
     def _labels(self, y: Any, n: int) -> np.ndarray:
         arr = np.asarray(y)
@@ -250,7 +250,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             write_json(run / "vocab.json", {"words": self.vocab_.words})
         log = (lambda s: print(s, flush=True)) if self.verbose else None
         result = train(model, enc(tr_idx), enc(val_idx), tc, run_dir=run, progress=bool(self.verbose), log=log)
-        self.model_ = result.model
+        self.model_ = cast(SentimentTransformer, result.model)  # the model built above
         self.history_ = result.history
         self.best_epoch_ = result.best_epoch
         self.stop_reason_ = result.stop_reason

@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 from collections import Counter
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import torch
 
@@ -18,6 +20,10 @@ from .explain import CLUSTER_RTOL, cluster_tolerance
 from .model import word_leaders
 from .train import EncodedSplit, predict_logits
 
+if TYPE_CHECKING:
+    from .estimator import HardmaxSentimentClassifier
+    from .model import SentimentTransformer
+
 __all__ = ["accuracy_report", "hardmax_statistics", "figure8_data", "evaluate_model"]
 
 
@@ -25,7 +31,7 @@ def _acc(logits: torch.Tensor, y: torch.Tensor) -> float:
     return float(((logits > 0).double() == y.double()).double().mean())
 
 
-def accuracy_report(model, data: EncodedSplit, *, batch_size: int = 1024) -> dict:
+def accuracy_report(model: SentimentTransformer, data: EncodedSplit, *, batch_size: int = 1024) -> dict:
     """Softmax and hardmax test accuracy, agreement, and the hardmax inference time (s)."""
     s = predict_logits(model, data, hardmax=False, batch_size=batch_size)
     t0 = time.perf_counter()
@@ -41,7 +47,7 @@ def accuracy_report(model, data: EncodedSplit, *, batch_size: int = 1024) -> dic
 
 
 @torch.no_grad()
-def hardmax_statistics(model, data: EncodedSplit, words: list[str], *, rtol: float = CLUSTER_RTOL,
+def hardmax_statistics(model: SentimentTransformer, data: EncodedSplit, words: list[str], *, rtol: float = CLUSTER_RTOL,
                        batch_size: int = 512, confidence: float = 0.95, far: float = 2.0, top: int = 15) -> dict:
     """Per review at the last layer: clusters per real token, leaders (distinct leader words, see
     :func:`~attndyn.sentiment.model.word_leaders`, and the fraction of leader tokens already
@@ -102,10 +108,10 @@ def figure8_data(history: list[dict]) -> dict:
     return {"epoch": [r["epoch"] for r in history], **{k: [r.get(k) for r in history] for k in keys}}
 
 
-def evaluate_model(estimator, data: EncodedSplit, *, rtol: float = CLUSTER_RTOL) -> dict:
+def evaluate_model(estimator: HardmaxSentimentClassifier, data: EncodedSplit, *, rtol: float = CLUSTER_RTOL) -> dict:
     """Everything ``attndyn sentiment evaluate`` reports for one fitted estimator."""
     model = estimator.model_
-    out = {"d": model.config.d, "alpha": float(model.alpha.detach())}
+    out: dict[str, Any] = {"d": model.config.d, "alpha": float(model.alpha.detach())}
     out.update(accuracy_report(model, data))
     out.update(hardmax_statistics(model, data, estimator.vocab_.words, rtol=rtol))
     out["figure8"] = figure8_data(getattr(estimator, "history_", []))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -24,6 +25,12 @@ import torch
 from .._validation import InputError
 from .model import word_leaders
 from .text import UNK
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from ..trajectory import HardmaxTrajectory
+    from .estimator import HardmaxSentimentClassifier
 
 __all__ = ["Explanation", "ClusterRecord", "explain", "cluster_tolerance", "CLUSTER_RTOL"]
 
@@ -71,7 +78,7 @@ class Explanation:
         return d
 
 
-def trajectory_of(estimator, text: str):
+def trajectory_of(estimator: HardmaxSentimentClassifier, text: str) -> tuple[list[str], HardmaxTrajectory, float, Tensor]:
     """Words, the (K+1, n, d) hardmax trajectory of one text, and the run object."""
     tok = estimator.tokenizer(text)
     known = [w for w in tok if w in estimator.vocab_.index][: estimator.max_len] or [UNK]
@@ -81,7 +88,7 @@ def trajectory_of(estimator, text: str):
     return known, traj, float(logits[0]), ids
 
 
-def _check_estimator(estimator) -> None:
+def _check_estimator(estimator: object) -> None:
     check = getattr(estimator, "_check_fitted", None)
     if check is None:
         raise InputError(f"explain needs a fitted HardmaxSentimentClassifier, got {type(estimator).__name__}; "
@@ -89,7 +96,7 @@ def _check_estimator(estimator) -> None:
     check()
 
 
-def explain(estimator, text: str) -> Explanation:
+def explain(estimator: HardmaxSentimentClassifier, text: str) -> Explanation:
     r"""Explain the hardmax prediction of a fitted :class:`HardmaxSentimentClassifier` on ``text``.
 
     Every real token is attributed to the last-layer leader nearest to it (tokens converge to

@@ -109,6 +109,7 @@ class SentimentTransformer(nn.Module):
         self.hook_mean = HookPoint()
         self.hook_logit = HookPoint()
         with torch.no_grad():
+            assert c.embed_init_std is not None  # SentimentConfig.__post_init__ fills in the default
             self.embed.weight.normal_(0.0, c.embed_init_std, generator=generator)
             self.embed.weight[0].zero_()
             self.decoder.weight.normal_(0.0, 1.0 / math.sqrt(c.d), generator=generator)
@@ -243,6 +244,8 @@ def word_leaders(traj: HardmaxTrajectory, ids: Tensor) -> Tensor:
     when every token it follows is a copy of its own word (same index), i.e. its word is its
     unique best match.
     """
+    if traj.follow is None:
+        raise InputError("word_leaders needs the follow sets: run hardmax with save=SaveAt(follow=True)")
     same = ids[:, :, None] == ids[:, None, :]  # (B, n, n)
     other = traj.follow & ~same  # (T, B, n, n): follows a different word
     lead = ~other.any(dim=-1)  # (T, B, n)

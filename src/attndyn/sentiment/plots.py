@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from .estimator import HardmaxSentimentClassifier
 
 __all__ = ["figure8", "accuracy_curves", "figure10", "figure9_data", "figure9", "figure9_gif"]
 
 POS, NEG = "#2e7d32", "#c62828"
 
 
-def _plt():
+def _plt() -> Any:  # the matplotlib.pyplot module, on the Agg backend
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -22,7 +29,7 @@ def _plt():
     return plt
 
 
-def _save(fig, path: str | Path) -> Path:
+def _save(fig: Figure, path: str | Path) -> Path:
     from ..io import atomic_write
 
     p = Path(path)
@@ -74,7 +81,7 @@ def figure10(rows: list[dict], path: str | Path) -> Path:
     return _save(fig, path)
 
 
-def figure9_data(estimator, text: str) -> dict:
+def figure9_data(estimator: HardmaxSentimentClassifier, text: str) -> dict:
     """Everything Figure 9 draws for one review and a d = 2 model (JSON-able)."""
     from .explain import trajectory_of
 
@@ -94,7 +101,7 @@ def figure9_data(estimator, text: str) -> dict:
     }
 
 
-def _labels(ax, pts: np.ndarray, words: list[str], leaders: np.ndarray, max_labels: int = 14) -> None:
+def _labels(ax: Axes, pts: np.ndarray, words: list[str], leaders: np.ndarray, max_labels: int = 14) -> None:
     """Label each distinct position once ("word ×3, other"), leaders first, at most ``max_labels``."""
     keyed: dict[tuple, list[int]] = {}
     cell = 0.04 * (float(np.ptp(pts, axis=0).max()) or 1.0)  # points closer than ~4% of the span share a label
@@ -102,7 +109,7 @@ def _labels(ax, pts: np.ndarray, words: list[str], leaders: np.ndarray, max_labe
         keyed.setdefault(tuple(np.round(p / cell).astype(int)), []).append(i)
     groups = sorted(keyed.values(), key=lambda g: (-int(any(leaders[i] for i in g)), -len(g)))
     for g in groups[:max_labels]:
-        names = {}
+        names: dict[str, int] = {}
         for i in g:
             names[words[i]] = names.get(words[i], 0) + 1
         parts = [f"{w}×{c}" if c > 1 else w for w, c in sorted(names.items(), key=lambda kv: -kv[1])]
@@ -112,7 +119,7 @@ def _labels(ax, pts: np.ndarray, words: list[str], leaders: np.ndarray, max_labe
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "alpha": 0.7, "lw": 0})
 
 
-def _panel(ax, data: dict, k: int, lim: tuple) -> None:
+def _panel(ax: Axes, data: dict, k: int, lim: tuple) -> None:
     pts = np.asarray(data["tokens"][k])
     lead = np.asarray(data["leaders"][k], dtype=bool)
     v, b = np.asarray(data["v"]), data["b"]

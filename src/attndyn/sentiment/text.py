@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -144,7 +145,7 @@ class Tokenizer:
         return tokenize(text, self.stop_set, self.negation_scope, self.bigrams)
 
     def config(self) -> dict:
-        cfg = {"stop_words": self.stop_words if isinstance(self.stop_words, str) else list(self.stop_words),
+        cfg: dict[str, Any] = {"stop_words": self.stop_words if isinstance(self.stop_words, str) else list(self.stop_words),
                "keep_negations": self.keep_negations}
         if self.negation_scope:  # absent when off, so caches of earlier runs stay valid
             cfg["negation_scope"] = self.negation_scope
@@ -172,7 +173,7 @@ class Vocabulary:
         *,
         min_freq: int = 2,
         max_size: int | None = None,
-        labels: Sequence[int] | None = None,
+        labels: Sequence[int] | np.ndarray | None = None,
         min_log_odds: float = 0.0,
         min_bigram_docs: int = 1,
     ) -> "Vocabulary":
@@ -198,7 +199,8 @@ class Vocabulary:
         if min_log_odds > 0:
             if labels is None or len(labels) != len(token_lists):
                 raise InputError("min_log_odds needs one 0/1 label per token list")
-            pos, neg = Counter(), Counter()
+            pos: Counter[str] = Counter()
+            neg: Counter[str] = Counter()
             for toks, y in zip(token_lists, labels):
                 (pos if int(y) == 1 else neg).update(set(toks))
             P, N = sum(int(y) == 1 for y in labels), sum(int(y) != 1 for y in labels)

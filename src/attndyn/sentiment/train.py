@@ -16,7 +16,9 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -115,7 +117,7 @@ def _batches(n: int, batch_size: int, lengths: Tensor, g: torch.Generator) -> li
     (less padding, same randomness from the seed)."""
     perm = torch.randperm(n, generator=g)
     group = batch_size * 50
-    out = []
+    out: list[Tensor] = []
     for a in range(0, n, group):
         chunk = perm[a : a + group]
         chunk = chunk[torch.argsort(lengths[chunk], stable=True)]
@@ -135,7 +137,7 @@ def _drop_words(mask: Tensor, p: float, g: torch.Generator) -> Tensor:
 
 
 @torch.no_grad()
-def predict_logits(model: nn.Module, data: EncodedSplit, *, hardmax: bool, batch_size: int = 1024, tau: float | None = None) -> Tensor:
+def predict_logits(model: Any, data: EncodedSplit, *, hardmax: bool, batch_size: int = 1024, tau: float | None = None) -> Tensor:
     """Logits (N,) of the softmax model (``hardmax=False``) or of hardmax inference."""
     model.eval()
     out = []
@@ -164,7 +166,7 @@ def evaluate_split(model: nn.Module, data: EncodedSplit, *, batch_size: int = 10
     }
 
 
-def _loss(model: nn.Module, ids: Tensor, mask: Tensor, y: Tensor, tau: float | None, aux_weight: float) -> Tensor:
+def _loss(model: Any, ids: Tensor, mask: Tensor, y: Tensor, tau: float | None, aux_weight: float) -> Tensor:
     """BCE of the last layer, plus ``aux_weight`` x the mean BCE of the decoder read at the
     earlier layers (deep supervision; needs ``model.layer_logits``)."""
     if aux_weight == 0:
@@ -174,7 +176,7 @@ def _loss(model: nn.Module, ids: Tensor, mask: Tensor, y: Tensor, tau: float | N
     return losses[-1] + aux_weight * losses[:-1].mean()
 
 
-def _tau(config: TrainConfig, model: nn.Module, epoch: int) -> float | None:
+def _tau(config: TrainConfig, model: Any, epoch: int) -> float | None:
     if config.tau_start is None or config.anneal_epochs == 0:
         return None
     end = model.config.tau  # the model's own (final) temperature
@@ -264,7 +266,7 @@ def train(
     run_dir: str | Path | None = None,
     resume: bool = True,
     progress: bool = False,
-    log=None,
+    log: Callable[[str], None] | None = None,
 ) -> TrainResult:
     """Train ``model`` in place; the returned model carries the best validation weights.
 
@@ -280,7 +282,7 @@ def train(
     opt = _optimizer(model, config)
     run = Path(run_dir) if run_dir is not None else None
     history: list[dict] = []
-    best = {"epoch": -1, "hardmax_acc": -1.0, "hardmax_loss": math.inf}
+    best: dict[str, Any] = {"epoch": -1, "hardmax_acc": -1.0, "hardmax_loss": math.inf}
     best_weights = _weights(model)
     bad, start = 0, 0
     stop_reason = "completed"
@@ -320,10 +322,10 @@ def train(
                 run_loss += float(loss.detach()) * len(idx)
                 seen += len(idx)
                 advance(1)
-        row = {"epoch": epoch + 1, "tau": tau if tau is not None else getattr(model.config, "tau", None),
+        row: dict[str, Any] = {"epoch": epoch + 1, "tau": tau if tau is not None else getattr(model.config, "tau", None),
                "train_running_loss": run_loss / max(seen, 1)}
         if hasattr(model, "alpha"):
-            row["alpha"] = float(model.alpha.detach())
+            row["alpha"] = float(cast(Tensor, model.alpha).detach())
         if train_eval is not None:
             row.update({f"train_{k}": v for k, v in evaluate_split(model, train_eval, batch_size=config.eval_batch_size, tau=tau).items()})
         row.update({f"val_{k}": v for k, v in evaluate_split(model, val_data, batch_size=config.eval_batch_size, tau=tau).items()})
@@ -344,7 +346,11 @@ def train(
             log(_format_row(row))
         if run is not None:
             if improved:
-                atomic_write(run / WEIGHTS, lambda tmp: save_file(best_weights, str(tmp)))
+
+                def write_weights(tmp: Path, w: dict[str, Tensor] = best_weights) -> None:
+                    save_file(w, str(tmp))
+
+                atomic_write(run / WEIGHTS, write_weights)
             write_json(run / METRICS, {"history": history, "best": best})
             _save_checkpoint(run / CHECKPOINT, model, opt, g,
                              {"epoch": epoch, "history": history, "best": best, "bad": bad, "stopped": stopped})
