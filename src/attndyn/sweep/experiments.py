@@ -7,7 +7,7 @@ reproduce statistic with more seeds and a grid.
 
 >>> from attndyn.sweep import EXPERIMENTS
 >>> EXPERIMENTS["good_triple"](0, {"d": 2, "ensemble": "positive", "qk": "identity"})
-{'good': True, 'paranormal': False}
+{'good': True, 'paranormal': True}
 """
 
 from __future__ import annotations

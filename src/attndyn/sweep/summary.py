@@ -23,7 +23,7 @@ def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     (95% for the default z); ``(nan, nan)`` when n = 0. Same formula as ``attndyn reproduce`` uses.
 
     >>> [round(v, 4) for v in wilson_interval(14, 100)]
-    [0.0852, 0.2213]
+    [0.0853, 0.2214]
     >>> wilson_interval(0, 10)[0] == 0.0
     True
     """
