@@ -176,3 +176,18 @@ def test_cli_runs_resumes_and_summarizes(tmp_path, capsys):
     assert main(["sweep", str(spec), "--out", str(out), "--workers", "0"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "grid.d: [2, 4] -> [2, 8]" in err
+
+
+@pytest.mark.parametrize("ensemble, drawn", [("ginibre", True), ("goe", False)])
+def test_plot_shows_the_papers_value_only_where_it_applies(tmp_path, ensemble, drawn):
+    from attndyn.plotting.sweep import sweep_figure
+
+    spec = parse_spec({"experiment": "good_triple", "grid": {"d": [2, 4]}, "monte_carlo": {"seeds": 6},
+                       "fixed": {"ensemble": ensemble}})
+    run_sweep(spec, tmp_path / "s", workers=0, log=lambda m: None)
+    s = summarize(tmp_path / "s", write=False)
+    ax = sweep_figure(s).axes[0]
+    labels = ax.get_legend_handles_labels()[1]
+    assert any("about 14%" in label for label in labels) == drawn
+    ys = [line.get_ydata() for line in ax.get_lines() if line.get_marker() == "o"]
+    assert np.allclose(ys[0], s.table["good_frac"])  # the plotted points are the summary's fractions

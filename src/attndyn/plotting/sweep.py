@@ -40,8 +40,7 @@ def sweep_figure(summary, output: str | None = None, *, title: str | None = None
         ax.errorbar(pos + shift, y, yerr=[np.nan_to_num(y - lo), np.nan_to_num(hi - y)], marker="o", ms=4, capsize=3,
                     lw=1.2, color=color(j), label=label)
     ref = exp.reference
-    if ref and all(spec.grid.get(k, (spec.fixed or {}).get(k)) in ((v,) if k not in spec.grid else spec.grid[k])
-                   for k, v in ref.get("where", {}).items()) and numeric and stat == "frac":
+    if ref and ref.get("param") == xname and output == exp.primary and _applies(ref, spec):
         ax.plot([ref["x"]], [ref["value"]], marker="*", ms=14, color="#333333", ls="none", label=ref["label"])
     if numeric and min(xs) > 0 and max(xs) / min(xs) >= 8:
         ax.set_xscale("log", base=2)
@@ -56,3 +55,8 @@ def sweep_figure(summary, output: str | None = None, *, title: str | None = None
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
     return fig
+
+
+def _applies(ref: dict, spec) -> bool:
+    """The reference's conditions hold for some grid point (a grid value or the fixed value)."""
+    return all(v in spec.grid[k] if k in spec.grid else (spec.fixed or {}).get(k) == v for k, v in ref.get("where", {}).items())

@@ -54,7 +54,7 @@ def random_matrix(rng: np.random.Generator, d: int, ensemble: str) -> np.ndarray
     outputs={"good": "bool", "paranormal": "bool"},
     primary="good",
     title="Softmax paper Definitions 1 and 2: is (Q, K, V) a good triple, is V paranormal?",
-    reference={"x": 128, "value": 0.14, "label": "softmax paper: about 14% of Ginibre V at d = 128",
+    reference={"param": "d", "x": 128, "value": 0.14, "label": "softmax paper: about 14% of Ginibre V at d = 128",
                "where": {"ensemble": "ginibre"}},
 )
 def good_triple(seed: int, *, d: int, ensemble: str, qk: str) -> dict:

@@ -64,8 +64,9 @@ class Param:
 class Experiment:
     """A registered cell function with its parameters, outputs and the output the summary plots first.
 
-    ``reference`` is a claim of a paper to draw beside the measurement:
-    ``{"x": 128, "value": 0.14, "label": "..."}`` (x in the first grid parameter).
+    ``reference`` is a claim of a paper about the primary output, drawn beside the measurement when
+    ``param`` is the first grid parameter and the ``where`` conditions hold:
+    ``{"param": "d", "x": 128, "value": 0.14, "label": "...", "where": {"ensemble": "ginibre"}}``.
     """
 
     name: str
