@@ -4,6 +4,7 @@ process killed mid-sweep resumes with nothing lost."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -82,8 +83,9 @@ def test_a_killed_sweep_process_resumes_with_nothing_lost(tmp_path):
         deadline = time.monotonic() + 120
         while len(list((out / "rows").glob("part-*.parquet"))) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
-        os.killpg(proc.pid, signal.SIGKILL)
     finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         if proc.stderr:
             proc.stderr.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import threading
 from pathlib import Path
 from typing import Optional
 
@@ -48,9 +50,19 @@ def sweep_cmd(
     from ..sweep import load_spec, run_sweep
 
     spec = load_spec(target)
-    run = run_sweep(spec, out, workers=2 if workers is None else workers, scheduler=scheduler, max_cells=max_cells,
-                    chunk=chunk, batch=batch, retry_failed=retry_failed, progress=progress)
+    # SIGTERM (a batch system ending the job) stops like Ctrl-C: the rows in memory are written first
+    old = signal.signal(signal.SIGTERM, _interrupt) if threading.current_thread() is threading.main_thread() else None
+    try:
+        run = run_sweep(spec, out, workers=2 if workers is None else workers, scheduler=scheduler, max_cells=max_cells,
+                        chunk=chunk, batch=batch, retry_failed=retry_failed, progress=progress)
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
     typer.echo(f"{run.ran} cells run ({run.failed} failed), {run.left} left of {run.total}; folder {run.out}")
+
+
+def _interrupt(signum, frame) -> None:  # noqa: ANN001
+    raise KeyboardInterrupt
 
 
 def register(app: typer.Typer) -> None:
