@@ -11,8 +11,11 @@ Cases (each on the same cells of ``good_triple`` at one d, Ginibre V, Q = K = I)
 - dask, 1 and 2 workers: ``run_sweep(..., client=...)`` on a LocalCluster already started (its start
   and the first task, which imports attndyn in each worker, are timed separately), for each chunk size.
 
-Overhead per cell = (wall time of the case - wall time of the plain loop) / cells, with one worker;
-with two workers the ideal is half the plain loop's time. Prints a table and writes JSON (--json).
+Two overheads per cell are printed: against the plain loop, (wall - plain) / cells with one worker
+and (wall - plain / 2) / cells with two; and, measured within the case itself (robust to a machine
+whose load changes between cases), (wall x workers - sum of the cells' own times) / cells: the time a
+worker spends per cell outside the cell function (scheduling, transfer, idling, writing).
+Prints a table and writes JSON (--json).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ def main() -> None:
 
     from threadpoolctl import threadpool_limits
 
-    from attndyn.sweep import EXPERIMENTS, parse_spec, run_sweep
+    from attndyn.sweep import EXPERIMENTS, parse_spec, read_rows, run_sweep
 
     spec = parse_spec({"experiment": "good_triple", "grid": {"d": [args.d]}, "monte_carlo": {"seeds": args.cells}})
     exp = EXPERIMENTS["good_triple"]
@@ -54,6 +57,7 @@ def main() -> None:
         t0 = time.perf_counter()
         run_sweep(spec, tmp / "serial", workers=0, log=quiet)
         results["serial_runner_s"] = time.perf_counter() - t0
+        results["serial_cells_s"] = float(read_rows(tmp / "serial")["seconds"].sum())
 
         from distributed import Client, LocalCluster
 
@@ -67,11 +71,12 @@ def main() -> None:
             t0 = time.perf_counter()
             run_sweep(warm, tmp / f"warm{workers}", client=client, chunk=1, log=quiet)  # imports attndyn in each worker
             first = time.perf_counter() - t0
-            results[f"dask{workers}"] = {"cluster_start_s": start, "first_tasks_s": first, "by_chunk": {}}
+            results[f"dask{workers}"] = {"cluster_start_s": start, "first_tasks_s": first, "by_chunk": {}, "cells_s": {}}
             for chunk in args.chunks:
                 t0 = time.perf_counter()
                 run_sweep(spec, tmp / f"dask{workers}_{chunk}", client=client, chunk=chunk, log=quiet)
                 results[f"dask{workers}"]["by_chunk"][chunk] = time.perf_counter() - t0
+                results[f"dask{workers}"]["cells_s"][chunk] = float(read_rows(tmp / f"dask{workers}_{chunk}")["seconds"].sum())
             client.close()
             cluster.close()
     finally:
@@ -80,17 +85,24 @@ def main() -> None:
     n = args.cells
     print(f"good_triple, d = {args.d}, {n} cells; load average before {results['load_before'][0]:.2f}, "
           f"after {results['load_after'][0]:.2f}")
-    print(f"{'case':28s} {'wall s':>8s} {'cells/s':>9s} {'overhead ms/cell':>17s}")
-    row = lambda name, s, over: print(f"{name:28s} {s:8.2f} {n / s:9.1f} {over:17s}")  # noqa: E731
-    row("plain loop", plain, "-")
-    row("serial runner (workers=0)", results["serial_runner_s"], f"{(results['serial_runner_s'] - plain) / n * 1e3:.3f}")
+    print(f"{'case':28s} {'wall s':>8s} {'cells/s':>9s} {'cell ms':>8s} {'ms/cell vs loop':>16s} {'ms/cell within':>15s}")
+
+    def row(name: str, s: float, over: str, cells_s: float | None, workers: int) -> None:
+        cell = "-" if cells_s is None else f"{cells_s / n * 1e3:.3f}"
+        within = "-" if cells_s is None else f"{(s * workers - cells_s) / n * 1e3:.3f}"
+        print(f"{name:28s} {s:8.2f} {n / s:9.1f} {cell:>8s} {over:>16s} {within:>15s}")
+
+    row("plain loop", plain, "-", plain, 1)
+    row("serial runner (workers=0)", results["serial_runner_s"], f"{(results['serial_runner_s'] - plain) / n * 1e3:.3f}",
+        results["serial_cells_s"], 1)
     for workers in (1, 2):
         r = results[f"dask{workers}"]
         for chunk, s in r["by_chunk"].items():
             over = (s - plain) / n * 1e3 if workers == 1 else (s - plain / 2) / n * 1e3
-            row(f"dask {workers} worker{'s' if workers > 1 else ''}, chunk {chunk}", s, f"{over:.3f}")
+            row(f"dask {workers} worker{'s' if workers > 1 else ''}, chunk {chunk}", s, f"{over:.3f}", r["cells_s"][chunk], workers)
         print(f"  (cluster start {r['cluster_start_s']:.1f} s; first tasks, importing attndyn: {r['first_tasks_s']:.1f} s)")
-    print("overhead: 1 worker, (case - plain) / cells; 2 workers, (case - plain / 2) / cells (the ideal is plain / 2)")
+    print("cell ms: mean time inside the cell function; vs loop: 1 worker (wall - plain) / cells, 2 workers "
+          "(wall - plain / 2) / cells; within: (wall x workers - cell time) / cells")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
 
