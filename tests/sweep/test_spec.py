@@ -104,3 +104,13 @@ def test_cli_needs_out_and_one_of_workers_or_scheduler(tmp_path, capsys):
     assert "give the sweep folder" in capsys.readouterr().err
     assert main(["sweep", "summarize", str(tmp_path)]) == 2
     assert "is not a sweep folder (no spec.json)" in capsys.readouterr().err
+
+
+def test_the_shipped_specs_are_valid():
+    from pathlib import Path
+
+    specs = sorted((Path(__file__).parents[2] / "examples" / "sweeps").glob("*.toml"))
+    assert {p.stem for p in specs} >= {"ginibre", "ginibre_d128", "theorem_1_1", "table_1", "sentiment_leaders"}
+    loaded = {p.stem: load_spec(p) for p in specs}
+    assert loaded["ginibre_d128"].n_cells == 20000 and loaded["ginibre"].grid["d"][-2:] == (128, 256)
+    assert set(loaded["table_1"].grid["regime"]) == {"polytope", "hyperplanes", "paranormal", "collapse"}

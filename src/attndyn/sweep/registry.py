@@ -9,6 +9,7 @@ nulls in its outputs).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -55,7 +56,7 @@ class Param:
             raise InputError(f"{where} = {value!r} is not allowed; choose among {', '.join(map(repr, self.choices))}")
         if self.minimum is not None and value < self.minimum:
             raise InputError(f"{where} = {value!r} must be >= {self.minimum}")
-        if kind is float and value != value:
+        if kind is float and math.isnan(value):
             raise InputError(f"{where} is NaN; give a number")
         return value
 

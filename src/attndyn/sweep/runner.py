@@ -26,7 +26,7 @@ from typing import Any
 from .._validation import InputError, check_int
 from ..progress import progress_bar
 from .registry import get_experiment
-from .spec import Cell, SweepSpec, load_spec
+from .spec import SweepSpec, load_spec
 from .store import SweepStore
 
 __all__ = ["run_sweep", "SweepRun", "run_cells"]

@@ -115,7 +115,7 @@ class SweepStore:
         rows = read_rows(self.out)
         failed = rows["status"] != "ok"
         done = rows["cell"][~failed] if retry_failed else rows["cell"]
-        return set(int(c) for c in done), int(failed.sum())
+        return {int(c) for c in done}, int(failed.sum())
 
     def append(self, rows: list[dict[str, Any]]) -> Path | None:
         """Write ``rows`` as the next Parquet part, atomically (a reader sees all of it or none)."""

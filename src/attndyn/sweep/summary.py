@@ -56,7 +56,7 @@ class SweepSummary:
             if stat is None:
                 continue
             show[o if t == "bool" else f"mean {o}"] = [
-                "-" if v != v else f"{v:.4f} [{lo:.4f}, {hi:.4f}]"
+                "-" if math.isnan(v) else f"{v:.4f} [{lo:.4f}, {hi:.4f}]"
                 for v, lo, hi in zip(self.table[f"{o}_{stat}"], self.table[f"{o}_lo"], self.table[f"{o}_hi"])]
         head = (f"{self.spec.experiment}: {self.rows} rows of {self.spec.n_cells} cells"
                 + (f" ({self.failed} failed)" if self.failed else "") + "; 95% intervals (Wilson for fractions)")
@@ -112,7 +112,7 @@ def summarize(out: str | os.PathLike, *, write: bool = True, plot: bool = True) 
 
 def _jsonable(records: list[dict]) -> list[dict]:
     def fix(v):
-        if isinstance(v, float) and v != v:
+        if isinstance(v, float) and math.isnan(v):
             return None
         return v.item() if hasattr(v, "item") else v
 
