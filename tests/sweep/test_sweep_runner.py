@@ -113,7 +113,7 @@ def test_a_failing_cell_is_recorded_with_its_error_and_retried_once(tmp_path):
         assert (again.ran, again.failed) == (2, 2)  # ... unless asked to retry them
         assert len(read_rows(tmp_path / "s", all_rows=True)) == 10 and len(read_rows(tmp_path / "s")) == 8
         summary = summarize(tmp_path / "s", write=False)
-        assert list(summary.table["n"]) == [3, 3] and list(summary.table["failed"]) == [1, 1]
+        assert list(summary.table["cells_ok"]) == [3, 3] and list(summary.table["cells_failed"]) == [1, 1]
 
 
 def test_wilson_interval_matches_the_closed_form_and_covers():
@@ -139,7 +139,7 @@ def test_summary_counts_fractions_and_writes_table_and_plot(tmp_path):
     for d in (1, 4):
         k = int(rows.loc[rows["d"] == d, "good"].sum())
         r = t[t["d"] == d].iloc[0]
-        assert r["n"] == 40 and r["good_count"] == k and r["good_frac"] == k / 40
+        assert r["cells_ok"] == 40 and r["good_count"] == k and r["good_frac"] == k / 40
         assert (r["good_lo"], r["good_hi"]) == wilson_interval(k, 40)
     assert set(s.files) == {"csv", "json", "png"} and all(p.stat().st_size > 0 for p in s.files.values())
     assert s.files["png"].read_bytes()[:4] == b"\x89PNG"
@@ -191,3 +191,16 @@ def test_plot_shows_the_papers_value_only_where_it_applies(tmp_path, ensemble, d
     assert any("about 14%" in label for label in labels) == drawn
     ys = [line.get_ydata() for line in ax.get_lines() if line.get_marker() == "o"]
     assert np.allclose(ys[0], s.table["good_frac"])  # the plotted points are the summary's fractions
+
+
+def test_summary_of_a_grid_with_a_parameter_named_n_and_points_without_rows(tmp_path):
+    from attndyn.plotting.sweep import sweep_figure
+
+    spec = parse_spec({"experiment": "theorem_1_1", "grid": {"n": [2, 3], "alpha": [0.5, 1.0]}, "monte_carlo": {"seeds": 3},
+                       "fixed": {"d": 1}})
+    run_sweep(spec, tmp_path / "s", workers=0, max_cells=3, log=lambda m: None)  # the last point has no row yet
+    s = summarize(tmp_path / "s", write=False)
+    assert list(s.table["n"]) == [2, 2, 3, 3] and list(s.table["cells_ok"]) == [1, 1, 1, 0]
+    assert math.isnan(s.table["holds_frac"].iloc[3]) and math.isnan(s.table["leaders_mean"].iloc[3])
+    assert len(sweep_figure(s).axes[0].get_lines()) >= 2  # one line per alpha, NaN points left out
+    assert "-" in s.text().splitlines()[-1]

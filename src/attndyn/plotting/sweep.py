@@ -49,7 +49,7 @@ def sweep_figure(summary, output: str | None = None, *, title: str | None = None
         ax.set_xticks(pos, [str(x) for x in xs])
     ax.set_xlabel(xname)
     ax.set_ylabel(f"{'fraction' if stat == 'frac' else 'mean'} {output} (95% interval)")
-    n = int(table["n"].min()) if len(table) else 0
+    n = int(table["cells_ok"].min()) if len(table) else 0
     ax.set_title(title or f"{spec.title or f'{spec.experiment}: {output} against {xname}'} (n >= {n} per point)", fontsize=10)
     ax.grid(alpha=0.3, lw=0.5)
     if ax.get_legend_handles_labels()[0]:

@@ -84,7 +84,7 @@ class Experiment:
             raise ValueError(f"experiment {self.name!r}: output types {bad} not among {OUTPUT_TYPES}")
         if self.primary not in self.outputs:
             raise ValueError(f"experiment {self.name!r}: primary output {self.primary!r} is not an output")
-        clash = set(self.params) & (set(self.outputs) | set(RESERVED))
+        clash = set(self.params) & (set(self.outputs) | set(RESERVED) | set(SUMMARY_COLUMNS))
         if clash:
             raise ValueError(f"experiment {self.name!r}: {sorted(clash)} are both parameters and outputs/reserved columns")
 
@@ -100,6 +100,9 @@ class Experiment:
 # Columns every row has besides the grid parameters and the outputs.
 RESERVED = {"cell": "int64", "seed": "int64", "status": "string", "error": "string", "attempts": "int64",
             "seconds": "float64"}
+
+# Columns of a summary besides the grid parameters and the statistics.
+SUMMARY_COLUMNS = ("cells_ok", "cells_failed", "seeds")
 
 EXPERIMENTS: dict[str, Experiment] = {}
 

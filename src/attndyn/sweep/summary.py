@@ -50,7 +50,7 @@ class SweepSummary:
         import pandas as pd
 
         exp = self.spec.exp
-        show = pd.DataFrame({k: self.table[k] for k in list(self.spec.grid) + ["n", "failed"]})
+        show = pd.DataFrame({k: self.table[k] for k in list(self.spec.grid) + ["cells_ok", "cells_failed"]})
         for o, t in exp.outputs.items():
             stat = "frac" if t == "bool" else "mean" if t in ("int64", "float64") else None
             if stat is None:
@@ -82,7 +82,7 @@ def summarize(out: str | os.PathLike, *, write: bool = True, plot: bool = True) 
             sel &= (rows[k] == v).to_numpy()
             sel_ok &= (ok[k] == v).to_numpy()
         part = ok[sel_ok]
-        rec = {**point, "n": int(len(part)), "failed": int(sel.sum() - len(part)), "seeds": spec.seeds}
+        rec = {**point, "cells_ok": int(len(part)), "cells_failed": int(sel.sum() - len(part)), "seeds": spec.seeds}
         for o, t in exp.outputs.items():
             col = part[o].dropna()
             if t == "bool":
