@@ -1,0 +1,22 @@
+"""Seeded parameter studies ("sweeps") of the papers' statements, on dask.distributed, resumable.
+
+A TOML spec names a registered experiment (a cell function), a grid and a number of seeds; each
+cell (one grid point, one seed) is a pure function of its parameters that calls the core engine
+and returns one row. :func:`run_sweep` runs the cells not yet finished on a dask cluster and
+appends the rows to Parquet; :func:`summarize` gives fractions with 95% Wilson intervals per grid
+point and a plot. See docs/sweeps.md.
+
+>>> from attndyn.sweep import parse_spec, EXPERIMENTS
+>>> sorted(EXPERIMENTS)
+['good_triple', 'sentiment_leaders', 'table_1', 'theorem_1_1']
+"""
+
+from . import experiments  # noqa: F401  (registers the cell functions)
+from .registry import EXPERIMENTS, Experiment, Param, experiment, registered
+from .runner import SweepRun, run_sweep
+from .spec import Cell, SweepSpec, load_spec, parse_spec
+from .store import read_rows, read_spec
+from .summary import summarize, wilson_interval
+
+__all__ = ["run_sweep", "SweepRun", "summarize", "wilson_interval", "SweepSpec", "Cell", "load_spec", "parse_spec",
+           "read_rows", "read_spec", "EXPERIMENTS", "Experiment", "Param", "experiment", "registered"]

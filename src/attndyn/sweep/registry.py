@@ -1,0 +1,140 @@
+"""The registry of sweep experiments: a cell function, its typed parameters and its typed outputs.
+
+A *cell* is one grid point and one seed. Its function is pure: ``fn(seed, **params) -> dict``
+draws everything random from ``numpy.random.default_rng(seed)``, so any row of a sweep can be
+recomputed by hand. Parameters and outputs are declared with their types, so that a spec is
+checked before anything runs and every Parquet batch has the same schema (a failed cell has
+nulls in its outputs).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from .._validation import InputError
+
+__all__ = ["Param", "Experiment", "EXPERIMENTS", "experiment", "get_experiment", "registered", "OUTPUT_TYPES"]
+
+REQUIRED = object()
+OUTPUT_TYPES = ("bool", "int64", "float64", "string")
+_KIND_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a cell function: its type, default (or required), allowed values, lower bound."""
+
+    kind: type
+    default: Any = REQUIRED
+    choices: tuple | None = None
+    minimum: float | None = None
+    help: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    @property
+    def arrow_type(self) -> str:
+        return {int: "int64", float: "float64", str: "string", bool: "bool"}[self.kind]
+
+    def check(self, value: Any, where: str) -> Any:
+        """``value`` converted to this parameter's type, or an :class:`InputError` naming ``where``."""
+        kind = self.kind
+        ok = (isinstance(value, bool) if kind is bool else
+              isinstance(value, int) and not isinstance(value, bool) if kind is int else
+              isinstance(value, (int, float)) and not isinstance(value, bool) if kind is float else
+              isinstance(value, str))
+        if not ok:
+            raise InputError(f"{where} = {value!r} must be {_KIND_NAMES[kind]}")
+        value = kind(value)
+        if self.choices is not None and value not in self.choices:
+            raise InputError(f"{where} = {value!r} is not allowed; choose among {', '.join(map(repr, self.choices))}")
+        if self.minimum is not None and value < self.minimum:
+            raise InputError(f"{where} = {value!r} must be >= {self.minimum}")
+        if kind is float and math.isnan(value):
+            raise InputError(f"{where} is NaN; give a number")
+        return value
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A registered cell function with its parameters, outputs and the output the summary plots first.
+
+    ``reference`` is a claim of a paper about the primary output, drawn beside the measurement when
+    ``param`` is the first grid parameter and the ``where`` conditions hold:
+    ``{"param": "d", "x": 128, "value": 0.14, "label": "...", "where": {"ensemble": "ginibre"}}``.
+    """
+
+    name: str
+    fn: Callable[..., dict]
+    params: dict[str, Param]
+    outputs: dict[str, str]
+    primary: str
+    title: str = ""
+    reference: dict | None = None
+
+    def __post_init__(self) -> None:
+        bad = {k: v for k, v in self.outputs.items() if v not in OUTPUT_TYPES}
+        if bad:
+            raise ValueError(f"experiment {self.name!r}: output types {bad} not among {OUTPUT_TYPES}")
+        if self.primary not in self.outputs:
+            raise ValueError(f"experiment {self.name!r}: primary output {self.primary!r} is not an output")
+        clash = set(self.params) & (set(self.outputs) | set(RESERVED) | set(SUMMARY_COLUMNS))
+        if clash:
+            raise ValueError(f"experiment {self.name!r}: {sorted(clash)} are both parameters and outputs/reserved columns")
+
+    def __call__(self, seed: int, params: dict[str, Any]) -> dict:
+        row = self.fn(seed, **params)
+        missing = set(self.outputs) - set(row)
+        extra = set(row) - set(self.outputs)
+        if missing or extra:
+            raise RuntimeError(f"cell function {self.name!r} returned outputs {sorted(row)}; declared {sorted(self.outputs)}")
+        return row
+
+
+# Columns every row has besides the grid parameters and the outputs.
+RESERVED = {"cell": "int64", "seed": "int64", "status": "string", "error": "string", "attempts": "int64",
+            "seconds": "float64"}
+
+# Columns of a summary besides the grid parameters and the statistics.
+SUMMARY_COLUMNS = ("cells_ok", "cells_failed", "seeds")
+
+EXPERIMENTS: dict[str, Experiment] = {}
+
+
+def experiment(name: str, *, params: dict[str, Param], outputs: dict[str, str], primary: str, title: str = "",
+               reference: dict | None = None) -> Callable:
+    """Decorator registering ``fn(seed, **params) -> dict`` under ``name``."""
+
+    def register(fn: Callable[..., dict]) -> Callable[..., dict]:
+        EXPERIMENTS[name] = Experiment(name, fn, dict(params), dict(outputs), primary, title or (fn.__doc__ or "").split("\n")[0],
+                                       reference)
+        return fn
+
+    return register
+
+
+def get_experiment(name: Any) -> Experiment:
+    if not isinstance(name, str) or name not in EXPERIMENTS:
+        raise InputError(f"experiment = {name!r} is not a registered experiment; choose among {', '.join(sorted(EXPERIMENTS))}")
+    return EXPERIMENTS[name]
+
+
+@contextmanager
+def registered(exp: Experiment) -> Iterator[Experiment]:
+    """Register ``exp`` for the duration of a ``with`` block (tests, notebooks)."""
+    old = EXPERIMENTS.get(exp.name)
+    EXPERIMENTS[exp.name] = exp
+    try:
+        yield exp
+    finally:
+        if old is None:
+            EXPERIMENTS.pop(exp.name, None)
+        else:
+            EXPERIMENTS[exp.name] = old
+
