@@ -27,6 +27,7 @@ from . import dynamics as _dynamics  # noqa: E402,F401  (registers hardmax, soft
 # (sentiment and reproduce register here)
 from .sentiment import app as _sentiment_app, data_app as _data_app; app.add_typer(_sentiment_app, name="sentiment"); app.add_typer(_data_app, name="data")  # noqa: E402,E702
 from .reproduce import register as _register_reproduce; _register_reproduce(app)  # noqa: E402,E702
+from .pretrained import app as _pretrained_app; app.add_typer(_pretrained_app, name="pretrained")  # noqa: E402,E702
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
