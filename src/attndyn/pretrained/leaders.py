@@ -4,12 +4,15 @@ For layer :math:`\ell` and head :math:`h`, the scores of the tokens :math:`X^\el
 
 .. math::
 
-    s_{ij} = \langle W_Q^h x_i + b_Q^h,\; W_K^h x_j + b_K^h\rangle
-           = \langle A\,\tilde x_i, \tilde x_j\rangle,\qquad
-    \tilde x = (x, 1),\quad A = \tilde W_K^{\top}\tilde W_Q,\quad \tilde W = [W \mid b],
+    s_{ij} = \langle W_Q^h x_i + b_Q^h,\; W_K^h x_j + b_K^h\rangle = \langle A z_i, z_j\rangle,\qquad
+    z_i = \begin{pmatrix} W_Q^h x_i + b_Q^h \\ W_K^h x_i + b_K^h \end{pmatrix}\in\mathbb{R}^{2 d_h},\quad
+    A = \begin{pmatrix} 0 & 0 \\ I_{d_h} & 0 \end{pmatrix},
 
-the hardmax paper's :math:`\langle A z_i, z_j\rangle` (eq. (1.1b)) on tokens lifted by a constant
-coordinate, computed by :func:`attndyn.attention.scores`. The follow set :math:`C_i` is every
+the hardmax paper's :math:`\langle A z_i, z_j\rangle` (eq. (1.1b)), computed by
+:func:`attndyn.attention.scores` on the tokens written as (query, key) pairs. (The same scores are
+:math:`\langle \tilde W_K^\top \tilde W_Q \tilde x_i, \tilde x_j\rangle` with :math:`\tilde x = (x, 1)`,
+:math:`\tilde W = [W \mid b]`, a (d+1)-square A of rank d_h: the pair form costs
+:math:`(2d_h)^2` instead of :math:`(d+1)^2` per token.) The follow set :math:`C_i` is every
 maximiser of row i (:func:`attndyn.attention.follow_sets`, exact ties); token i *leads* under the
 head if :math:`C_i = \{i\}` (Definition 1.1). The model's own softmax attention is
 :math:`\mathrm{softmax}(s/\sqrt{d_h})` (:func:`attndyn.attention.softmax_weights` with
@@ -29,16 +32,15 @@ from .adapter import Forward, LayerWeights
 __all__ = ["head_scores", "head_attention", "LeaderMap", "leader_map"]
 
 
-def _lifted(W: Tensor, b: Tensor) -> Tensor:
-    return torch.cat([W, b[..., None]], dim=-1)  # (..., d_h, d + 1): [W | b]
-
-
 def head_scores(x: Tensor, w: LayerWeights) -> Tensor:
     r"""Scores :math:`s^h_{ij}` of every head of one layer on tokens ``x`` (n, d): shape (H, n, n)."""
-    H = w.heads
-    xt = torch.cat([x, torch.ones(x.shape[0], 1, dtype=x.dtype)], dim=-1)  # (n, d + 1), the lift (x, 1)
-    A = _lifted(w.W_K, w.b_K).transpose(-1, -2) @ _lifted(w.W_Q, w.b_Q)  # (H, d + 1, d + 1) = K~^T Q~
-    return scores(xt.expand(H, *xt.shape), A)  # (H, n, n)
+    q = torch.einsum("hkd,nd->hnk", w.W_Q, x) + w.b_Q[:, None, :]  # (H, n, d_h): W_Q^h x_i + b_Q^h
+    k = torch.einsum("hkd,nd->hnk", w.W_K, x) + w.b_K[:, None, :]  # (H, n, d_h)
+    z = torch.cat([q, k], dim=-1)  # (H, n, 2 d_h): the pairs z_i
+    d_h = q.shape[-1]
+    A = torch.zeros(2 * d_h, 2 * d_h, dtype=x.dtype)
+    A[d_h:, :d_h] = torch.eye(d_h, dtype=x.dtype)  # A z_i = (0, q_i), so <A z_i, z_j> = <q_i, k_j>
+    return scores(z, A)  # (H, n, n)
 
 
 def head_attention(x: Tensor, w: LayerWeights, beta: float) -> Tensor:
