@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._validation import InputError
+from ._threads import single_thread_blas, single_thread_torch
 from .adapter import Forward, PretrainedModel, load_model
 from .clustering import DEFAULT_TOL, DepthClusters, depth_clusters
 from .idealized import IdealizedRun, idealized_run
@@ -73,15 +74,18 @@ def analyze(text: str, model: PretrainedModel | str | os.PathLike | None = None,
     pm = model if isinstance(model, PretrainedModel) else load_model(model)
     if isinstance(ginibre_samples, bool) or not isinstance(ginibre_samples, int) or ginibre_samples < 0:
         raise InputError(f"ginibre_samples must be a non-negative integer, got {ginibre_samples!r}")
-    fwd = pm.run(text)
-    weights = pm.weights()
-    lm = leader_map(fwd, weights)
-    dc = depth_clusters(fwd.hidden, tol=cluster_tol)
-    sp = spectra(weights, ginibre_samples=ginibre_samples, seed=seed) if with_spectra else None
-    if idealized_head is None:
-        ideal = idealized_run(fwd, weights) if idealized else None
-    else:
-        ideal = idealized_run(fwd, weights, layer=idealized_head[0], head=idealized_head[1]) if idealized else None
+    with single_thread_blas(), single_thread_torch():  # small matrices: threads only cost on a shared machine
+        fwd = pm.run(text)
+        weights = pm.weights()
+        lm = leader_map(fwd, weights)
+        dc = depth_clusters(fwd.hidden, tol=cluster_tol)
+        sp = spectra(weights, ginibre_samples=ginibre_samples, seed=seed) if with_spectra else None
+        if not idealized:
+            ideal = None
+        elif idealized_head is None:
+            ideal = idealized_run(fwd, weights)
+        else:
+            ideal = idealized_run(fwd, weights, layer=idealized_head[0], head=idealized_head[1])
     shape = {"layers": pm.layers, "heads": pm.heads, "width": pm.width, "head_dim": pm.head_dim, "n_tokens": len(fwd.tokens)}
     return PretrainedAnalysis(model=pm.name, text=text, forward=fwd, leaders=lm, clusters=dc, spectra=sp,
                               idealized=ideal, shape=shape)

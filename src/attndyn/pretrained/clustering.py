@@ -21,6 +21,7 @@ import numpy as np
 
 from .._validation import InputError
 from ..analysis import clusters
+from ._threads import single_thread_blas
 
 __all__ = ["DepthClusters", "depth_clusters", "effective_rank", "DEFAULT_TOL"]
 
@@ -72,8 +73,13 @@ def depth_clusters(hidden, *, tol: float = DEFAULT_TOL, tokens=None) -> DepthClu
     if not 0 < tol <= 2:
         raise InputError(f"tol={tol!r} is a distance between unit vectors; choose 0 < tol <= 2")
     idx = np.arange(h.shape[1]) if tokens is None else np.asarray(tokens, dtype=int)
+    with single_thread_blas():
+        return _per_depth(h[:, idx], idx, tol)
+
+
+def _per_depth(h: np.ndarray, idx: np.ndarray, tol: float) -> DepthClusters:
     cos, ncl, er, mem = [], [], [], []
-    for X in h[:, idx]:
+    for X in h:
         U = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)  # (n, d) on the sphere
         n = len(U)
         G = U @ U.T

@@ -23,7 +23,7 @@ from ..options import SaveAt
 from ..softmax import softmax
 from ..trajectory import SoftmaxTrajectory
 from .adapter import Forward, LayerWeights
-from .spectra import single_thread_blas, single_thread_torch
+from ._threads import single_thread_blas, single_thread_torch
 
 __all__ = ["IdealizedRun", "idealized_run"]
 

@@ -29,7 +29,7 @@ import numpy as np
 from .._validation import InputError
 from .adapter import PretrainedModel, load_model
 from .leaders import leader_map
-from .spectra import single_thread_blas, single_thread_torch
+from ._threads import single_thread_blas, single_thread_torch
 
 __all__ = ["ReviewLeaders", "LeaderComparison", "minilm_word_scores", "compare_review", "compare", "compare_on_run",
            "auc"]
