@@ -170,3 +170,31 @@ def test_auc_and_one_review_by_hand():
     assert r.overlap == 1.0 and r.chance == 0.25 and r.auc == 1.0
     assert r.minilm == ("acting", "dull", "wonderful") and r.precision == pytest.approx(1 / 3)
     assert compare_review(scores, [], ["plot"], np.random.default_rng(0)) is None
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra.numpy import arrays  # noqa: E402
+
+_tokens = arrays(np.float64, st.tuples(st.integers(2, 7), st.integers(2, 5)),
+                 elements=st.floats(-3, 3, allow_nan=False).filter(lambda v: abs(v) > 1e-3))
+
+
+@settings(max_examples=40, deadline=None)
+@given(X=_tokens, scale=st.floats(0.1, 10), seed=st.integers(0, 2**16))
+def test_clustering_statistics_are_invariant_under_rotation_and_token_scaling(X, scale, seed):
+    """On the sphere, a rotation of R^d and a positive rescaling of each token change nothing."""
+    rng = np.random.default_rng(seed)
+    R, _ = np.linalg.qr(rng.standard_normal((X.shape[1], X.shape[1])))
+    Y = (X @ R) * (scale * rng.uniform(0.5, 2.0, size=(len(X), 1)))
+    a, b = depth_clusters(X[None]), depth_clusters(Y[None])
+    np.testing.assert_allclose(a.cosine, b.cosine, atol=1e-9)
+    np.testing.assert_allclose(a.effective_rank, b.effective_rank, rtol=1e-7)
+    assert 1.0 - 1e-9 <= a.effective_rank[0] <= min(X.shape) + 1e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(X=_tokens, t1=st.floats(0.01, 1.0), t2=st.floats(0.01, 1.0))
+def test_fewer_clusters_at_a_larger_tolerance(X, t1, t2):
+    lo, hi = sorted((t1, t2))
+    assert depth_clusters(X[None], tol=hi).clusters[0] <= depth_clusters(X[None], tol=lo).clusters[0]

