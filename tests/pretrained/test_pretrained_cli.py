@@ -49,7 +49,7 @@ def test_analyze_bad_input_is_one_line_exit_2(capsys, saved_bert, tmp_path):
         (("--model", saved_bert, "--ginibre-samples", "-1"), "--ginibre-samples -1: give a non-negative integer"),
     ]
     for args, msg in cases:
-        code, out, err = run(capsys, "pretrained", "analyze", TEXT, *args)
+        code, _, err = run(capsys, "pretrained", "analyze", TEXT, *args)
         assert code == 2 and msg in err and err.startswith("error: ") and err.count("\n") == 1, (args, err)
     code, _, err = run(capsys, "pretrained", "analyze", "   ", "--model", saved_bert)
     assert code == 2 and "TEXT must be a non-empty string" in err

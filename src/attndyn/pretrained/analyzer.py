@@ -33,7 +33,7 @@ class PretrainedAnalysis:
     def record(self) -> dict[str, Any]:
         """The JSON form (what ``attndyn pretrained analyze --json`` prints)."""
         lm, toks = self.leaders, list(self.forward.tokens)
-        L, H, n = lm.leads.shape
+        L, H, _ = lm.leads.shape
         heads = []
         for ell in range(L):
             row = []

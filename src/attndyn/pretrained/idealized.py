@@ -19,11 +19,10 @@ import numpy as np
 
 from .._validation import InputError
 from ..analysis import GeometryReport, is_good_triple, is_paranormal, leading_direction, softmax_geometry
-from ..options import SaveAt
 from ..softmax import softmax
 from ..trajectory import SoftmaxTrajectory
-from .adapter import Forward, LayerWeights
 from ._threads import single_thread_blas, single_thread_torch
+from .adapter import Forward, LayerWeights
 
 __all__ = ["IdealizedRun", "idealized_run"]
 

@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 
 from .._validation import InputError
+from ._threads import single_thread_blas, single_thread_torch
 from .adapter import PretrainedModel, load_model
 from .leaders import leader_map
-from ._threads import single_thread_blas, single_thread_torch
 
 __all__ = ["ReviewLeaders", "LeaderComparison", "minilm_word_scores", "compare_review", "compare", "compare_on_run",
            "auc"]
