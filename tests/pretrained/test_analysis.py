@@ -198,3 +198,38 @@ def test_clustering_statistics_are_invariant_under_rotation_and_token_scaling(X,
 def test_fewer_clusters_at_a_larger_tolerance(X, t1, t2):
     lo, hi = sorted((t1, t2))
     assert depth_clusters(X[None], tol=hi).clusters[0] <= depth_clusters(X[None], tol=lo).clusters[0]
+
+
+def test_compare_on_tiny_models_matches_explain_and_draws(bert):
+    """The IMDb comparison's bookkeeping on a tiny BERT and a tiny fitted hardmax sentiment model."""
+    from attndyn.plotting.pretrained import imdb_comparison
+    from attndyn.pretrained.imdb import compare, minilm_word_scores
+    from attndyn.sentiment import HardmaxSentimentClassifier, explain
+
+    rng = np.random.default_rng(0)
+    pos, neg, neutral = ["great", "wonderful", "good"], ["dull", "boring", "bad"], ["film", "plot", "story", "acting"]
+    texts, labels = [], []
+    for i in range(40):
+        words = list(rng.choice(pos if i % 2 else neg, 2)) + list(rng.choice(neutral, 3))
+        texts.append("the " + " ".join(words) + ".")
+        labels.append(i % 2)
+    clf = HardmaxSentimentClassifier(d=2, epochs=2, min_freq=1, min_log_odds=0.0, random_state=0).fit(texts, labels)
+    comp = compare(bert, clf, texts[:8], seed=0)
+    assert len(comp.reviews) + comp.skipped == 8 and comp.reviews and comp.seconds_per_review > 0
+    kept = iter(comp.reviews)
+    for text in texts[:8]:
+        scores = minilm_word_scores(bert, text)
+        ex = explain(clf, text)
+        cand = set(scores) & {w.removeprefix("not_") for w in ex.words}
+        S = {w.removeprefix("not_") for w in ex.leaders} & cand
+        if not S or S == cand:
+            continue
+        r = next(kept)
+        assert r.candidates == len(cand) and set(r.sentiment) == S
+        assert set(r.minilm) == {w for w in cand if scores[w] > 0}
+        assert len(r.top_k) == len(S) and r.overlap == len(set(r.top_k) & S) / len(S) and r.chance == len(S) / len(cand)
+        assert sorted(scores[w] for w in r.top_k) == sorted(scores[w] for w in cand)[-len(S):]  # the k best scores
+    s = comp.summary()
+    assert s["reviews"] == len(comp.reviews) and s["overlap_minus_chance"] == pytest.approx(s["overlap_at_k_mean"] - s["chance_mean"])
+    rec = json.loads(json.dumps(comp.record()))
+    assert imdb_comparison(rec).axes
