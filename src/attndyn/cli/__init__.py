@@ -48,6 +48,7 @@ from .sentiment import app as _sentiment_app, data_app as _data_app; app.add_typ
 from .reproduce import register as _register_reproduce; _register_reproduce(app)  # noqa: E402,E702
 from .control import register as _register_control; _register_control(app)  # noqa: E402,E702
 from .sweep import register as _register_sweep; _register_sweep(app)  # noqa: E402,E702
+from .pretrained import app as _pretrained_app; app.add_typer(_pretrained_app, name="pretrained")  # noqa: E402,E702
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None,

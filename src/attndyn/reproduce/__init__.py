@@ -15,6 +15,7 @@ True
 """
 
 from . import hardmax_experiments, sentiment_experiments, softmax_experiments, statistics  # noqa: F401  (register)
+from . import pretrained_experiments  # noqa: E402,F401  (register; skipped without the [pretrained] extra)
 from .registry import EXPERIMENTS, Check, Context, ExperimentResult, FigureRef, Slider
 from .runner import ReproduceConfig, ReproduceReport, experiment_names, reproduce
 

@@ -148,6 +148,17 @@ def _wilson(k: int, n: int, z: float = 2.576) -> tuple[float, float]:
     return c - h, c + h
 
 
+def ginibre_leading_count(rng: np.random.Generator, d: int, N: int) -> int:
+    """How many of N real Ginibre matrices (d x d, i.i.d. N(0, 1) entries) have a real, positive, simple
+    eigenvalue of largest modulus (the spectral half of Definition 1, :func:`leading_direction`)."""
+    return sum(leading_direction(rng.standard_normal((d, d))) is not None for _ in range(N))
+
+
+def wilson_interval(k: int, n: int, z: float = 2.576) -> tuple[float, float]:
+    """Wilson score interval of a proportion k / n (99% by default)."""
+    return _wilson(k, n, z)
+
+
 @experiment("softmax-ginibre", title="Softmax Sec. 4: about 14% of real Ginibre matrices (d = 128) give good triples",
             source=SOURCE + ", Section 4 after Definition 1")
 def ginibre(ctx: Context, res: ExperimentResult) -> None:
@@ -155,8 +166,7 @@ def ginibre(ctx: Context, res: ExperimentResult) -> None:
     often its eigenvalue of largest modulus is real, positive and simple, the spectral half of
     Definition 1 (with Q = K = I the other half, <phi_1, phi_1> > 0, always holds)."""
     N, d = ctx.pick(100, 3000), 128
-    rng = ctx.rng(131)
-    k = sum(leading_direction(rng.standard_normal((d, d))) is not None for _ in range(N))
+    k = ginibre_leading_count(ctx.rng(131), d, N)
     lo, hi = _wilson(k, N)
     res.checks.append(Check(f"fraction of {N} real Ginibre matrices (d = {d}) with a real, positive, simple leading "
                             "eigenvalue", "about 0.14", f"{fmt(k / N)} (99% interval {lo:.3f}-{hi:.3f})",

