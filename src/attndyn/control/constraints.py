@@ -47,7 +47,7 @@ class Preference:
         return np.outer(dz, zi) / norm  # (d, d): G_ab = (z_j - z_l)_a (z_i)_b
 
     def margin(self, A: np.ndarray) -> float:
-        """The normalised score gap <A z_i, z_j - z_l> / (|z_i| |z_j - z_l|) (-inf when undefined)."""
+        """The normalised score gap ``<A z_i, z_j - z_l> / (|z_i| |z_j - z_l|)`` (-inf when undefined)."""
         G = self.row()
         if not G.any():
             return -np.inf

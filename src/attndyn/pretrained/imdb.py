@@ -10,9 +10,9 @@ For one review:
 - both are compared on the candidates C: the words that both models read in that review (MiniLM's
   pieces joined into words; the sentiment model's vocabulary words).
 
-Per review: the overlap at k = |S| (the fraction of S among MiniLM's k highest-scoring candidates,
-ties broken at random with a fixed seed) against chance k/|C|; the precision of M for S against the
-base rate |S|/|C|; and the AUC of the lead score for telling S from C \ S (0.5 = chance).
+Per review: the overlap at ``k = |S|`` (the fraction of S among MiniLM's k highest-scoring candidates,
+ties broken at random with a fixed seed) against chance ``k/|C|``; the precision of M for S against the
+base rate ``|S|/|C|``; and the AUC of the lead score for telling S from C \ S (0.5 = chance).
 """
 
 from __future__ import annotations

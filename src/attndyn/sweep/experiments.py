@@ -32,7 +32,7 @@ ENSEMBLES = ("ginibre", "goe", "uniform", "positive")
 
 def random_matrix(rng: np.random.Generator, d: int, ensemble: str) -> np.ndarray:
     """A (d, d) random matrix: ``ginibre`` i.i.d. N(0, 1) entries (the real Ginibre ensemble);
-    ``goe`` (G + G^T)/sqrt(2) (symmetric); ``uniform`` i.i.d. U[-1, 1]; ``positive`` |N(0, 1)|
+    ``goe`` (G + G^T)/sqrt(2) (symmetric); ``uniform`` i.i.d. U[-1, 1]; ``positive`` ``|N(0, 1)|``
     entries (Perron-Frobenius: the leading eigenvalue is real, positive and simple)."""
     G = rng.standard_normal((d, d))
     if ensemble == "ginibre":
