@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 import typer
+from numpy.typing import ArrayLike
 
 from .._validation import InputError
 from ..io import atomic_write, load_array
+
+if TYPE_CHECKING:
+    from ..control import ControlResult
 
 __all__ = ["control_cmd", "register", "parse_indices"]
 
@@ -61,6 +65,7 @@ def control_cmd(
         res = choose_A(z, parse_indices(leaders, "--leaders"), spd=spd, alpha=alpha, layers=layers, rounds=rounds,
                        margin=margin)
     else:
+        assert clusters is not None  # exactly one of --leaders and --clusters (checked above)
         res = choose_A_for_clusters(z, parse_indices(clusters, "--clusters"), spd=spd, alpha=alpha, layers=layers,
                                     rounds=rounds, margin=margin)
     if as_json:
@@ -81,12 +86,12 @@ def control_cmd(
         raise typer.Exit(1)
 
 
-def _save_npy(path: Path, A) -> None:
+def _save_npy(path: Path, A: ArrayLike) -> None:
     with open(path, "wb") as f:  # np.save on a path would append .npy to the temporary name
         np.save(f, np.asarray(A, dtype=np.float64))
 
 
-def _print(res) -> None:
+def _print(res: ControlResult) -> None:
     if res.trajectory is None:  # no A: the reason (certificate or margin) is all there is
         typer.echo(f"leaders requested: {list(res.leaders_requested)}")
         typer.echo(f"verdict: {res.verdict} — {res.reason}")

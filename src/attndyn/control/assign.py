@@ -131,6 +131,7 @@ def solve_assignment(Z: np.ndarray, owner: tuple[int, ...], *, spd: bool, min_ei
         if ok:
             break
         wrong = [i for i in range(n) if ends[i] != owner[i] or (i in found.indices and i not in S)]
+        assert traj.follow is not None  # simulate(..., follow=True) keeps the follow sets
         new = first_deviations(traj.follow[:, 0].numpy(), owner, wrong)
         if not new:
             reason = f"every token follows only its leader at every layer, yet the run of {layers} layers has not settled"

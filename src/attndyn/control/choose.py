@@ -162,7 +162,8 @@ def choose_A(
     n, d = Z.shape
     S = _check_leaders(leaders, n)
     baseline = simulate(Z, None, alpha, layers)
-    common = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline, min_margin=m0)
+    common: dict[str, Any] = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline,
+                                  min_margin=m0)
     solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
 
     certs = tuple(c for c in (never_leads(Z, i, spd=spd) for i in S) if c is not None)
@@ -198,6 +199,7 @@ def choose_A(
                              certificates=(), trajectory=None, solver=solver, seconds=seconds,
                              extra={"wall_seconds": wall}, **common)
     chosen = attempts[max(scored)[1]]
+    assert chosen.best is not None  # scored keeps only attempts with a verified run
     sol, traj = chosen.best
     found = analysis.leaders(traj)
     if set(found.indices) == set(S):
@@ -205,6 +207,7 @@ def choose_A(
         verdict, reason = "reached", (f"exactly tokens {list(S)} lead in the engine's run of {layers} layers "
                                       f"(margin {sol.margin:.3g}, constraints: {how})")
     else:
+        assert traj.leader_mask is not None  # hardmax keeps the leader masks
         layer0 = tuple(int(i) for i in np.flatnonzero(traj.leader_mask[0, 0].numpy()))
         late = [(i, k) for i, k in zip(found.indices, found.since) if i not in S]
         what = ", ".join(f"token {i} (from layer {k})" for i, k in late)
@@ -222,6 +225,7 @@ def choose_A(
 def _score(traj: HardmaxTrajectory, S: tuple[int, ...]) -> tuple[int, int, int]:
     """Rank verified runs: reached, then exact at layer 0, then fewest wrong leaders."""
     found = set(analysis.leaders(traj).indices)
+    assert traj.leader_mask is not None  # hardmax keeps the leader masks
     layer0 = set(int(i) for i in np.flatnonzero(traj.leader_mask[0, 0].numpy()))
     return (int(found == set(S)), int(layer0 == set(S)), -len(found ^ set(S)))
 

@@ -76,8 +76,8 @@ def choose_A_for_clusters(
     S = tuple(sorted({t for t in T}))
     baseline = simulate(Z, None, alpha, layers)
     solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
-    common = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline, solver=solver,
-                  clusters_requested=T, min_margin=m0)
+    common: dict[str, Any] = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline,
+                                  solver=solver, clusters_requested=T, min_margin=m0)
     certs = tuple(c for c in (never_leads(Z, i, spd=spd) for i in S) if c is not None)
     if certs:
         return ControlResult(A=np.eye(d), margin=-np.inf, leaders_found=(), since=(), verdict="not_reached",

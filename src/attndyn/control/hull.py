@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 
 __all__ = ["HullCertificate", "never_leads", "leadable"]
@@ -38,7 +39,7 @@ class HullCertificate:
     residual: float
     spd: bool
 
-    def check(self, tokens, *, atol: float = 1e-8) -> bool:
+    def check(self, tokens: ArrayLike, *, atol: float = 1e-8) -> bool:
         """The certificate is valid for ``tokens`` (weights >= 0, sum to 1, reproduce the token)."""
         Z = np.asarray(tokens, dtype=np.float64)
         w, w0 = self.weights, self.origin_weight
@@ -61,7 +62,7 @@ class HullCertificate:
         return f"token {self.token} lies in {where} (z_{self.token} = {parts}), so no {'SPD ' if self.spd else ''}A makes it lead at layer 0"
 
 
-def never_leads(tokens, i: int, *, spd: bool = False, atol: float = 1e-9) -> HullCertificate | None:
+def never_leads(tokens: ArrayLike, i: int, *, spd: bool = False, atol: float = 1e-9) -> HullCertificate | None:
     """A :class:`HullCertificate` that token i cannot lead at layer 0, or None when it can.
 
     With ``spd=True`` the certificate may use the origin (for SPD A only).
@@ -98,7 +99,7 @@ def never_leads(tokens, i: int, *, spd: bool = False, atol: float = 1e-9) -> Hul
     return cert if residual <= atol * scale * 1e3 else None
 
 
-def leadable(tokens, *, spd: bool = False) -> list[int]:
+def leadable(tokens: ArrayLike, *, spd: bool = False) -> list[int]:
     """Tokens that some A (SPD A when ``spd``) makes lead at layer 0 on their own: those with no
     :class:`HullCertificate` (the vertices of the hull, of the hull and the origin for SPD A).
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 from scipy.optimize import linprog
@@ -45,7 +46,7 @@ class MarginSolution:
     solver: str
 
 
-def require_cvxpy():
+def require_cvxpy() -> ModuleType:
     """Import cvxpy, or raise an :class:`InputError` that says how to install it."""
     try:
         import cvxpy
@@ -151,18 +152,24 @@ def solve_margin_milp(fixed: list[Preference], groups: list[list[Preference]], d
     if nf:
         R = np.zeros((nf, nv))
         R[:, :nA], R[:, nA] = -G_fixed, 1.0
-        rows.append(R), lo.append(np.full(nf, -np.inf)), hi.append(np.zeros(nf))
+        rows.append(R)
+        lo.append(np.full(nf, -np.inf))
+        hi.append(np.zeros(nf))
     if na:
         R = np.zeros((na, nv))
         R[:, :nA], R[:, nA] = -G_alt, 1.0
         R[np.arange(na), nA + 1 + np.arange(na)] = M
-        rows.append(R), lo.append(np.full(na, -np.inf)), hi.append(np.full(na, M))
+        rows.append(R)
+        lo.append(np.full(na, -np.inf))
+        hi.append(np.full(na, M))
         pick = np.zeros((len(groups), nv))
         start = 0
         for g, grp in enumerate(groups):
             pick[g, nA + 1 + start: nA + 1 + start + len(grp)] = 1.0
             start += len(grp)
-        rows.append(pick), lo.append(np.ones(len(groups))), hi.append(np.full(len(groups), np.inf))
+        rows.append(pick)
+        lo.append(np.ones(len(groups)))
+        hi.append(np.full(len(groups), np.inf))
     cons = [LinearConstraint(np.vstack(rows), np.concatenate(lo), np.concatenate(hi))] if rows else []
     bounds = Bounds(np.r_[-np.ones(nA), -float(d), np.zeros(na)], np.r_[np.ones(nA), float(d), np.ones(na)])
     integrality = np.r_[np.zeros(nA + 1), np.ones(na)]

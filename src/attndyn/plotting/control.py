@@ -8,6 +8,7 @@ runs the dynamics.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,10 +17,16 @@ from ..analysis import leaders
 from ._style import color, new_figure, sequence_states, square_limits
 from .trajectories import draw_state
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ..control.result import ControlResult
+
 __all__ = ["control_comparison", "counterfactual_bars"]
 
 
-def control_comparison(result, *, labels: Sequence[str] | None = None, title: str | None = None):
+def control_comparison(result: ControlResult, *, labels: Sequence[str] | None = None,
+                       title: str | None = None) -> Figure:
     """Two panels: every token's path under A = I (``result.baseline``) and under the chosen A
     (``result.trajectory``), final layer, leaders as stars, the hull of the leaders shaded; the
     requested leaders are ringed at their starting points (grey dots, labelled). ``labels`` (one per token) default to
@@ -44,7 +51,7 @@ def control_comparison(result, *, labels: Sequence[str] | None = None, title: st
     lim = square_limits(both[:, :2])
     runs = [("A = I", result.baseline), ("chosen A" + (" (SPD)" if result.spd else ""), result.trajectory)]
     for k, (name, traj) in enumerate(runs):
-        ax = fig.add_subplot(1, 2, k + 1, **proj)
+        ax: Any = fig.add_subplot(1, 2, k + 1, **proj)  # Axes3D or Axes
         draw_state(ax, traj, -1, trail=True, hull=True, limits=None if d >= 3 else lim)
         z = sequence_states(traj, None)[0]
         z0, zK = z[0][:, : min(d, 3)], z[-1][:, : min(d, 3)]
@@ -64,7 +71,7 @@ def control_comparison(result, *, labels: Sequence[str] | None = None, title: st
 
 
 def counterfactual_bars(words: Sequence[str], probabilities: Sequence[float], baseline: float, *,
-                        reached: Sequence[bool] | None = None, title: str | None = None):
+                        reached: Sequence[bool] | None = None, title: str | None = None) -> Figure:
     """Horizontal bars: P(positive) of a review when each word (or set of words) is made to lead (by another A),
     against the model's own prediction ``baseline`` (dashed line); bars whose target was not
     reached by the engine are hatched.
