@@ -21,7 +21,9 @@ __all__ = ["scores", "hardmax_weights", "softmax_weights", "aggregate", "follow_
 MAX_CHUNK_ENTRIES = 1 << 20
 
 
-def scores(x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None), out: Tensor | None = None) -> Tensor:
+def scores(
+    x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None), out: Tensor | None = None, exact: bool = False
+) -> Tensor:
     r"""Pairwise attention scores :math:`s_{ij} = \langle A z_i, z_j\rangle`, shape (B, n, n).
 
     Hardmax paper, eq. (1.1b), with ``A`` (identity if None). The softmax paper's scores,
@@ -30,11 +32,21 @@ def scores(x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None), out
     optional contiguous scratch buffer of at least B·r·n entries (not for autograd); the result
     is a view of its start, so one buffer serves chunks of any shape.
 
+    ``exact=True`` fixes the rounding, as the hardmax tie rule needs (ties are decided bit for
+    bit): :math:`w = A z_i` and :math:`s_{ij}` are left-to-right sums of rounded products,
+    :math:`((w_1 z_{j1} + w_2 z_{j2}) + \dots)`, never fused multiply-adds, so every path — the
+    compiled kernels, the torch path on any device, the naive loop — gets the same bits. (A
+    matrix product, the default, may fuse and reorder; it is faster for large d.)
+
     >>> import torch
     >>> z = torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64)
     >>> scores(z).tolist()
     [[[1.0, 0.0], [0.0, 4.0]]]
+    >>> torch.equal(scores(z, exact=True), scores(z))
+    True
     """
+    if exact:
+        return _exact_scores(x, A, rows, out)
     q = x[:, rows]
     if A is not None:
         q = q @ A.transpose(-1, -2)  # rows A z_i, (B, r, d)
@@ -42,6 +54,33 @@ def scores(x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None), out
         B, r, n = q.shape[0], q.shape[1], x.shape[1]
         return torch.bmm(q, x.transpose(1, 2), out=out.view(-1)[: B * r * n].view(B, r, n))
     return torch.bmm(q, x.transpose(1, 2))  # (B, r, n)
+
+
+def _exact_scores(x: Tensor, A: Tensor | None, rows: slice, out: Tensor | None) -> Tensor:
+    """Scores with the rounding fixed (see :func:`scores`): one rounded product and one rounded
+    sum per coordinate, elementwise (no fusion on any device)."""
+    q = x[:, rows]  # (B, r, d)
+    d = x.shape[-1]
+    if A is not None:  # w_k = sum_l A_kl z_l, left to right
+        w = q[..., 0:1] * A[:, 0]  # (B, r, d)
+        for l in range(1, d):
+            w = w + q[..., l : l + 1] * A[:, l]
+        q = w
+    B, r, n = q.shape[0], q.shape[1], x.shape[1]
+    grad = torch.is_grad_enabled() and (x.requires_grad or (A is not None and A.requires_grad))
+    if out is None or grad:
+        s = q[:, :, None, 0] * x[:, None, :, 0]  # (B, r, n)
+        for k in range(1, d):
+            s = s + q[:, :, None, k] * x[:, None, :, k]
+        return s
+    s = out.view(-1)[: B * r * n].view(B, r, n)
+    torch.mul(q[:, :, None, 0], x[:, None, :, 0], out=s)
+    if d > 1:
+        tmp = torch.empty_like(s)
+        for k in range(1, d):
+            torch.mul(q[:, :, None, k], x[:, None, :, k], out=tmp)
+            s.add_(tmp)
+    return s
 
 
 def _masked(s: Tensor, mask: Tensor | None) -> Tensor:

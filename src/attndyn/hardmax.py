@@ -113,7 +113,7 @@ def hardmax_step(
         idx = idx.to(z.device)
         zc = z[idx, :L]
         mc = None if mask is None else mask[idx, :L]
-        s = attention.scores(zc, A, out=buf)  # (c, L, L)
+        s = attention.scores(zc, A, out=buf, exact=True)  # (c, L, L), rounded as the kernels
         mean, follow, count = attention.hardmax_mean(s, zc, mc, tol=tol, overwrite_s=buf is not None)
         z_next[idx, :L] = zc + coef * (mean - zc)
         leader[idx, :L] = torch.diagonal(follow, dim1=-2, dim2=-1) & (count[..., 0] == 1)  # C_i = {i}
