@@ -103,7 +103,7 @@ def hardmax_step(
         lengths = torch.full((B,), n)
     else:
         lengths = (mask.cpu() * torch.arange(1, n + 1)).amax(dim=1)  # 1 + last real position
-    chunks = attention.ragged_chunks(lengths)
+    chunks = attention.ragged_chunks(lengths, attention.chunk_entries(z.device))
     size = max(idx.numel() * L * L for idx, L in chunks)
     buf = None if grad else torch.empty(size, dtype=z.dtype, device=z.device)  # reused scores
     z_next = z.clone()  # positions past a chunk's L are padding: they stay
