@@ -19,10 +19,13 @@ data_app = typer.Typer(help="Datasets: fetch them when you have a network.", no_
 DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
 
 
-def _estimator(run: Path):
+_DEVICE_HELP = "Where to run: cpu, cuda or auto (CUDA when present); the same results on each."
+
+
+def _estimator(run: Path, device: str = "cpu"):
     from ..sentiment import HardmaxSentimentClassifier
 
-    return HardmaxSentimentClassifier.load(run)
+    return HardmaxSentimentClassifier.load(run, device=device)
 
 
 def _texts_from(text: Optional[str], file: Optional[Path]) -> list[str]:
@@ -71,6 +74,7 @@ def train(
     aux_weight: float = typer.Option(1.0, help="Deep supervision: weight of the decoder's loss at layers 0..K-1."),
     seed: int = typer.Option(0, help="Seeds the split, the weights, the batches and the dropout."),
     threads: int = typer.Option(2, help="CPU threads for torch."),
+    device: str = typer.Option("cpu", help=_DEVICE_HELP),
     progress: bool = typer.Option(True, help="Show progress bars and per-epoch metrics."),
 ) -> None:
     """Train on the training part of the split, then score the test part; writes the run folder
@@ -87,6 +91,7 @@ def train(
         d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr, lr_decay=lr_decay,
         word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, embed_init_std=embed_init_std, patience=patience,
         aux_weight=aux_weight, negation_scope=negation_scope, bigrams=bigrams, random_state=seed, run_dir=str(run), verbose=progress,
+        device=device,
     )
     est._check_params()
     corpus = load_corpus(data, split=split, seed=seed, tokenizer=est.tokenizer, cache_dir=run / "cache")
@@ -113,6 +118,7 @@ def evaluate(
     out: Optional[Path] = typer.Option(None, help="Output folder for evaluation.json and figures (default: RUN)."),
     figures: bool = typer.Option(True, help="Draw Figures 8 and 10 and the accuracy curves."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    device: str = typer.Option("cpu", help=_DEVICE_HELP),
 ) -> None:
     """Softmax vs hardmax test accuracy and agreement, the leader table, clustering, Figures 8 and 10."""
     from ..io import write_json
@@ -122,7 +128,7 @@ def evaluate(
     if (run_arg is None) == (run_opt is None):
         raise InputError("give the run folder once: attndyn sentiment evaluate RUN (or --run RUN)")
     run = run_arg or run_opt
-    est = _estimator(run)
+    est = _estimator(run, device)
     info_path = run / "data.json"
     info = json.loads(info_path.read_text()) if info_path.is_file() else {"data": DEFAULT_DATA, "split": "random", "seed": 0}
     corpus = load_corpus(data or info["data"], split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache")
@@ -157,10 +163,11 @@ def predict(
     model: Path = typer.Option(..., "--model", help="Run or model folder."),
     file: Optional[Path] = typer.Option(None, "--file", help="One text per line, or a CSV with a 'text' column."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
+    device: str = typer.Option("cpu", help=_DEVICE_HELP),
 ) -> None:
     """Label and probability of positive sentiment for each text."""
     texts = _texts_from(text, file)
-    est = _estimator(model)
+    est = _estimator(model, device)
     proba = est.predict_proba(texts)[:, 1]
     for t, p in zip(texts, proba):
         label = est.classes_[int(p > 0.5)]
@@ -179,11 +186,12 @@ def explain(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     figure: Optional[Path] = typer.Option(None, help="Draw Figure 9 (d = 2) to this PNG."),
     gif: Optional[Path] = typer.Option(None, help="Draw the animated Figure 9 (d = 2) to this GIF."),
+    device: str = typer.Option("cpu", help=_DEVICE_HELP),
 ) -> None:
     """Label, probability, last-layer leaders with the words clustered around each, and each cluster's share of the decision."""
     from ..sentiment.explain import explain as run_explain
 
-    est = _estimator(model)
+    est = _estimator(model, device)
     e = run_explain(est, text)
     if (figure or gif) and est.model_.config.d != 2:
         raise InputError(f"--figure/--gif draw the plane and need a d = 2 model; this one has d = {est.model_.config.d}")

@@ -21,6 +21,7 @@ from sklearn.exceptions import NotFittedError
 
 from .._validation import InputError
 from ..io import atomic_write, write_json
+from ..devices import resolve_device
 from .model import SentimentConfig, SentimentTransformer
 from .text import Tokenizer, Vocabulary, encode
 from .train import EncodedSplit, TrainConfig, predict_logits, train
@@ -67,7 +68,10 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     deep supervision ``aux_weight=1``. Training: see
     :class:`~attndyn.sentiment.train.TrainConfig`. ``inference``: "hardmax" (default) or
     "softmax". ``random_state`` seeds the validation split, the initial weights, the batches
-    and the word dropout. ``run_dir``: where to checkpoint (and resume) training.
+    and the word dropout. ``run_dir``: where to checkpoint (and resume) training. ``device``:
+    where training and prediction run, "cpu" (default), "cuda" or "auto" (CUDA when present);
+    the initial weights and every random draw come from CPU generators, so a seed gives the same
+    batches on every device, and the predictions agree (logits to rounding).
 
     Fitted attributes: ``classes_``, ``vocab_``, ``model_``, ``history_``, ``best_epoch_``, ``alpha_``.
     """
@@ -106,6 +110,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         random_state: int = 0,
         run_dir: str | None = None,
         verbose: bool = False,
+        device: str = "cpu",
     ) -> None:
         self.d = d
         self.layers = layers
@@ -138,6 +143,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.run_dir = run_dir
         self.verbose = verbose
+        self.device = device
 
     # ---- helpers ----------------------------------------------------------------------
     @property
@@ -157,6 +163,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             raise InputError(f"bigrams must be an integer >= 0 (0: no bigram tokens; k: bigrams seen in >= k training texts), got {self.bigrams!r}")
         if isinstance(self.random_state, bool) or not isinstance(self.random_state, (int, np.integer)) or self.random_state < 0:
             raise InputError(f"random_state must be a non-negative integer, got {self.random_state!r}")
+        resolve_device(self.device)
         # the model's and the loop's own checks, before any long tokenizing or training
         SentimentConfig(vocab_size=1, **{k: getattr(self, k) for k in _MODEL_KEYS})
         TrainConfig(**{k: getattr(self, k) for k in _TRAIN_KEYS}, seed=int(self.random_state))
@@ -223,6 +230,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 
         mc = SentimentConfig(vocab_size=len(self.vocab_), **{k: getattr(self, k) for k in _MODEL_KEYS})
         model = SentimentTransformer(mc, generator=torch.Generator().manual_seed(int(self.random_state)))
+        model = model.to(resolve_device(self.device))  # initialised on the CPU: the same weights on every device
         run = None
         if self.run_dir is not None:
             run = Path(self.run_dir)
@@ -272,14 +280,16 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         rec.update({"history": self.history_, "best_epoch": self.best_epoch_, "alpha": self.alpha_})
         write_json(p / "config.json", rec)
         write_json(p / "vocab.json", {"words": self.vocab_.words})
-        weights = {k: v.detach().contiguous() for k, v in self.model_.state_dict().items()}
+        weights = {k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()}
         atomic_write(p / "weights.safetensors", lambda tmp: save_file(weights, str(tmp)))
         return p
 
     @classmethod
-    def load(cls, path: str | Path) -> "HardmaxSentimentClassifier":
+    def load(cls, path: str | Path, *, device: str = "cpu") -> "HardmaxSentimentClassifier":
         """Load a folder written by :meth:`save` (or a training run folder). Reads JSON and
-        safetensors only: no code from the file is ever executed."""
+        safetensors only: no code from the file is ever executed. The model is placed on
+        ``device`` ("cpu", "cuda" or "auto"), whatever device it was trained on."""
+        dev = resolve_device(device)
         p = Path(path)
         for name in ("config.json", "vocab.json", "weights.safetensors"):
             if not (p / name).is_file():
@@ -291,7 +301,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             raise InputError(f"{str(p)!r}: config.json or vocab.json is not valid ({exc})") from None
         if rec.get("format") != "attndyn.sentiment/1" or "model" not in rec:
             raise InputError(f"{str(p / 'config.json')!r} is not an attndyn sentiment model config")
-        est = cls(**rec["estimator"])
+        est = cls(**{**rec["estimator"], "device": device})
         est.vocab_ = Vocabulary(list(words))
         est.classes_ = np.asarray(rec.get("classes", [0, 1]))
         model = SentimentTransformer(SentimentConfig.from_dict(rec["model"]))
@@ -300,7 +310,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         except (RuntimeError, OSError) as exc:
             raise InputError(f"{str(p / 'weights.safetensors')!r} does not match the config ({str(exc).splitlines()[0]})") from None
         model.eval()
-        est.model_ = model
+        est.model_ = model.to(dev)
         est.history_ = rec.get("history", [])
         est.best_epoch_ = rec.get("best_epoch", -1)
         est.alpha_ = float(model.alpha.detach())

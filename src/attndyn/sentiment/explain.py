@@ -90,7 +90,7 @@ def explain(estimator, text: str) -> Explanation:
     estimator._check_fitted()
     words, traj, H, ids = trajectory_of(estimator, text)
     model = estimator.model_
-    v = model.decoder.weight.detach().double()[0].numpy()
+    v = model.decoder.weight.detach().double().cpu()[0].numpy()
     b = float(model.decoder.bias.detach()[0])
     zK = traj.ys[-1, 0].numpy()  # (n, d)
     n = len(words)
