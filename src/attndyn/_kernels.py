@@ -66,14 +66,14 @@ SCORE_MIN, SCORE_MAX = 1e-280, 1e280  # (|w_1| + |w_2|) * largest coordinate, pe
 @njit(cache=True, fastmath={"nnan", "nsz"})
 def _absmax(xr, yr, m):  # pragma: no cover - compiled
     """Largest |coordinate| of the m tokens (vectorised min/max reductions; tokens are finite)."""
-    hi, lo = 0.0, 0.0
+    hx = lx = hy = ly = 0.0  # one accumulator per reduction, so that they vectorise
     for t in range(m):
         x, y = xr[t], yr[t]
-        hi = x if x > hi else hi
-        lo = x if x < lo else lo
-        hi = y if y > hi else hi
-        lo = y if y < lo else lo
-    return hi if hi > -lo else -lo
+        hx = x if x > hx else hx
+        lx = x if x < lx else lx
+        hy = y if y > hy else hy
+        ly = y if y < ly else ly
+    return max(hx, -lx, hy, -ly)
 
 
 @njit(cache=True, fastmath={"nnan", "nsz"})
@@ -244,7 +244,7 @@ def _planar_one(b, z, A, mask, coef, tol, out, leader, follow, record_follow, mo
             arg[k] = c if gt else arg[k]
             best[k] = s if gt else best[k]
     nfix = 0
-    hi, lo = 0.0, 0.0
+    hx = lx = hy = ly = 0.0
     for k in range(m):  # the generic case, one maximiser: z_i moves towards it
         c = arg[k]
         x, y = xr[k], yr[k]
@@ -257,10 +257,10 @@ def _planar_one(b, z, A, mask, coef, tol, out, leader, follow, record_follow, mo
         nfix += 1 if (cnt[k] != 1) | (g < SCORE_MIN) | (g > SCORE_MAX) else 0
         u -= x
         v -= y
-        hi = u if u > hi else hi
-        lo = u if u < lo else lo
-        hi = v if v > hi else hi
-        lo = v if v < lo else lo
+        hx = u if u > hx else hx
+        lx = u if u < lx else lx
+        hy = v if v > hy else hy
+        ly = v if v < ly else ly
     if nfix > 0 or tol > 0.0 or record_follow:
         for k in range(m):  # ties, and queries whose rounding is not relative (see _planar_fix)
             g = (abs(w0[k]) + abs(w1[k])) * sc
@@ -269,7 +269,7 @@ def _planar_one(b, z, A, mask, coef, tol, out, leader, follow, record_follow, mo
                             record_follow)
         moved[b] = _maxdiff(ox, oy, xr, yr, m)  # the fixed queries moved differently
     else:
-        moved[b] = hi if hi > -lo else -lo
+        moved[b] = max(hx, -lx, hy, -ly)
     for k in range(m):
         i = real[k]
         out[b, i, 0] = ox[k]
@@ -281,14 +281,14 @@ def _planar_one(b, z, A, mask, coef, tol, out, leader, follow, record_follow, mo
 @njit(cache=True, fastmath={"nnan", "nsz"})
 def _maxdiff(ox, oy, xr, yr, m):  # pragma: no cover - compiled
     """Largest coordinate change (a vectorised reduction)."""
-    hi, lo = 0.0, 0.0
+    hx = lx = hy = ly = 0.0
     for k in range(m):
         a, b = ox[k] - xr[k], oy[k] - yr[k]
-        hi = a if a > hi else hi
-        lo = a if a < lo else lo
-        hi = b if b > hi else hi
-        lo = b if b < lo else lo
-    return hi if hi > -lo else -lo
+        hx = a if a > hx else hx
+        lx = a if a < lx else lx
+        hy = b if b > hy else hy
+        ly = b if b < ly else ly
+    return max(hx, -lx, hy, -ly)
 
 
 @njit(cache=True)

@@ -249,9 +249,9 @@ def hardmax(
         steps=k,
         function_evals=k + 1,
         converged=converged,
-        converged_at=tuple(int(c) for c in converged_at),
+        converged_at=tuple(converged_at.tolist()),
         stop_reason=stop_reason,
-        final_change=tuple(float(c) for c in change),
+        final_change=tuple(change.tolist()),
         message=(f"converged after {k} layers" if stop_reason == "converged" else f"ran {k} layers")
         + ("" if converged else "; not every sequence has converged"),
     )
