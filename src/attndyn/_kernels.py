@@ -219,9 +219,11 @@ def _planar_one(b, z, A, mask, coef, tol, out, leader, follow, record_follow, mo
         else:  # padding stays and leads nobody
             out[b, i, 0], out[b, i, 1] = z[b, i, 0], z[b, i, 1]
             leader[b, i] = False
+    zb = z[b]  # (n, 2)
     for k in range(m):  # the real tokens and w = A z_i, rounded as the dense rule rounds it
-        x = z[b, real[k], 0]
-        y = z[b, real[k], 1]
+        j = k if m == n else real[k]
+        x = zb[j, 0]
+        y = zb[j, 1]
         xr[k] = x
         yr[k] = y
         w0[k] = a00 * x + a01 * y
@@ -270,11 +272,18 @@ def _planar_one(b, z, A, mask, coef, tol, out, leader, follow, record_follow, mo
         moved[b] = _maxdiff(ox, oy, xr, yr, m)  # the fixed queries moved differently
     else:
         moved[b] = max(hx, -lx, hy, -ly)
-    for k in range(m):
-        i = real[k]
-        out[b, i, 0] = ox[k]
-        out[b, i, 1] = oy[k]
-        leader[b, i] = (cnt[k] == 1) & (arg[k] == k)  # C_i = {i}
+    ob, lb = out[b], leader[b]  # (n, 2), (n,)
+    if m == n:
+        for k in range(m):
+            ob[k, 0] = ox[k]
+            ob[k, 1] = oy[k]
+            lb[k] = (cnt[k] == 1) & (arg[k] == k)  # C_i = {i}
+    else:
+        for k in range(m):
+            i = real[k]
+            ob[i, 0] = ox[k]
+            ob[i, 1] = oy[k]
+            lb[i] = (cnt[k] == 1) & (arg[k] == k)
     scale[b] = sc
 
 

@@ -31,6 +31,7 @@ from ._validation import (
 )
 from .options import SaveAt, StopOnConvergence
 from .progress import progress_bar
+from .threads import one_thread_when_small
 from .trajectory import HardmaxTrajectory, RunStats
 
 __all__ = ["hardmax", "hardmax_step", "HardmaxStep"]
@@ -144,6 +145,7 @@ def _warn_outside_theorem(z: Tensor, A: Tensor, mask: Tensor | None) -> None:
         warn_hypothesis("some tokens are repeated: Theorem 1.1 assumes distinct tokens (repeated tokens tie exactly)")
 
 
+@one_thread_when_small("hardmax")  # see attndyn.threads
 def hardmax(
     tokens: Any,
     *,
