@@ -4,7 +4,9 @@ Both kernels compute the scores exactly as the dense rule does
 (:func:`attndyn.attention.scores` with ``exact=True``): :math:`w = A z_i` and
 :math:`s_{ij} = \langle w, z_j\rangle`, each a left-to-right sum of rounded products, no fused
 multiply-add, and :math:`C_i = \{j : s_{ij} = \max_l s_{il}\}` bit for bit (hardmax paper,
-eq. (1.1b)); the mean of the tokens in :math:`C_i` is summed in increasing index order.
+eq. (1.1b)); the mean of the tokens in :math:`C_i` is summed in increasing index order, as the
+naive per-token loop does (the dense torch path sums a tie by a matrix product: the same
+follow sets and leaders, the same tokens except possibly the last bit of a tie's mean).
 
 **Planar tokens (d = 2), why comparing with a few candidates is exact.** Let :math:`Q` be a
 convex polygon whose vertices are tokens of the sequence and let a token :math:`p` lie inside
@@ -21,19 +23,23 @@ kernel drops only points deeper than ``MARGIN * S`` (``MARGIN = 1e-9``, ten mill
 bound, which also absorbs the rounding of the depth computation itself). Every other token — the
 hull's vertices, tokens on or within the margin of its edges, every copy of a duplicated token —
 is a *candidate*, and each query takes the maximum and the ties over the candidates only, with
-the same rounded scores as the dense rule: the maximum, :math:`C_i` and the mean are those of
-the dense rule bit for bit, ties included.
+the same rounded scores as the dense rule: the maximum and :math:`C_i` are those of the dense
+rule bit for bit, ties included. (The depth of a point is its smallest distance to the lines of
+the polygon's edges; were the polygon only nearly convex — a corner whose turn is below
+rounding — the intersection of the edges' inner half-planes would still lie inside it.)
 
 Per sequence and layer: (1) the extreme tokens in the 8 directions :math:`k\cdot 45°` span an
-inscribed octagon; tokens deeper than the margin inside it are dropped (one vectorised pass);
-(2) the survivors' convex hull by Andrew's monotone chain; (3) candidates are the survivors not
-deeper than the margin inside that hull — generically its ~10 vertices; (4) every query is
-compared with the candidates in a pass vectorised over the queries (maximum, then the ties, their
-count, sum and last index). The octagon must turn left at every corner and wind once, else the
-sequence compares with all its tokens; so does a positive tie tolerance, coordinates outside
-``[SCALE_MIN, SCALE_MAX]``, and a query with :math:`\lVert A z_i\rVert S` outside
-``[SCORE_MIN, SCORE_MAX]`` (where rounding stops being relative) — in particular
-:math:`A z_i = 0`, whose scores are all exactly 0: it follows every token.
+inscribed octagon (two vectorised passes); (2) the candidates are the tokens not deeper than
+the margin inside it (one vectorised pass over the 8 edges) — about 11 of 128 Gaussian tokens,
+the hull's vertices and a few near them; (3) every query is compared with the candidates in one
+pass vectorised over the queries, which keeps the maximum, how many candidates attain it and
+the first that does; (4) the generic query (one maximiser) moves towards it, and the rare others
+(ties: their mean in index order; see below) are finished one by one. The octagon must turn
+left at every corner and wind once, else the sequence compares with all its tokens; so does a
+positive tie tolerance, a sequence of at most 8 tokens, coordinates outside
+``[SCALE_MIN, SCALE_MAX]``, and a query with :math:`(|w_1| + |w_2|) S` outside
+``[SCORE_MIN, SCORE_MAX]`` (where rounding stops being relative: underflow, overflow) — in
+particular :math:`A z_i = 0`, whose scores are all exactly 0: it follows every token.
 
 **Any other d** (:func:`hardmax_layer_dense`): per sequence and per query, the row of scores over
 the real tokens only (vectorised over keys), its maximum, then the mean of the maximisers, in
@@ -387,7 +393,7 @@ def _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_f
                 s[t] += qk * keys[k, t]
         best = -np.inf
         for t in range(m):
-            best = max(best, s[t])
+            best = s[t] if s[t] > best else best  # (a select: vectorises)
         thr = best - tol
         cnt = 0
         acc[:] = 0.0
