@@ -3,6 +3,7 @@
     python benchmarks/bench_gpu.py                         # engines (a few minutes on an H100)
     python benchmarks/bench_gpu.py --sentiment --data ../shared/data/imdb/imdb.csv.gz   # + the d = 16 model
     python benchmarks/bench_gpu.py --quick                 # small sizes: a smoke test of every path
+    python benchmarks/bench_gpu.py --quick --device cpu    # the same script on the CPU (checks the script itself)
 
 Without CUDA it says so and times nothing (exit status 0). Each row: the best wall time of the
 repeats (the device synchronised before and after), the peak GPU memory of the case, and a check
@@ -26,16 +27,22 @@ import torch
 import attndyn
 
 
+DEVICE = "cuda"
+
+
 def _sync() -> None:
-    torch.cuda.synchronize()
+    if DEVICE != "cpu":
+        torch.cuda.synchronize()
 
 
 def timed(fn, repeats: int) -> tuple[float, object, float]:
-    """Best wall time of ``repeats`` calls, the last result, and the peak GPU memory (GB)."""
+    """Best wall time of ``repeats`` calls, the last result, and the peak GPU memory (GB; 0 on the CPU)."""
     fn()  # warm up (kernels, allocator)
     _sync()
-    torch.cuda.reset_peak_memory_stats()
-    base = torch.cuda.memory_allocated()
+    gpu = DEVICE != "cpu"
+    if gpu:
+        torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated() if gpu else 0
     best, out = math.inf, None
     for _ in range(repeats):
         _sync()
@@ -43,14 +50,14 @@ def timed(fn, repeats: int) -> tuple[float, object, float]:
         out = fn()
         _sync()
         best = min(best, time.perf_counter() - t0)
-    return best, out, (torch.cuda.max_memory_allocated() - base) / 2**30
+    return best, out, ((torch.cuda.max_memory_allocated() - base) / 2**30 if gpu else 0.0)
 
 
 def case_hardmax(B: int, n: int, d: int, layers: int, dtype: torch.dtype, repeats: int) -> dict:
     z = np.random.default_rng(0).standard_normal((B, n, d))
-    zg = torch.as_tensor(z, dtype=dtype, device="cuda")
+    zg = torch.as_tensor(z, dtype=dtype, device=DEVICE)
     run = lambda: attndyn.hardmax(zg, alpha=0.5, layers=layers, save=attndyn.SaveAt(every=None),  # noqa: E731
-                                  dtype=dtype, device="cuda", check_hypotheses=False)
+                                  dtype=dtype, device=DEVICE, check_hypotheses=False)
     t, traj, mem = timed(run, repeats)
     row = {"case": f"hardmax ({B}, {n}, {d}, {layers}) {str(dtype)[6:]}", "seconds": t, "peak_gb": mem}
     if dtype == torch.float64:  # against the CPU kernel on a slice
@@ -62,20 +69,20 @@ def case_hardmax(B: int, n: int, d: int, layers: int, dtype: torch.dtype, repeat
 
 
 def case_softmax(n: int, d: int, steps: int, dtype: torch.dtype, repeats: int) -> dict:
-    x = torch.as_tensor(np.random.default_rng(0).standard_normal((n, d)) / math.sqrt(d), dtype=dtype, device="cuda")
+    x = torch.as_tensor(np.random.default_rng(0).standard_normal((n, d)) / math.sqrt(d), dtype=dtype, device=DEVICE)
     run = lambda: attndyn.softmax(x, time=steps * 0.05, method="euler", step=0.05,  # noqa: E731
-                                  save=attndyn.SaveAt(every=None), dtype=dtype, device="cuda")
+                                  save=attndyn.SaveAt(every=None), dtype=dtype, device=DEVICE)
     try:
         t, traj, mem = timed(run, repeats)
     except torch.cuda.OutOfMemoryError:
-        torch.cuda.empty_cache()
+        torch.cuda.empty_cache()  # (never raised on the CPU)
         return {"case": f"softmax euler n={n} d={d} {steps} steps {str(dtype)[6:]}", "seconds": None, "error": "out of memory"}
     row = {"case": f"softmax euler n={n} d={d} {steps} steps {str(dtype)[6:]}", "seconds": t, "peak_gb": mem,
            "finite": bool(torch.isfinite(traj.final_tokens).all())}
     small = x[:512].cpu()  # the same dynamics on the CPU, a small problem
     a = attndyn.softmax(small, time=steps * 0.05, method="euler", step=0.05, save=attndyn.SaveAt(every=None), dtype=dtype)
-    b = attndyn.softmax(small.cuda(), time=steps * 0.05, method="euler", step=0.05, save=attndyn.SaveAt(every=None),
-                        dtype=dtype, device="cuda")
+    b = attndyn.softmax(small.to(DEVICE), time=steps * 0.05, method="euler", step=0.05, save=attndyn.SaveAt(every=None),
+                        dtype=dtype, device=DEVICE)
     row["max_abs_diff_vs_cpu_n512"] = float((a.final_tokens - b.final_tokens.cpu()).abs().max())
     return row
 
@@ -87,7 +94,7 @@ def case_sentiment(data: str, epochs: int) -> dict:
 
     params = {"d": 16, "bigrams": 5, "lr_decay": 0.7, "embed_init_std": 0.12, "embed_lr": 0.003, "lr": 0.001,
               "word_dropout": 0.25, "min_log_odds": 0.1, "epochs": epochs, "patience": 2}  # the reported d = 16 model
-    est = HardmaxSentimentClassifier(**params, random_state=0, device="cuda")
+    est = HardmaxSentimentClassifier(**params, random_state=0, device=DEVICE)
     corpus = load_corpus(data, split="random", seed=0, tokenizer=est.tokenizer)
     tr, te = corpus.train_idx, corpus.test_idx
     _sync()
@@ -97,7 +104,7 @@ def case_sentiment(data: str, epochs: int) -> dict:
     seconds = time.perf_counter() - t0
     test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
     rep = accuracy_report(est.model_, test)
-    return {"case": f"sentiment d=16 (reported model), {epochs} epochs, cuda", "seconds": seconds,
+    return {"case": f"sentiment d=16 (reported model), {epochs} epochs, {DEVICE}", "seconds": seconds,
             "best_epoch": est.best_epoch_, "hardmax_acc": rep["hardmax_acc"], "softmax_acc": rep["softmax_acc"]}
 
 
@@ -109,12 +116,16 @@ def main() -> None:
     p.add_argument("--data", default="../shared/data/imdb/imdb.csv.gz", help="IMDB csv for --sentiment")
     p.add_argument("--epochs", type=int, default=7)
     p.add_argument("--json", help="also write the rows to this JSON file")
+    p.add_argument("--device", default="cuda", help="cuda (default) or cpu (runs the script's paths on the CPU)")
     a = p.parse_args()
-    if not torch.cuda.is_available():
+    global DEVICE
+    DEVICE = a.device
+    if DEVICE != "cpu" and not torch.cuda.is_available():
         print("bench_gpu.py: no CUDA device here (torch.cuda.is_available() is False): nothing was timed.")
         print("Run it on a machine with an NVIDIA GPU; the CPU figures are in benchmarks/bench_core.py.")
         return
-    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}", flush=True)
+    name = torch.cuda.get_device_name() if DEVICE != "cpu" else "cpu (no GPU timing: a check of the script)"
+    print(f"device: {name}; torch {torch.__version__}", flush=True)
     f64, f32 = torch.float64, torch.float32
     if a.quick:
         cases = [lambda: case_hardmax(300, 128, 2, 8, f64, a.repeats), lambda: case_hardmax(20, 512, 16, 8, f64, a.repeats),
@@ -142,7 +153,7 @@ def main() -> None:
     if a.json:
         from attndyn.io import write_json
 
-        write_json(a.json, {"device": torch.cuda.get_device_name(), "rows": rows})
+        write_json(a.json, {"device": name, "rows": rows})
 
 
 if __name__ == "__main__":
