@@ -356,9 +356,32 @@ def _planar_parallel(blocks, z, A, mask, coef, tol, out, leader, follow, record_
                       moved, scale)
 
 
+@njit(cache=True, fastmath={"nnan", "nsz"})
+def _rowmax(s, m):  # pragma: no cover - compiled
+    """max(s[:m]) (a vectorised reduction; comparisons only, no score is recomputed)."""
+    best = -np.inf
+    for t in range(m):
+        best = s[t] if s[t] > best else best
+    return best
+
+
+@njit(cache=True)
+def _count_at_least(s, m, thr):  # pragma: no cover - compiled
+    """How many of s[:m] are >= thr (vectorised)."""
+    c = 0
+    for t in range(m):
+        c += 1 if s[t] >= thr else 0
+    return c
+
+
+QB = 4  # queries scored together by the d >= 3 kernel (each row of keys is loaded once for all)
+
+
 @njit(cache=True)
 def _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
-    """Eq. (1.1) for sequence b, any d: scores of each real query against the real keys."""
+    """Eq. (1.1) for sequence b, any d: scores of each real query against the real keys, QB
+    queries at a time (each key coordinate row is read once for the block; every score is still
+    the left-to-right sum over k of the rounded products, as the dense rule computes it)."""
     n, d = z.shape[1], z.shape[2]
     real = np.nonzero(mask[b])[0]
     m = real.shape[0]
@@ -366,9 +389,9 @@ def _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_f
     for t in range(m):
         for k in range(d):
             keys[k, t] = z[b, real[t], k]
-    q = np.empty(d)
+    q = np.zeros((QB, d))
     acc = np.empty(d)
-    s = np.empty(m)
+    S = np.empty((QB, m))
     mv = 0.0
     sc = 0.0
     for i in range(n):
@@ -376,43 +399,64 @@ def _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_f
             for k in range(d):
                 out[b, i, k] = z[b, i, k]
             leader[b, i] = False
-    for ii in range(m):
-        i = real[ii]
-        for k in range(d):
-            if identity:
-                q[k] = z[b, i, k]
-            else:
-                v = 0.0
-                for l in range(d):
-                    v += A[k, l] * z[b, i, l]
-                q[k] = v  # A z_i
-        s[:] = 0.0
+    for i0 in range(0, m, QB):
+        nb = min(QB, m - i0)
+        for r in range(nb):
+            i = real[i0 + r]
+            for k in range(d):
+                if identity:
+                    q[r, k] = z[b, i, k]
+                else:
+                    v = 0.0
+                    for l in range(d):
+                        v += A[k, l] * z[b, i, l]
+                    q[r, k] = v  # A z_i
+        s0, s1, s2, s3 = S[0], S[1], S[2], S[3]
+        for t in range(m):
+            s0[t] = 0.0
+            s1[t] = 0.0
+            s2[t] = 0.0
+            s3[t] = 0.0
         for k in range(d):  # s_t = <A z_i, z_t>, summed over k in order for every t
-            qk = q[k]
+            a0, a1, a2, a3 = q[0, k], q[1, k], q[2, k], q[3, k]
+            kr = keys[k]
             for t in range(m):
-                s[t] += qk * keys[k, t]
-        best = -np.inf
-        for t in range(m):
-            best = s[t] if s[t] > best else best  # (a select: vectorises)
-        thr = best - tol
-        cnt = 0
-        acc[:] = 0.0
-        self_in = False
-        for t in range(m):
-            if s[t] >= thr:
-                cnt += 1
+                x = kr[t]
+                s0[t] += a0 * x
+                s1[t] += a1 * x
+                s2[t] += a2 * x
+                s3[t] += a3 * x
+        for r in range(nb):
+            ii = i0 + r
+            i = real[ii]
+            s = S[r]
+            thr = _rowmax(s, m) - tol
+            cnt = 0
+            acc[:] = 0.0
+            self_in = False
+            if not record_follow and _count_at_least(s, m, thr) == 1:  # one maximiser: find it
+                t = 0
+                while s[t] < thr:
+                    t += 1
+                cnt = 1
                 for k in range(d):
-                    acc[k] += keys[k, t]
-                if t == ii:
-                    self_in = True
-                if record_follow:
-                    follow[b, i, real[t]] = True
-        for k in range(d):
-            x = z[b, i, k]
-            out[b, i, k] = x + coef * (acc[k] / cnt - x)
-            mv = max(mv, abs(out[b, i, k] - x))
-            sc = max(sc, abs(x))
-        leader[b, i] = self_in and cnt == 1
+                    acc[k] = keys[k, t]
+                self_in = t == ii
+            for t in range(m if cnt == 0 else 0):  # ties (or follow sets wanted): every maximiser
+                if s[t] >= thr:
+                    cnt += 1
+                    for k in range(d):
+                        acc[k] += keys[k, t]
+                    if t == ii:
+                        self_in = True
+                    if record_follow:
+                        follow[b, i, real[t]] = True
+            for k in range(d):
+                x = z[b, i, k]
+                out[b, i, k] = x + coef * (acc[k] / cnt - x)
+                mv = max(mv, abs(out[b, i, k] - x))
+                sc = max(sc, abs(x))
+            leader[b, i] = self_in and cnt == 1
     moved[b] = mv
     scale[b] = sc
 
