@@ -85,7 +85,8 @@ def _absmax(xr, yr, m):  # pragma: no cover - compiled
 @njit(cache=True, fastmath={"nnan", "nsz"})
 def _octagon(xr, yr, m, ext):  # pragma: no cover - compiled
     """Extreme tokens in the directions k * 45 degrees, k = 0..7 (counter-clockwise), into ext;
-    returns how many there are once consecutive repeats are removed (the list is cyclic).
+    returns how many there are once consecutive repeats are removed (the list is cyclic), and
+    the largest |coordinate|.
 
     (Any token attaining a rounded extreme will do: the octagon only has to be inscribed. The
     fast-math flags let the min/max reductions vectorise; they touch no score.)"""
@@ -128,7 +129,7 @@ def _octagon(xr, yr, m, ext):  # pragma: no cover - compiled
             h += 1
     while h > 1 and ext[h - 1] == ext[0]:
         h -= 1
-    return h
+    return h, max(mx, -mn, my, -mny)
 
 
 @njit(cache=True)
@@ -164,17 +165,13 @@ def _outside(xr, yr, m, nx, ny, off, h, keep):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _candidates(xr, yr, m, scale, exact, cand, poly, nrm):  # pragma: no cover - compiled
+def _candidates(xr, yr, m, scale, h, exact, cand, poly, nrm):  # pragma: no cover - compiled
     """Indices (ascending) of the tokens that may be in some C_i into cand; returns how many.
 
-    Every token not deeper than the margin inside the inscribed octagon (all tokens when the
-    octagon is degenerate, ``exact`` is False or the scale is out of range). ``poly`` (>= 8,)
-    int64 and ``nrm`` (3, 8) float64 are scratch.
+    Every token not deeper than the margin inside the inscribed octagon ``poly[:h]`` (all tokens
+    when the octagon is degenerate or absent (h = 0), ``exact`` is False or the largest
+    |coordinate| ``scale`` is out of range). ``nrm`` (4, max(m, 8)) float64 is scratch.
     """
-    scale = 0.0
-    for t in range(m):
-        scale = max(scale, abs(xr[t]), abs(yr[t]))
-    h = _octagon(xr, yr, m, poly) if m > 8 else 0
     if not exact or not (SCALE_MIN <= scale <= SCALE_MAX) or not _convex_once(xr, yr, poly, h):
         for t in range(m):
             cand[t] = t
@@ -234,8 +231,11 @@ def _planar_one(b, z, A, mask, coef, tol, out, leader, follow, record_follow, mo
         yr[k] = y
         w0[k] = a00 * x + a01 * y
         w1[k] = a10 * x + a11 * y
-    sc = _absmax(xr, yr, m)
-    nc = _candidates(xr, yr, m, sc, tol == 0.0, cand, ib[2], qb[9:13])
+    if m > 8:
+        h, sc = _octagon(xr, yr, m, ib[2])
+    else:
+        h, sc = 0, _absmax(xr, yr, m)
+    nc = _candidates(xr, yr, m, sc, h, tol == 0.0, cand, ib[2], qb[9:13])
     for c in range(nc):
         cx[c] = xr[cand[c]]
         cy[c] = yr[cand[c]]
