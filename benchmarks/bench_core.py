@@ -1,8 +1,13 @@
-"""Core engine benchmark: attndyn against the naive per-token loop, in one run.
+"""Core engine benchmark: attndyn against the naive per-token loop, on 1 and 2 threads, in one run.
 
-    python benchmarks/bench_core.py            # about 2-3 minutes on 2 cores
-    python benchmarks/bench_core.py --full-naive   # also time the naive loops in full (adds ~10 min)
-    python benchmarks/bench_core.py --threads 1    # one thread (a fair figure on a busy machine)
+    python benchmarks/bench_core.py                  # about 3-4 minutes on 2 cores
+    python benchmarks/bench_core.py --full-naive     # also time the naive loops in full (adds ~10 min)
+    python benchmarks/bench_core.py --threads 1 4    # other thread counts, side by side
+    python benchmarks/bench_core.py --case hardmax_3000x128x2   # one case
+
+Every case runs once per thread count (torch and numba pinned to it), each in a fresh
+subprocess so that its peak resident memory is its own; the table shows the wall times and the
+ratios to the naive loop side by side, and the gain of the last thread count over the first.
 
 The naive loop has the structure of the published experiment code: per sequence, per layer, per
 token, the inner products of that token with every token (numpy), the maximum, the ties, the
@@ -93,11 +98,13 @@ def case_hardmax(B: int, n: int, d: int, layers: int, naive_slice: int) -> dict:
         best, cpu = min(best, time.perf_counter() - t0), min(cpu, time.process_time() - c0)
     mem = peak_mb() - base
     sl = min(naive_slice, B)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ref = naive_hardmax(Z[:sl], 0.5, layers, A)
     naive = (time.perf_counter() - t0) * B / sl
+    naive_cpu = (time.process_time() - c0) * B / sl
     err = float(np.abs(traj.final_tokens.numpy()[:sl] - ref).max())
-    return {"engine_s": best, "engine_cpu_s": cpu, "naive_s": naive, "naive_measured_on": sl, "max_abs_diff": err,
+    return {"engine_s": best, "engine_cpu_s": cpu, "naive_s": naive, "naive_cpu_s": naive_cpu, "naive_measured_on": sl,
+            "max_abs_diff": err,
             "engine_extra_peak_mb": mem, "threads": torch.get_num_threads()}
 
 
@@ -134,6 +141,7 @@ def case_softmax_big(n: int, d: int, steps: int) -> dict:
 
 
 CASES = {
+    "hardmax_3000x128x2": lambda a: case_hardmax(3000, 128, 2, 8, 3000 if a.full_naive else 300),
     "hardmax_15000x128x2": lambda a: case_hardmax(15000, 128, 2, 8, 15000 if a.full_naive else 300),
     "hardmax_1000x512x16": lambda a: case_hardmax(1000, 512, 16, 8, 1000 if a.full_naive else 10),
     "softmax_rk4_40x3": lambda a: case_softmax_rk4(40, 3, 100, 100 if a.full_naive else 2),
@@ -141,52 +149,68 @@ CASES = {
 }
 
 
+def run_case(name: str, threads: int, full_naive: bool) -> dict:
+    cmd = [sys.executable, __file__, "--run", name, "--threads", str(threads)] + (["--full-naive"] if full_naive else [])
+    load = os.getloadavg()[0]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+    row = json.loads(out)
+    row["load_before"] = load
+    return row
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--full-naive", action="store_true", help="time the naive loops in full instead of on a slice")
-    p.add_argument("--threads", type=int, default=0,
-                   help="torch and numba threads per case (default: their defaults, all cores)")
-    p.add_argument("--case", help=argparse.SUPPRESS)
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2],
+                   help="torch and numba thread counts to compare (default: 1 2)")
+    p.add_argument("--case", action="append", choices=sorted(CASES), help="run only this case (repeatable)")
+    p.add_argument("--run", help=argparse.SUPPRESS)  # internal: one case in this process
     a = p.parse_args()
-    if a.case:
-        if a.threads:
-            import numba
-            import torch
+    if a.run:
+        import numba
+        import torch
 
-            torch.set_num_threads(a.threads)
-            numba.set_num_threads(a.threads)
-        print(json.dumps(CASES[a.case](a)))
+        torch.set_num_threads(a.threads[0])
+        numba.set_num_threads(min(a.threads[0], numba.config.NUMBA_NUM_THREADS))
+        print(json.dumps(CASES[a.run](a)))
         return
-    rows = {}
-    for name in CASES:
-        cmd = [sys.executable, __file__, "--case", name, "--threads", str(a.threads)]
-        cmd += ["--full-naive"] if a.full_naive else []
-        load = os.getloadavg()[0]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
-        rows[name] = json.loads(out)
-        rows[name]["load_before"] = load
-        print(f"{name}: {rows[name]}", flush=True)
+    names = a.case or list(CASES)
+    rows: dict[str, dict[int, dict]] = {}
+    print(f"machine: {os.cpu_count()} cores; load before: {os.getloadavg()[0]:.2f}", flush=True)
+    for name in names:
+        rows[name] = {}
+        for t in a.threads:
+            rows[name][t] = run_case(name, t, a.full_naive)
+            print(f"{name} threads={t}: {rows[name][t]}", flush=True)
     print()
-    print(f"{'case':<24}{'attndyn wall':>13}{'cpu':>10}{'naive loop':>13}{'speed-up':>10}  notes")
-    for name, r in rows.items():
-        naive = r.get("naive_s")
-        ratio = f"{naive / r['engine_s']:.0f}x" if naive else "-"
-        nv = f"{naive:.1f} s" if naive else "-"
+    head = f"{'case':<24}" + "".join(f"{f'{t} thr wall':>13}{'ratio':>8}" for t in a.threads)
+    head += f"{f'{a.threads[-1]}/{a.threads[0]} thr':>10}  notes"
+    print(head)
+    for name, by in rows.items():
+        line = f"{name:<24}"
+        for t in a.threads:
+            r = by[t]
+            naive = by[a.threads[0]].get("naive_s")  # the naive loop is single-threaded: one timing
+            line += f"{r['engine_s'] * 1e3:>11.1f}ms" + (f"{naive / r['engine_s']:>7.0f}x" if naive else f"{'-':>8}")
+        first, last = by[a.threads[0]], by[a.threads[-1]]
+        line += f"{first['engine_s'] / last['engine_s']:>9.2f}x"
+        r = first
         note = []
-        if "naive_measured_on" in r:
-            note.append(f"naive timed on {r['naive_measured_on']} seqs, scaled")
-        if "naive_measured_steps" in r:
-            note.append(f"naive timed on {r['naive_measured_steps']} steps, scaled")
+        if "naive_s" in r:
+            note.append(f"naive {r['naive_s']:.1f} s" + (f" (timed on {r['naive_measured_on']} seqs, scaled)"
+                                                        if "naive_measured_on" in r else
+                                                        f" (timed on {r['naive_measured_steps']} steps, scaled)"))
+        if "naive_cpu_s" in r:  # CPU times: less sensitive to the machine's other work
+            note.append(f"CPU-time ratio {r['naive_cpu_s'] / r['engine_cpu_s']:.0f}x on {a.threads[0]} thr")
         if "max_abs_diff" in r:
-            note.append(f"max |diff| {r['max_abs_diff']:.1e}")
+            note.append(f"max |diff| {max(by[t]['max_abs_diff'] for t in a.threads):.1e}")
         for k in ("engine_extra_peak_mb", "extra_peak_mb"):
             if k in r:
                 note.append(f"peak +{r[k]:.0f} MB")
-        if "peak_mb_total" in r:
-            note.append(f"process peak {r['peak_mb_total']:.0f} MB")
-        note.append(f"load {r['load_before']:.1f}")
-        print(f"{name:<24}{r['engine_s'] * 1e3:>11.1f}ms{r['engine_cpu_s'] * 1e3:>8.0f}ms{nv:>13}{ratio:>10}  {'; '.join(note)}")
-    print("\ncpu = process CPU time (all threads); on a busy machine wall time exceeds cpu / threads.")
+        note.append("load " + "/".join(f"{by[t]['load_before']:.1f}" for t in a.threads))
+        print(line + "  " + "; ".join(note))
+    print("\nwall = best of the repeats (median for softmax RK4); ratio = naive loop time / wall; load = 1-min")
+    print("load average before each run (the machine's other work shares the cores).")
 
 
 if __name__ == "__main__":

@@ -1,22 +1,52 @@
 r"""Compiled hardmax layers (float64, CPU, no autograd), exact tie rule, no (B, n, n) score tensor.
 
-Planar tokens (d = 2):
-The maximiser of the linear functional :math:`z \mapsto \langle A z_i, z\rangle` over a finite
-set is attained at a vertex of its convex hull, and a point at distance ``r`` inside a convex
-polygon spanned by some of the points scores at least :math:`r\,\lVert A z_i\rVert` below the
-maximum. So per sequence we span such a polygon once (the extreme points in 12 directions),
-keep as *candidates* every point not deeper than a tiny margin inside it (its corners, points
-on or near its edges, duplicates), and compare each token only with the candidates: O(n c)
-instead of O(n^2). Points outside the
-candidate set are provably below the maximum by far more than rounding, so
-:math:`C_i = \{j : s_{ij} = \max_l s_{il}\}` is exactly the set the dense rule of
-:func:`attndyn.attention.hardmax_weights` computes. Degenerate hulls (collinear or coincident
-tokens) and a positive tie tolerance fall back to comparing with every token, and a token
-with :math:`A z_i = 0` follows every token (all its scores are exactly 0).
+Both kernels compute the scores exactly as the dense rule does
+(:func:`attndyn.attention.scores` with ``exact=True``): :math:`w = A z_i` and
+:math:`s_{ij} = \langle w, z_j\rangle`, each a left-to-right sum of rounded products, no fused
+multiply-add, and :math:`C_i = \{j : s_{ij} = \max_l s_{il}\}` bit for bit (hardmax paper,
+eq. (1.1b)); the mean of the tokens in :math:`C_i` is summed in increasing index order, as the
+naive per-token loop does (the dense torch path sums a tie by a matrix product: the same
+follow sets and leaders, the same tokens except possibly the last bit of a tie's mean).
 
-Any other d (:func:`hardmax_layer_dense`): per sequence and per query, the row of scores over
+**Planar tokens (d = 2), why comparing with a few candidates is exact.** Let :math:`Q` be a
+convex polygon whose vertices are tokens of the sequence and let a token :math:`p` lie inside
+:math:`Q` at distance :math:`r` from its boundary. The disc of radius :math:`r` around :math:`p`
+lies in :math:`Q`, hence in the hull of the tokens, so for every direction :math:`w`
+
+.. math:: \langle w, p\rangle + r\lVert w\rVert \le \max_{q\in Q}\langle w, q\rangle \le \max_j \langle w, z_j\rangle .
+
+A rounded score differs from the exact one by at most :math:`2u(|w_1 z_1| + |w_2 z_2|) \le
+2\sqrt2\,u\,\lVert w\rVert S` (:math:`u = 2^{-53}`, :math:`S` the largest coordinate) as long
+as nothing underflows or overflows. So when :math:`r > 4\sqrt2\,u S` the rounded score of
+:math:`p` is strictly below the rounded maximum and :math:`p \notin C_i` for *every* query; the
+kernel drops only points deeper than ``MARGIN * S`` (``MARGIN = 1e-9``, ten million times that
+bound, which also absorbs the rounding of the depth computation itself). Every other token — the
+hull's vertices, tokens on or within the margin of its edges, every copy of a duplicated token —
+is a *candidate*, and each query takes the maximum and the ties over the candidates only, with
+the same rounded scores as the dense rule: the maximum and :math:`C_i` are those of the dense
+rule bit for bit, ties included. (The depth of a point is its smallest distance to the lines of
+the polygon's edges; were the polygon only nearly convex — a corner whose turn is below
+rounding — the intersection of the edges' inner half-planes would still lie inside it.)
+
+Per sequence and layer: (1) the extreme tokens in the 8 directions :math:`k\cdot 45°` span an
+inscribed octagon (two vectorised passes); (2) the candidates are the tokens not deeper than
+the margin inside it (one vectorised pass over the 8 edges) — about 11 of 128 Gaussian tokens,
+the hull's vertices and a few near them; (3) every query is compared with the candidates in one
+pass vectorised over the queries, which keeps the maximum, how many candidates attain it and
+the first that does; (4) the generic query (one maximiser) moves towards it, and the rare others
+(ties: their mean in index order; see below) are finished one by one. The octagon must turn
+left at every corner and wind once, else the sequence compares with all its tokens; so does a
+positive tie tolerance, a sequence of at most 8 tokens, coordinates outside
+``[SCALE_MIN, SCALE_MAX]``, and a query with :math:`(|w_1| + |w_2|) S` outside
+``[SCORE_MIN, SCORE_MAX]`` (where rounding stops being relative: underflow, overflow) — in
+particular :math:`A z_i = 0`, whose scores are all exactly 0: it follows every token.
+
+**Any other d** (:func:`hardmax_layer_dense`): per sequence and per query, the row of scores over
 the real tokens only (vectorised over keys), its maximum, then the mean of the maximisers, in
 one pass with everything in cache; padding costs nothing.
+
+**Threads.** Sequences are independent; a batch is cut into blocks of sequences that numba's
+threads share. How many threads a layer uses is :func:`threads_for` (a measured rule).
 """
 
 from __future__ import annotations
@@ -32,150 +62,326 @@ from numba import njit, prange
 if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"  # type: ignore[attr-defined]  # set at import by numba
 
-# Points closer than MARGIN * (coordinate scale) to the inscribed polygon's boundary are kept.
+# Points closer than MARGIN * (largest coordinate) to a polygon's boundary are kept as candidates.
 MARGIN = 1e-9
-# Number of directions whose extreme points span the inscribed polygon.
-DIRECTIONS = 12
-_UX = np.cos(2 * np.pi * np.arange(DIRECTIONS) / DIRECTIONS)
-_UY = np.sin(2 * np.pi * np.arange(DIRECTIONS) / DIRECTIONS)
+# Outside these ranges rounding is no longer relative (underflow, overflow): compare with all.
+SCALE_MIN, SCALE_MAX = 1e-140, 1e140  # largest coordinate of a sequence
+SCORE_MIN, SCORE_MAX = 1e-280, 1e280  # (|w_1| + |w_2|) * largest coordinate, per query
+
+
+@njit(cache=True, fastmath={"nnan", "nsz"})
+def _absmax(xr, yr, m):  # pragma: no cover - compiled
+    """Largest |coordinate| of the m tokens (vectorised min/max reductions; tokens are finite)."""
+    hx = lx = hy = ly = 0.0  # one accumulator per reduction, so that they vectorise
+    for t in range(m):
+        x, y = xr[t], yr[t]
+        hx = x if x > hx else hx
+        lx = x if x < lx else lx
+        hy = y if y > hy else hy
+        ly = y if y < ly else ly
+    return max(hx, -lx, hy, -ly)
+
+
+@njit(cache=True, fastmath={"nnan", "nsz"})
+def _octagon(xr, yr, m, ext):  # pragma: no cover - compiled
+    """Extreme tokens in the directions k * 45 degrees, k = 0..7 (counter-clockwise), into ext;
+    returns how many there are once consecutive repeats are removed (the list is cyclic), and
+    the largest |coordinate|.
+
+    (Any token attaining a rounded extreme will do: the octagon only has to be inscribed. The
+    fast-math flags let the min/max reductions vectorise; they touch no score.)"""
+    mx = mn = xr[0]
+    my = mny = yr[0]
+    mp = mnp = xr[0] + yr[0]
+    mq = mnq = xr[0] - yr[0]
+    for t in range(1, m):  # the extreme values (vectorised reductions)
+        x = xr[t]
+        y = yr[t]
+        p = x + y
+        q = x - y
+        mx = x if x > mx else mx
+        mn = x if x < mn else mn
+        my = y if y > my else my
+        mny = y if y < mny else mny
+        mp = p if p > mp else mp
+        mnp = p if p < mnp else mnp
+        mq = q if q > mq else mq
+        mnq = q if q < mnq else mnq
+    i0 = i1 = i2 = i3 = i4 = i5 = i6 = i7 = 0
+    for t in range(m):  # a token attaining each (vectorised selects)
+        x = xr[t]
+        y = yr[t]
+        p = x + y
+        q = x - y
+        i0 = t if x == mx else i0
+        i1 = t if p == mp else i1
+        i2 = t if y == my else i2
+        i3 = t if q == mnq else i3
+        i4 = t if x == mn else i4
+        i5 = t if p == mnp else i5
+        i6 = t if y == mny else i6
+        i7 = t if q == mq else i7
+    ext[0], ext[1], ext[2], ext[3], ext[4], ext[5], ext[6], ext[7] = i0, i1, i2, i3, i4, i5, i6, i7
+    h = 0
+    for k in range(8):
+        if h == 0 or ext[k] != ext[h - 1]:
+            ext[h] = ext[k]
+            h += 1
+    while h > 1 and ext[h - 1] == ext[0]:
+        h -= 1
+    return h, max(mx, -mn, my, -mny)
 
 
 @njit(cache=True)
-def _candidates(x, y, pts, exact):  # pragma: no cover - compiled
-    """Points of pts that may maximise a linear functional (all of pts if degenerate or not exact).
-
-    The extreme points in DIRECTIONS evenly spaced directions are points of the hull boundary
-    met in counter-clockwise order, so they span an inscribed convex polygon; a point deeper
-    than the margin inside it can never reach the maximum, everything else is a candidate.
-    """
-    m = pts.shape[0]
-    if not exact or m <= 3:
-        return pts
-    ext = np.empty(DIRECTIONS, dtype=np.int64)
-    xr = x[pts]  # contiguous coordinates of the points
-    yr = y[pts]
-    scale = max(np.abs(xr).max(), np.abs(yr).max())
-    h = 0
-    for k in range(DIRECTIONS):
-        ux, uy = _UX[k], _UY[k]
-        best, arg = -np.inf, -1
-        for t in range(m):
-            v = ux * xr[t] + uy * yr[t]
-            if v > best:
-                best, arg = v, t
-        arg = pts[arg]
-        if h == 0 or (arg != ext[h - 1] and arg != ext[0]):
-            ext[h] = arg
-            h += 1
+def _convex_once(xr, yr, poly, h):  # pragma: no cover - compiled
+    """True when the closed polygon xr/yr[poly[:h]] turns strictly left at every corner and its
+    edge directions go round exactly once (so it is convex and counter-clockwise)."""
     if h < 3:
-        return pts
-    for e in range(h):  # the polygon must turn left at every corner, else compare with all
-        a, b, c = ext[e], ext[(e + 1) % h], ext[(e + 2) % h]
-        if (x[b] - x[a]) * (y[c] - y[a]) - (y[b] - y[a]) * (x[c] - x[a]) <= 0.0:
-            return pts
-    nx = np.empty(h)
-    ny = np.empty(h)
-    off = np.empty(h)
+        return False
+    entries = 0
     for e in range(h):
-        a, b = ext[e], ext[(e + 1) % h]
-        dx, dy = x[b] - x[a], y[b] - y[a]
+        a, b, c = poly[e], poly[(e + 1) % h], poly[(e + 2) % h]
+        d1x, d1y = xr[b] - xr[a], yr[b] - yr[a]
+        d2x, d2y = xr[c] - xr[b], yr[c] - yr[b]
+        if d1x * d2y - d1y * d2x <= 0.0:
+            return False
+        up1 = d1y > 0.0 or (d1y == 0.0 and d1x > 0.0)
+        up2 = d2y > 0.0 or (d2y == 0.0 and d2x > 0.0)
+        if up2 and not up1:
+            entries += 1
+    return entries == 1
+
+
+@njit(cache=True)
+def _outside(xr, yr, m, nx, ny, off, h, keep):  # pragma: no cover - compiled
+    """keep[t] = 1 where token t is in front of (or within the margin behind) some edge e,
+    i.e. nx[e] x + ny[e] y >= off[e]; else 0 (vectorised over the tokens)."""
+    for t in range(m):
+        keep[t] = 0.0
+    for e in range(h):
+        a, c, o = nx[e], ny[e], off[e]
+        for t in range(m):
+            keep[t] = 1.0 if a * xr[t] + c * yr[t] >= o else keep[t]
+
+
+@njit(cache=True)
+def _candidates(xr, yr, m, scale, h, exact, cand, poly, nrm):  # pragma: no cover - compiled
+    """Indices (ascending) of the tokens that may be in some C_i into cand; returns how many.
+
+    Every token not deeper than the margin inside the inscribed octagon ``poly[:h]`` (all tokens
+    when the octagon is degenerate or absent (h = 0), ``exact`` is False or the largest
+    |coordinate| ``scale`` is out of range). ``nrm`` (4, max(m, 8)) float64 is scratch.
+    """
+    if not exact or not (SCALE_MIN <= scale <= SCALE_MAX) or not _convex_once(xr, yr, poly, h):
+        for t in range(m):
+            cand[t] = t
+        return m
+    for e in range(h):
+        a, b = poly[e], poly[(e + 1) % h]
+        dx, dy = xr[b] - xr[a], yr[b] - yr[a]
         length = np.sqrt(dx * dx + dy * dy)
-        if length == 0.0:
-            return pts
-        nx[e], ny[e] = dy / length, -dx / length  # outward unit normal (polygon is CCW)
-        off[e] = nx[e] * x[a] + ny[e] * y[a]
-    margin = MARGIN * scale
-    keep = np.empty(m, dtype=np.int64)
+        nrm[0, e], nrm[1, e] = dy / length, -dx / length  # outward unit normal
+        nrm[2, e] = nrm[0, e] * xr[a] + nrm[1, e] * yr[a] - MARGIN * scale  # offset, less the margin
+    keep = nrm[3]
+    _outside(xr, yr, m, nrm[0], nrm[1], nrm[2], h, keep)
     c = 0
     for t in range(m):
-        dist = np.inf
-        for e in range(h):
-            dist = min(dist, off[e] - (nx[e] * xr[t] + ny[e] * yr[t]))
-        if dist <= margin:
-            keep[c] = pts[t]
-            c += 1
-    return keep[:c]
+        cand[c] = t
+        c += 1 if keep[t] != 0.0 else 0
+    return c
 
 
 @njit(cache=True)
-def _layer_one(b, z, a00, a01, a10, a11, mask, coef, tol, exact, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
-    """Eq. (1.1) for sequence b of the batch (see hardmax_layer_2d)."""
+def _ties(w0, w1, xs, ys, idx, nc, bst):  # pragma: no cover - compiled
+    """Count, sum (in the order of idx; all tokens if idx is None) and last index of the tokens
+    idx[:nc] whose score (rounded as in the dense rule) is >= bst."""
+    cnt, sx, sy, last = 0, 0.0, 0.0, -1
+    for c in range(nc):
+        t = c if idx is None else idx[c]
+        if w0 * xs[t] + w1 * ys[t] >= bst:
+            cnt += 1
+            sx += xs[t]
+            sy += ys[t]
+            last = t
+    return cnt, sx, sy, last
+
+
+@njit(cache=True)
+def _planar_one(b, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb):  # pragma: no cover
+    """Eq. (1.1) for sequence b of the batch (see hardmax_layer_2d); ib (4, n + 8) int64 and
+    qb (13, n + 8) float64 are scratch."""
     n = z.shape[1]
-    x = z[b, :, 0].copy()
-    y = z[b, :, 1].copy()
-    real = np.nonzero(mask[b])[0]
-    cand = _candidates(x, y, real, exact)
-    nc = cand.shape[0]
-    cx = x[cand]  # contiguous candidate coordinates
-    cy = y[cand]
-    mv = 0.0
-    sc = 0.0
+    a00, a01, a10, a11 = A[0, 0], A[0, 1], A[1, 0], A[1, 1]
+    real, cand, arg, cnt = ib[0], ib[1], ib[2], ib[3]
+    xr, yr, w0, w1, best, cx, cy, ox, oy = qb[0], qb[1], qb[2], qb[3], qb[4], qb[5], qb[6], qb[7], qb[8]
+    m = 0
     for i in range(n):
-        if not mask[b, i]:
-            out[b, i, 0], out[b, i, 1] = x[i], y[i]
+        if mask[b, i]:
+            real[m] = i
+            m += 1
+        else:  # padding stays and leads nobody
+            out[b, i, 0], out[b, i, 1] = z[b, i, 0], z[b, i, 1]
             leader[b, i] = False
-            continue
-        w0 = a00 * x[i] + a01 * y[i]  # A z_i
-        w1 = a10 * x[i] + a11 * y[i]
-        if w0 == 0.0 and w1 == 0.0:  # every score is 0: z_i follows every real token
-            cnt = real.shape[0]
-            sx = 0.0
-            sy = 0.0
-            for t in range(cnt):
-                sx += x[real[t]]
-                sy += y[real[t]]
-                if record_follow:
-                    follow[b, i, real[t]] = True
-            out[b, i, 0] = x[i] + coef * (sx / cnt - x[i])
-            out[b, i, 1] = y[i] + coef * (sy / cnt - y[i])
-            leader[b, i] = cnt == 1
-            mv = max(mv, abs(out[b, i, 0] - x[i]), abs(out[b, i, 1] - y[i]))
-            sc = max(sc, abs(x[i]), abs(y[i]))
-            continue
-        best = -np.inf
-        for t in range(nc):
-            best = max(best, w0 * cx[t] + w1 * cy[t])
-        thr = best - tol
-        cnt = 0
-        sx = 0.0
-        sy = 0.0
-        self_in = False
-        for t in range(nc):
-            if w0 * cx[t] + w1 * cy[t] >= thr:
-                cnt += 1
-                sx += cx[t]
-                sy += cy[t]
-                j = cand[t]
-                if j == i:
-                    self_in = True
-                if record_follow:
-                    follow[b, i, j] = True
-        out[b, i, 0] = x[i] + coef * (sx / cnt - x[i])
-        out[b, i, 1] = y[i] + coef * (sy / cnt - y[i])
-        leader[b, i] = self_in and cnt == 1
-        mv = max(mv, abs(out[b, i, 0] - x[i]), abs(out[b, i, 1] - y[i]))
-        sc = max(sc, abs(x[i]), abs(y[i]))
-    moved[b] = mv
+    zb = z[b]  # (n, 2)
+    for k in range(m):  # the real tokens and w = A z_i, rounded as the dense rule rounds it
+        j = k if m == n else real[k]
+        x = zb[j, 0]
+        y = zb[j, 1]
+        xr[k] = x
+        yr[k] = y
+        w0[k] = a00 * x + a01 * y
+        w1[k] = a10 * x + a11 * y
+    if m > 8:
+        h, sc = _octagon(xr, yr, m, ib[2])
+    else:
+        h, sc = 0, _absmax(xr, yr, m)
+    nc = _candidates(xr, yr, m, sc, h, tol == 0.0, cand, ib[2], qb[9:13])
+    for c in range(nc):
+        cx[c] = xr[cand[c]]
+        cy[c] = yr[cand[c]]
+    for k in range(m):  # maximum, its multiplicity and first index; vectorised over the queries
+        best[k] = w0[k] * cx[0] + w1[k] * cy[0]
+        cnt[k] = 1
+        arg[k] = 0
+    for c in range(1, nc):
+        ux, uy = cx[c], cy[c]
+        for k in range(m):
+            s = w0[k] * ux + w1[k] * uy
+            gt = s > best[k]
+            cnt[k] = 1 if gt else cnt[k] + (1 if s == best[k] else 0)
+            arg[k] = c if gt else arg[k]
+            best[k] = s if gt else best[k]
+    nfix = 0
+    hx = lx = hy = ly = 0.0
+    for k in range(m):  # the generic case, one maximiser: z_i moves towards it
+        c = arg[k]
+        x, y = xr[k], yr[k]
+        u = x + coef * (cx[c] - x)
+        v = y + coef * (cy[c] - y)
+        ox[k] = u
+        oy[k] = v
+        arg[k] = cand[c]  # from now on a token index
+        g = (abs(w0[k]) + abs(w1[k])) * sc
+        nfix += 1 if (cnt[k] != 1) | (g < SCORE_MIN) | (g > SCORE_MAX) else 0
+        u -= x
+        v -= y
+        hx = u if u > hx else hx
+        lx = u if u < lx else lx
+        hy = v if v > hy else hy
+        ly = v if v < ly else ly
+    if nfix > 0 or tol > 0.0 or record_follow:
+        for k in range(m):  # ties, and queries whose rounding is not relative (see _planar_fix)
+            g = (abs(w0[k]) + abs(w1[k])) * sc
+            if tol > 0.0 or record_follow or cnt[k] != 1 or not (SCORE_MIN <= g <= SCORE_MAX):
+                _planar_fix(k, b, w0, w1, xr, yr, m, sc, cand, nc, best, cnt, arg, ox, oy, coef, tol, real, follow,
+                            record_follow)
+        moved[b] = _maxdiff(ox, oy, xr, yr, m)  # the fixed queries moved differently
+    else:
+        moved[b] = max(hx, -lx, hy, -ly)
+    ob, lb = out[b], leader[b]  # (n, 2), (n,)
+    if m == n:
+        for k in range(m):
+            ob[k, 0] = ox[k]
+            ob[k, 1] = oy[k]
+            lb[k] = (cnt[k] == 1) & (arg[k] == k)  # C_i = {i}
+    else:
+        for k in range(m):
+            i = real[k]
+            ob[i, 0] = ox[k]
+            ob[i, 1] = oy[k]
+            lb[i] = (cnt[k] == 1) & (arg[k] == k)
     scale[b] = sc
 
 
+@njit(cache=True, fastmath={"nnan", "nsz"})
+def _maxdiff(ox, oy, xr, yr, m):  # pragma: no cover - compiled
+    """Largest coordinate change (a vectorised reduction)."""
+    hx = lx = hy = ly = 0.0
+    for k in range(m):
+        a, b = ox[k] - xr[k], oy[k] - yr[k]
+        hx = a if a > hx else hx
+        lx = a if a < lx else lx
+        hy = b if b > hy else hy
+        ly = b if b < ly else ly
+    return max(hx, -lx, hy, -ly)
+
+
 @njit(cache=True)
-def _layer_serial(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
-    for b in range(z.shape[0]):
-        _layer_one(b, z, A[0, 0], A[0, 1], A[1, 0], A[1, 1], mask, coef, tol, tol == 0.0, out, leader, follow,
-                   record_follow, moved, scale)
+def _planar_fix(k, b, w0, w1, xr, yr, m, sc, cand, nc, best, cnt, arg, ox, oy, coef, tol, real, follow, record_follow):  # pragma: no cover
+    """Query k when it is not the generic case: a tie, a positive tolerance, scores outside the
+    range where rounding is relative (then every token is compared), or follow sets wanted."""
+    x, y = xr[k], yr[k]
+    g = (abs(w0[k]) + abs(w1[k])) * sc
+    if tol > 0.0 or (nc < m and not (SCORE_MIN <= g <= SCORE_MAX)):  # compare with every token
+        bst = -np.inf
+        for t in range(m):
+            s = w0[k] * xr[t] + w1[k] * yr[t]
+            bst = s if s > bst else bst
+        best[k] = bst - tol
+        c, sx, sy, last = _ties(w0[k], w1[k], xr, yr, None, m, best[k])
+        cnt[k], arg[k] = c, last
+        ox[k] = x + coef * (sx / c - x)
+        oy[k] = y + coef * (sy / c - y)
+        if record_follow:
+            for t in range(m):
+                if w0[k] * xr[t] + w1[k] * yr[t] >= best[k]:
+                    follow[b, real[k], real[t]] = True
+        return
+    if cnt[k] != 1:  # a tie: the mean of its tokens, summed in index order
+        c, sx, sy, last = _ties(w0[k], w1[k], xr, yr, cand, nc, best[k])
+        ox[k] = x + coef * (sx / c - x)
+        oy[k] = y + coef * (sy / c - y)
+    if record_follow:
+        for c in range(nc):
+            t = cand[c]
+            if w0[k] * xr[t] + w1[k] * yr[t] >= best[k]:
+                follow[b, real[k], real[t]] = True
+
+
+@njit(cache=True)
+def _planar_block(lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
+    n = z.shape[1]
+    ib = np.empty((4, n + 8), dtype=np.int64)
+    qb = np.empty((13, n + 8))
+    for b in range(lo, hi):
+        _planar_one(b, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb)
 
 
 @njit(parallel=True, cache=True)
-def _layer_parallel(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
-    for b in prange(z.shape[0]):
-        _layer_one(b, z, A[0, 0], A[0, 1], A[1, 0], A[1, 1], mask, coef, tol, tol == 0.0, out, leader, follow,
-                   record_follow, moved, scale)
+def _planar_parallel(blocks, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
+    B = z.shape[0]
+    size = (B + blocks - 1) // blocks
+    for k in prange(blocks):
+        _planar_block(k * size, min(B, (k + 1) * size), z, A, mask, coef, tol, out, leader, follow, record_follow,
+                      moved, scale)
+
+
+@njit(cache=True, fastmath={"nnan", "nsz"})
+def _rowmax(s, m):  # pragma: no cover - compiled
+    """max(s[:m]) (a vectorised reduction; comparisons only, no score is recomputed)."""
+    best = -np.inf
+    for t in range(m):
+        best = s[t] if s[t] > best else best
+    return best
+
+
+@njit(cache=True)
+def _count_at_least(s, m, thr):  # pragma: no cover - compiled
+    """How many of s[:m] are >= thr (vectorised)."""
+    c = 0
+    for t in range(m):
+        c += 1 if s[t] >= thr else 0
+    return c
+
+
+QB = 4  # queries scored together by the d >= 3 kernel (each row of keys is loaded once for all)
 
 
 @njit(cache=True)
 def _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
-    """Eq. (1.1) for sequence b, any d: scores of each real query against the real keys."""
+    """Eq. (1.1) for sequence b, any d: scores of each real query against the real keys, QB
+    queries at a time (each key coordinate row is read once for the block; every score is still
+    the left-to-right sum over k of the rounded products, as the dense rule computes it)."""
     n, d = z.shape[1], z.shape[2]
     real = np.nonzero(mask[b])[0]
     m = real.shape[0]
@@ -183,9 +389,9 @@ def _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_f
     for t in range(m):
         for k in range(d):
             keys[k, t] = z[b, real[t], k]
-    q = np.empty(d)
+    q = np.zeros((QB, d))
     acc = np.empty(d)
-    s = np.empty(m)
+    S = np.empty((QB, m))
     mv = 0.0
     sc = 0.0
     for i in range(n):
@@ -193,43 +399,64 @@ def _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_f
             for k in range(d):
                 out[b, i, k] = z[b, i, k]
             leader[b, i] = False
-    for ii in range(m):
-        i = real[ii]
-        for k in range(d):
-            if identity:
-                q[k] = z[b, i, k]
-            else:
-                v = 0.0
-                for l in range(d):
-                    v += A[k, l] * z[b, i, l]
-                q[k] = v  # A z_i
-        s[:] = 0.0
+    for i0 in range(0, m, QB):
+        nb = min(QB, m - i0)
+        for r in range(nb):
+            i = real[i0 + r]
+            for k in range(d):
+                if identity:
+                    q[r, k] = z[b, i, k]
+                else:
+                    v = 0.0
+                    for l in range(d):
+                        v += A[k, l] * z[b, i, l]
+                    q[r, k] = v  # A z_i
+        s0, s1, s2, s3 = S[0], S[1], S[2], S[3]
+        for t in range(m):
+            s0[t] = 0.0
+            s1[t] = 0.0
+            s2[t] = 0.0
+            s3[t] = 0.0
         for k in range(d):  # s_t = <A z_i, z_t>, summed over k in order for every t
-            qk = q[k]
+            a0, a1, a2, a3 = q[0, k], q[1, k], q[2, k], q[3, k]
+            kr = keys[k]
             for t in range(m):
-                s[t] += qk * keys[k, t]
-        best = -np.inf
-        for t in range(m):
-            best = max(best, s[t])
-        thr = best - tol
-        cnt = 0
-        acc[:] = 0.0
-        self_in = False
-        for t in range(m):
-            if s[t] >= thr:
-                cnt += 1
+                x = kr[t]
+                s0[t] += a0 * x
+                s1[t] += a1 * x
+                s2[t] += a2 * x
+                s3[t] += a3 * x
+        for r in range(nb):
+            ii = i0 + r
+            i = real[ii]
+            s = S[r]
+            thr = _rowmax(s, m) - tol
+            cnt = 0
+            acc[:] = 0.0
+            self_in = False
+            if not record_follow and _count_at_least(s, m, thr) == 1:  # one maximiser: find it
+                t = 0
+                while s[t] < thr:
+                    t += 1
+                cnt = 1
                 for k in range(d):
-                    acc[k] += keys[k, t]
-                if t == ii:
-                    self_in = True
-                if record_follow:
-                    follow[b, i, real[t]] = True
-        for k in range(d):
-            x = z[b, i, k]
-            out[b, i, k] = x + coef * (acc[k] / cnt - x)
-            mv = max(mv, abs(out[b, i, k] - x))
-            sc = max(sc, abs(x))
-        leader[b, i] = self_in and cnt == 1
+                    acc[k] = keys[k, t]
+                self_in = t == ii
+            for t in range(m if cnt == 0 else 0):  # ties (or follow sets wanted): every maximiser
+                if s[t] >= thr:
+                    cnt += 1
+                    for k in range(d):
+                        acc[k] += keys[k, t]
+                    if t == ii:
+                        self_in = True
+                    if record_follow:
+                        follow[b, i, real[t]] = True
+            for k in range(d):
+                x = z[b, i, k]
+                out[b, i, k] = x + coef * (acc[k] / cnt - x)
+                mv = max(mv, abs(out[b, i, k] - x))
+                sc = max(sc, abs(x))
+            leader[b, i] = self_in and cnt == 1
     moved[b] = mv
     scale[b] = sc
 
@@ -246,8 +473,27 @@ def _dense_parallel(z, A, identity, mask, coef, tol, out, leader, follow, record
         _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale)
 
 
-# Below this many sequences, waking worker threads costs more than it saves.
-PARALLEL_MIN_BATCH = 64
+# Threads pay off once a layer has this much work (tokens x candidates-or-tokens, see threads_for).
+PARALLEL_MIN_WORK = 1 << 20
+
+
+def threads_for(B: int, n: int, d: int) -> int:
+    """Threads for one layer of a (B, n, d) batch: 1 for small problems, else numba's thread count.
+
+    Waking the worker threads and splitting the batch costs tens of microseconds, and far more
+    when the cores are busy with other work (measured, docs/benchmarks.md: a 40-token run became
+    20x slower on 2 busy cores), while a layer costs about ``B * n * c`` simple operations, with
+    ``c`` about 16 candidates for d = 2 and ``n * d`` for other d. Below ``PARALLEL_MIN_WORK``
+    (about a millisecond of work on one core) one thread is faster; above it every thread is used.
+    There is never more than one thread per sequence.
+
+    >>> threads_for(1, 40, 2), threads_for(3000, 128, 2) == min(3000, numba.get_num_threads())
+    (1, True)
+    """
+    work = B * n * (16 if d == 2 else n * d)
+    if work < PARALLEL_MIN_WORK:
+        return 1
+    return max(1, min(B, numba.get_num_threads()))
 
 
 def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):
@@ -256,12 +502,16 @@ def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, 
     Writes out (B, n, 2), leader (B, n), follow (B, n, n) when record_follow, and per sequence
     the largest coordinate change ``moved`` (B,) and largest coordinate ``scale`` (B,).
     """
-    run = _layer_parallel if z.shape[0] >= PARALLEL_MIN_BATCH else _layer_serial
-    run(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale)
+    B, n = z.shape[0], z.shape[1]
+    threads = threads_for(B, n, 2)
+    if threads == 1:
+        _planar_block(0, B, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale)
+    else:
+        _planar_parallel(4 * threads, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale)
 
 
 def hardmax_layer_dense(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):
     """One layer of eq. (1.1) for a (B, n, d) batch, any d; same outputs as :func:`hardmax_layer_2d`."""
     identity = bool(np.array_equal(A, np.eye(A.shape[0])))
-    run = _dense_parallel if z.shape[0] >= PARALLEL_MIN_BATCH else _dense_serial
+    run = _dense_parallel if threads_for(*z.shape) > 1 else _dense_serial
     run(z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale)

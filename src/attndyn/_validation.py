@@ -77,7 +77,8 @@ def _to_tensor(value: Any, name: str, dtype: torch.dtype, device: torch.device |
 
 
 def check_finite(t: Tensor, name: str) -> None:
-    if not bool(torch.isfinite(t).all()):
+    lo, hi = torch.aminmax(t) if t.is_floating_point() and t.numel() else (t.new_zeros(()), t.new_zeros(()))
+    if not (bool(torch.isfinite(lo)) and bool(torch.isfinite(hi))):  # NaN propagates, +-inf is an extreme: one pass
         bad = "NaN" if bool(torch.isnan(t).any()) else "inf"
         raise InputError(f"{name} contains {bad}; remove or replace non-finite values")
 

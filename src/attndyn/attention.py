@@ -14,14 +14,33 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["scores", "hardmax_weights", "softmax_weights", "aggregate", "follow_sets", "ragged_chunks"]
+__all__ = [
+    "scores",
+    "hardmax_weights",
+    "softmax_weights",
+    "softmax_attention",
+    "aggregate",
+    "follow_sets",
+    "ragged_chunks",
+    "chunk_entries",
+]
 
 # Chunk the (B, n, n) score tensor so that at most this many entries exist at a time.
 # (8 MB of float64: large enough to amortise per-call overhead, small enough to stay in cache.)
 MAX_CHUNK_ENTRIES = 1 << 20
+# On a GPU each chunk costs a dozen kernel launches: chunks of 2^26 entries (512 MB in float64)
+# keep the launches few and the memory bounded.
+MAX_CHUNK_ENTRIES_GPU = 1 << 26
 
 
-def scores(x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None), out: Tensor | None = None) -> Tensor:
+def chunk_entries(device: torch.device | str | None = None) -> int:
+    """How many score entries a chunk may hold on ``device`` (CPU: cache-sized; GPU: 2^26)."""
+    return MAX_CHUNK_ENTRIES if torch.device(device or "cpu").type == "cpu" else MAX_CHUNK_ENTRIES_GPU
+
+
+def scores(
+    x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None), out: Tensor | None = None, exact: bool = False
+) -> Tensor:
     r"""Pairwise attention scores :math:`s_{ij} = \langle A z_i, z_j\rangle`, shape (B, n, n).
 
     Hardmax paper, eq. (1.1b), with ``A`` (identity if None). The softmax paper's scores,
@@ -30,11 +49,21 @@ def scores(x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None), out
     optional contiguous scratch buffer of at least B·r·n entries (not for autograd); the result
     is a view of its start, so one buffer serves chunks of any shape.
 
+    ``exact=True`` fixes the rounding, as the hardmax tie rule needs (ties are decided bit for
+    bit): :math:`w = A z_i` and :math:`s_{ij}` are left-to-right sums of rounded products,
+    :math:`((w_1 z_{j1} + w_2 z_{j2}) + \dots)`, never fused multiply-adds, so every path — the
+    compiled kernels, the torch path on any device, the naive loop — gets the same bits. (A
+    matrix product, the default, may fuse and reorder; it is faster for large d.)
+
     >>> import torch
     >>> z = torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64)
     >>> scores(z).tolist()
     [[[1.0, 0.0], [0.0, 4.0]]]
+    >>> torch.equal(scores(z, exact=True), scores(z))
+    True
     """
+    if exact:
+        return _exact_scores(x, A, rows, out)
     q = x[:, rows]
     if A is not None:
         q = q @ A.transpose(-1, -2)  # rows A z_i, (B, r, d)
@@ -42,6 +71,33 @@ def scores(x: Tensor, A: Tensor | None = None, *, rows: slice = slice(None), out
         B, r, n = q.shape[0], q.shape[1], x.shape[1]
         return torch.bmm(q, x.transpose(1, 2), out=out.view(-1)[: B * r * n].view(B, r, n))
     return torch.bmm(q, x.transpose(1, 2))  # (B, r, n)
+
+
+def _exact_scores(x: Tensor, A: Tensor | None, rows: slice, out: Tensor | None) -> Tensor:
+    """Scores with the rounding fixed (see :func:`scores`): one rounded product and one rounded
+    sum per coordinate, elementwise (no fusion on any device)."""
+    q = x[:, rows]  # (B, r, d)
+    d = x.shape[-1]
+    if A is not None:  # w_k = sum_l A_kl z_l, left to right
+        w = q[..., 0:1] * A[:, 0]  # (B, r, d)
+        for l in range(1, d):
+            w = w + q[..., l : l + 1] * A[:, l]
+        q = w
+    B, r, n = q.shape[0], q.shape[1], x.shape[1]
+    grad = torch.is_grad_enabled() and (x.requires_grad or (A is not None and A.requires_grad))
+    if out is None or grad:
+        s = q[:, :, None, 0] * x[:, None, :, 0]  # (B, r, n)
+        for k in range(1, d):
+            s = s + q[:, :, None, k] * x[:, None, :, k]
+        return s
+    s = out.view(-1)[: B * r * n].view(B, r, n)
+    torch.mul(q[:, :, None, 0], x[:, None, :, 0], out=s)
+    if d > 1:
+        tmp = torch.empty_like(s)
+        for k in range(1, d):
+            torch.mul(q[:, :, None, k], x[:, None, :, k], out=tmp)
+            s.add_(tmp)
+    return s
 
 
 def _masked(s: Tensor, mask: Tensor | None) -> Tensor:
@@ -120,29 +176,73 @@ def softmax_weights(s: Tensor, mask: Tensor | None = None, *, beta: float = 1.0)
     return torch.softmax(_masked(s, mask), dim=-1)
 
 
+def _fused_applies(q: Tensor) -> bool:
+    """torch's fused attention kernels exist here: every dtype on the CPU, half/single on CUDA
+    (for float64 on CUDA torch falls back to a kernel that materialises n x n)."""
+    return q.device.type == "cpu" or q.dtype != torch.float64
+
+
+def softmax_attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, beta: float = 1.0, block: int | None = None
+) -> Tensor:
+    r""":math:`\sum_j P_{ij} v_j` with :math:`P = \mathrm{softmax}(\beta\, q k^\top)` row-wise, never all of P.
+
+    Softmax paper eq. (1)-(2) with queries :math:`q_i = A x_i`, keys :math:`k_j = x_j` (so
+    :math:`q_i\cdot k_j = \langle A x_i, x_j\rangle`, as :func:`scores`) and values
+    :math:`v_j`; padding keys (``mask`` False) get weight 0. Shapes ``q``, ``k`` (B, n, d),
+    ``v`` (B, n, d_v) → (B, n, d_v). Where a maintained fused kernel exists,
+    ``torch.nn.functional.scaled_dot_product_attention`` (``scale = beta``; flash / memory-efficient
+    kernels: no n x n tensor, forward and backward) computes it; otherwise (float64 on CUDA) blocks
+    of query rows of at most ``block`` score entries (default :func:`chunk_entries`) are formed in
+    turn. Equal to ``aggregate(softmax_weights(scores), v)`` up to rounding.
+
+    >>> import torch
+    >>> x = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]], dtype=torch.float64)
+    >>> p = softmax_weights(scores(x), beta=2.0)
+    >>> torch.allclose(softmax_attention(x, x, x, beta=2.0), aggregate(p, x))
+    True
+    """
+    B, n, _ = q.shape
+    if block is None and _fused_applies(q):
+        m = None if mask is None else mask[:, None, None, :]  # (B, 1, 1, n): True = attended
+        out = torch.nn.functional.scaled_dot_product_attention(
+            q[:, None], k[:, None], v[:, None], attn_mask=m, scale=beta
+        )  # (B, 1, n, d_v): the 4-D form selects the fused kernels
+        return out[:, 0]
+    rows = max(1, (block or chunk_entries(q.device)) // max(1, B * n))
+    parts = []
+    for a in range(0, n, rows):
+        s = torch.bmm(q[:, a : a + rows], k.transpose(1, 2))  # (B, r, n)
+        parts.append(aggregate(softmax_weights(s, mask, beta=beta), v))
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
+
+
 def aggregate(w: Tensor, v: Tensor) -> Tensor:
     r""":math:`\sum_j W_{ij} v_j`: (B, n, n) weights times (B, n, d) values → (B, n, d)."""
     return torch.bmm(w, v)
 
 
-def ragged_chunks(lengths: Tensor) -> list[tuple[Tensor, int]]:
+def ragged_chunks(lengths: Tensor, budget: int | None = None) -> list[tuple[Tensor, int]]:
     r"""Groups of sequences of similar length, each ``(indices, L)``, so a (c, L, L) tensor stays small.
 
     ``lengths`` (B,) holds how many leading positions of each sequence matter (1 + the index of
     its last real token). Sequences are taken shortest first and a group covers only its
     longest member's L positions: a batch of ragged sequences padded to n costs about
-    :math:`\sum_b L_b^2` instead of :math:`B n^2`. Every sequence is in exactly one group.
+    :math:`\sum_b L_b^2` instead of :math:`B n^2`. Every sequence is in exactly one group, and a
+    group holds at most ``budget`` entries (default ``MAX_CHUNK_ENTRIES``; :func:`chunk_entries`
+    gives the budget per device) unless a single sequence needs more.
 
     >>> [(idx.tolist(), L) for idx, L in ragged_chunks(torch.tensor([3, 1, 2]))]
     [([1, 2, 0], 3)]
     """
+    budget = MAX_CHUNK_ENTRIES if budget is None else budget
     order = torch.argsort(lengths, stable=True)
     ls = [max(1, v) for v in lengths[order].tolist()]
     B, a, out = len(ls), 0, []
     while a < B:
-        c = max(1, min(B - a, MAX_CHUNK_ENTRIES // (ls[a] * ls[a])))
-        while c > 1 and c * ls[a + c - 1] ** 2 > MAX_CHUNK_ENTRIES:  # the longest member sets the cost
-            c = max(1, min(c - 1, MAX_CHUNK_ENTRIES // ls[a + c - 1] ** 2))
+        c = max(1, min(B - a, budget // (ls[a] * ls[a])))
+        while c > 1 and c * ls[a + c - 1] ** 2 > budget:  # the longest member sets the cost
+            c = max(1, min(c - 1, budget // ls[a + c - 1] ** 2))
         out.append((order[a : a + c], ls[a + c - 1]))
         a += c
     return out

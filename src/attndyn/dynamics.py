@@ -83,14 +83,11 @@ class SoftmaxAttention:
 
     # ---- vector field, chunked over query rows -------------------------------------------
     def _attend(self, x: Tensor, values: Tensor, head: int) -> Tensor:
-        """:math:`\\sum_j P^h_{ij} v_j` for all i, computing at most a chunk of rows of P at a time."""
-        B, n, _ = x.shape
-        rows = max(1, attention.MAX_CHUNK_ENTRIES // max(1, B * n))
-        if rows >= n:
-            return attention.aggregate(self.pattern(x, head), values)
-        return torch.cat(
-            [attention.aggregate(self.pattern(x, head, slice(a, a + rows)), values) for a in range(0, n, rows)], dim=1
-        )
+        """:math:`\\sum_j P^h_{ij} v_j` for all i without forming P (:func:`attndyn.attention.softmax_attention`:
+        a fused kernel where one exists, else chunks of query rows)."""
+        A = self._A[head]
+        q = x if A is None else x @ A.transpose(-1, -2)  # rows A x_i, (B, n, d): <A x_i, x_j> = q_i . x_j
+        return attention.softmax_attention(q, x, values, self.mask, beta=self.beta)
 
     def __call__(self, t: float | Tensor, y: Tensor) -> Tensor:
         """Velocity: eq. (1) (summed over heads) or eq. (4) when ``rescaled``."""

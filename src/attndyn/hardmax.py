@@ -32,6 +32,7 @@ from ._validation import (
 from ._budget import check_memory, kept_count
 from .options import SaveAt, StopOnConvergence
 from .progress import progress_bar
+from .threads import one_thread_when_small
 from .trajectory import HardmaxTrajectory, RunStats
 
 __all__ = ["hardmax", "hardmax_step", "HardmaxStep"]
@@ -104,7 +105,7 @@ def hardmax_step(
         lengths = torch.full((B,), n)
     else:
         lengths = (mask.cpu() * torch.arange(1, n + 1)).amax(dim=1)  # 1 + last real position
-    chunks = attention.ragged_chunks(lengths)
+    chunks = attention.ragged_chunks(lengths, attention.chunk_entries(z.device))
     size = max(idx.numel() * L * L for idx, L in chunks)
     buf = None if grad else torch.empty(size, dtype=z.dtype, device=z.device)  # reused scores
     z_next = z.clone()  # positions past a chunk's L are padding: they stay
@@ -114,7 +115,7 @@ def hardmax_step(
         idx = idx.to(z.device)
         zc = z[idx, :L]
         mc = None if mask is None else mask[idx, :L]
-        s = attention.scores(zc, A, out=buf)  # (c, L, L)
+        s = attention.scores(zc, A, out=buf, exact=True)  # (c, L, L), rounded as the kernels
         mean, follow, count = attention.hardmax_mean(s, zc, mc, tol=tol, overwrite_s=buf is not None)
         z_next[idx, :L] = zc + coef * (mean - zc)
         leader[idx, :L] = torch.diagonal(follow, dim1=-2, dim2=-1) & (count[..., 0] == 1)  # C_i = {i}
@@ -215,6 +216,7 @@ def _warn_outside_theorem(z: Tensor, A: Tensor, mask: Tensor | None) -> None:
         warn_hypothesis("some tokens are repeated: Theorem 1.1 assumes distinct tokens (repeated tokens tie exactly)")
 
 
+@one_thread_when_small("hardmax")  # see attndyn.threads
 def hardmax(
     tokens: Any,
     *,
@@ -347,9 +349,9 @@ def hardmax(
         steps=k,
         function_evals=k + 1,
         converged=converged,
-        converged_at=tuple(int(c) for c in converged_at),
+        converged_at=tuple(converged_at.tolist()),
         stop_reason=stop_reason,
-        final_change=tuple(float(c) for c in change),
+        final_change=tuple(change.tolist()),
         message=(f"converged after {k} layers" if stop_reason == "converged" else f"ran {k} layers")
         + ("" if converged else "; not every sequence has converged"),
     )

@@ -21,6 +21,7 @@ from .dynamics import SoftmaxAttention
 from .options import SaveAt, StopOnConvergence
 from .progress import progress_bar
 from .solvers import ADAPTIVE, TABLEAUS, rk_step
+from .threads import one_thread_when_small
 from .trajectory import RunStats, SoftmaxTrajectory
 
 __all__ = ["softmax", "METHODS"]
@@ -69,6 +70,7 @@ class _Counted:
         return self.f(tf, y)
 
 
+@one_thread_when_small("softmax")  # see attndyn.threads
 def softmax(
     tokens: Any,
     *,

@@ -23,10 +23,13 @@ data_app = typer.Typer(help="Datasets: fetch them when you have a network.", no_
 DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
 
 
-def _estimator(run: Path) -> HardmaxSentimentClassifier:
+_DEVICE_HELP = "Where to run: cpu, cuda or auto (CUDA when present); the same results on each."
+
+
+def _estimator(run: Path, device: str = "cpu") -> HardmaxSentimentClassifier:
     from ..sentiment import HardmaxSentimentClassifier
 
-    return HardmaxSentimentClassifier.load(run)
+    return HardmaxSentimentClassifier.load(run, device=device)
 
 
 def _run_data(run: Path, est) -> dict:
@@ -148,6 +151,7 @@ def train(
     aux_weight: float = typer.Option(1.0, help="Deep supervision: weight of the decoder's loss at layers 0..K-1."),
     seed: int = typer.Option(0, help="Seeds the split, the weights, the batches and the dropout."),
     threads: int = typer.Option(2, help="CPU threads for torch."),
+    device: str = typer.Option("cpu", help=_DEVICE_HELP),
     progress: bool = typer.Option(True, help="Show progress bars and per-epoch metrics."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Discard the run already in --run (trained with other settings) and start again."),
 ) -> None:
@@ -175,6 +179,7 @@ def train(
         d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr, lr_decay=lr_decay,
         word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, embed_init_std=embed_init_std, patience=patience,
         aux_weight=aux_weight, negation_scope=negation_scope, bigrams=bigrams, random_state=seed, run_dir=str(run), verbose=progress,
+        device=device,
     )
     est._check_params()
     if split not in SPLITS:
@@ -217,6 +222,7 @@ def evaluate(
     out: Optional[Path] = typer.Option(None, help="Output folder for evaluation.json and figures (default: RUN)."),
     figures: bool = typer.Option(True, help="Draw Figures 8 and 10 and the accuracy curves."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    device: str = typer.Option("cpu", help=_DEVICE_HELP),
 ) -> None:
     """Softmax vs hardmax test accuracy and agreement, the leader table, clustering, Figures 8 and 10."""
     from ..io import write_json
@@ -229,7 +235,7 @@ def evaluate(
     assert run is not None  # exactly one of RUN and --run (checked above)
     if out is not None and out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} is a file; give a folder for evaluation.json and the figures")
-    est = _estimator(run)
+    est = _estimator(run, device)
     info = _run_data(run, est)
     path = data or info["data"]
     if "sha256" in info:
@@ -280,10 +286,11 @@ def predict(
     file: Optional[Path] = typer.Option(None, "--file", help="One text per line, or a CSV with a 'text' column."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
     encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of --file (e.g. latin-1, utf-16)."),
+    device: str = typer.Option("cpu", help=_DEVICE_HELP),
 ) -> None:
     """Label and probability of positive sentiment for each text."""
     texts = _texts_from(text, file, encoding)
-    est = _estimator(model)
+    est = _estimator(model, device)
     proba = est.predict_proba(texts)[:, 1]
     for t, p in zip(texts, proba):
         label = est.classes_[int(p > 0.5)]
@@ -304,6 +311,7 @@ def explain(
     gif: Optional[Path] = typer.Option(None, help="Draw the animated Figure 9 (d = 2) to this GIF."),
     file: Optional[Path] = typer.Option(None, "--file", help="Read the review from this text file (its whole text is one review)."),
     encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of --file (e.g. latin-1, utf-16)."),
+    device: str = typer.Option("cpu", help=_DEVICE_HELP),
 ) -> None:
     """Label, probability, last-layer leaders with the words clustered around each, and each cluster's share of the decision."""
     from ..sentiment.explain import explain as run_explain
@@ -316,7 +324,7 @@ def explain(
             raise InputError(f"--file {str(file)!r} holds no text")
     _check_figure_path(figure, "--figure")
     _check_figure_path(gif, "--gif", ("gif",))
-    est = _estimator(model)
+    est = _estimator(model, device)
     if (figure or gif) and est.model_.config.d != 2:
         raise InputError(f"--figure/--gif draw the plane and need a d = 2 model; this one has d = {est.model_.config.d}")
     e = run_explain(est, text)

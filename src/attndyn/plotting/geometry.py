@@ -53,7 +53,7 @@ def draw_step_geometry(ax: Axes, tokens: Any, i: int = 0, *, A: Any = None, titl
     if not 0 <= i < n:
         raise InputError(f"token index i={i} out of range for {n} tokens")
     Am = np.eye(2) if A is None else to_numpy(A)
-    s = attention.scores(torch.as_tensor(z[None]), torch.as_tensor(Am))  # (1, n, n)
+    s = attention.scores(torch.as_tensor(z[None]), torch.as_tensor(Am), exact=True)  # (1, n, n)
     C = [int(j) for j in np.nonzero(attention.follow_sets(s)[0, i].numpy())[0]]
     direction = Am @ z[i]
     xl, yl = limits if limits is not None else square_limits(np.vstack([z, z[i] + direction / np.linalg.norm(direction)]), 0.2)

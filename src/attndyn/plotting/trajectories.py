@@ -63,7 +63,7 @@ def follow_matrix(traj: Trajectory, index: int, sequence: int | None = None) -> 
         A = traj.params.get("A")
         A = None if A is None else torch.as_tensor(to_numpy(A))
         tol = float(traj.params.get("tol", 0.0) or 0.0)
-        return attention.follow_sets(attention.scores(z, A), tol=tol)[0].numpy()
+        return attention.follow_sets(attention.scores(z, A, exact=True), tol=tol)[0].numpy()
     if isinstance(traj, SoftmaxTrajectory):
         if traj.attention is not None:
             P = to_numpy(traj.attention[index, b])

@@ -47,7 +47,7 @@ def fig1(ctx: Context, res: ExperimentResult) -> None:
 
     z = torch.tensor([FIG1_TOKENS], dtype=torch.float64)
     for name, A, paper in (("A = I", None, {2, 3}), ("A = [[2,1],[1,1]]", torch.tensor(FIG1_A, dtype=torch.float64), {4})):
-        C = {int(j) + 1 for j in torch.nonzero(attention.follow_sets(attention.scores(z, A))[0, 0]).flatten()}
+        C = {int(j) + 1 for j in torch.nonzero(attention.follow_sets(attention.scores(z, A, exact=True))[0, 0]).flatten()}
         res.checks.append(Check(f"{name}: tokens attracting z_1, C_1(Z)", "{" + ", ".join(map(str, sorted(paper))) + "}",
                                 "{" + ", ".join(map(str, sorted(C))) + "}", C == paper))
         Am = np.eye(2) if A is None else A.numpy()

@@ -25,6 +25,7 @@ from .._validation import InputError
 from ..io import write_bytes, write_json, write_text
 from ._config import check_integer, check_number
 from .modelfile import FORMAT, check_config_record, check_vocab, check_weights, read_json
+from ..devices import resolve_device
 from .model import SentimentConfig, SentimentTransformer
 from .text import Tokenizer, Vocabulary, encode
 from .train import EncodedSplit, TrainConfig, predict_logits, train
@@ -71,7 +72,10 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     deep supervision ``aux_weight=1``. Training: see
     :class:`~attndyn.sentiment.train.TrainConfig`. ``inference``: "hardmax" (default) or
     "softmax". ``random_state`` seeds the validation split, the initial weights, the batches
-    and the word dropout. ``run_dir``: where to checkpoint (and resume) training.
+    and the word dropout. ``run_dir``: where to checkpoint (and resume) training. ``device``:
+    where training and prediction run, "cpu" (default), "cuda" or "auto" (CUDA when present);
+    the initial weights and every random draw come from CPU generators, so a seed gives the same
+    batches on every device, and the predictions agree (logits to rounding).
 
     Fitted attributes: ``classes_``, ``vocab_``, ``model_``, ``history_``, ``best_epoch_``, ``alpha_``.
     """
@@ -110,6 +114,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         random_state: int = 0,
         run_dir: str | None = None,
         verbose: bool = False,
+        device: str = "cpu",
     ) -> None:
         self.d = d
         self.layers = layers
@@ -142,6 +147,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.run_dir = run_dir
         self.verbose = verbose
+        self.device = device
 
     # ---- helpers ----------------------------------------------------------------------
     @property
@@ -170,6 +176,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         if self.run_dir is not None and not isinstance(self.run_dir, (str, os.PathLike)):
             raise InputError(f"run_dir must be a folder path or None, got {self.run_dir!r}")
         check_integer(self.random_state, "random_state", low=0)
+        resolve_device(self.device)
         # the model's and the loop's own checks, before any long tokenizing or training
         SentimentConfig(vocab_size=1, **{k: getattr(self, k) for k in _MODEL_KEYS})
         TrainConfig(**{k: getattr(self, k) for k in _TRAIN_KEYS}, seed=int(self.random_state))
@@ -243,6 +250,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 
         mc = SentimentConfig(vocab_size=len(self.vocab_), **{k: getattr(self, k) for k in _MODEL_KEYS})
         model = SentimentTransformer(mc, generator=torch.Generator().manual_seed(int(self.random_state)))
+        model = model.to(resolve_device(self.device))  # initialised on the CPU: the same weights on every device
         run = None
         if self.run_dir is not None:
             run = Path(self.run_dir)
@@ -295,7 +303,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         the sha256 of the other two) into the folder ``path``; each file is written atomically."""
         self._check_fitted()
         p = Path(path)
-        weights = save_safetensors({k: v.detach().contiguous() for k, v in self.model_.state_dict().items()})
+        weights = save_safetensors({k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()})
         vocab = (json.dumps({"words": self.vocab_.words}, indent=2) + "\n").encode("utf-8")
         rec = self._config_record()
         rec.update({"history": self.history_, "best_epoch": self.best_epoch_, "alpha": self.alpha_,
@@ -307,7 +315,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         return p
 
     @classmethod
-    def load(cls, path: str | Path) -> "HardmaxSentimentClassifier":
+    def load(cls, path: str | Path, *, device: str = "cpu") -> "HardmaxSentimentClassifier":
         """Load a folder written by :meth:`save` (or a training run folder). Reads JSON and
         safetensors only: no code from the file is ever executed.
 
@@ -315,8 +323,10 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         its schema, the vocabulary against the embedding, the weights against the sha256 that
         ``save`` recorded, their shapes and their finiteness; any problem is one InputError.
         Folders saved before the hashes were recorded (no ``"files"`` in config.json) still load,
-        with every other check.
+        with every other check. The model is placed on ``device`` ("cpu", "cuda" or "auto"),
+        whatever device it was trained on.
         """
+        dev = resolve_device(device)
         p = Path(path)
         if p.exists() and not p.is_dir():
             raise InputError(f"model folder {str(p)!r} is a file, not a folder; give a folder written by save() or by `attndyn sentiment train`")
@@ -325,7 +335,10 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         for name in ("config.json", "vocab.json", "weights.safetensors"):
             if not (p / name).is_file():
                 raise InputError(f"{str(p)!r} has no {name}; give a folder written by save() or by `attndyn sentiment train`")
-        rec = check_config_record(read_json(p / "config.json"), p / "config.json", cls)
+        raw = read_json(p / "config.json")
+        if isinstance(raw, dict) and isinstance(raw.get("estimator"), dict):
+            raw["estimator"]["device"] = device  # where it runs now, not where it was trained
+        rec = check_config_record(raw, p / "config.json", cls)
         mc: SentimentConfig = rec["model"]
         files = rec["files"]
         vocab_bytes = (p / "vocab.json").read_bytes()
@@ -335,13 +348,13 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         words = check_vocab(read_json(p / "vocab.json"), p / "vocab.json", mc.vocab_size)
         tensors = check_weights((p / "weights.safetensors").read_bytes(), p / "weights.safetensors", mc,
                                 files.get("weights.safetensors"))
-        est = cls(**rec["estimator"])
+        est = cls(**{**rec["estimator"], "device": device})
         est.vocab_ = Vocabulary(list(words))
         est.classes_ = np.asarray(rec["classes"])
         model = SentimentTransformer(mc)
         model.load_state_dict({k: v.to(torch.float32) for k, v in tensors.items()})
         model.eval()
-        est.model_ = model
+        est.model_ = model.to(dev)
         est.history_ = rec.get("history", [])
         est.best_epoch_ = rec.get("best_epoch", -1)
         est.alpha_ = float(model.alpha.detach())

@@ -56,7 +56,7 @@ def hardmax_statistics(model: SentimentTransformer, data: EncodedSplit, words: l
     Figure 10 counts, among reviews classified correctly with confidence >= ``confidence``, the
     last-layer leaders whose :math:`|H(z_i)| = |\\langle v, z_i\\rangle + b| \\ge` ``far``.
     """
-    v = model.decoder.weight.detach().double()[0]
+    v = model.decoder.weight.detach().double().cpu()[0]
     b = float(model.decoder.bias.detach()[0])
     ratios, n_leaders, at0 = [], [], []
     fig10: Counter = Counter()

@@ -109,7 +109,7 @@ def explain(estimator: HardmaxSentimentClassifier, text: str) -> Explanation:
         raise InputError(f"text must be one review as a string, got {type(text).__name__}; pass e.g. explain(clf, \"a wonderful film\")")
     words, traj, H, ids = trajectory_of(estimator, text)
     model = estimator.model_
-    v = model.decoder.weight.detach().double()[0].numpy()
+    v = model.decoder.weight.detach().double().cpu()[0].numpy()
     b = float(model.decoder.bias.detach()[0])
     zK = traj.ys[-1, 0].numpy()  # (n, d)
     n = len(words)

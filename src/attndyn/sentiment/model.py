@@ -133,7 +133,7 @@ class SentimentTransformer(nn.Module):
         ``mask`` may also hold token multiplicities (a float weight per row of ``z``)."""
         m = mask.to(z.dtype)[..., None]  # (B, n, 1)
         mean = self.hook_mean((z * m).sum(dim=1) / m.sum(dim=1))  # (B, d)
-        w, b = self.decoder.weight.to(z.dtype), self.decoder.bias.to(z.dtype)
+        w, b = self.decoder.weight.to(z), self.decoder.bias.to(z)  # z's dtype and device
         return self.hook_logit(mean @ w[0] + b[0])  # (B,)
 
     # ---- softmax (training) forward -------------------------------------------------------
@@ -182,9 +182,11 @@ class SentimentTransformer(nn.Module):
 
         Returns ``(logits (B,), trajectory)``; ``every=1`` keeps every layer (for explanations),
         None only the first and last (fast); ``follow`` also keeps the follow sets (see
-        :func:`word_leaders`).
+        :func:`word_leaders`). Runs on the CPU whatever the model's device (the trajectory is
+        for analysis; the compiled kernel gives the same bits as any device).
         """
-        z0 = self.embed.weight.detach().to(torch.float64)[ids]  # (B, n, d)
+        ids, mask = ids.cpu(), mask.cpu()
+        z0 = self.embed.weight.detach().to("cpu", torch.float64)[ids]  # (B, n, d)
         traj = hardmax(
             z0,
             alpha=float(self.alpha.detach()),
@@ -204,7 +206,8 @@ class SentimentTransformer(nn.Module):
         hardmax dynamics (same scores, same follow set, same update), so each review runs on
         its distinct words and the final mean weights each by its number of copies.
         """
-        uid, counts = distinct_words(ids, mask)
+        dev = self.embed.weight.device  # runs where the model is
+        uid, counts = distinct_words(ids.to(dev), mask.to(dev))
         z0 = self.embed.weight.detach().to(torch.float64)[uid]
         traj = hardmax(z0, alpha=float(self.alpha.detach()), layers=self.config.layers, mask=counts > 0,
                        save=SaveAt(every=None), check_hypotheses=False)
@@ -228,11 +231,12 @@ def distinct_words(ids: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
     first[:, 1:] &= s[:, 1:] != s[:, :-1]
     slot = first.cumsum(dim=1) - 1  # (B, n): the distinct-word slot of each sorted token
     U = max(1, int(first.sum(dim=1).max()))
-    uid = torch.zeros((B, U), dtype=ids.dtype)
-    rows = torch.arange(B)[:, None].expand_as(s)
+    dev = ids.device
+    uid = torch.zeros((B, U), dtype=ids.dtype, device=dev)
+    rows = torch.arange(B, device=dev)[:, None].expand_as(s)
     uid[rows[first], slot[first]] = s[first]
-    counts = torch.zeros((B, U), dtype=torch.float64)
-    counts.index_put_((rows[real], slot[real]), torch.ones(int(real.sum()), dtype=torch.float64), accumulate=True)
+    counts = torch.zeros((B, U), dtype=torch.float64, device=dev)
+    counts.index_put_((rows[real], slot[real]), torch.ones(int(real.sum()), dtype=torch.float64, device=dev), accumulate=True)
     return uid, counts
 
 

@@ -94,7 +94,7 @@ def figure9_data(estimator: HardmaxSentimentClassifier, text: str) -> dict:
         "words": words,
         "tokens": ys.tolist(),
         "leaders": word_leaders(traj, ids)[:, 0].numpy().tolist(),
-        "v": m.decoder.weight.detach().double()[0].tolist(),
+        "v": m.decoder.weight.detach().double().cpu()[0].tolist(),
         "b": float(m.decoder.bias.detach()[0]),
         "decision_value": H,
         "alpha": float(m.alpha.detach()),

@@ -112,6 +112,10 @@ class TrainResult:
     seconds: float = 0.0
 
 
+def _device_of(model: nn.Module) -> torch.device:
+    return next(model.parameters()).device
+
+
 def _batches(n: int, batch_size: int, lengths: Tensor, g: torch.Generator) -> list[Tensor]:
     """Shuffled batches; within groups of 50 batches, reviews of similar length go together
     (less padding, same randomness from the seed)."""
@@ -137,15 +141,18 @@ def _drop_words(mask: Tensor, p: float, g: torch.Generator) -> Tensor:
 
 
 @torch.no_grad()
-def predict_logits(model: Any, data: EncodedSplit, *, hardmax: bool, batch_size: int = 1024, tau: float | None = None) -> Tensor:
-    """Logits (N,) of the softmax model (``hardmax=False``) or of hardmax inference."""
+def predict_logits(model: nn.Module, data: EncodedSplit, *, hardmax: bool, batch_size: int = 1024, tau: float | None = None) -> Tensor:
+    """Logits (N,) on the CPU of the softmax model (``hardmax=False``) or of hardmax inference,
+    computed on the model's device."""
     model.eval()
+    dev = _device_of(model)
     out = []
     order = torch.argsort(data.mask.sum(dim=1))  # similar lengths together: less padding
     for a in range(0, len(data), batch_size):
         part = data.take(order[a : a + batch_size])
-        logit = model.hardmax_logits(part.ids, part.mask) if hardmax else model(part.ids, part.mask, tau=tau)
-        out.append(logit.to(torch.float64))
+        ids, mask = part.ids.to(dev), part.mask.to(dev)
+        logit = model.hardmax_logits(ids, mask) if hardmax else model(ids, mask, tau=tau)
+        out.append(logit.to("cpu", torch.float64))
     logits = torch.empty(len(data), dtype=torch.float64)
     if out:
         logits[order] = torch.cat(out)
@@ -198,10 +205,10 @@ def _optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Optimizer:
 
 
 def _save_checkpoint(path: Path, model: nn.Module, opt: torch.optim.Optimizer, g: torch.Generator, state: dict) -> None:
-    tensors = {f"model.{k}": v.detach().contiguous() for k, v in model.state_dict().items()}
+    tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     for i, st in opt.state_dict()["state"].items():
         for k, v in st.items():
-            tensors[f"opt.{i}.{k}"] = torch.as_tensor(v).contiguous()
+            tensors[f"opt.{i}.{k}"] = torch.as_tensor(v).cpu().contiguous()
     tensors["rng"] = g.get_state()
     meta = {"state": json.dumps(state)}
     atomic_write(path, lambda tmp: save_file(tensors, str(tmp), metadata=meta))
@@ -254,7 +261,7 @@ def check_checkpoint(run: str | Path) -> None:
 
 
 def _weights(model: nn.Module) -> dict[str, Tensor]:
-    return {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
+    return {k: v.detach().cpu().clone().contiguous() for k, v in model.state_dict().items()}  # on the CPU
 
 
 def train(
@@ -273,7 +280,10 @@ def train(
     With ``run_dir``: ``checkpoint.safetensors`` (every epoch, atomic), ``weights.safetensors``
     (best so far), ``metrics.json`` (history). With ``resume`` an existing checkpoint there is
     picked up and training goes on from the next epoch, bit for bit as if never interrupted.
-    ``log(str)`` receives one line per epoch.
+    ``log(str)`` receives one line per epoch. Training runs on the model's device (move the
+    model there first); the data stay on the CPU and each batch is copied over, and every random
+    draw (batches, word dropout) comes from a CPU generator, so a seed gives the same batches on
+    every device.
     """
     if len(train_data) == 0 or len(val_data) == 0:
         raise InputError("training needs at least one training and one validation review")
@@ -302,6 +312,7 @@ def train(
     train_eval = train_data.take(torch.randperm(len(train_data), generator=eval_g)[:n_eval]) if n_eval else None
     lengths = train_data.mask.sum(dim=1)
     y_all = train_data.labels.to(torch.float32)
+    dev = _device_of(model)
 
     for epoch in range(start, config.epochs):
         model.train()
@@ -313,8 +324,8 @@ def train(
         with progress_bar(len(batches), f"epoch {epoch + 1}/{config.epochs}", enabled=progress) as advance:
             for idx in batches:
                 part = train_data.take(idx)
-                mask = _drop_words(part.mask, config.word_dropout, g)
-                loss = _loss(model, part.ids, mask, y_all[idx], tau, config.aux_weight)
+                mask = _drop_words(part.mask, config.word_dropout, g).to(dev)
+                loss = _loss(model, part.ids.to(dev), mask, y_all[idx].to(dev), tau, config.aux_weight)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 nn.utils.clip_grad_norm_(model.parameters(), config.clip_norm)
