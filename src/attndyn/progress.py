@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.progress import Task
 
 __all__ = ["progress_bar"]
 
@@ -28,7 +32,7 @@ def progress_bar(total: int | None, description: str, *, enabled: bool = True, c
     from rich.text import Text
 
     class RateColumn(ProgressColumn):
-        def render(self, task) -> Text:  # noqa: ANN001
+        def render(self, task: Task) -> Text:
             return Text("" if task.speed is None else f"{task.speed:.1f} {unit}/s")
 
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn()]

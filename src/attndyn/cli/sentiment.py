@@ -32,7 +32,7 @@ def _estimator(run: Path, device: str = "cpu") -> HardmaxSentimentClassifier:
     return HardmaxSentimentClassifier.load(run, device=device)
 
 
-def _run_data(run: Path, est) -> dict:
+def _run_data(run: Path, est: HardmaxSentimentClassifier) -> dict:
     """The run's ``data.json`` (data path, sha256, split, seed), checked against the run's ``settings.json``
     (folders trained before it existed, or by the benchmark, are taken as they are)."""
     from ..sentiment.corpus import SPLITS
@@ -322,6 +322,7 @@ def explain(
         text = _read_text(file, encoding).strip()
         if not text:
             raise InputError(f"--file {str(file)!r} holds no text")
+    assert text is not None  # exactly one of TEXT and --file, checked above
     _check_figure_path(figure, "--figure")
     _check_figure_path(gif, "--gif", ("gif",))
     est = _estimator(model, device)

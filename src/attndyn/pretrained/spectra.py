@@ -24,7 +24,7 @@ products of Gaussian factors of the heads' shapes for the heads.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,10 +32,13 @@ from ..analysis import is_good_triple, is_paranormal, leading_direction
 from ._threads import single_thread_blas
 from .adapter import LayerWeights
 
+if TYPE_CHECKING:
+    from torch import Tensor
+
 __all__ = ["Spectra", "spectra"]
 
 
-def _np(t) -> np.ndarray:
+def _np(t: Tensor) -> np.ndarray:
     return t.detach().cpu().numpy().astype(np.float64)
 
 

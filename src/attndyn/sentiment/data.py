@@ -233,7 +233,7 @@ def download_imdb(dest: str | os.PathLike, *, url: str = IMDB_URL, sha256: str |
 
     from ..progress import progress_bar
 
-    scheme = urllib.request.urlparse(url).scheme
+    scheme = urllib.parse.urlparse(url).scheme
     if scheme not in ("http", "https"):
         raise InputError(f"--url must be an http(s) address, got {url!r}; the default is {IMDB_URL}")
     if isinstance(sha256, str):
@@ -248,7 +248,7 @@ def download_imdb(dest: str | os.PathLike, *, url: str = IMDB_URL, sha256: str |
     if (d / "aclImdb").exists():
         raise InputError(f"{str(d / 'aclImdb')!r} exists already; read it with --data {str(d / 'aclImdb')!r}, "
                          "or remove it to download again")
-    name = Path(urllib.request.urlparse(url).path).name or "aclImdb_v1.tar.gz"
+    name = Path(urllib.parse.urlparse(url).path).name or "aclImdb_v1.tar.gz"
     top = d
     while not top.parent.exists():
         top = top.parent

@@ -24,10 +24,13 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._validation import InputError
 from ..io import file_sha256
+
+if TYPE_CHECKING:
+    from .estimator import HardmaxSentimentClassifier
 
 __all__ = ["SETTINGS", "RUN_FILES", "RunLock", "data_identity", "resolve_settings", "flat_settings",
            "recorded_settings", "check_resume", "clear_run", "flag_of"]
@@ -63,7 +66,8 @@ def data_identity(path: str | os.PathLike) -> dict[str, Any]:
     return {"path": str(p.resolve()), "size": size, "sha256": h.hexdigest()}
 
 
-def resolve_settings(estimator, *, split: str, threads: int, data: dict[str, Any]) -> dict[str, Any]:
+def resolve_settings(estimator: HardmaxSentimentClassifier, *, split: str, threads: int,
+                     data: dict[str, Any]) -> dict[str, Any]:
     """Everything that fixes the results of a training run, as stored in ``settings.json``."""
     params = {k: v for k, v in estimator.get_params().items() if k not in _NOT_RESULTS}
     if not isinstance(params["stop_words"], str):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +25,10 @@ from ..hardmax import hardmax
 from ..options import SaveAt, StopOnConvergence
 from ..softmax import softmax
 from .registry import Param, experiment
+
+if TYPE_CHECKING:
+    from ..sentiment import HardmaxSentimentClassifier
+    from ..sentiment.data import Reviews
 
 __all__ = ["ENSEMBLES", "random_matrix", "good_triple", "theorem_1_1", "table_1", "sentiment_leaders"]
 
@@ -134,7 +139,7 @@ def table_1(seed: int, *, regime: str, n: int, d: int, time: float, collapse_tim
 
 
 @functools.lru_cache(maxsize=4)
-def _sentiment_run(run: str, data: str):
+def _sentiment_run(run: str, data: str) -> tuple[HardmaxSentimentClassifier, Reviews, np.ndarray]:
     """(estimator, reviews, shuffled test indices) of a run folder, loaded once per process."""
     from ..cli.sentiment import DEFAULT_DATA
     from ..sentiment import HardmaxSentimentClassifier
@@ -143,7 +148,7 @@ def _sentiment_run(run: str, data: str):
     folder = Path(run)
     est = HardmaxSentimentClassifier.load(folder)
     info_path = folder / "data.json"
-    info = json.loads(info_path.read_text()) if info_path.is_file() else {"data": DEFAULT_DATA, "split": "random", "seed": 0}
+    info: dict[str, Any] = json.loads(info_path.read_text()) if info_path.is_file() else {"data": DEFAULT_DATA, "split": "random", "seed": 0}
     reviews = read_reviews(data or info["data"])
     _, test = split_random(len(reviews), seed=info["seed"]) if info["split"] == "random" else split_official(reviews)
     return est, reviews, test[np.random.default_rng(0).permutation(len(test))]

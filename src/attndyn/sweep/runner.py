@@ -102,7 +102,7 @@ class _Serial:
 class _Dask:
     """Submits chunks to a dask.distributed client and hands back completed ones."""
 
-    def __init__(self, client) -> None:
+    def __init__(self, client: Any) -> None:
         from distributed import as_completed
 
         self.client = client
@@ -209,8 +209,9 @@ def _chunks(spec: SweepSpec, todo: list[int], size: int) -> Iterator[list]:
         yield [(c.index, c.seed, c.point, spec.params(c.point)) for c in spec.cells(todo[a : a + size])]
 
 
-def _execute(spec: SweepSpec, store: SweepStore, todo: list[int], *, workers, scheduler, client, chunk, batch,
-             flush_seconds, progress, done_before, on_chunk) -> tuple[int, int]:
+def _execute(spec: SweepSpec, store: SweepStore, todo: list[int], *, workers: int | None, scheduler: str | None,
+             client: Any, chunk: int, batch: int, flush_seconds: float, progress: bool, done_before: int,
+             on_chunk: Callable[[int], None] | None) -> tuple[int, int]:
     own_client = cluster = None
     if client is None and scheduler is None and workers == 0:
         ex: Any = _Serial()

@@ -21,8 +21,8 @@ from .spec import SweepSpec, spec_differences
 __all__ = ["SweepStore", "read_rows", "read_spec"]
 
 
-def _arrow_schema(spec: SweepSpec):
-    import pyarrow as pa
+def _arrow_schema(spec: SweepSpec) -> Any:  # a pyarrow.Schema
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     types = {"bool": pa.bool_(), "int64": pa.int64(), "float64": pa.float64(), "string": pa.string()}
     exp = spec.exp
@@ -38,11 +38,11 @@ def read_spec(out: str | os.PathLike) -> dict:
     return json.loads(p.read_text(encoding="utf-8"))
 
 
-def read_rows(out: str | os.PathLike, *, all_rows: bool = False):
+def read_rows(out: str | os.PathLike, *, all_rows: bool = False) -> Any:  # a pandas DataFrame
     """The rows of a sweep folder as a pandas DataFrame sorted by cell, one row per cell (the last
     written) unless ``all_rows``."""
-    import pandas as pd
-    import pyarrow.parquet as pq
+    import pandas as pd  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     from .spec import parse_spec
 

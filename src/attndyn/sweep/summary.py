@@ -7,6 +7,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..io import atomic_write, write_json
 from .spec import SweepSpec, parse_spec
@@ -40,14 +41,14 @@ class SweepSummary:
     """``table`` (pandas DataFrame, one row per grid point) and the files written."""
 
     spec: SweepSpec
-    table: object
+    table: Any  # pandas DataFrame
     rows: int
     failed: int
     files: dict[str, Path] = field(default_factory=dict)
 
     def text(self) -> str:
         """The table as text, each statistic as ``value [lo, hi]``."""
-        import pandas as pd
+        import pandas as pd  # type: ignore[import-untyped]
 
         exp = self.spec.exp
         show = pd.DataFrame({k: self.table[k] for k in list(self.spec.grid) + ["cells_ok", "cells_failed"]})
@@ -86,9 +87,9 @@ def summarize(out: str | os.PathLike, *, write: bool = True, plot: bool = True) 
         for o, t in exp.outputs.items():
             col = part[o].dropna()
             if t == "bool":
-                k, n = int(col.astype(bool).sum()), int(len(col))
-                lo, hi = wilson_interval(k, n)
-                rec |= {f"{o}_count": k, f"{o}_frac": k / n if n else math.nan, f"{o}_lo": lo, f"{o}_hi": hi}
+                hits, n = int(col.astype(bool).sum()), int(len(col))
+                lo, hi = wilson_interval(hits, n)
+                rec |= {f"{o}_count": hits, f"{o}_frac": hits / n if n else math.nan, f"{o}_lo": lo, f"{o}_hi": hi}
             elif t in ("int64", "float64"):
                 x = col.to_numpy(dtype=float)
                 m = float(x.mean()) if len(x) else math.nan
@@ -110,8 +111,8 @@ def summarize(out: str | os.PathLike, *, write: bool = True, plot: bool = True) 
     return summary
 
 
-def _jsonable(records: list[dict]) -> list[dict]:
-    def fix(v):
+def _jsonable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def fix(v: Any) -> Any:
         if isinstance(v, float) and math.isnan(v):
             return None
         return v.item() if hasattr(v, "item") else v
