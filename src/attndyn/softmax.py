@@ -307,19 +307,28 @@ class _Run:
 
 
 def _self_attending(dyn: SoftmaxAttention, t: float, y: Tensor) -> Tensor:
-    r"""(B, n) bool: :math:`\beta s_{ii} > \beta s_{ij}` for every real j != i (first head), computed by row chunks."""
+    r"""(B, n) bool: :math:`\beta s_{ii} > \beta s_{ij}` for every real j != i (first head), computed by row chunks.
+
+    One scratch buffer of at most :func:`attention.chunk_entries` scores serves every chunk, so
+    memory stays bounded whatever n (no allocation per chunk).
+    """
     x = dyn.effective_tokens(t, y.detach())
     B, n, _ = x.shape
-    rows = max(1, attention.MAX_CHUNK_ENTRIES // max(1, B * n))
+    rows = max(1, attention.chunk_entries(x.device) // max(1, B * n))
+    buf = torch.empty(B * min(rows, n) * n, dtype=x.dtype, device=x.device)
+    A = dyn._A[0]
+    A = None if A is None else A.detach()
     out = []
     for a in range(0, n, rows):
-        s = dyn.beta * attention.scores(x, dyn._A[0], rows=slice(a, a + rows))  # (B, r, n)
+        s = attention.scores(x, A, rows=slice(a, a + rows), out=buf)  # (B, r, n), a view of buf
+        if dyn.beta != 1.0:
+            s.mul_(dyn.beta)
         r = s.shape[1]
-        idx = torch.arange(a, a + r, device=s.device)
-        own = s[:, torch.arange(r, device=s.device), idx]  # (B, r)
-        s[:, torch.arange(r, device=s.device), idx] = -torch.inf
+        ar = torch.arange(r, device=s.device)
+        own = s[:, ar, ar + a].clone()  # (B, r)
+        s[:, ar, ar + a] = -torch.inf
         if dyn.mask is not None:
-            s = s.masked_fill(~dyn.mask[:, None, :], -torch.inf)
+            s.masked_fill_(~dyn.mask[:, None, :], -torch.inf)
         lead = own > s.amax(dim=-1)
         if dyn.mask is not None:
             lead &= dyn.mask[:, a : a + r]
