@@ -141,7 +141,7 @@ def _drop_words(mask: Tensor, p: float, g: torch.Generator) -> Tensor:
 
 
 @torch.no_grad()
-def predict_logits(model: nn.Module, data: EncodedSplit, *, hardmax: bool, batch_size: int = 1024, tau: float | None = None) -> Tensor:
+def predict_logits(model: Any, data: EncodedSplit, *, hardmax: bool, batch_size: int = 1024, tau: float | None = None) -> Tensor:
     """Logits (N,) on the CPU of the softmax model (``hardmax=False``) or of hardmax inference,
     computed on the model's device."""
     model.eval()
