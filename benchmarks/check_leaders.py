@@ -47,13 +47,14 @@ def instance(seed: int) -> tuple[np.ndarray, np.ndarray, int, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--instances", type=int, default=1000)
+    ap.add_argument("--first", type=int, default=0, help="seed of the first instance (to split the work)")
     ap.add_argument("--layers", type=int, default=500)
     ap.add_argument("--naive", type=int, default=None, help="instances also run with the plain loop (default all)")
     args = ap.parse_args()
     warnings.simplefilter("ignore", attndyn.HypothesisWarning)
     too_close = agree = naive_checked = naive_agree = events = old_late = 0
     t0 = time.perf_counter()
-    for seed in range(args.instances):
+    for seed in range(args.first, args.first + args.instances):
         z, A, d, alpha = instance(seed)
         traj = attndyn.hardmax(z, alpha=alpha, layers=args.layers, A=A)
         lead = attndyn.leaders(traj)
@@ -73,7 +74,7 @@ def main() -> None:
         finally:
             hardmax_module._use_kernel = orig
         same = dense.indices == lead.indices and dense.since == lead.since
-        if args.naive is None or seed < args.naive:
+        if args.naive is None or seed - args.first < args.naive:
             naive_checked += 1
             plain = naive.hardmax_leaders(z.tolist(), alpha, args.layers, A.tolist())
             ok = plain == dict(zip(lead.indices, lead.since))
@@ -81,7 +82,8 @@ def main() -> None:
             same = same and ok
         agree += int(same)
     dt = time.perf_counter() - t0
-    print(f"instances: {args.instances}, layers: {args.layers}, time {dt:.0f} s, load {os.getloadavg()[0]:.2f}")
+    print(f"instances: {args.instances} (seeds {args.first}..{args.first + args.instances - 1}), layers: {args.layers}, "
+          f"time {dt:.0f} s, load {os.getloadavg()[0]:.2f}")
     print(f"reported leaders within the rounding bound of another token at their first layer: {too_close}")
     print(f"instances whose leader sets agree on kernel, torch and plain loop: {agree}/{args.instances}"
           f" (plain loop run on {naive_checked}, agreeing on {naive_agree})")
