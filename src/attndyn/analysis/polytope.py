@@ -21,9 +21,12 @@ QHULL_MAX_DIM = 6
 
 
 def _unique_rows(p: np.ndarray, tol: float) -> np.ndarray:
+    """Indices of the rows kept greedily: a row is dropped when it is within ``tol`` (max norm) of a kept one."""
+    kept = np.empty_like(p)
     keep: list[int] = []
     for i in range(len(p)):
-        if all(np.abs(p[i] - p[j]).max() > tol for j in keep):
+        if not keep or bool((np.abs(kept[: len(keep)] - p[i]).max(axis=1) > tol).all()):
+            kept[len(keep)] = p[i]
             keep.append(i)
     return np.array(keep, dtype=int)
 
