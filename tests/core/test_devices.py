@@ -37,7 +37,7 @@ def test_softmax_attention_gradcheck_fused_and_blockwise():
     q, k, v = (torch.randn(2, 6, 3, dtype=torch.float64, generator=g).requires_grad_(True) for _ in range(3))
     mask = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])
     for block in (None, 5):
-        assert torch.autograd.gradcheck(lambda a, b, c: attention.softmax_attention(a, b, c, mask, beta=0.8, block=block), (q, k, v))
+        assert torch.autograd.gradcheck(lambda a, b, c, block=block: attention.softmax_attention(a, b, c, mask, beta=0.8, block=block), (q, k, v))
 
 
 def test_blockwise_path_holds_at_most_a_block_of_scores(monkeypatch):
