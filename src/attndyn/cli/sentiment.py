@@ -81,11 +81,11 @@ def _read_text(file: Path, encoding: str, option: str = "--file") -> str:
     return text
 
 
-def _texts_from(text: Optional[str], file: Optional[Path], encoding: str = "utf-8") -> list[str]:
+def _texts_from(text: Optional[str | list[str]], file: Optional[Path], encoding: str = "utf-8") -> list[str]:
     if (text is None) == (file is None):
         raise InputError("give either a TEXT argument or --file PATH (one text per line, or a CSV with a 'text' column)")
     if text is not None:
-        return [text]
+        return [text] if isinstance(text, str) else list(text)
     raw = _read_text(file, encoding)
     if file.suffix.lower() == ".csv":
         try:
@@ -131,6 +131,7 @@ def train(
     min_log_odds: float = typer.Option(0.3, help="Drop words whose training log-odds between the classes is below this (0: keep all)."),
     negation_scope: int = typer.Option(1, help="Mark this many words after a negation (not_good); 0: off."),
     bigrams: int = typer.Option(0, help="k > 0: pairs of neighbouring words seen in >= k training reviews are tokens too; 0: off."),
+    lexicon: bool = typer.Option(True, help="Never drop the built-in sentiment lexicon's words (good, bad, ...) and their not_ forms by the log-odds filter."),
     lr: float = typer.Option(3e-3),
     embed_lr: float = typer.Option(3e-2),
     lr_decay: float = typer.Option(1.0, help="Multiply both learning rates by this once per epoch (1: constant)."),
@@ -170,7 +171,7 @@ def train(
     est = HardmaxSentimentClassifier(
         d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr, lr_decay=lr_decay,
         word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, embed_init_std=embed_init_std, patience=patience,
-        aux_weight=aux_weight, negation_scope=negation_scope, bigrams=bigrams, random_state=seed, run_dir=str(run), verbose=progress,
+        aux_weight=aux_weight, negation_scope=negation_scope, bigrams=bigrams, lexicon=lexicon, random_state=seed, run_dir=str(run), verbose=progress,
     )
     est._check_params()
     if split not in SPLITS:
@@ -264,30 +265,38 @@ def evaluate(
         typer.echo(f"clusters per real token (last layer, rtol {rep['cluster_rtol']:g}): mean {rep['clusters_per_token_mean']:.3f}")
         typer.echo(f"leaders per review: mean {rep['leaders_mean']:.2f} std {rep['leaders_std']:.2f} min {rep['leaders_min']} "
                    f"max {rep['leaders_max']}; already leaders at layer 0: {rep['leaders_at_layer0_fraction']:.3f}")
+        from ..sentiment.checklist import summary
+
+        typer.echo("behavioural suite (pass rate, items): " + summary(rep["checklist"]))
         typer.echo("figure 10 words: " + ", ".join(f"{r['word']} ({r['count']})" for r in rep["figure10"]))
         typer.echo(f"written to {dest}")
 
 
 @app.command()
 def predict(
-    text: Optional[str] = typer.Argument(None, help="A review (or use --file)."),
+    texts: Optional[list[str]] = typer.Argument(None, metavar="TEXT...", help="One or more reviews (or use --file)."),
     model: Path = typer.Option(..., "--model", help="Run or model folder."),
     file: Optional[Path] = typer.Option(None, "--file", help="One text per line, or a CSV with a 'text' column."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON lines (text, label, probability_positive, known_words)."),
     encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of --file (e.g. latin-1, utf-16)."),
 ) -> None:
-    """Label and probability of positive sentiment for each text."""
-    texts = _texts_from(text, file, encoding)
+    """Label and probability of positive sentiment for each text, and how many of its words the model knows
+    (a text with no known word gets the model's prior, and says so)."""
+    if texts and file is not None:
+        raise InputError("give either TEXT arguments or --file PATH (one text per line, or a CSV with a 'text' column), not both")
+    texts = _texts_from(None if not texts else texts, file, encoding)
     est = _estimator(model)
     proba = est.predict_proba(texts)[:, 1]
-    for t, p in zip(texts, proba):
+    known = est.known_words(texts)
+    for t, p, k in zip(texts, proba, known):
         label = est.classes_[int(p > 0.5)]
         label = label.item() if hasattr(label, "item") else label
         name = {1: "positive", 0: "negative"}.get(label, label) if not isinstance(label, str) else label
         if as_json:
-            typer.echo(json.dumps({"text": t, "label": name, "probability_positive": float(p)}))
+            typer.echo(json.dumps({"text": t, "label": name, "probability_positive": float(p), "known_words": len(k)}))
         else:
-            typer.echo(f"{name}\t{p:.4f}\t{t[:70]}")
+            note = "" if k else "\t(no known word: the model read nothing of this text; this is its prior)"
+            typer.echo(f"{name}\t{p:.4f}\t{t[:70]}{note}")
 
 
 @app.command()
@@ -327,6 +336,10 @@ def explain(
         typer.echo(json.dumps(e.to_dict(), indent=2))
         return
     side = "positive" if e.decision_value > 0 else "negative"
+    if not e.known_words:
+        typer.echo(f"no known word: the model read nothing of this text; {side} (p positive = {e.probability:.3f}) is its prior "
+                   "for any such text, no leader or cluster explains it")
+        return
     typer.echo(f"{side} (p positive = {e.probability:.3f}; H = {e.decision_value:+.3f}, bias {e.bias:+.3f}, alpha {e.alpha:.3f})")
     for c in e.clusters:
         typer.echo(f"  {', '.join(c.leaders):<20} share {c.share:+.2f}  ({c.size} {'word' if c.size == 1 else 'words'}: {', '.join(c.words[:12])}{' …' if len(c.words) > 12 else ''})")

@@ -24,6 +24,7 @@ from sklearn.exceptions import NotFittedError
 from .._validation import InputError
 from ..io import write_bytes, write_json, write_text
 from ._config import check_integer, check_number
+from .lexicon import PROTECTED
 from .modelfile import FORMAT, check_config_record, check_vocab, check_weights, read_json
 from .model import SentimentConfig, SentimentTransformer
 from .text import Tokenizer, Vocabulary, encode
@@ -66,7 +67,9 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     whose training log-odds between the classes is below it; 0 keeps all), ``stop_words``
     ("english", "none" or a list), ``keep_negations``, ``negation_scope`` (mark that many words after
     a negation: ``not_good``), ``bigrams`` (k > 0: pairs of neighbouring words are tokens too, "waste time",
-    those seen in at least k training texts; 0, the default, none). The defaults are the settings of the reported models
+    those seen in at least k training texts; 0, the default, none), ``lexicon`` (True, the default: the
+    words of the built-in sentiment lexicon, :mod:`attndyn.sentiment.lexicon`, and their ``not_`` forms
+    are never dropped by the log-odds filter, so "good" stays in the vocabulary). The defaults are the settings of the reported models
     (docs/sentiment.md): 256 tokens, the log-odds filter at 0.3, negation marking over one word,
     deep supervision ``aux_weight=1``. Training: see
     :class:`~attndyn.sentiment.train.TrainConfig`. ``inference``: "hardmax" (default) or
@@ -93,6 +96,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         keep_negations: bool = True,
         negation_scope: int = 1,
         bigrams: int = 0,
+        lexicon: bool = True,
         epochs: int = 8,
         batch_size: int = 64,
         lr: float = 3e-3,
@@ -125,6 +129,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.keep_negations = keep_negations
         self.negation_scope = negation_scope
         self.bigrams = bigrams
+        self.lexicon = lexicon
         self.epochs = epochs
         self.batch_size = batch_size
         self.lr = lr
@@ -163,6 +168,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             check_integer(self.bigrams, "bigrams", low=0)
         else:
             raise InputError(f"bigrams must be an integer >= 0 (0: no bigram tokens; k: bigrams seen in >= k training texts), got {self.bigrams!r}")
+        if not isinstance(self.lexicon, (bool, np.bool_)):
+            raise InputError(f"lexicon must be True or False, got {self.lexicon!r}")
         if not isinstance(self.keep_negations, (bool, np.bool_)):
             raise InputError(f"keep_negations must be True or False, got {self.keep_negations!r}")
         if not isinstance(self.verbose, (bool, np.bool_)):
@@ -232,7 +239,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         val_idx, tr_idx = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         self.vocab_ = Vocabulary.build([toks[i] for i in tr_idx], min_freq=int(self.min_freq), max_size=self.max_vocab,
                                        labels=labels[tr_idx], min_log_odds=float(self.min_log_odds),
-                                       min_bigram_docs=max(1, int(self.bigrams)))
+                                       min_bigram_docs=max(1, int(self.bigrams)),
+                                       keep=PROTECTED if self.lexicon else ())
         if len(self.vocab_) <= 2:
             raise InputError(f"no word is seen {self.min_freq} times with |log-odds| >= {self.min_log_odds} in the training texts; "
                              "lower min_freq or min_log_odds, or give more texts")
@@ -272,6 +280,20 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             raise InputError(f"the model's decision value for text {i} is {H[i]}, not a number; its weights are out of range: retrain it")
         p = sigmoid(H)
         return np.stack([1.0 - p, p], axis=1)
+
+    def known_words(self, X: Any) -> list[list[str]]:
+        """The words of each text that the model reads: its tokens found in ``vocab_``, the first
+        ``max_len`` of them. An empty list means that no word was known: the model then reads the
+        single ``<unk>`` token and its probability says nothing about the text.
+
+        >>> clf = HardmaxSentimentClassifier(d=2, epochs=1, min_freq=1, min_log_odds=0, random_state=0)
+        >>> clf = clf.fit(["great fun", "awful mess"] * 5, [1, 0] * 5)
+        >>> clf.known_words(["Great fun!", "asdf qwerty"])
+        [['great', 'fun'], []]
+        """
+        self._check_fitted()
+        tok, index = self.tokenizer, self.vocab_.index
+        return [[w for w in tok(t) if w in index][: int(self.max_len)] for t in check_texts(X)]
 
     def predict(self, X: Any) -> np.ndarray:
         self._check_fitted()

@@ -175,18 +175,23 @@ class Vocabulary:
         labels: Sequence[int] | None = None,
         min_log_odds: float = 0.0,
         min_bigram_docs: int = 1,
+        keep: Iterable[str] = (),
     ) -> "Vocabulary":
         r"""Vocabulary of the words seen at least ``min_freq`` times (at most ``max_size`` words).
 
         With ``labels`` (0/1 per token list) and ``min_log_odds > 0``, a word is also dropped when
         its smoothed document log-odds ratio between the classes,
         :math:`|\log\frac{(p_w+1)/(P+2)}{(n_w+1)/(N+2)}|`, is below ``min_log_odds``: words that say
-        nothing about the label then never enter the dynamics (negations are always kept).
+        nothing about the label then never enter the dynamics (negations and the words of ``keep``,
+        e.g. the sentiment lexicon of :mod:`attndyn.sentiment.lexicon`, are always kept).
         A bigram token (two words and a space, see :func:`tokenize`) must also occur in at least
         ``min_bigram_docs`` of the token lists.
 
         >>> Vocabulary.build([["good", "film"], ["bad", "film"]] * 3, min_freq=1, labels=[1, 0] * 3,
         ...                  min_log_odds=0.5).words[2:]
+        ['bad', 'good']
+        >>> Vocabulary.build([["good", "film"], ["bad", "film"], ["good", "bad"]], min_freq=1, labels=[1, 0, 1],
+        ...                  min_log_odds=0.5, keep=["bad"]).words[2:]
         ['bad', 'good']
         """
         token_lists = [list(t) for t in token_lists]
@@ -201,10 +206,11 @@ class Vocabulary:
             pos, neg = Counter(), Counter()
             for toks, y in zip(token_lists, labels):
                 (pos if int(y) == 1 else neg).update(set(toks))
+            kept = set(keep)
             P, N = sum(int(y) == 1 for y in labels), sum(int(y) != 1 for y in labels)
             for w in list(counts):
                 lo = math.log((pos[w] + 1) / (P + 2)) - math.log((neg[w] + 1) / (N + 2))
-                if abs(lo) < min_log_odds and w not in NEGATIONS:
+                if abs(lo) < min_log_odds and w not in NEGATIONS and w not in kept:
                     del counts[w]
         items = sorted(((w, c) for w, c in counts.items() if c >= min_freq), key=lambda wc: (-wc[1], wc[0]))
         if max_size is not None:
