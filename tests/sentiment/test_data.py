@@ -26,9 +26,12 @@ def test_read_csv_plain_and_gzip(tmp_path, gz, make_corpus, write_csv):
 def test_read_csv_errors(tmp_path):
     with pytest.raises(InputError, match="does not exist"):
         read_csv(tmp_path / "missing.csv")
-    (tmp_path / "b.csv").write_text("text,label\nhi,positive\n")
-    with pytest.raises(InputError, match="no 'review' column"):
-        read_csv(tmp_path / "b.csv")
+    (tmp_path / "b.csv").write_text("text,label\nhi,positive\nho,0\n")
+    r = read_csv(tmp_path / "b.csv")  # the usual names of other sentiment sets
+    assert r.texts == ["hi", "ho"] and r.labels.tolist() == [1, 0]
+    (tmp_path / "b2.csv").write_text("body,label\nhi,positive\n")
+    with pytest.raises(InputError, match="no 'review' column .* name the columns review,sentiment or text,label"):
+        read_csv(tmp_path / "b2.csv")
     (tmp_path / "c.csv").write_text("review,sentiment\nhi,meh\n")
     with pytest.raises(InputError, match="neither positive nor negative"):
         read_csv(tmp_path / "c.csv")

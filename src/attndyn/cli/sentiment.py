@@ -210,7 +210,8 @@ def train(
 def evaluate(
     run_arg: Optional[Path] = typer.Argument(None, metavar="RUN", help="A run folder written by `attndyn sentiment train`."),
     run_opt: Optional[Path] = typer.Option(None, "--run", help="The run folder (same as the RUN argument)."),
-    data: Optional[Path] = typer.Option(None, help="Data to evaluate on (default: the run's data and split)."),
+    data: Optional[Path] = typer.Option(None, help="Data to evaluate on: the run's own data (its test split is scored; the default) "
+                                        "or any other CSV with text,label (or review,sentiment) columns, scored whole."),
     out: Optional[Path] = typer.Option(None, help="Output folder for evaluation.json and figures (default: RUN)."),
     figures: bool = typer.Option(True, help="Draw Figures 8 and 10 and the accuracy curves."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -228,26 +229,37 @@ def evaluate(
     est = _estimator(run)
     info = _run_data(run, est)
     path = data or info["data"]
+    external = False
     if "sha256" in info:
         from ..sentiment.runfolder import data_identity
 
         got = data_identity(path)
         if got["sha256"] != info["sha256"]:
-            if data is not None:
-                raise InputError(f"--data {str(data)!r} (sha256 {got['sha256'][:12]}…) is not the data this model was trained on "
-                                 f"({info['data']!r}, sha256 {info['sha256'][:12]}…, recorded in data.json): its test split would "
-                                 "hold training reviews. Omit --data to evaluate on the run's own data, or train a run on this file")
-            raise InputError(f"the run's data file {str(path)!r} changed since training (sha256 {got['sha256'][:12]}…, data.json "
-                             f"records {info['sha256'][:12]}…); restore it or pass its copy with --data, or retrain")
-    corpus = load_corpus(path, split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache")
-    if "n_test" in info and (len(corpus.train_idx), len(corpus.test_idx)) != (info.get("n_train"), info["n_test"]):
-        raise InputError(f"the {info['split']} split of {str(path)!r} has {len(corpus.train_idx)}/{len(corpus.test_idx)} "
-                         f"train/test reviews but data.json records {info.get('n_train')}/{info['n_test']}; this is not the "
-                         "run's data: omit --data, or retrain")
-    te = corpus.test_idx
-    test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
+            if data is None:
+                raise InputError(f"the run's data file {str(path)!r} changed since training (sha256 {got['sha256'][:12]}…, data.json "
+                                 f"records {info['sha256'][:12]}…); restore it or pass its copy with --data, or retrain")
+            external = True  # another data set: every row of it is scored, none was seen in training
+    elif data is not None and Path(data).resolve() != Path(info["data"]).resolve():
+        external = True
+    if external:
+        import numpy as np
+
+        from ..sentiment.data import read_reviews
+
+        reviews = read_reviews(path)
+        test = est._encode(reviews.texts, np.asarray(est.classes_)[reviews.labels])
+        split = f"all {len(reviews)} rows of {Path(path).name} (not the training data)"
+    else:
+        corpus = load_corpus(path, split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache")
+        if "n_test" in info and (len(corpus.train_idx), len(corpus.test_idx)) != (info.get("n_train"), info["n_test"]):
+            raise InputError(f"the {info['split']} split of {str(path)!r} has {len(corpus.train_idx)}/{len(corpus.test_idx)} "
+                             f"train/test reviews but data.json records {info.get('n_train')}/{info['n_test']}; this is not the "
+                             "run's data: omit --data, or retrain")
+        te = corpus.test_idx
+        test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
+        split = info["split"]
     rep = evaluate_model(est, test)
-    rep["split"] = info["split"]
+    rep["split"] = split
     dest = out or run
     write_json(dest / "evaluation.json", rep)
     if figures:
@@ -259,7 +271,7 @@ def evaluate(
     if as_json:
         typer.echo(json.dumps({k: v for k, v in rep.items() if k != "figure8"}, indent=2))
     else:
-        typer.echo(f"d={rep['d']} alpha={rep['alpha']:.3f} test n={rep['n']}: softmax acc {rep['softmax_acc']:.4f}, "
+        typer.echo(f"d={rep['d']} alpha={rep['alpha']:.3f} test n={rep['n']} ({rep['split']}): softmax acc {rep['softmax_acc']:.4f}, "
                    f"hardmax acc {rep['hardmax_acc']:.4f}, agreement {rep['agreement']:.4f}, "
                    f"hardmax inference {rep['hardmax_seconds']:.1f}s")
         typer.echo(f"clusters per real token (last layer, rtol {rep['cluster_rtol']:g}): mean {rep['clusters_per_token_mean']:.3f}")

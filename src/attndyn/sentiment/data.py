@@ -83,10 +83,12 @@ def _rating(value: str | None, where: str) -> int:
                          "(integers such as 1 or 10) or remove it") from None
 
 
-def read_csv(path: str | os.PathLike, *, text_column: str = "review", label_column: str = "sentiment") -> Reviews:
-    """Read a CSV (``.csv`` or ``.csv.gz``) with a review column and a sentiment column.
+def read_csv(path: str | os.PathLike, *, text_column: str | None = None, label_column: str | None = None) -> Reviews:
+    """Read a CSV (``.csv`` or ``.csv.gz``) with a text column and a label column.
 
-    Sentiments may be ``positive``/``negative`` (as in the Kaggle and our copy) or 1/0.
+    By default the text column is ``review`` or else ``text``, the label column ``sentiment`` or
+    else ``label`` (IMDb's names, then the usual ones of other sentiment sets). Labels may be
+    ``positive``/``negative`` (as in the Kaggle and our copy), ``pos``/``neg`` or 1/0.
     Optional ``split`` and ``rating`` columns are kept.
     """
     p = Path(path)
@@ -100,9 +102,14 @@ def read_csv(path: str | os.PathLike, *, text_column: str = "review", label_colu
         with opener() as f:
             reader = csv.DictReader(f)
             cols = reader.fieldnames or []
+            if text_column is None:
+                text_column = "text" if "review" not in cols and "text" in cols else "review"
+            if label_column is None:
+                label_column = "label" if "sentiment" not in cols and "label" in cols else "sentiment"
             for col in (text_column, label_column):
                 if col not in cols:
-                    raise InputError(f"CSV {str(p)!r} has no {col!r} column (columns: {cols}); pass text_column=/label_column=")
+                    raise InputError(f"CSV {str(p)!r} has no {col!r} column (columns: {cols}); name the columns "
+                                     "review,sentiment or text,label, or pass text_column=/label_column=")
             has_split, has_rating = "split" in cols, "rating" in cols
             for line, row in enumerate(reader, start=2):
                 texts.append(row[text_column] or "")
