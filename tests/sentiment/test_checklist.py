@@ -101,3 +101,34 @@ def test_explain_no_known_word(model_dir, capsys):
     assert main(["sentiment", "explain", "--model", str(model_dir), "--json", "asdf qwerty"]) == 0
     rec = json.loads(capsys.readouterr().out)
     assert rec["known_words"] == 0 and rec["clusters"] == []
+
+
+@pytest.mark.parametrize("text, merged, kept", [
+    ("not good", ["not_good"], ["not", "not_good"]),
+    ("never dull, not bad at all", ["not_dull", "not_bad"], ["never", "not_dull", "not", "not_bad"]),
+    ("not", ["not"], ["not"]),  # a negation that marks nothing stays
+    ("not never boring", ["not", "not_boring"], ["not", "never", "not_boring"]),
+    ("great film", ["great", "film"], ["great", "film"]),
+])
+def test_merge_negations(text, merged, kept):
+    from attndyn.sentiment.text import Tokenizer
+
+    assert Tokenizer(negation_scope=1, merge_negations=True)(text) == merged
+    assert Tokenizer(negation_scope=1)(text) == kept
+    assert Tokenizer(negation_scope=0, merge_negations=True)(text) == Tokenizer()(text)  # nothing to merge without marking
+
+
+def test_new_settings_checked_and_absent_ones_read_as_before(fitted, tmp_path):
+    with pytest.raises(InputError, match="merge_negations must be True or False, got 'yes'"):
+        HardmaxSentimentClassifier(merge_negations="yes").fit(["a", "b"], [0, 1])
+    with pytest.raises(InputError, match="lexicon must be True or False, got 1"):
+        HardmaxSentimentClassifier(lexicon=1).fit(["a", "b"], [0, 1])
+    folder = fitted.save(tmp_path / "m")
+    cfg = json.loads((folder / "config.json").read_text())
+    assert cfg["estimator"]["merge_negations"] is True and cfg["estimator"]["lexicon"] is True
+    for key in ("merge_negations", "lexicon"):
+        del cfg["estimator"][key]  # a model saved before these settings existed
+    (folder / "config.json").write_text(json.dumps(cfg))
+    old = HardmaxSentimentClassifier.load(folder)
+    assert old.merge_negations is False and old.lexicon is False
+    assert old.tokenizer("not good") == ["not", "not_good"]  # tokenized as it was trained

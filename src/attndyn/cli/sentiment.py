@@ -130,6 +130,7 @@ def train(
     min_freq: int = typer.Option(5, help="Minimum training-split frequency of a vocabulary word."),
     min_log_odds: float = typer.Option(0.3, help="Drop words whose training log-odds between the classes is below this (0: keep all)."),
     negation_scope: int = typer.Option(1, help="Mark this many words after a negation (not_good); 0: off."),
+    merge_negations: bool = typer.Option(True, help="Drop a negation once it marked a word (not good -> not_good alone)."),
     bigrams: int = typer.Option(0, help="k > 0: pairs of neighbouring words seen in >= k training reviews are tokens too; 0: off."),
     lexicon: bool = typer.Option(True, help="Never drop the built-in sentiment lexicon's words (good, bad, ...) and their not_ forms by the log-odds filter."),
     lr: float = typer.Option(3e-3),
@@ -171,7 +172,7 @@ def train(
     est = HardmaxSentimentClassifier(
         d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr, lr_decay=lr_decay,
         word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, embed_init_std=embed_init_std, patience=patience,
-        aux_weight=aux_weight, negation_scope=negation_scope, bigrams=bigrams, lexicon=lexicon, random_state=seed, run_dir=str(run), verbose=progress,
+        aux_weight=aux_weight, negation_scope=negation_scope, merge_negations=merge_negations, bigrams=bigrams, lexicon=lexicon, random_state=seed, run_dir=str(run), verbose=progress,
     )
     est._check_params()
     if split not in SPLITS:

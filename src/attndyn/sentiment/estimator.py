@@ -66,7 +66,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     ``embed_init_std`` (None: sqrt(2/d)). Text: ``max_len``, ``min_freq``, ``max_vocab``, ``min_log_odds`` (drop words
     whose training log-odds between the classes is below it; 0 keeps all), ``stop_words``
     ("english", "none" or a list), ``keep_negations``, ``negation_scope`` (mark that many words after
-    a negation: ``not_good``), ``bigrams`` (k > 0: pairs of neighbouring words are tokens too, "waste time",
+    a negation: ``not_good``), ``merge_negations`` (True, the default: the negation that marked a word
+    is dropped, ``not good`` → ``not_good`` alone, so a frequent "not" no longer outvotes "not_bad"), ``bigrams`` (k > 0: pairs of neighbouring words are tokens too, "waste time",
     those seen in at least k training texts; 0, the default, none), ``lexicon`` (True, the default: the
     words of the built-in sentiment lexicon, :mod:`attndyn.sentiment.lexicon`, and their ``not_`` forms
     are never dropped by the log-odds filter, so "good" stays in the vocabulary). The defaults are the settings of the reported models
@@ -95,6 +96,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         stop_words: Any = "english",
         keep_negations: bool = True,
         negation_scope: int = 1,
+        merge_negations: bool = True,
         bigrams: int = 0,
         lexicon: bool = True,
         epochs: int = 8,
@@ -128,6 +130,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.stop_words = stop_words
         self.keep_negations = keep_negations
         self.negation_scope = negation_scope
+        self.merge_negations = merge_negations
         self.bigrams = bigrams
         self.lexicon = lexicon
         self.epochs = epochs
@@ -153,7 +156,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     def tokenizer(self) -> Tokenizer:
         sw = self.stop_words if isinstance(self.stop_words, str) else tuple(self.stop_words)
         return Tokenizer(stop_words=sw, keep_negations=bool(self.keep_negations), negation_scope=self.negation_scope,
-                         bigrams=self.bigrams > 0)
+                         bigrams=self.bigrams > 0, merge_negations=self.merge_negations)
 
     def _check_params(self) -> None:
         """Every setting's type and range, before any tokenizing or training (strings such as
@@ -168,6 +171,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             check_integer(self.bigrams, "bigrams", low=0)
         else:
             raise InputError(f"bigrams must be an integer >= 0 (0: no bigram tokens; k: bigrams seen in >= k training texts), got {self.bigrams!r}")
+        if not isinstance(self.merge_negations, (bool, np.bool_)):
+            raise InputError(f"merge_negations must be True or False, got {self.merge_negations!r}")
         if not isinstance(self.lexicon, (bool, np.bool_)):
             raise InputError(f"lexicon must be True or False, got {self.lexicon!r}")
         if not isinstance(self.keep_negations, (bool, np.bool_)):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["POSITIVE_WORDS", "NEGATIVE_WORDS", "SENTIMENT_WORDS", "PROTECTED", "protected_words"]
+__all__ = ["POSITIVE_WORDS", "NEGATIVE_WORDS", "SENTIMENT_WORDS", "NEGATED_VERDICTS", "PROTECTED", "protected_words"]
 
 POSITIVE_WORDS = frozenset(
     """good great excellent wonderful amazing brilliant superb fantastic awesome outstanding perfect beautiful
@@ -43,8 +43,12 @@ NEGATIVE_WORDS = frozenset(
 
 SENTIMENT_WORDS = POSITIVE_WORDS | NEGATIVE_WORDS
 
-#: The lexicon words and their negation-marked forms: what ``Vocabulary.build(keep=...)`` is given.
-PROTECTED = SENTIMENT_WORDS | frozenset("not_" + w for w in SENTIMENT_WORDS)
+#: Words that are neutral alone but a verdict once negated ("did not like", "not worth it").
+NEGATED_VERDICTS = frozenset("like liked recommend worth work works care".split())
+
+#: The lexicon words and their negation-marked forms, and the negated verdicts: what
+#: ``Vocabulary.build(keep=...)`` is given.
+PROTECTED = SENTIMENT_WORDS | frozenset("not_" + w for w in SENTIMENT_WORDS | NEGATED_VERDICTS)
 
 
 def protected_words(tokens: Iterable[str]) -> set[str]:

@@ -64,7 +64,8 @@ def clean(text: str) -> str:
     return " ".join(_WORD.findall(t))
 
 
-def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0, bigrams: bool = False) -> list[str]:
+def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0, bigrams: bool = False,
+             merge_negations: bool = False) -> list[str]:
     """Words of :func:`clean` (text) not in ``stop_words``.
 
     ``negation_scope = k > 0`` marks the k words after a negation (counted after stop-word
@@ -79,6 +80,13 @@ def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0,
     >>> tokenize("It is not a good film", ENGLISH_STOP_WORDS - NEGATIONS, negation_scope=1)
     ['not', 'not_good', 'film']
 
+    ``merge_negations`` drops a negation once it has marked a word, so the marked word carries
+    it alone (a negation that marks nothing, at the end, stays):
+
+    >>> tokenize("It is not a good film, never dull. Not", ENGLISH_STOP_WORDS - NEGATIONS, negation_scope=1,
+    ...          merge_negations=True)
+    ['not_good', 'film', 'not_dull', 'not']
+
     ``bigrams`` puts each pair of neighbouring words (after the steps above) between them, as a
     token of its own: the mean over tokens is a bag of words *and* phrases.
 
@@ -88,7 +96,7 @@ def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0,
     stop = stop_words if isinstance(stop_words, (set, frozenset)) else set(stop_words)
     words = [w for w in clean(text).split() if w not in stop]
     if negation_scope > 0:
-        words = _mark_negations(words, negation_scope)
+        words = _mark_negations(words, negation_scope, merge_negations)
     if not bigrams:
         return words
     out = []
@@ -97,17 +105,25 @@ def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0,
     return out + words[-1:]
 
 
-def _mark_negations(words: list[str], negation_scope: int) -> list[str]:
-    out, left = [], 0
+def _mark_negations(words: list[str], negation_scope: int, merge: bool = False) -> list[str]:
+    out, left, pending = [], 0, None  # pending: a merged negation that has not marked a word yet
     for w in words:
         if w in NEGATIONS:
-            out.append(w)
+            if pending is not None:
+                out.append(pending)
+            if merge:
+                pending = w
+            else:
+                out.append(w)
             left = negation_scope
         elif left > 0:
             out.append("not_" + w)
             left -= 1
+            pending = None
         else:
             out.append(w)
+    if pending is not None:
+        out.append(pending)
     return out
 
 
@@ -116,12 +132,14 @@ class Tokenizer:
     """Configurable tokenizer. ``stop_words``: ``"english"`` (built-in list), ``"none"``, or a
     list of words; ``keep_negations`` removes :data:`NEGATIONS` from the stop list;
     ``negation_scope`` marks that many words after each negation; ``bigrams`` adds the pairs of
-    neighbouring words as tokens (see :func:`tokenize`)."""
+    neighbouring words as tokens; ``merge_negations`` drops a negation that marked a word
+    (``not good`` → ``not_good``; see :func:`tokenize`)."""
 
     stop_words: str | tuple[str, ...] = "english"
     keep_negations: bool = True
     negation_scope: int = 0
     bigrams: bool = False
+    merge_negations: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.stop_words, str) and self.stop_words not in ("english", "none"):
@@ -134,6 +152,9 @@ class Tokenizer:
         if not isinstance(self.bigrams, (bool, np.bool_)):
             raise InputError(f"bigrams must be True or False, got {self.bigrams!r}")
         object.__setattr__(self, "bigrams", bool(self.bigrams))
+        if not isinstance(self.merge_negations, (bool, np.bool_)):
+            raise InputError(f"merge_negations must be True or False, got {self.merge_negations!r}")
+        object.__setattr__(self, "merge_negations", bool(self.merge_negations))
 
     @property
     def stop_set(self) -> frozenset[str]:
@@ -141,7 +162,7 @@ class Tokenizer:
         return base - NEGATIONS if self.keep_negations else base
 
     def __call__(self, text: str) -> list[str]:
-        return tokenize(text, self.stop_set, self.negation_scope, self.bigrams)
+        return tokenize(text, self.stop_set, self.negation_scope, self.bigrams, self.merge_negations)
 
     def config(self) -> dict:
         cfg = {"stop_words": self.stop_words if isinstance(self.stop_words, str) else list(self.stop_words),
@@ -150,6 +171,8 @@ class Tokenizer:
             cfg["negation_scope"] = self.negation_scope
         if self.bigrams:
             cfg["bigrams"] = True
+        if self.merge_negations and self.negation_scope:
+            cfg["merge_negations"] = True
         return cfg
 
 
