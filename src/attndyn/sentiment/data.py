@@ -17,6 +17,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -31,6 +32,8 @@ __all__ = [
     "split_random",
     "split_official",
     "download_imdb",
+    "load_imdb",
+    "ImdbSplit",
     "IMDB_URL",
     "IMDB_SHA256",
 ]
@@ -196,6 +199,53 @@ def split_official(reviews: Reviews) -> tuple[np.ndarray, np.ndarray]:
         raise InputError("these reviews have no official split (no 'split' column); use the random split instead "
                          "(--split random, or split_random)")
     return np.flatnonzero(reviews.split == "train"), np.flatnonzero(reviews.split == "test")
+
+
+#: Where :func:`load_imdb` looks for the data when no path is given, after ``$ATTNDYN_IMDB``: the
+#: project's shared copy beside the repository (the CLI's default ``--data``), from the working
+#: folder and from the source tree.
+IMDB_DEFAULT = Path("..") / "shared" / "data" / "imdb" / "imdb.csv.gz"
+
+
+class ImdbSplit(NamedTuple):
+    """Shuffled reviews split into a training and a test part (labels 1 = positive)."""
+
+    train_texts: list[str]
+    train_labels: np.ndarray
+    test_texts: list[str]
+    test_labels: np.ndarray
+
+
+def _find_imdb() -> Path:
+    env = os.environ.get("ATTNDYN_IMDB")
+    candidates = ([Path(env)] if env else []) + [IMDB_DEFAULT, Path(__file__).resolve().parents[3] / IMDB_DEFAULT]
+    for c in candidates:
+        if c.exists():
+            return c
+    raise InputError("no IMDb data found (looked at " + ", ".join(repr(str(c)) for c in candidates) + "); pass "
+                     "load_imdb(path) or set ATTNDYN_IMDB to imdb.csv(.gz) or an aclImdb folder (fetch it with "
+                     "`attndyn data imdb --download DIR`)")
+
+
+def load_imdb(path: str | os.PathLike | None = None, *, n: int | None = None, test_fraction: float = 0.3,
+              seed: int = 0) -> ImdbSplit:
+    """IMDb reviews, shuffled and split: ``train_texts, train_labels, test_texts, test_labels``.
+
+    ``path``: imdb.csv(.gz) or an aclImdb folder (default: ``$ATTNDYN_IMDB``, else the shared copy
+    ``../shared/data/imdb/imdb.csv.gz``). ``n``: keep a seeded random sample of ``n`` reviews (both
+    classes, since the sample is drawn from the whole shuffled file; our CSV is sorted by label, so
+    its first rows are all positive) before the split, for quick experiments. The split is
+    :func:`split_random` (the paper's 70/30 with ``test_fraction=0.3``), seeded by ``seed``.
+    """
+    reviews = read_reviews(_find_imdb() if path is None else path)
+    if n is not None:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= len(reviews):
+            raise InputError(f"n must be an integer from 2 to {len(reviews)} (the reviews in the file), got {n!r}")
+        reviews = reviews.subset(np.random.default_rng(seed).permutation(len(reviews))[: int(n)])
+    tr, te = split_random(len(reviews), test_fraction=test_fraction, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    tr, te = rng.permutation(tr), rng.permutation(te)  # shuffled, not in file order
+    return ImdbSplit([reviews.texts[i] for i in tr], reviews.labels[tr], [reviews.texts[i] for i in te], reviews.labels[te])
 
 
 def _check_members(tar: tarfile.TarFile, dest: Path, max_bytes: int, max_members: int, shown: Path) -> list[tarfile.TarInfo]:
