@@ -132,3 +132,31 @@ def test_new_settings_checked_and_absent_ones_read_as_before(fitted, tmp_path):
     old = HardmaxSentimentClassifier.load(folder)
     assert old.merge_negations is False and old.lexicon is False
     assert old.tokenizer("not good") == ["not", "not_good"]  # tokenized as it was trained
+
+
+def test_lexicon_examples_state_each_polarity_and_its_negation():
+    from attndyn.sentiment.lexicon import NEGATED_VERDICTS, lexicon_examples
+    from attndyn.sentiment.text import Tokenizer
+
+    toks, labels = lexicon_examples(Tokenizer(negation_scope=1, merge_negations=True), 3)
+    n = 2 * (len(POSITIVE_WORDS) + len(NEGATIVE_WORDS)) + len(NEGATED_VERDICTS)
+    assert len(toks) == len(labels) == 3 * n
+    table = dict(zip(map(tuple, toks), labels))
+    assert table[("good",)] == 1 and table[("not_good",)] == 0 and table[("bad",)] == 0 and table[("not_bad",)] == 1
+    assert table[("not_like",)] == 0 and table[("not_worth",)] == 0
+    # with the negation kept beside the marked word, the examples are tokenized the same way
+    kept, _ = lexicon_examples(Tokenizer(negation_scope=1), 1)
+    assert ["not", "not_bad"] in kept
+
+
+def test_lexicon_examples_teach_a_negation_the_data_gets_wrong():
+    # "not bad" only ever appears in negative texts here, as it mostly does in IMDb
+    texts = ["great fun", "not bad acting but awful", "wonderful", "boring not bad plot awful"] * 10
+    labels = [1, 0, 1, 0] * 10
+    common = dict(d=2, epochs=8, min_freq=1, min_log_odds=0, lr=3e-2, embed_lr=1e-1, patience=8, random_state=0)
+    plain = HardmaxSentimentClassifier(lexicon_examples=0, **common).fit(texts, labels)
+    prior = HardmaxSentimentClassifier(lexicon_examples=20, **common).fit(texts, labels)
+    assert plain.predict(["not bad"]).tolist() == [0]
+    assert prior.predict(["not bad"]).tolist() == [1]
+    with pytest.raises(InputError, match="lexicon_examples must be an integer >= 0, got -1"):
+        HardmaxSentimentClassifier(lexicon_examples=-1).fit(texts, labels)

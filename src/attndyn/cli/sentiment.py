@@ -133,6 +133,7 @@ def train(
     merge_negations: bool = typer.Option(True, help="Drop a negation once it marked a word (not good -> not_good alone)."),
     bigrams: int = typer.Option(0, help="k > 0: pairs of neighbouring words seen in >= k training reviews are tokens too; 0: off."),
     lexicon: bool = typer.Option(True, help="Never drop the built-in sentiment lexicon's words (good, bad, ...) and their not_ forms by the log-odds filter."),
+    lexicon_examples: int = typer.Option(20, help="Train also on each lexicon word alone and negated (good: positive, not bad: positive), this many times each; 0: off."),
     lr: float = typer.Option(3e-3, help="AdamW learning rate of alpha and the decoder."),
     embed_lr: float = typer.Option(3e-2, help="AdamW learning rate of the word vectors."),
     lr_decay: float = typer.Option(1.0, help="Multiply both learning rates by this once per epoch (1: constant)."),
@@ -172,7 +173,7 @@ def train(
     est = HardmaxSentimentClassifier(
         d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr, lr_decay=lr_decay,
         word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, embed_init_std=embed_init_std, patience=patience,
-        aux_weight=aux_weight, negation_scope=negation_scope, merge_negations=merge_negations, bigrams=bigrams, lexicon=lexicon, random_state=seed, run_dir=str(run), verbose=progress,
+        aux_weight=aux_weight, negation_scope=negation_scope, merge_negations=merge_negations, bigrams=bigrams, lexicon=lexicon, lexicon_examples=lexicon_examples, random_state=seed, run_dir=str(run), verbose=progress,
     )
     est._check_params()
     if split not in SPLITS:

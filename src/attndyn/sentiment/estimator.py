@@ -24,7 +24,7 @@ from sklearn.exceptions import NotFittedError
 from .._validation import InputError
 from ..io import write_bytes, write_json, write_text
 from ._config import check_integer, check_number
-from .lexicon import PROTECTED
+from .lexicon import PROTECTED, lexicon_examples
 from .modelfile import FORMAT, check_config_record, check_vocab, check_weights, read_json
 from .model import SentimentConfig, SentimentTransformer
 from .text import Tokenizer, Vocabulary, encode
@@ -70,7 +70,9 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     is dropped, ``not good`` → ``not_good`` alone, so a frequent "not" no longer outvotes "not_bad"), ``bigrams`` (k > 0: pairs of neighbouring words are tokens too, "waste time",
     those seen in at least k training texts; 0, the default, none), ``lexicon`` (True, the default: the
     words of the built-in sentiment lexicon, :mod:`attndyn.sentiment.lexicon`, and their ``not_`` forms
-    are never dropped by the log-odds filter, so "good" stays in the vocabulary). The defaults are the settings of the reported models
+    are never dropped by the log-odds filter, so "good" stays in the vocabulary), ``lexicon_examples`` (k > 0:
+    add each lexicon word alone with its polarity and negated with the other one, "not bad" positive,
+    k times each, to the training part, see :func:`~attndyn.sentiment.lexicon.lexicon_examples`; 0: none). The defaults are the settings of the reported models
     (docs/sentiment.md): 256 tokens, the log-odds filter at 0.3, negation marking over one word,
     deep supervision ``aux_weight=1``. Training: see
     :class:`~attndyn.sentiment.train.TrainConfig`. ``inference``: "hardmax" (default) or
@@ -99,6 +101,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         merge_negations: bool = True,
         bigrams: int = 0,
         lexicon: bool = True,
+        lexicon_examples: int = 20,
         epochs: int = 8,
         batch_size: int = 64,
         lr: float = 3e-3,
@@ -133,6 +136,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.merge_negations = merge_negations
         self.bigrams = bigrams
         self.lexicon = lexicon
+        self.lexicon_examples = lexicon_examples
         self.epochs = epochs
         self.batch_size = batch_size
         self.lr = lr
@@ -166,6 +170,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         for name in ("max_len", "min_freq"):
             check_integer(getattr(self, name), name, low=1)
         check_integer(self.max_vocab, "max_vocab", low=1, allow_none=True)
+        check_integer(self.lexicon_examples, "lexicon_examples", low=0)
         check_number(self.min_log_odds, "min_log_odds", low=0)
         if not isinstance(self.bigrams, (bool, np.bool_)):
             check_integer(self.bigrams, "bigrams", low=0)
@@ -250,9 +255,11 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             raise InputError(f"no word is seen {self.min_freq} times with |log-odds| >= {self.min_log_odds} in the training texts; "
                              "lower min_freq or min_log_odds, or give more texts")
 
-        def enc(idx: np.ndarray) -> EncodedSplit:
-            ids, mask = encode([toks[i] for i in idx], self.vocab_, int(self.max_len))
-            return EncodedSplit(ids, mask, torch.as_tensor(labels[idx]))
+        def enc(idx: np.ndarray, extra: tuple[list[list[str]], list[int]] = ([], [])) -> EncodedSplit:
+            known = [t for t in extra[0] if any(w in self.vocab_.index for w in t)]
+            ys = [y for t, y in zip(*extra) if any(w in self.vocab_.index for w in t)]
+            ids, mask = encode([toks[i] for i in idx] + known, self.vocab_, int(self.max_len))
+            return EncodedSplit(ids, mask, torch.as_tensor(np.concatenate([labels[idx], np.asarray(ys, dtype=labels.dtype)])))
 
         mc = SentimentConfig(vocab_size=len(self.vocab_), **{k: getattr(self, k) for k in _MODEL_KEYS})
         model = SentimentTransformer(mc, generator=torch.Generator().manual_seed(int(self.random_state)))
@@ -262,7 +269,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             write_json(run / "config.json", self._config_record())
             write_json(run / "vocab.json", {"words": self.vocab_.words})
         log = (lambda s: print(s, flush=True)) if self.verbose else None
-        result = train(model, enc(tr_idx), enc(val_idx), tc, run_dir=run, progress=bool(self.verbose), log=log)
+        extra = lexicon_examples(self.tokenizer, int(self.lexicon_examples)) if self.lexicon_examples else ([], [])
+        result = train(model, enc(tr_idx, extra), enc(val_idx), tc, run_dir=run, progress=bool(self.verbose), log=log)
         self.model_ = result.model
         self.history_ = result.history
         self.best_epoch_ = result.best_epoch

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["POSITIVE_WORDS", "NEGATIVE_WORDS", "SENTIMENT_WORDS", "NEGATED_VERDICTS", "PROTECTED", "protected_words"]
+__all__ = ["POSITIVE_WORDS", "NEGATIVE_WORDS", "SENTIMENT_WORDS", "NEGATED_VERDICTS", "PROTECTED", "protected_words", "lexicon_examples"]
 
 POSITIVE_WORDS = frozenset(
     """good great excellent wonderful amazing brilliant superb fantastic awesome outstanding perfect beautiful
@@ -49,6 +49,35 @@ NEGATED_VERDICTS = frozenset("like liked recommend worth work works care".split(
 #: The lexicon words and their negation-marked forms, and the negated verdicts: what
 #: ``Vocabulary.build(keep=...)`` is given.
 PROTECTED = SENTIMENT_WORDS | frozenset("not_" + w for w in SENTIMENT_WORDS | NEGATED_VERDICTS)
+
+
+def lexicon_examples(tokenizer, copies: int) -> tuple[list[list[str]], list[int]]:
+    """Short labelled examples that state the lexicon's polarity: each lexicon word alone with its
+    label and, negated, with the other label ("good" 1, "not good" 0, "bad" 0, "not bad" 1, "not
+    worth" 0), tokenized by ``tokenizer``, ``copies`` times each. Added to the training part only.
+
+    In IMDb the document label of a phrase is not its meaning: "not bad" and "never boring"
+    occur mostly in negative reviews ("the acting is not bad, but ..."), "not great" in positive
+    ones; a model of word counts learns those associations. These examples are a prior from the
+    lexicon, a fact about English, not about the data set.
+
+    >>> from attndyn.sentiment.text import Tokenizer
+    >>> toks, labels = lexicon_examples(Tokenizer(negation_scope=1, merge_negations=True), 1)
+    >>> dict(zip(map(tuple, toks), labels))[("not_bad",)], dict(zip(map(tuple, toks), labels))[("good",)]
+    (1, 1)
+    """
+    toks: list[list[str]] = []
+    labels: list[int] = []
+    for words, y in ((POSITIVE_WORDS, 1), (NEGATIVE_WORDS, 0)):
+        for w in sorted(words):
+            toks.append(tokenizer(w))
+            labels.append(y)
+            toks.append(tokenizer("not " + w))
+            labels.append(1 - y)
+    for w in sorted(NEGATED_VERDICTS):
+        toks.append(tokenizer("not " + w))
+        labels.append(0)
+    return toks * copies, labels * copies
 
 
 def protected_words(tokens: Iterable[str]) -> set[str]:

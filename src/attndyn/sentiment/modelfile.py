@@ -59,7 +59,7 @@ def _no_constant(name: str) -> Any:
 
 #: Settings added after models were first saved, with the value that reproduces how a file
 #: without them was trained (its tokenizer kept "not" beside "not_good"; no lexicon was kept).
-ABSENT_SETTINGS = {"merge_negations": False, "lexicon": False}
+ABSENT_SETTINGS = {"merge_negations": False, "lexicon": False, "lexicon_examples": 0}
 
 
 def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
