@@ -16,3 +16,24 @@ def test_repr_is_short_and_names_the_run():
     assert repr(soft).startswith("SoftmaxTrajectory(3 states of (50, 3) tokens, 2 steps, ")
     html = traj._repr_html_()
     assert html.startswith("<div><strong>HardmaxTrajectory</strong><table>") and "stop reason" in html
+
+
+def test_hardmax_and_cli_share_the_alpha_default(tmp_path, capsys):
+    import inspect
+    import json
+
+    import numpy as np
+    import typer
+
+    from attndyn.cli import app, main
+
+    default = inspect.signature(attndyn.hardmax).parameters["alpha"].default
+    cmd = typer.main.get_command(app).commands["hardmax"]
+    assert default == 0.5 == next(p.default for p in cmd.params if p.name == "alpha")
+    z = np.array([[1.0, 1.0], [-1.0, 1.0], [0.2, 0.1]])
+    np.save(tmp_path / "z.npy", z)
+    assert main(["hardmax", str(tmp_path / "z.npy"), "--layers", "10", "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    api = attndyn.hardmax(z, layers=10)
+    assert np.allclose(np.asarray(cli["final_tokens"]), api.final_tokens.numpy())
+    assert torch.equal(api.final_tokens, attndyn.hardmax(z, alpha=0.5, layers=10).final_tokens)
