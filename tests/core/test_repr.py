@@ -37,3 +37,26 @@ def test_hardmax_and_cli_share_the_alpha_default(tmp_path, capsys):
     api = attndyn.hardmax(z, layers=10)
     assert np.allclose(np.asarray(cli["final_tokens"]), api.final_tokens.numpy())
     assert torch.equal(api.final_tokens, attndyn.hardmax(z, alpha=0.5, layers=10).final_tokens)
+
+
+def test_softmax_human_output_states_the_json_verdict_and_rescaling(tmp_path, capsys):
+    import json
+
+    import numpy as np
+
+    from attndyn.cli import main
+
+    x = np.random.default_rng(0).normal(size=(6, 2))
+    np.save(tmp_path / "x.npy", x)
+    for extra in ([], ["--rescaled"]):
+        assert main(["softmax", str(tmp_path / "x.npy"), "--time", "2", "--json", *extra]) == 0
+        rec = json.loads(capsys.readouterr().out)
+        assert rec["rescaled"] is bool(extra)
+        assert main(["softmax", str(tmp_path / "x.npy"), "--time", "2", *extra]) == 0
+        out = capsys.readouterr().out
+        th = rec["theorem"]
+        if th["holds"] is None:
+            assert "no theorem verdict: " + th["note"][:30] in " ".join(out.split())
+        else:
+            assert f"{th['regime']}: {'holds' if th['holds'] else 'does NOT hold'}" in out
+        assert ("rescaled run: the tokens shown are z(t)" in out) is bool(extra)
