@@ -133,7 +133,7 @@ def train(
     merge_negations: bool = typer.Option(True, help="Drop a negation once it marked a word (not good -> not_good alone)."),
     bigrams: int = typer.Option(0, help="k > 0: pairs of neighbouring words seen in >= k training reviews are tokens too; 0: off."),
     lexicon: bool = typer.Option(True, help="Never drop the built-in sentiment lexicon's words (good, bad, ...) and their not_ forms by the log-odds filter."),
-    lexicon_examples: int = typer.Option(20, help="Train also on each lexicon word alone and negated (good: positive, not bad: positive), this many times each; 0: off."),
+    lexicon_examples: int = typer.Option(5, help="Train also on each lexicon word alone and negated (good: positive, not bad: positive), this many times each; 0: off."),
     lr: float = typer.Option(3e-3, help="AdamW learning rate of alpha and the decoder."),
     embed_lr: float = typer.Option(3e-2, help="AdamW learning rate of the word vectors."),
     lr_decay: float = typer.Option(1.0, help="Multiply both learning rates by this once per epoch (1: constant)."),

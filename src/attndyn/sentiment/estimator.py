@@ -101,7 +101,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         merge_negations: bool = True,
         bigrams: int = 0,
         lexicon: bool = True,
-        lexicon_examples: int = 20,
+        lexicon_examples: int = 5,
         epochs: int = 8,
         batch_size: int = 64,
         lr: float = 3e-3,
