@@ -220,7 +220,7 @@ def _warn_outside_theorem(z: Tensor, A: Tensor, mask: Tensor | None) -> None:
 def hardmax(
     tokens: Any,
     *,
-    alpha: float,
+    alpha: float = 0.5,
     layers: int,
     A: Any = None,
     mask: Any = None,
@@ -238,7 +238,8 @@ def hardmax(
     Args:
         tokens: one sequence ``(n, d)`` or a batch ``(B, n, d)`` (array-like or tensor).
         alpha: step size :math:`\alpha > 0`; each layer moves a token by
-            :math:`\alpha/(1+\alpha)` of the way to the mean of the tokens it follows.
+            :math:`\alpha/(1+\alpha)` of the way to the mean of the tokens it follows. Default
+            0.5, the value of the paper's Figure 2 and the default of ``attndyn hardmax --alpha``.
         layers: number of layers K >= 0.
         A: the ``(d, d)`` matrix of the scores :math:`\langle A z_i, z_j\rangle` (identity if
             None). Theorem 1.1 assumes it symmetric positive definite; others warn and run.

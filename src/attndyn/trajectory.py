@@ -46,7 +46,7 @@ class RunStats:
     final_change: tuple[float, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # the short __repr__ of Trajectory; _repr_html_ is the rich view
 class Trajectory:
     """Kept states of a run. ``ts`` are layer indices (hardmax) or times (softmax)."""
 
@@ -121,6 +121,17 @@ class Trajectory:
     def __len__(self) -> int:
         return self.ys.shape[0]
 
+    def __repr__(self) -> str:
+        """One line: kind, kept states and shape, steps, how the run ended (never the tensors).
+
+        >>> import attndyn
+        >>> attndyn.hardmax([[1.0, 0.0], [0.0, 1.0], [0.2, 0.2]], alpha=0.5, layers=4)
+        HardmaxTrajectory(5 states of (3, 2) tokens, 4 steps, stop_reason='completed', converged=False)
+        """
+        shape = tuple(self.ys.shape[1:] if self.batched else self.ys.shape[2:])
+        return (f"{type(self).__name__}({len(self)} states of {shape} tokens{' (batch, n, d)' if self.batched else ''}, "
+                f"{self.stats.steps} steps, stop_reason={self.stats.stop_reason!r}, converged={self.stats.converged})")
+
     def _repr_html_(self) -> str:  # notebooks
         kind = type(self).__name__
         shape = tuple(self.tokens.shape)
@@ -138,7 +149,7 @@ class Trajectory:
         return f"<div><strong>{html.escape(kind)}</strong><table>{rows}</table></div>"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # the short __repr__ of Trajectory; _repr_html_ is the rich view
 class HardmaxTrajectory(Trajectory):
     """Trajectory of the hardmax dynamics, eq. (1.1) of the hardmax paper.
 
@@ -184,7 +195,7 @@ class HardmaxTrajectory(Trajectory):
         return {"rounding_at": at, "rounding_margin": self.rounding_margin[keep]}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # the short __repr__ of Trajectory; _repr_html_ is the rich view
 class SoftmaxTrajectory(Trajectory):
     """Trajectory of the softmax dynamics (softmax paper eqs. (1), (3), (4)).
 

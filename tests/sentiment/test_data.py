@@ -26,9 +26,12 @@ def test_read_csv_plain_and_gzip(tmp_path, gz, make_corpus, write_csv):
 def test_read_csv_errors(tmp_path):
     with pytest.raises(InputError, match="does not exist"):
         read_csv(tmp_path / "missing.csv")
-    (tmp_path / "b.csv").write_text("text,label\nhi,positive\n")
-    with pytest.raises(InputError, match="no 'review' column"):
-        read_csv(tmp_path / "b.csv")
+    (tmp_path / "b.csv").write_text("text,label\nhi,positive\nho,0\n")
+    r = read_csv(tmp_path / "b.csv")  # the usual names of other sentiment sets
+    assert r.texts == ["hi", "ho"] and r.labels.tolist() == [1, 0]
+    (tmp_path / "b2.csv").write_text("body,label\nhi,positive\n")
+    with pytest.raises(InputError, match="no 'review' column .* name the columns review,sentiment or text,label"):
+        read_csv(tmp_path / "b2.csv")
     (tmp_path / "c.csv").write_text("review,sentiment\nhi,meh\n")
     with pytest.raises(InputError, match="neither positive nor negative"):
         read_csv(tmp_path / "c.csv")
@@ -175,3 +178,26 @@ def test_download_names_a_truncated_archive_and_limits_extraction(tmp_path, http
         download_imdb(dest, url="file:///etc/passwd")
     with pytest.raises(InputError, match=r"sha256 must be 64 hex digits \(or None, on the command line --sha256 none, to skip the check\)"):
         download_imdb(dest, url=f"{http_root}/bomb.tar.gz", sha256="abc")
+
+
+def test_load_imdb_shuffles_samples_and_splits(tmp_path, make_corpus, write_csv, monkeypatch):
+    from attndyn.sentiment import load_imdb
+
+    texts, labels = make_corpus(100)
+    ordered = sorted(zip(texts, labels), key=lambda tl: -tl[1])  # sorted by label, as our IMDb copy
+    path = write_csv(tmp_path / "sorted.csv", [t for t, _ in ordered], [y for _, y in ordered], extra=False)
+    tr_x, tr_y, te_x, te_y = load_imdb(path)
+    assert (len(tr_x), len(te_x)) == (70, 30) and sorted(tr_x + te_x) == sorted(texts)
+    assert 0 < tr_y[:10].sum() < 10  # shuffled: the first rows are not all of one class
+    small = load_imdb(path, n=20, seed=3)
+    assert (len(small.train_texts), len(small.test_texts)) == (14, 6) and set(small.train_labels.tolist()) == {0, 1}
+    assert load_imdb(path, n=20, seed=3).train_texts == small.train_texts  # seeded
+    with pytest.raises(InputError, match=r"n must be an integer from 2 to 100 \(the reviews in the file\), got 0"):
+        load_imdb(path, n=0)
+    monkeypatch.setenv("ATTNDYN_IMDB", str(path))
+    assert load_imdb().train_texts == tr_x
+    monkeypatch.setenv("ATTNDYN_IMDB", str(tmp_path / "none.csv"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("attndyn.sentiment.data.__file__", str(tmp_path / "a" / "b" / "c" / "d.py"))
+    with pytest.raises(InputError, match="no IMDb data found .* set ATTNDYN_IMDB .*`attndyn data imdb --download DIR`"):
+        load_imdb()

@@ -108,6 +108,7 @@ def world(tmp_path_factory, make_corpus, write_csv):
     texts, labels = make_corpus(60)
     data = write_csv(root / "data.csv", texts, labels)
     write_csv(root / "other.csv", *make_corpus(60, seed=1))
+    (root / "nolabel.csv").write_text("text,stars\ngreat,5\n")  # another data set without a label column
     write_csv(root / "nosplit.csv", texts, labels, extra=False)
     run = root / "run"
     assert main(["sentiment", "train", "--run", str(run), "--data", str(data), "--epochs", "1", "--min-freq", "1",
@@ -220,7 +221,7 @@ CASES = {
         ["{root}/missing"],
         ["{root}/notacl"],
         ["{root}/afile"],
-        ["{root}/run", "--data", "{root}/other.csv"],
+        ["{root}/run", "--data", "{root}/nolabel.csv"],
         ["{root}/run", "--data", "{root}/missing.csv"],
         ["{root}/run", "--out", "{root}/afile"],
         ["{root}/dj_badjson"],

@@ -1,5 +1,6 @@
-"""Run folders: resume only under equal settings, one training at a time, evaluate only on the run's data."""
+"""Run folders: resume only under equal settings, one training at a time, evaluate the run's own test split or another data set whole."""
 
+import csv
 import hashlib
 import json
 import os
@@ -154,13 +155,22 @@ def test_legacy_folder_without_settings_is_compared_on_its_config(trained, tmp_p
     assert main(TRAIN + ["--run", str(old), "--data", str(data)]) == 0
 
 
-def test_evaluate_refuses_other_data_or_another_split(trained, tmp_path, capsys):
+def test_evaluate_other_data_whole_and_refuses_another_split(trained, tmp_path, capsys):
     _, run, data, other = trained
     before = snapshot(run)
-    assert main(["sentiment", "evaluate", str(run), "--data", str(other), "--no-figures"]) == 2
-    err = capsys.readouterr().err
-    assert f"--data {str(other)!r} (sha256 " in err and "is not the data this model was trained on" in err
-    assert "Omit --data to evaluate on the run's own data" in err and err.count("\n") == 1
+    # another data set (here with text,label columns) is scored whole, from any working folder
+    with other.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    third = tmp_path / "third.csv"
+    with third.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "text", "label"])
+        w.writerows([i, r["review"], int(r["sentiment"] == "positive")] for i, r in enumerate(rows))
+    for path in (other, third):
+        assert main(["sentiment", "evaluate", str(run), "--data", str(path), "--no-figures", "--json",
+                     "--out", str(tmp_path / "ev")]) == 0
+        rep = json.loads(capsys.readouterr().out)
+        assert rep["n"] == 60 and rep["split"] == f"all 60 rows of {path.name} (not the training data)"
     mine = tmp_path / "r"
     shutil.copytree(run, mine)
     info = json.loads((mine / "data.json").read_text())

@@ -65,6 +65,7 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
         "converged": bool(traj.stats.converged_at[b] >= 0)
         or bool(traj.stats.final_change and traj.stats.final_change[b] <= 1e-6),
         "layers": int(traj.stats.steps),
+        "rescaled": bool(traj.params.get("rescaled", False)),
         "theorem": theorem,
         "attention_final": None if P is None else _floats(P),
         "stats": {"function_evals": traj.stats.function_evals, "stop_reason": traj.stats.stop_reason,
@@ -80,6 +81,8 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
         head = f"{title}" + (f" — sequence {b}" if batched else "")
         console.print(f"[bold]{head}[/bold]: {len(rec['final_tokens'])} tokens, {rec['layers']} steps, "
                       f"converged: {rec['converged']}")
+        if rec.get("rescaled"):
+            console.print("  rescaled run: the tokens shown are z(t) = exp(-tV) x(t) (softmax paper, eq. (4)), not x(t)")
         lead = ", ".join(f"{r['index']} (since {r['since_layer']})" for r in rec["leaders"]) or "none"
         console.print(f"  leaders: {lead}")
         rounded = rec.get("rounding_events") or []
@@ -93,9 +96,11 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
                           " ".join(map(str, c["members"])))
         console.print(table)
         th = rec["theorem"]
+        name = th.get("regime") or ("Theorem 1.1" if title == "hardmax" else "theorem")
         if th.get("holds") is not None:
-            name = th.get("regime") or "Theorem 1.1"
             console.print(f"  {name}: {'holds' if th['holds'] else 'does NOT hold'}")
+        else:  # the JSON's verdict is null: say why
+            console.print(f"  no theorem verdict: {th.get('note', 'no theorem applies to this run')}")
 
 
 def check_out_folder(out: Path, option: str) -> None:

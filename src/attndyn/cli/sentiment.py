@@ -87,11 +87,11 @@ def _read_text(file: Path, encoding: str, option: str = "--file") -> str:
     return text
 
 
-def _texts_from(text: Optional[str], file: Optional[Path], encoding: str = "utf-8") -> list[str]:
+def _texts_from(text: Optional[str | list[str]], file: Optional[Path], encoding: str = "utf-8") -> list[str]:
     if (text is None) == (file is None):
         raise InputError("give either a TEXT argument or --file PATH (one text per line, or a CSV with a 'text' column)")
     if text is not None:
-        return [text]
+        return [text] if isinstance(text, str) else list(text)
     assert file is not None  # exactly one of TEXT and --file (checked above)
     raw = _read_text(file, encoding)
     if file.suffix.lower() == ".csv":
@@ -132,21 +132,24 @@ def train(
     split: str = typer.Option("random", help="'random' (seeded 70/30, the paper's protocol) or 'official' (25k/25k)."),
     d: int = typer.Option(2, help="Token dimension."),
     layers: int = typer.Option(8, help="Number of layers K."),
-    epochs: int = typer.Option(8),
+    epochs: int = typer.Option(8, help="Most passes over the training reviews (early stopping may end sooner)."),
     max_len: int = typer.Option(256, help="Tokens kept per review (the paper: 128)."),
     min_freq: int = typer.Option(5, help="Minimum training-split frequency of a vocabulary word."),
     min_log_odds: float = typer.Option(0.3, help="Drop words whose training log-odds between the classes is below this (0: keep all)."),
     negation_scope: int = typer.Option(1, help="Mark this many words after a negation (not_good); 0: off."),
+    merge_negations: bool = typer.Option(True, help="Drop a negation once it marked a word (not good -> not_good alone)."),
     bigrams: int = typer.Option(0, help="k > 0: pairs of neighbouring words seen in >= k training reviews are tokens too; 0: off."),
-    lr: float = typer.Option(3e-3),
-    embed_lr: float = typer.Option(3e-2),
+    lexicon: bool = typer.Option(True, help="Never drop the built-in sentiment lexicon's words (good, bad, ...) and their not_ forms by the log-odds filter."),
+    lexicon_examples: int = typer.Option(5, help="Train also on each lexicon word alone and negated (good: positive, not bad: positive), this many times each; 0: off."),
+    lr: float = typer.Option(3e-3, help="AdamW learning rate of alpha and the decoder."),
+    embed_lr: float = typer.Option(3e-2, help="AdamW learning rate of the word vectors."),
     lr_decay: float = typer.Option(1.0, help="Multiply both learning rates by this once per epoch (1: constant)."),
-    word_dropout: float = typer.Option(0.1),
-    tau: float = typer.Option(1e-3),
-    alpha_min: float = typer.Option(0.5),
-    alpha_init: float = typer.Option(1.0),
+    word_dropout: float = typer.Option(0.1, help="Fraction of a review's words hidden at random in each training batch, in [0, 1)."),
+    tau: float = typer.Option(1e-3, help="Softmax temperature while training (inference is the hardmax, the limit tau -> 0)."),
+    alpha_min: float = typer.Option(0.5, help="Lower bound of the learned attention step alpha (alpha = alpha_min + softplus)."),
+    alpha_init: float = typer.Option(1.0, help="Initial alpha (greater than alpha_min)."),
     embed_init_std: Optional[float] = typer.Option(None, help="Std of the initial word vectors (default sqrt(2/d); the clustered d=16 model: 0.12)."),
-    patience: int = typer.Option(2),
+    patience: int = typer.Option(2, help="Stop after this many epochs without a better validation hardmax accuracy."),
     weight_decay: float = typer.Option(0.0, help="Decoupled weight decay of the word vectors."),
     aux_weight: float = typer.Option(1.0, help="Deep supervision: weight of the decoder's loss at layers 0..K-1."),
     seed: int = typer.Option(0, help="Seeds the split, the weights, the batches and the dropout."),
@@ -178,7 +181,7 @@ def train(
     est = HardmaxSentimentClassifier(
         d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr, lr_decay=lr_decay,
         word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, embed_init_std=embed_init_std, patience=patience,
-        aux_weight=aux_weight, negation_scope=negation_scope, bigrams=bigrams, random_state=seed, run_dir=str(run), verbose=progress,
+        aux_weight=aux_weight, negation_scope=negation_scope, merge_negations=merge_negations, bigrams=bigrams, lexicon=lexicon, lexicon_examples=lexicon_examples, random_state=seed, run_dir=str(run), verbose=progress,
         device=device,
     )
     est._check_params()
@@ -218,7 +221,8 @@ def train(
 def evaluate(
     run_arg: Optional[Path] = typer.Argument(None, metavar="RUN", help="A run folder written by `attndyn sentiment train`."),
     run_opt: Optional[Path] = typer.Option(None, "--run", help="The run folder (same as the RUN argument)."),
-    data: Optional[Path] = typer.Option(None, help="Data to evaluate on (default: the run's data and split)."),
+    data: Optional[Path] = typer.Option(None, help="Data to evaluate on: the run's own data (its test split is scored; the default) "
+                                        "or any other CSV with text,label (or review,sentiment) columns, scored whole."),
     out: Optional[Path] = typer.Option(None, help="Output folder for evaluation.json and figures (default: RUN)."),
     figures: bool = typer.Option(True, help="Draw Figures 8 and 10 and the accuracy curves."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -238,26 +242,37 @@ def evaluate(
     est = _estimator(run, device)
     info = _run_data(run, est)
     path = data or info["data"]
+    external = False
     if "sha256" in info:
         from ..sentiment.runfolder import data_identity
 
         got = data_identity(path)
         if got["sha256"] != info["sha256"]:
-            if data is not None:
-                raise InputError(f"--data {str(data)!r} (sha256 {got['sha256'][:12]}…) is not the data this model was trained on "
-                                 f"({info['data']!r}, sha256 {info['sha256'][:12]}…, recorded in data.json): its test split would "
-                                 "hold training reviews. Omit --data to evaluate on the run's own data, or train a run on this file")
-            raise InputError(f"the run's data file {str(path)!r} changed since training (sha256 {got['sha256'][:12]}…, data.json "
-                             f"records {info['sha256'][:12]}…); restore it or pass its copy with --data, or retrain")
-    corpus = load_corpus(path, split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache")
-    if "n_test" in info and (len(corpus.train_idx), len(corpus.test_idx)) != (info.get("n_train"), info["n_test"]):
-        raise InputError(f"the {info['split']} split of {str(path)!r} has {len(corpus.train_idx)}/{len(corpus.test_idx)} "
-                         f"train/test reviews but data.json records {info.get('n_train')}/{info['n_test']}; this is not the "
-                         "run's data: omit --data, or retrain")
-    te = corpus.test_idx
-    test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
+            if data is None:
+                raise InputError(f"the run's data file {str(path)!r} changed since training (sha256 {got['sha256'][:12]}…, data.json "
+                                 f"records {info['sha256'][:12]}…); restore it or pass its copy with --data, or retrain")
+            external = True  # another data set: every row of it is scored, none was seen in training
+    elif data is not None and Path(data).resolve() != Path(info["data"]).resolve():
+        external = True
+    if external:
+        import numpy as np
+
+        from ..sentiment.data import read_reviews
+
+        reviews = read_reviews(path)
+        test = est._encode(reviews.texts, np.asarray(est.classes_)[reviews.labels])
+        split = f"all {len(reviews)} rows of {Path(path).name} (not the training data)"
+    else:
+        corpus = load_corpus(path, split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache")
+        if "n_test" in info and (len(corpus.train_idx), len(corpus.test_idx)) != (info.get("n_train"), info["n_test"]):
+            raise InputError(f"the {info['split']} split of {str(path)!r} has {len(corpus.train_idx)}/{len(corpus.test_idx)} "
+                             f"train/test reviews but data.json records {info.get('n_train')}/{info['n_test']}; this is not the "
+                             "run's data: omit --data, or retrain")
+        te = corpus.test_idx
+        test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
+        split = info["split"]
     rep = evaluate_model(est, test)
-    rep["split"] = info["split"]
+    rep["split"] = split
     dest = out or run
     write_json(dest / "evaluation.json", rep)
     if figures:
@@ -269,37 +284,45 @@ def evaluate(
     if as_json:
         typer.echo(json.dumps({k: v for k, v in rep.items() if k != "figure8"}, indent=2))
     else:
-        typer.echo(f"d={rep['d']} alpha={rep['alpha']:.3f} test n={rep['n']}: softmax acc {rep['softmax_acc']:.4f}, "
+        typer.echo(f"d={rep['d']} alpha={rep['alpha']:.3f} test n={rep['n']} ({rep['split']}): softmax acc {rep['softmax_acc']:.4f}, "
                    f"hardmax acc {rep['hardmax_acc']:.4f}, agreement {rep['agreement']:.4f}, "
                    f"hardmax inference {rep['hardmax_seconds']:.1f}s")
         typer.echo(f"clusters per real token (last layer, rtol {rep['cluster_rtol']:g}): mean {rep['clusters_per_token_mean']:.3f}")
         typer.echo(f"leaders per review: mean {rep['leaders_mean']:.2f} std {rep['leaders_std']:.2f} min {rep['leaders_min']} "
                    f"max {rep['leaders_max']}; already leaders at layer 0: {rep['leaders_at_layer0_fraction']:.3f}")
+        from ..sentiment.checklist import summary
+
+        typer.echo("behavioural suite (pass rate, items): " + summary(rep["checklist"]))
         typer.echo("figure 10 words: " + ", ".join(f"{r['word']} ({r['count']})" for r in rep["figure10"]))
         typer.echo(f"written to {dest}")
 
 
 @app.command()
 def predict(
-    text: Optional[str] = typer.Argument(None, help="A review (or use --file)."),
+    texts: Optional[list[str]] = typer.Argument(None, metavar="TEXT...", help="One or more reviews (or use --file)."),
     model: Path = typer.Option(..., "--model", help="Run or model folder."),
     file: Optional[Path] = typer.Option(None, "--file", help="One text per line, or a CSV with a 'text' column."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON lines."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON lines (text, label, probability_positive, known_words)."),
     encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of --file (e.g. latin-1, utf-16)."),
     device: str = typer.Option("cpu", help=_DEVICE_HELP),
 ) -> None:
-    """Label and probability of positive sentiment for each text."""
-    texts = _texts_from(text, file, encoding)
+    """Label and probability of positive sentiment for each text, and how many of its words the model knows
+    (a text with no known word gets the model's prior, and says so)."""
+    if texts and file is not None:
+        raise InputError("give either TEXT arguments or --file PATH (one text per line, or a CSV with a 'text' column), not both")
+    texts = _texts_from(None if not texts else texts, file, encoding)
     est = _estimator(model, device)
     proba = est.predict_proba(texts)[:, 1]
-    for t, p in zip(texts, proba):
+    known = est.known_words(texts)
+    for t, p, k in zip(texts, proba, known):
         label = est.classes_[int(p > 0.5)]
         label = label.item() if hasattr(label, "item") else label
         name = {1: "positive", 0: "negative"}.get(label, label) if not isinstance(label, str) else label
         if as_json:
-            typer.echo(json.dumps({"text": t, "label": name, "probability_positive": float(p)}))
+            typer.echo(json.dumps({"text": t, "label": name, "probability_positive": float(p), "known_words": len(k)}))
         else:
-            typer.echo(f"{name}\t{p:.4f}\t{t[:70]}")
+            note = "" if k else "\t(no known word: the model read nothing of this text; this is its prior)"
+            typer.echo(f"{name}\t{p:.4f}\t{t[:70]}{note}")
 
 
 @app.command()
@@ -341,6 +364,10 @@ def explain(
         typer.echo(json.dumps(e.to_dict(), indent=2))
         return
     side = "positive" if e.decision_value > 0 else "negative"
+    if not e.known_words:
+        typer.echo(f"no known word: the model read nothing of this text; {side} (p positive = {e.probability:.3f}) is its prior "
+                   "for any such text, no leader or cluster explains it")
+        return
     typer.echo(f"{side} (p positive = {e.probability:.3f}; H = {e.decision_value:+.3f}, bias {e.bias:+.3f}, alpha {e.alpha:.3f})")
     for c in e.clusters:
         typer.echo(f"  {', '.join(c.leaders):<20} share {c.share:+.2f}  ({c.size} {'word' if c.size == 1 else 'words'}: {', '.join(c.words[:12])}{' …' if len(c.words) > 12 else ''})")

@@ -5,7 +5,7 @@
 draw their results.
 """
 
-from .data import Reviews, download_imdb, read_aclimdb, read_csv, read_reviews, split_official, split_random
+from .data import ImdbSplit, Reviews, download_imdb, load_imdb, read_aclimdb, read_csv, read_reviews, split_official, split_random
 from .estimator import HardmaxSentimentClassifier
 from .explain import Explanation, explain
 from .model import SentimentConfig, SentimentTransformer
@@ -26,6 +26,8 @@ __all__ = [
     "split_random",
     "split_official",
     "download_imdb",
+    "load_imdb",
+    "ImdbSplit",
     "explain",
     "Explanation",
 ]

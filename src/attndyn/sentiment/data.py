@@ -18,6 +18,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -32,6 +33,8 @@ __all__ = [
     "split_random",
     "split_official",
     "download_imdb",
+    "load_imdb",
+    "ImdbSplit",
     "IMDB_URL",
     "IMDB_SHA256",
 ]
@@ -84,10 +87,12 @@ def _rating(value: str | None, where: str) -> int:
                          "(integers such as 1 or 10) or remove it") from None
 
 
-def read_csv(path: str | os.PathLike, *, text_column: str = "review", label_column: str = "sentiment") -> Reviews:
-    """Read a CSV (``.csv`` or ``.csv.gz``) with a review column and a sentiment column.
+def read_csv(path: str | os.PathLike, *, text_column: str | None = None, label_column: str | None = None) -> Reviews:
+    """Read a CSV (``.csv`` or ``.csv.gz``) with a text column and a label column.
 
-    Sentiments may be ``positive``/``negative`` (as in the Kaggle and our copy) or 1/0.
+    By default the text column is ``review`` or else ``text``, the label column ``sentiment`` or
+    else ``label`` (IMDb's names, then the usual ones of other sentiment sets). Labels may be
+    ``positive``/``negative`` (as in the Kaggle and our copy), ``pos``/``neg`` or 1/0.
     Optional ``split`` and ``rating`` columns are kept.
     """
     p = Path(path)
@@ -101,9 +106,14 @@ def read_csv(path: str | os.PathLike, *, text_column: str = "review", label_colu
         with opener() as f:
             reader = csv.DictReader(f)
             cols = reader.fieldnames or []
+            if text_column is None:
+                text_column = "text" if "review" not in cols and "text" in cols else "review"
+            if label_column is None:
+                label_column = "label" if "sentiment" not in cols and "label" in cols else "sentiment"
             for col in (text_column, label_column):
                 if col not in cols:
-                    raise InputError(f"CSV {str(p)!r} has no {col!r} column (columns: {cols}); pass text_column=/label_column=")
+                    raise InputError(f"CSV {str(p)!r} has no {col!r} column (columns: {cols}); name the columns "
+                                     "review,sentiment or text,label, or pass text_column=/label_column=")
             has_split, has_rating = "split" in cols, "rating" in cols
             for line, row in enumerate(reader, start=2):
                 texts.append(row[text_column] or "")
@@ -190,6 +200,53 @@ def split_official(reviews: Reviews) -> tuple[np.ndarray, np.ndarray]:
         raise InputError("these reviews have no official split (no 'split' column); use the random split instead "
                          "(--split random, or split_random)")
     return np.flatnonzero(reviews.split == "train"), np.flatnonzero(reviews.split == "test")
+
+
+#: Where :func:`load_imdb` looks for the data when no path is given, after ``$ATTNDYN_IMDB``: the
+#: project's shared copy beside the repository (the CLI's default ``--data``), from the working
+#: folder and from the source tree.
+IMDB_DEFAULT = Path("..") / "shared" / "data" / "imdb" / "imdb.csv.gz"
+
+
+class ImdbSplit(NamedTuple):
+    """Shuffled reviews split into a training and a test part (labels 1 = positive)."""
+
+    train_texts: list[str]
+    train_labels: np.ndarray
+    test_texts: list[str]
+    test_labels: np.ndarray
+
+
+def _find_imdb() -> Path:
+    env = os.environ.get("ATTNDYN_IMDB")
+    candidates = ([Path(env)] if env else []) + [IMDB_DEFAULT, Path(__file__).resolve().parents[3] / IMDB_DEFAULT]
+    for c in candidates:
+        if c.exists():
+            return c
+    raise InputError("no IMDb data found (looked at " + ", ".join(repr(str(c)) for c in candidates) + "); pass "
+                     "load_imdb(path) or set ATTNDYN_IMDB to imdb.csv(.gz) or an aclImdb folder (fetch it with "
+                     "`attndyn data imdb --download DIR`)")
+
+
+def load_imdb(path: str | os.PathLike | None = None, *, n: int | None = None, test_fraction: float = 0.3,
+              seed: int = 0) -> ImdbSplit:
+    """IMDb reviews, shuffled and split: ``train_texts, train_labels, test_texts, test_labels``.
+
+    ``path``: imdb.csv(.gz) or an aclImdb folder (default: ``$ATTNDYN_IMDB``, else the shared copy
+    ``../shared/data/imdb/imdb.csv.gz``). ``n``: keep a seeded random sample of ``n`` reviews (both
+    classes, since the sample is drawn from the whole shuffled file; our CSV is sorted by label, so
+    its first rows are all positive) before the split, for quick experiments. The split is
+    :func:`split_random` (the paper's 70/30 with ``test_fraction=0.3``), seeded by ``seed``.
+    """
+    reviews = read_reviews(_find_imdb() if path is None else path)
+    if n is not None:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= len(reviews):
+            raise InputError(f"n must be an integer from 2 to {len(reviews)} (the reviews in the file), got {n!r}")
+        reviews = reviews.subset(np.random.default_rng(seed).permutation(len(reviews))[: int(n)])
+    tr, te = split_random(len(reviews), test_fraction=test_fraction, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    tr, te = rng.permutation(tr), rng.permutation(te)  # shuffled, not in file order
+    return ImdbSplit([reviews.texts[i] for i in tr], reviews.labels[tr], [reviews.texts[i] for i in te], reviews.labels[te])
 
 
 def _check_members(tar: tarfile.TarFile, dest: Path, max_bytes: int, max_members: int, shown: Path) -> list[tarfile.TarInfo]:

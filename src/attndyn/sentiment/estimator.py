@@ -24,6 +24,7 @@ from sklearn.exceptions import NotFittedError
 from .._validation import InputError
 from ..io import write_bytes, write_json, write_text
 from ._config import check_integer, check_number
+from .lexicon import PROTECTED, lexicon_examples
 from .modelfile import FORMAT, check_config_record, check_vocab, check_weights, read_json
 from ..devices import resolve_device
 from .model import SentimentConfig, SentimentTransformer
@@ -66,8 +67,13 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     ``embed_init_std`` (None: sqrt(2/d)). Text: ``max_len``, ``min_freq``, ``max_vocab``, ``min_log_odds`` (drop words
     whose training log-odds between the classes is below it; 0 keeps all), ``stop_words``
     ("english", "none" or a list), ``keep_negations``, ``negation_scope`` (mark that many words after
-    a negation: ``not_good``), ``bigrams`` (k > 0: pairs of neighbouring words are tokens too, "waste time",
-    those seen in at least k training texts; 0, the default, none). The defaults are the settings of the reported models
+    a negation: ``not_good``), ``merge_negations`` (True, the default: the negation that marked a word
+    is dropped, ``not good`` → ``not_good`` alone, so a frequent "not" no longer outvotes "not_bad"), ``bigrams`` (k > 0: pairs of neighbouring words are tokens too, "waste time",
+    those seen in at least k training texts; 0, the default, none), ``lexicon`` (True, the default: the
+    words of the built-in sentiment lexicon, :mod:`attndyn.sentiment.lexicon`, and their ``not_`` forms
+    are never dropped by the log-odds filter, so "good" stays in the vocabulary), ``lexicon_examples`` (k > 0:
+    add each lexicon word alone with its polarity and negated with the other one, "not bad" positive,
+    k times each, to the training part, see :func:`~attndyn.sentiment.lexicon.lexicon_examples`; 0: none). The defaults are the settings of the reported models
     (docs/sentiment.md): 256 tokens, the log-odds filter at 0.3, negation marking over one word,
     deep supervision ``aux_weight=1``. Training: see
     :class:`~attndyn.sentiment.train.TrainConfig`. ``inference``: "hardmax" (default) or
@@ -96,7 +102,10 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         stop_words: Any = "english",
         keep_negations: bool = True,
         negation_scope: int = 1,
+        merge_negations: bool = True,
         bigrams: int = 0,
+        lexicon: bool = True,
+        lexicon_examples: int = 5,
         epochs: int = 8,
         batch_size: int = 64,
         lr: float = 3e-3,
@@ -129,7 +138,10 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.stop_words = stop_words
         self.keep_negations = keep_negations
         self.negation_scope = negation_scope
+        self.merge_negations = merge_negations
         self.bigrams = bigrams
+        self.lexicon = lexicon
+        self.lexicon_examples = lexicon_examples
         self.epochs = epochs
         self.batch_size = batch_size
         self.lr = lr
@@ -154,7 +166,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     def tokenizer(self) -> Tokenizer:
         sw = self.stop_words if isinstance(self.stop_words, str) else tuple(self.stop_words)
         return Tokenizer(stop_words=sw, keep_negations=bool(self.keep_negations), negation_scope=self.negation_scope,
-                         bigrams=self.bigrams > 0)
+                         bigrams=self.bigrams > 0, merge_negations=self.merge_negations)
 
     def _check_params(self) -> None:
         """Every setting's type and range, before any tokenizing or training (strings such as
@@ -164,11 +176,16 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         for name in ("max_len", "min_freq"):
             check_integer(getattr(self, name), name, low=1)
         check_integer(self.max_vocab, "max_vocab", low=1, allow_none=True)
+        check_integer(self.lexicon_examples, "lexicon_examples", low=0)
         check_number(self.min_log_odds, "min_log_odds", low=0)
         if not isinstance(self.bigrams, (bool, np.bool_)):
             check_integer(self.bigrams, "bigrams", low=0)
         else:
             raise InputError(f"bigrams must be an integer >= 0 (0: no bigram tokens; k: bigrams seen in >= k training texts), got {self.bigrams!r}")
+        if not isinstance(self.merge_negations, (bool, np.bool_)):
+            raise InputError(f"merge_negations must be True or False, got {self.merge_negations!r}")
+        if not isinstance(self.lexicon, (bool, np.bool_)):
+            raise InputError(f"lexicon must be True or False, got {self.lexicon!r}")
         if not isinstance(self.keep_negations, (bool, np.bool_)):
             raise InputError(f"keep_negations must be True or False, got {self.keep_negations!r}")
         if not isinstance(self.verbose, (bool, np.bool_)):
@@ -239,14 +256,17 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         val_idx, tr_idx = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         self.vocab_ = Vocabulary.build([toks[i] for i in tr_idx], min_freq=int(self.min_freq), max_size=self.max_vocab,
                                        labels=labels[tr_idx], min_log_odds=float(self.min_log_odds),
-                                       min_bigram_docs=max(1, int(self.bigrams)))
+                                       min_bigram_docs=max(1, int(self.bigrams)),
+                                       keep=PROTECTED if self.lexicon else ())
         if len(self.vocab_) <= 2:
             raise InputError(f"no word is seen {self.min_freq} times with |log-odds| >= {self.min_log_odds} in the training texts; "
                              "lower min_freq or min_log_odds, or give more texts")
 
-        def enc(idx: np.ndarray) -> EncodedSplit:
-            ids, mask = encode([toks[i] for i in idx], self.vocab_, int(self.max_len))
-            return EncodedSplit(ids, mask, torch.as_tensor(labels[idx]))
+        def enc(idx: np.ndarray, extra: tuple[list[list[str]], list[int]] = ([], [])) -> EncodedSplit:
+            known = [t for t in extra[0] if any(w in self.vocab_.index for w in t)]
+            ys = [y for t, y in zip(*extra) if any(w in self.vocab_.index for w in t)]
+            ids, mask = encode([toks[i] for i in idx] + known, self.vocab_, int(self.max_len))
+            return EncodedSplit(ids, mask, torch.as_tensor(np.concatenate([labels[idx], np.asarray(ys, dtype=labels.dtype)])))
 
         mc = SentimentConfig(vocab_size=len(self.vocab_), **{k: getattr(self, k) for k in _MODEL_KEYS})
         model = SentimentTransformer(mc, generator=torch.Generator().manual_seed(int(self.random_state)))
@@ -257,7 +277,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             write_json(run / "config.json", self._config_record())
             write_json(run / "vocab.json", {"words": self.vocab_.words})
         log = (lambda s: print(s, flush=True)) if self.verbose else None
-        result = train(model, enc(tr_idx), enc(val_idx), tc, run_dir=run, progress=bool(self.verbose), log=log)
+        extra = lexicon_examples(self.tokenizer, int(self.lexicon_examples)) if self.lexicon_examples else ([], [])
+        result = train(model, enc(tr_idx, extra), enc(val_idx), tc, run_dir=run, progress=bool(self.verbose), log=log)
         self.model_ = cast(SentimentTransformer, result.model)  # the model built above
         self.history_ = result.history
         self.best_epoch_ = result.best_epoch
@@ -280,6 +301,20 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             raise InputError(f"the model's decision value for text {i} is {H[i]}, not a number; its weights are out of range: retrain it")
         p = sigmoid(H)
         return np.stack([1.0 - p, p], axis=1)
+
+    def known_words(self, X: Any) -> list[list[str]]:
+        """The words of each text that the model reads: its tokens found in ``vocab_``, the first
+        ``max_len`` of them. An empty list means that no word was known: the model then reads the
+        single ``<unk>`` token and its probability says nothing about the text.
+
+        >>> clf = HardmaxSentimentClassifier(d=2, epochs=1, min_freq=1, min_log_odds=0, random_state=0)
+        >>> clf = clf.fit(["great fun", "awful mess"] * 5, [1, 0] * 5)
+        >>> clf.known_words(["Great fun!", "asdf qwerty"])
+        [['great', 'fun'], []]
+        """
+        self._check_fitted()
+        tok, index = self.tokenizer, self.vocab_.index
+        return [[w for w in tok(t) if w in index][: int(self.max_len)] for t in check_texts(X)]
 
     def predict(self, X: Any) -> np.ndarray:
         self._check_fitted()

@@ -109,10 +109,14 @@ def figure8_data(history: list[dict]) -> dict:
 
 
 def evaluate_model(estimator: HardmaxSentimentClassifier, data: EncodedSplit, *, rtol: float = CLUSTER_RTOL) -> dict:
-    """Everything ``attndyn sentiment evaluate`` reports for one fitted estimator."""
+    """Everything ``attndyn sentiment evaluate`` reports for one fitted estimator, with the
+    behavioural suite's pass rate per category (:mod:`attndyn.sentiment.checklist`) under ``checklist``."""
+    from .checklist import score
+
     model = estimator.model_
     out: dict[str, Any] = {"d": model.config.d, "alpha": float(model.alpha.detach())}
     out.update(accuracy_report(model, data))
     out.update(hardmax_statistics(model, data, estimator.vocab_.words, rtol=rtol))
+    out["checklist"] = score(estimator)
     out["figure8"] = figure8_data(getattr(estimator, "history_", []))
     return out

@@ -71,6 +71,7 @@ class Explanation:
     words: list[str]  # the model's tokens, in order
     leaders: list[str]
     clusters: list[ClusterRecord]
+    known_words: int = 0  # how many of the text's words the model knows (0: it read only <unk>)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -80,8 +81,7 @@ class Explanation:
 
 def trajectory_of(estimator: HardmaxSentimentClassifier, text: str) -> tuple[list[str], HardmaxTrajectory, float, Tensor]:
     """Words, the (K+1, n, d) hardmax trajectory of one text, and the run object."""
-    tok = estimator.tokenizer(text)
-    known = [w for w in tok if w in estimator.vocab_.index][: estimator.max_len] or [UNK]
+    known = estimator.known_words([text])[0] or [UNK]
     ids = torch.tensor([estimator.vocab_.ids(known)])
     mask = torch.ones_like(ids, dtype=torch.bool)
     logits, traj = estimator.model_.hardmax_run(ids, mask, every=1, follow=True)
@@ -103,6 +103,9 @@ def explain(estimator: HardmaxSentimentClassifier, text: str) -> Explanation:
     leaders' limits or to convex combinations of them, hardmax paper Theorem 1.1); copies of one
     leader word form one group. A group's contribution is :math:`\frac1n\sum_{i\in g}\langle v,
     z^K_i\rangle`, so the contributions and the bias add up to H exactly.
+
+    A text with no known word (``known_words == 0``) has no leaders and no clusters: the model
+    read only ``<unk>``, and its probability is the same for every such text.
     """
     _check_estimator(estimator)
     if not isinstance(text, str):
@@ -134,5 +137,9 @@ def explain(estimator: HardmaxSentimentClassifier, text: str) -> Explanation:
         raise InputError(f"the model's decision value for this text is {H}, not a number; its weights are out of range: retrain it")
     p = 0.5 * (1.0 + math.tanh(0.5 * H))  # the sigmoid, without overflow
     label = estimator.classes_[int(H > 0)]
+    known = 0 if words == [UNK] else len(words)
+    if not known:
+        words, groups, records = [], {}, []
     return Explanation(text=text, label=label, probability=float(p), decision_value=H, bias=b,
-                       alpha=float(model.alpha.detach()), words=words, leaders=sorted(groups), clusters=records)
+                       alpha=float(model.alpha.detach()), words=words, leaders=sorted(groups), clusters=records,
+                       known_words=known)

@@ -57,6 +57,11 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+#: Settings added after models were first saved, with the value that reproduces how a file
+#: without them was trained (its tokenizer kept "not" beside "not_good"; no lexicon was kept).
+ABSENT_SETTINGS = {"merge_negations": False, "lexicon": False, "lexicon_examples": 0}
+
+
 def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
     """Check a parsed ``config.json``; return it with ``estimator`` holding every setting."""
     where = str(path)
@@ -77,6 +82,7 @@ def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         raise InputError(f"{where!r}: unknown estimator settings {unknown}; allowed: {sorted(allowed)}")
+    params = {**ABSENT_SETTINGS, **params}
     try:
         est = estimator_cls(**params)
         est._check_params()

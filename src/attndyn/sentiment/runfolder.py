@@ -101,7 +101,9 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
         rec = _read(run / SETTINGS)
         if not isinstance(rec, dict):
             raise InputError(f"{str(run / SETTINGS)!r} is not a settings object; use --run NEW, or --overwrite to start this run again")
-        return flat_settings(rec)
+        from .modelfile import ABSENT_SETTINGS
+
+        return {**ABSENT_SETTINGS, **flat_settings(rec)}
     if not (run / "config.json").is_file():
         if (run / "checkpoint.safetensors").exists() or (run / "weights.safetensors").exists():
             raise InputError(f"run folder {str(run)!r} holds weights but no config.json or {SETTINGS}; its settings are unknown: "
@@ -111,7 +113,10 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
     est = cfg.get("estimator") if isinstance(cfg, dict) else None
     if not isinstance(est, dict):
         raise InputError(f"{str(run / 'config.json')!r} records no estimator settings; use --run NEW, or --overwrite to start this run again")
-    flat = {**{k: v for k, v in defaults.items() if k not in _NOT_RESULTS}, **{k: v for k, v in est.items() if k not in _NOT_RESULTS}}
+    from .modelfile import ABSENT_SETTINGS
+
+    flat = {**{k: v for k, v in defaults.items() if k not in _NOT_RESULTS}, **ABSENT_SETTINGS,
+            **{k: v for k, v in est.items() if k not in _NOT_RESULTS}}
     info = _read(run / "data.json") if (run / "data.json").is_file() else {}
     if isinstance(info, dict) and "split" in info:
         flat["split"] = info["split"]

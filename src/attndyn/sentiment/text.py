@@ -65,7 +65,8 @@ def clean(text: str) -> str:
     return " ".join(_WORD.findall(t))
 
 
-def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0, bigrams: bool = False) -> list[str]:
+def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0, bigrams: bool = False,
+             merge_negations: bool = False) -> list[str]:
     """Words of :func:`clean` (text) not in ``stop_words``.
 
     ``negation_scope = k > 0`` marks the k words after a negation (counted after stop-word
@@ -80,6 +81,13 @@ def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0,
     >>> tokenize("It is not a good film", ENGLISH_STOP_WORDS - NEGATIONS, negation_scope=1)
     ['not', 'not_good', 'film']
 
+    ``merge_negations`` drops a negation once it has marked a word, so the marked word carries
+    it alone (a negation that marks nothing, at the end, stays):
+
+    >>> tokenize("It is not a good film, never dull. Not", ENGLISH_STOP_WORDS - NEGATIONS, negation_scope=1,
+    ...          merge_negations=True)
+    ['not_good', 'film', 'not_dull', 'not']
+
     ``bigrams`` puts each pair of neighbouring words (after the steps above) between them, as a
     token of its own: the mean over tokens is a bag of words *and* phrases.
 
@@ -89,7 +97,7 @@ def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0,
     stop = stop_words if isinstance(stop_words, (set, frozenset)) else set(stop_words)
     words = [w for w in clean(text).split() if w not in stop]
     if negation_scope > 0:
-        words = _mark_negations(words, negation_scope)
+        words = _mark_negations(words, negation_scope, merge_negations)
     if not bigrams:
         return words
     out = []
@@ -98,17 +106,25 @@ def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0,
     return out + words[-1:]
 
 
-def _mark_negations(words: list[str], negation_scope: int) -> list[str]:
-    out, left = [], 0
+def _mark_negations(words: list[str], negation_scope: int, merge: bool = False) -> list[str]:
+    out, left, pending = [], 0, None  # pending: a merged negation that has not marked a word yet
     for w in words:
         if w in NEGATIONS:
-            out.append(w)
+            if pending is not None:
+                out.append(pending)
+            if merge:
+                pending = w
+            else:
+                out.append(w)
             left = negation_scope
         elif left > 0:
             out.append("not_" + w)
             left -= 1
+            pending = None
         else:
             out.append(w)
+    if pending is not None:
+        out.append(pending)
     return out
 
 
@@ -117,12 +133,14 @@ class Tokenizer:
     """Configurable tokenizer. ``stop_words``: ``"english"`` (built-in list), ``"none"``, or a
     list of words; ``keep_negations`` removes :data:`NEGATIONS` from the stop list;
     ``negation_scope`` marks that many words after each negation; ``bigrams`` adds the pairs of
-    neighbouring words as tokens (see :func:`tokenize`)."""
+    neighbouring words as tokens; ``merge_negations`` drops a negation that marked a word
+    (``not good`` → ``not_good``; see :func:`tokenize`)."""
 
     stop_words: str | tuple[str, ...] = "english"
     keep_negations: bool = True
     negation_scope: int = 0
     bigrams: bool = False
+    merge_negations: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.stop_words, str) and self.stop_words not in ("english", "none"):
@@ -135,6 +153,9 @@ class Tokenizer:
         if not isinstance(self.bigrams, (bool, np.bool_)):
             raise InputError(f"bigrams must be True or False, got {self.bigrams!r}")
         object.__setattr__(self, "bigrams", bool(self.bigrams))
+        if not isinstance(self.merge_negations, (bool, np.bool_)):
+            raise InputError(f"merge_negations must be True or False, got {self.merge_negations!r}")
+        object.__setattr__(self, "merge_negations", bool(self.merge_negations))
 
     @property
     def stop_set(self) -> frozenset[str]:
@@ -142,7 +163,7 @@ class Tokenizer:
         return base - NEGATIONS if self.keep_negations else base
 
     def __call__(self, text: str) -> list[str]:
-        return tokenize(text, self.stop_set, self.negation_scope, self.bigrams)
+        return tokenize(text, self.stop_set, self.negation_scope, self.bigrams, self.merge_negations)
 
     def config(self) -> dict:
         cfg: dict[str, Any] = {"stop_words": self.stop_words if isinstance(self.stop_words, str) else list(self.stop_words),
@@ -151,6 +172,8 @@ class Tokenizer:
             cfg["negation_scope"] = self.negation_scope
         if self.bigrams:
             cfg["bigrams"] = True
+        if self.merge_negations and self.negation_scope:
+            cfg["merge_negations"] = True
         return cfg
 
 
@@ -176,18 +199,23 @@ class Vocabulary:
         labels: Sequence[int] | np.ndarray | None = None,
         min_log_odds: float = 0.0,
         min_bigram_docs: int = 1,
+        keep: Iterable[str] = (),
     ) -> "Vocabulary":
         r"""Vocabulary of the words seen at least ``min_freq`` times (at most ``max_size`` words).
 
         With ``labels`` (0/1 per token list) and ``min_log_odds > 0``, a word is also dropped when
         its smoothed document log-odds ratio between the classes,
         :math:`|\log\frac{(p_w+1)/(P+2)}{(n_w+1)/(N+2)}|`, is below ``min_log_odds``: words that say
-        nothing about the label then never enter the dynamics (negations are always kept).
+        nothing about the label then never enter the dynamics (negations and the words of ``keep``,
+        e.g. the sentiment lexicon of :mod:`attndyn.sentiment.lexicon`, are always kept).
         A bigram token (two words and a space, see :func:`tokenize`) must also occur in at least
         ``min_bigram_docs`` of the token lists.
 
         >>> Vocabulary.build([["good", "film"], ["bad", "film"]] * 3, min_freq=1, labels=[1, 0] * 3,
         ...                  min_log_odds=0.5).words[2:]
+        ['bad', 'good']
+        >>> Vocabulary.build([["good", "film"], ["bad", "film"], ["good", "bad"]], min_freq=1, labels=[1, 0, 1],
+        ...                  min_log_odds=0.5, keep=["bad"]).words[2:]
         ['bad', 'good']
         """
         token_lists = [list(t) for t in token_lists]
@@ -203,10 +231,11 @@ class Vocabulary:
             neg: Counter[str] = Counter()
             for toks, y in zip(token_lists, labels):
                 (pos if int(y) == 1 else neg).update(set(toks))
+            kept = set(keep)
             P, N = sum(int(y) == 1 for y in labels), sum(int(y) != 1 for y in labels)
             for w in list(counts):
                 lo = math.log((pos[w] + 1) / (P + 2)) - math.log((neg[w] + 1) / (N + 2))
-                if abs(lo) < min_log_odds and w not in NEGATIONS:
+                if abs(lo) < min_log_odds and w not in NEGATIONS and w not in kept:
                     del counts[w]
         items = sorted(((w, c) for w, c in counts.items() if c >= min_freq), key=lambda wc: (-wc[1], wc[0]))
         if max_size is not None:
