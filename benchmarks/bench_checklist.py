@@ -27,8 +27,10 @@ def tfidf_baseline(data: str, seed: int = 0):
 
     reviews = read_reviews(data)
     tr, te = split_random(len(reviews), seed=seed)
-    pipe = make_pipeline(TfidfVectorizer(preprocessor=clean, ngram_range=(1, 2), min_df=2, sublinear_tf=True, max_features=200_000),
-                         LogisticRegression(C=4.0, max_iter=1000))
+    pipe = make_pipeline(
+        TfidfVectorizer(preprocessor=clean, ngram_range=(1, 2), min_df=2, sublinear_tf=True, max_features=200_000),
+        LogisticRegression(C=4.0, max_iter=1000),
+    )
     pipe.fit([reviews.texts[i] for i in tr], reviews.labels[tr])
     acc = float(pipe.score([reviews.texts[i] for i in te], reviews.labels[te]))
     return pipe, acc

@@ -68,19 +68,33 @@ def run(instances: int, seed: int, alpha: float, layers: int, rounds: int, kind:
             if res.trajectory is not None:  # independent re-simulation of the returned A
                 again = attndyn.hardmax(Z, alpha=alpha, layers=layers, A=res.A, check_hypotheses=False)
                 verified = set(attndyn.leaders(again).indices) == set(S)
-            rows.append({"instance": k, "n": len(Z), "d": Z.shape[1], "target_size": len(S), "spd": spd,
-                         "verdict": res.verdict, "verified": verified and res.reached, "rounds": len(res.rounds),
-                         "certified_impossible": bool(res.certificates),
-                         "solve_seconds": res.seconds, "wall_seconds": wall, "margin": res.record()["margin"]})
+            rows.append(
+                {
+                    "instance": k,
+                    "n": len(Z),
+                    "d": Z.shape[1],
+                    "target_size": len(S),
+                    "spd": spd,
+                    "verdict": res.verdict,
+                    "verified": verified and res.reached,
+                    "rounds": len(res.rounds),
+                    "certified_impossible": bool(res.certificates),
+                    "solve_seconds": res.seconds,
+                    "wall_seconds": wall,
+                    "margin": res.record()["margin"],
+                }
+            )
         print(f"\rinstance {k + 1}/{instances}", end="", flush=True)
     print()
     return rows
 
 
 def table(rows: list[dict]) -> str:
-    out = ["| A | instances | reached & verified | layer 0 only | not reached (of which certified impossible) "
-           "| rounds (mean) | solve time per instance: median / 90% / max | wall per instance (mean) |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    out = [
+        "| A | instances | reached & verified | layer 0 only | not reached (of which certified impossible) "
+        "| rounds (mean) | solve time per instance: median / 90% / max | wall per instance (mean) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for spd in (True, False):
         r = [x for x in rows if x["spd"] == spd]
         c = Counter(x["verdict"] for x in r)
@@ -88,10 +102,12 @@ def table(rows: list[dict]) -> str:
         cert = sum(x["certified_impossible"] for x in r)
         t = np.array([x["solve_seconds"] for x in r])
         w = np.array([x["wall_seconds"] for x in r])
-        out.append(f"| {'SPD (SDP, cvxpy/Clarabel)' if spd else 'general (LP, HiGHS)'} | {len(r)} | "
-                   f"{ver} ({ver / len(r):.1%}) | {c['layer0_only']} ({c['layer0_only'] / len(r):.1%}) | "
-                   f"{c['not_reached']} ({cert}) | {np.mean([x['rounds'] for x in r]):.2f} | "
-                   f"{np.median(t):.3f} / {np.quantile(t, 0.9):.3f} / {t.max():.3f} s | {w.mean():.3f} s |")
+        out.append(
+            f"| {'SPD (SDP, cvxpy/Clarabel)' if spd else 'general (LP, HiGHS)'} | {len(r)} | "
+            f"{ver} ({ver / len(r):.1%}) | {c['layer0_only']} ({c['layer0_only'] / len(r):.1%}) | "
+            f"{c['not_reached']} ({cert}) | {np.mean([x['rounds'] for x in r]):.2f} | "
+            f"{np.median(t):.3f} / {np.quantile(t, 0.9):.3f} / {t.max():.3f} s | {w.mean():.3f} s |"
+        )
     return "\n".join(out)
 
 
@@ -117,9 +133,13 @@ def main() -> None:
     ap.add_argument("--alpha", type=float, default=0.5)
     ap.add_argument("--layers", type=int, default=60)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--targets", choices=("vertices", "planted"), default="vertices",
-                    help="vertices: random subsets of the hull's vertices (the issue's study); planted: the leaders "
-                         "of a random matrix (reachable by construction: measures how complete the solver is).")
+    ap.add_argument(
+        "--targets",
+        choices=("vertices", "planted"),
+        default="vertices",
+        help="vertices: random subsets of the hull's vertices (the issue's study); planted: the leaders "
+        "of a random matrix (reachable by construction: measures how complete the solver is).",
+    )
     ap.add_argument("--json", default=None, help="Write every instance's record here.")
     a = ap.parse_args()
     load0 = os.getloadavg()
@@ -129,8 +149,10 @@ def main() -> None:
     print(table(rows))
     print()
     print(by_size(rows))
-    print(f"\n{a.instances} instances ({a.targets} targets, seed {a.seed}, alpha {a.alpha}, {a.layers} layers, {a.rounds} rounds) in "
-          f"{total:.0f} s; load average before {load0[0]:.2f}, after {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
+    print(
+        f"\n{a.instances} instances ({a.targets} targets, seed {a.seed}, alpha {a.alpha}, {a.layers} layers, {a.rounds} rounds) in "
+        f"{total:.0f} s; load average before {load0[0]:.2f}, after {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)"
+    )
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"rows": rows, "args": vars(a), "seconds": total, "load": [load0, os.getloadavg()]}, f, indent=1)

@@ -29,7 +29,6 @@ import time
 
 import numpy as np
 
-
 # ---- naive references ----------------------------------------------------------------------
 
 
@@ -103,9 +102,16 @@ def case_hardmax(B: int, n: int, d: int, layers: int, naive_slice: int) -> dict:
     naive = (time.perf_counter() - t0) * B / sl
     naive_cpu = (time.process_time() - c0) * B / sl
     err = float(np.abs(traj.final_tokens.numpy()[:sl] - ref).max())
-    return {"engine_s": best, "engine_cpu_s": cpu, "naive_s": naive, "naive_cpu_s": naive_cpu, "naive_measured_on": sl,
-            "max_abs_diff": err,
-            "engine_extra_peak_mb": mem, "threads": torch.get_num_threads()}
+    return {
+        "engine_s": best,
+        "engine_cpu_s": cpu,
+        "naive_s": naive,
+        "naive_cpu_s": naive_cpu,
+        "naive_measured_on": sl,
+        "max_abs_diff": err,
+        "engine_extra_peak_mb": mem,
+        "threads": torch.get_num_threads(),
+    }
 
 
 def case_softmax_rk4(n: int, d: int, steps: int, naive_steps: int) -> dict:
@@ -124,9 +130,15 @@ def case_softmax_rk4(n: int, d: int, steps: int, naive_steps: int) -> dict:
     naive = (time.perf_counter() - t0) * steps / naive_steps
     short = attndyn.softmax(x, time=naive_steps * 0.1, method="rk4", step=0.1, save=attndyn.SaveAt(every=None))
     err = float(np.abs(short.final_tokens.numpy() - ref).max())
-    return {"engine_s": float(np.median(times)), "engine_min_s": min(times), "engine_cpu_s": float(np.median(cpus)),
-            "naive_s": naive,
-            "naive_measured_steps": naive_steps, "max_abs_diff": err, "final_ok": bool(np.isfinite(traj.final_tokens.numpy()).all())}
+    return {
+        "engine_s": float(np.median(times)),
+        "engine_min_s": min(times),
+        "engine_cpu_s": float(np.median(cpus)),
+        "naive_s": naive,
+        "naive_measured_steps": naive_steps,
+        "max_abs_diff": err,
+        "final_ok": bool(np.isfinite(traj.final_tokens.numpy()).all()),
+    }
 
 
 def case_softmax_big(n: int, d: int, steps: int) -> dict:
@@ -136,8 +148,13 @@ def case_softmax_big(n: int, d: int, steps: int) -> dict:
     base = peak_mb()
     t0, c0 = time.perf_counter(), time.process_time()
     traj = attndyn.softmax(x, time=steps * 0.05, method="euler", step=0.05, save=attndyn.SaveAt(every=None))
-    return {"engine_s": time.perf_counter() - t0, "engine_cpu_s": time.process_time() - c0, "peak_mb_total": peak_mb(), "extra_peak_mb": peak_mb() - base,
-            "finite": bool(np.isfinite(traj.final_tokens.numpy()).all())}
+    return {
+        "engine_s": time.perf_counter() - t0,
+        "engine_cpu_s": time.process_time() - c0,
+        "peak_mb_total": peak_mb(),
+        "extra_peak_mb": peak_mb() - base,
+        "finite": bool(np.isfinite(traj.final_tokens.numpy()).all()),
+    }
 
 
 CASES = {
@@ -150,7 +167,9 @@ CASES = {
 
 
 def run_case(name: str, threads: int, full_naive: bool) -> dict:
-    cmd = [sys.executable, __file__, "--run", name, "--threads", str(threads)] + (["--full-naive"] if full_naive else [])
+    cmd = [sys.executable, __file__, "--run", name, "--threads", str(threads)] + (
+        ["--full-naive"] if full_naive else []
+    )
     load = os.getloadavg()[0]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
     row = json.loads(out)
@@ -161,8 +180,9 @@ def run_case(name: str, threads: int, full_naive: bool) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--full-naive", action="store_true", help="time the naive loops in full instead of on a slice")
-    p.add_argument("--threads", type=int, nargs="+", default=[1, 2],
-                   help="torch and numba thread counts to compare (default: 1 2)")
+    p.add_argument(
+        "--threads", type=int, nargs="+", default=[1, 2], help="torch and numba thread counts to compare (default: 1 2)"
+    )
     p.add_argument("--case", action="append", choices=sorted(CASES), help="run only this case (repeatable)")
     p.add_argument("--run", help=argparse.SUPPRESS)  # internal: one case in this process
     a = p.parse_args()
@@ -197,9 +217,14 @@ def main() -> None:
         r = first
         note = []
         if "naive_s" in r:
-            note.append(f"naive {r['naive_s']:.1f} s" + (f" (timed on {r['naive_measured_on']} seqs, scaled)"
-                                                        if "naive_measured_on" in r else
-                                                        f" (timed on {r['naive_measured_steps']} steps, scaled)"))
+            note.append(
+                f"naive {r['naive_s']:.1f} s"
+                + (
+                    f" (timed on {r['naive_measured_on']} seqs, scaled)"
+                    if "naive_measured_on" in r
+                    else f" (timed on {r['naive_measured_steps']} steps, scaled)"
+                )
+            )
         if "naive_cpu_s" in r:  # CPU times: less sensitive to the machine's other work
             note.append(f"CPU-time ratio {r['naive_cpu_s'] / r['engine_cpu_s']:.0f}x on {a.threads[0]} thr")
         if "max_abs_diff" in r:

@@ -26,7 +26,6 @@ import torch
 
 import attndyn
 
-
 DEVICE = "cuda"
 
 
@@ -56,8 +55,15 @@ def timed(fn, repeats: int) -> tuple[float, object, float]:
 def case_hardmax(B: int, n: int, d: int, layers: int, dtype: torch.dtype, repeats: int) -> dict:
     z = np.random.default_rng(0).standard_normal((B, n, d))
     zg = torch.as_tensor(z, dtype=dtype, device=DEVICE)
-    run = lambda: attndyn.hardmax(zg, alpha=0.5, layers=layers, save=attndyn.SaveAt(every=None),  # noqa: E731
-                                  dtype=dtype, device=DEVICE, check_hypotheses=False)
+    run = lambda: attndyn.hardmax(
+        zg,
+        alpha=0.5,
+        layers=layers,
+        save=attndyn.SaveAt(every=None),  # noqa: E731
+        dtype=dtype,
+        device=DEVICE,
+        check_hypotheses=False,
+    )
     t, traj, mem = timed(run, repeats)
     row = {"case": f"hardmax ({B}, {n}, {d}, {layers}) {str(dtype)[6:]}", "seconds": t, "peak_gb": mem}
     if dtype == torch.float64:  # against the CPU kernel on a slice
@@ -70,19 +76,43 @@ def case_hardmax(B: int, n: int, d: int, layers: int, dtype: torch.dtype, repeat
 
 def case_softmax(n: int, d: int, steps: int, dtype: torch.dtype, repeats: int) -> dict:
     x = torch.as_tensor(np.random.default_rng(0).standard_normal((n, d)) / math.sqrt(d), dtype=dtype, device=DEVICE)
-    run = lambda: attndyn.softmax(x, time=steps * 0.05, method="euler", step=0.05,  # noqa: E731
-                                  save=attndyn.SaveAt(every=None), dtype=dtype, device=DEVICE)
+    run = lambda: attndyn.softmax(
+        x,
+        time=steps * 0.05,
+        method="euler",
+        step=0.05,  # noqa: E731
+        save=attndyn.SaveAt(every=None),
+        dtype=dtype,
+        device=DEVICE,
+    )
     try:
         t, traj, mem = timed(run, repeats)
     except torch.cuda.OutOfMemoryError:
         torch.cuda.empty_cache()  # (never raised on the CPU)
-        return {"case": f"softmax euler n={n} d={d} {steps} steps {str(dtype)[6:]}", "seconds": None, "error": "out of memory"}
-    row = {"case": f"softmax euler n={n} d={d} {steps} steps {str(dtype)[6:]}", "seconds": t, "peak_gb": mem,
-           "finite": bool(torch.isfinite(traj.final_tokens).all())}
+        return {
+            "case": f"softmax euler n={n} d={d} {steps} steps {str(dtype)[6:]}",
+            "seconds": None,
+            "error": "out of memory",
+        }
+    row = {
+        "case": f"softmax euler n={n} d={d} {steps} steps {str(dtype)[6:]}",
+        "seconds": t,
+        "peak_gb": mem,
+        "finite": bool(torch.isfinite(traj.final_tokens).all()),
+    }
     small = x[:512].cpu()  # the same dynamics on the CPU, a small problem
-    a = attndyn.softmax(small, time=steps * 0.05, method="euler", step=0.05, save=attndyn.SaveAt(every=None), dtype=dtype)
-    b = attndyn.softmax(small.to(DEVICE), time=steps * 0.05, method="euler", step=0.05, save=attndyn.SaveAt(every=None),
-                        dtype=dtype, device=DEVICE)
+    a = attndyn.softmax(
+        small, time=steps * 0.05, method="euler", step=0.05, save=attndyn.SaveAt(every=None), dtype=dtype
+    )
+    b = attndyn.softmax(
+        small.to(DEVICE),
+        time=steps * 0.05,
+        method="euler",
+        step=0.05,
+        save=attndyn.SaveAt(every=None),
+        dtype=dtype,
+        device=DEVICE,
+    )
     row["max_abs_diff_vs_cpu_n512"] = float((a.final_tokens - b.final_tokens.cpu()).abs().max())
     return row
 
@@ -92,8 +122,18 @@ def case_sentiment(data: str, epochs: int) -> dict:
     from attndyn.sentiment.corpus import load_corpus
     from attndyn.sentiment.evaluate import accuracy_report
 
-    params = {"d": 16, "bigrams": 5, "lr_decay": 0.7, "embed_init_std": 0.12, "embed_lr": 0.003, "lr": 0.001,
-              "word_dropout": 0.25, "min_log_odds": 0.1, "epochs": epochs, "patience": 2}  # the reported d = 16 model
+    params = {
+        "d": 16,
+        "bigrams": 5,
+        "lr_decay": 0.7,
+        "embed_init_std": 0.12,
+        "embed_lr": 0.003,
+        "lr": 0.001,
+        "word_dropout": 0.25,
+        "min_log_odds": 0.1,
+        "epochs": epochs,
+        "patience": 2,
+    }  # the reported d = 16 model
     est = HardmaxSentimentClassifier(**params, random_state=0, device=DEVICE)
     corpus = load_corpus(data, split="random", seed=0, tokenizer=est.tokenizer)
     tr, te = corpus.train_idx, corpus.test_idx
@@ -104,8 +144,13 @@ def case_sentiment(data: str, epochs: int) -> dict:
     seconds = time.perf_counter() - t0
     test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
     rep = accuracy_report(est.model_, test)
-    return {"case": f"sentiment d=16 (reported model), {epochs} epochs, {DEVICE}", "seconds": seconds,
-            "best_epoch": est.best_epoch_, "hardmax_acc": rep["hardmax_acc"], "softmax_acc": rep["softmax_acc"]}
+    return {
+        "case": f"sentiment d=16 (reported model), {epochs} epochs, {DEVICE}",
+        "seconds": seconds,
+        "best_epoch": est.best_epoch_,
+        "hardmax_acc": rep["hardmax_acc"],
+        "softmax_acc": rep["softmax_acc"],
+    }
 
 
 def main() -> None:
@@ -128,13 +173,24 @@ def main() -> None:
     print(f"device: {name}; torch {torch.__version__}", flush=True)
     f64, f32 = torch.float64, torch.float32
     if a.quick:
-        cases = [lambda: case_hardmax(300, 128, 2, 8, f64, a.repeats), lambda: case_hardmax(20, 512, 16, 8, f64, a.repeats),
-                 lambda: case_softmax(4096, 64, 20, f32, a.repeats), lambda: case_softmax(4096, 64, 20, f64, a.repeats)]
+        cases = [
+            lambda: case_hardmax(300, 128, 2, 8, f64, a.repeats),
+            lambda: case_hardmax(20, 512, 16, 8, f64, a.repeats),
+            lambda: case_softmax(4096, 64, 20, f32, a.repeats),
+            lambda: case_softmax(4096, 64, 20, f64, a.repeats),
+        ]
     else:
-        cases = [lambda: case_hardmax(15000, 128, 2, 8, f64, a.repeats), lambda: case_hardmax(15000, 128, 2, 8, f32, a.repeats),
-                 lambda: case_hardmax(1000, 512, 16, 8, f64, a.repeats), lambda: case_hardmax(1000, 512, 16, 8, f32, a.repeats)]
-        cases += [lambda n=n, dt=dt: case_softmax(n, 64, 20, dt, a.repeats if n < 65536 else 1)
-                  for n in (4096, 16384, 65536) for dt in (f32, f64)]
+        cases = [
+            lambda: case_hardmax(15000, 128, 2, 8, f64, a.repeats),
+            lambda: case_hardmax(15000, 128, 2, 8, f32, a.repeats),
+            lambda: case_hardmax(1000, 512, 16, 8, f64, a.repeats),
+            lambda: case_hardmax(1000, 512, 16, 8, f32, a.repeats),
+        ]
+        cases += [
+            lambda n=n, dt=dt: case_softmax(n, 64, 20, dt, a.repeats if n < 65536 else 1)
+            for n in (4096, 16384, 65536)
+            for dt in (f32, f64)
+        ]
     if a.sentiment:
         cases.append(lambda: case_sentiment(a.data, a.epochs))
     rows = []
@@ -147,8 +203,11 @@ def main() -> None:
     for r in rows:
         wall = f"{r['seconds']:.3f}s" if r.get("seconds") is not None else r.get("error", "-")
         mem = f"{r['peak_gb']:.2f} GB" if "peak_gb" in r else "-"
-        check = "; ".join(f"{k} {v:.1e}" if isinstance(v, float) else f"{k} {v}" for k, v in r.items()
-                          if k not in ("case", "seconds", "peak_gb", "error"))
+        check = "; ".join(
+            f"{k} {v:.1e}" if isinstance(v, float) else f"{k} {v}"
+            for k, v in r.items()
+            if k not in ("case", "seconds", "peak_gb", "error")
+        )
         print(f"{r['case']:<46}{wall:>10}{mem:>10}  {check}")
     if a.json:
         from attndyn.io import write_json

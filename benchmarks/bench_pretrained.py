@@ -69,11 +69,19 @@ def main() -> None:
     idealized_run(pm.run(texts[0]), pm.weights())
     ideal_s = time.perf_counter() - t
     res = {
-        "reviews": len(texts), "max_tokens": args.max_tokens, "threads": args.threads,
-        "tokens_mean": statistics.mean(ntok), "load_s": load_s,
-        "per_review_s": {"forward": statistics.mean(fw), "leaders": statistics.mean(ld), "clusters": statistics.mean(cl),
-                         "analyze_without_spectra": statistics.mean(full)},
-        "spectra_s": spectra_s, "idealized_s": ideal_s,
+        "reviews": len(texts),
+        "max_tokens": args.max_tokens,
+        "threads": args.threads,
+        "tokens_mean": statistics.mean(ntok),
+        "load_s": load_s,
+        "per_review_s": {
+            "forward": statistics.mean(fw),
+            "leaders": statistics.mean(ld),
+            "clusters": statistics.mean(cl),
+            "analyze_without_spectra": statistics.mean(full),
+        },
+        "spectra_s": spectra_s,
+        "idealized_s": ideal_s,
         "peak_rss_mb": {"before_import": rss0, "after_load": rss_model, "end": _rss_mb()},
         "load_average": os.getloadavg()[0],
     }

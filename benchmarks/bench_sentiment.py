@@ -45,8 +45,10 @@ def tfidf_baseline(corpus, max_len: int) -> dict:
     y = corpus.reviews.labels
     tr, te = corpus.train_idx, corpus.test_idx
     out = {}
-    for name, docs in [("full_text", [clean(t) for t in corpus.reviews.texts]),
-                       (f"first_{max_len}_tokens", [" ".join(t[:max_len]) for t in corpus.tokens])]:
+    for name, docs in [
+        ("full_text", [clean(t) for t in corpus.reviews.texts]),
+        (f"first_{max_len}_tokens", [" ".join(t[:max_len]) for t in corpus.tokens]),
+    ]:
         t0 = time.perf_counter()
         vec = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True, max_features=200_000)
         Xtr = vec.fit_transform([docs[i] for i in tr])
@@ -75,9 +77,13 @@ def run_one(corpus, d: int, out: Path, params: dict, data: str, model_seed: int)
     if done.is_file():
         rep = json.loads(done.read_text())
         rep.setdefault("model_seed", corpus.seed)  # results written before seeds were recorded
-        if rep.get("cluster_rtol") != CLUSTER_RTOL or "clusters_per_token_strict" not in rep:  # older result: redo the statistics
+        if (
+            rep.get("cluster_rtol") != CLUSTER_RTOL or "clusters_per_token_strict" not in rep
+        ):  # older result: redo the statistics
             est = HardmaxSentimentClassifier.load(run)
-            test = est._encode_tokens([corpus.tokens[i] for i in corpus.test_idx], corpus.reviews.labels[corpus.test_idx])
+            test = est._encode_tokens(
+                [corpus.tokens[i] for i in corpus.test_idx], corpus.reviews.labels[corpus.test_idx]
+            )
             rep.update(_statistics(est, test))
             write_json(done, rep)
         return rep
@@ -88,11 +94,28 @@ def run_one(corpus, d: int, out: Path, params: dict, data: str, model_seed: int)
     train_s = time.perf_counter() - t0
     est.save(run)
     ident = data_identity(data)
-    write_json(run / "data.json", {"data": ident["path"], "sha256": ident["sha256"], "size": ident["size"],
-                                   "split": corpus.split, "seed": corpus.seed})
+    write_json(
+        run / "data.json",
+        {
+            "data": ident["path"],
+            "sha256": ident["sha256"],
+            "size": ident["size"],
+            "split": corpus.split,
+            "seed": corpus.seed,
+        },
+    )
     test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
-    rep = {"d": d, "split": corpus.split, "model_seed": model_seed, "alpha": est.alpha_, "best_epoch": est.best_epoch_, "epochs_run": len(est.history_),
-           "stop_reason": est.stop_reason_, "train_seconds": train_s, "params": params}
+    rep = {
+        "d": d,
+        "split": corpus.split,
+        "model_seed": model_seed,
+        "alpha": est.alpha_,
+        "best_epoch": est.best_epoch_,
+        "epochs_run": len(est.history_),
+        "stop_reason": est.stop_reason_,
+        "train_seconds": train_s,
+        "params": params,
+    }
     rep.update(accuracy_report(est.model_, test))
     rep.update(_statistics(est, test))
     write_json(done, rep)
@@ -116,9 +139,11 @@ def _mean_std(rows: list[dict], key: str, fmt: str) -> str:
 
 
 def table(results: dict) -> str:
-    lines = ["| d | split | seed | hardmax acc | softmax acc | agreement | paper best / final | alpha | clusters per token (rtol 1e-2 / 1e-3) | "
-             "leaders mean (std, min-max) | leaders at layer 0 | train s | hardmax inference s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| d | split | seed | hardmax acc | softmax acc | agreement | paper best / final | alpha | clusters per token (rtol 1e-2 / 1e-3) | "
+        "leaders mean (std, min-max) | leaders at layer 0 | train s | hardmax inference s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results["models"]:
         pb, pf = PAPER.get(r["d"], (float("nan"), float("nan")))
         paper = f"{pb:.3f} / {pf:.3f}" if r["split"] == "random" else "-"
@@ -126,21 +151,31 @@ def table(results: dict) -> str:
             f"| {r['d']} | {r['split']} | {r.get('model_seed', '-')} | {r['hardmax_acc']:.4f} | {r['softmax_acc']:.4f} | {r['agreement']:.4f} | {paper} | "
             f"{r['alpha']:.3f} | {r['clusters_per_token_mean']:.3f} / {r.get('clusters_per_token_strict', float('nan')):.3f} | {r['leaders_mean']:.2f} ({r['leaders_std']:.2f}, "
             f"{r['leaders_min']}-{r['leaders_max']}) | {r['leaders_at_layer0_fraction']:.3f} | {r['train_seconds']:.0f} | "
-            f"{r['hardmax_seconds']:.1f} |")
+            f"{r['hardmax_seconds']:.1f} |"
+        )
     groups: dict = {}
     for r in results["models"]:
         groups.setdefault((r["d"], r["split"]), []).append(r)
     spread = [(key, rs) for key, rs in groups.items() if len(rs) > 1]
     if spread:
-        lines += ["", "Over model seeds (same split; mean ± sample std):", "",
-                  "| d | split | seeds | hardmax acc | clusters per token | alpha | agreement |", "|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Over model seeds (same split; mean ± sample std):",
+            "",
+            "| d | split | seeds | hardmax acc | clusters per token | alpha | agreement |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for (d, split), rs in spread:
             seeds = ", ".join(str(r.get("model_seed", "-")) for r in rs)
-            lines.append(f"| {d} | {split} | {seeds} | {_mean_std(rs, 'hardmax_acc', '.4f')} | "
-                         f"{_mean_std(rs, 'clusters_per_token_mean', '.3f')} | {_mean_std(rs, 'alpha', '.3f')} | "
-                         f"{_mean_std(rs, 'agreement', '.4f')} |")
+            lines.append(
+                f"| {d} | {split} | {seeds} | {_mean_std(rs, 'hardmax_acc', '.4f')} | "
+                f"{_mean_std(rs, 'clusters_per_token_mean', '.3f')} | {_mean_std(rs, 'alpha', '.3f')} | "
+                f"{_mean_std(rs, 'agreement', '.4f')} |"
+            )
     for name, b in results.get("tfidf", {}).items():
-        lines.append(f"\nTF-IDF (1-2 grams) + logistic regression, {name}, same 70/30 split: **{b['test_acc']:.4f}** ({b['seconds']:.0f} s)")
+        lines.append(
+            f"\nTF-IDF (1-2 grams) + logistic regression, {name}, same 70/30 split: **{b['test_acc']:.4f}** ({b['seconds']:.0f} s)"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -151,9 +186,16 @@ def main() -> None:
     ap.add_argument("--dims", type=int, nargs="+", default=[2, 4, 8, 16])
     ap.add_argument("--official-dims", type=int, nargs="*", default=[2])
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0, help="seed of the 70/30 split (and of the models unless --model-seeds)")
-    ap.add_argument("--model-seeds", type=int, nargs="+", default=None,
-                    help="train one model per seed (random_state) for each d; the table adds mean ± std")
+    ap.add_argument(
+        "--seed", type=int, default=0, help="seed of the 70/30 split (and of the models unless --model-seeds)"
+    )
+    ap.add_argument(
+        "--model-seeds",
+        type=int,
+        nargs="+",
+        default=None,
+        help="train one model per seed (random_state) for each d; the table adds mean ± std",
+    )
     ap.add_argument("--no-tfidf", action="store_true")
     ap.add_argument("--params", default="{}", help="JSON of HardmaxSentimentClassifier keywords")
     args = ap.parse_args()
@@ -170,7 +212,9 @@ def main() -> None:
         write_json(res_path, results)
     todo = [(corpus, d) for d in args.dims]
     if args.official_dims:
-        official = load_corpus(args.data, split="official", seed=args.seed, cache_dir=out / "cache", tokenizer=tokenizer)
+        official = load_corpus(
+            args.data, split="official", seed=args.seed, cache_dir=out / "cache", tokenizer=tokenizer
+        )
         todo += [(official, d) for d in args.official_dims]
     for c, d in todo:
         for model_seed in args.model_seeds or [args.seed]:

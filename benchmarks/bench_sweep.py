@@ -71,21 +71,32 @@ def main() -> None:
             t0 = time.perf_counter()
             run_sweep(warm, tmp / f"warm{workers}", client=client, chunk=1, log=quiet)  # imports attndyn in each worker
             first = time.perf_counter() - t0
-            results[f"dask{workers}"] = {"cluster_start_s": start, "first_tasks_s": first, "by_chunk": {}, "cells_s": {}}
+            results[f"dask{workers}"] = {
+                "cluster_start_s": start,
+                "first_tasks_s": first,
+                "by_chunk": {},
+                "cells_s": {},
+            }
             for chunk in args.chunks:
                 t0 = time.perf_counter()
                 run_sweep(spec, tmp / f"dask{workers}_{chunk}", client=client, chunk=chunk, log=quiet)
                 results[f"dask{workers}"]["by_chunk"][chunk] = time.perf_counter() - t0
-                results[f"dask{workers}"]["cells_s"][chunk] = float(read_rows(tmp / f"dask{workers}_{chunk}")["seconds"].sum())
+                results[f"dask{workers}"]["cells_s"][chunk] = float(
+                    read_rows(tmp / f"dask{workers}_{chunk}")["seconds"].sum()
+                )
             client.close()
             cluster.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     results["load_after"] = os.getloadavg()
     n = args.cells
-    print(f"good_triple, d = {args.d}, {n} cells; load average before {results['load_before'][0]:.2f}, "
-          f"after {results['load_after'][0]:.2f}")
-    print(f"{'case':28s} {'wall s':>8s} {'cells/s':>9s} {'cell ms':>8s} {'ms/cell vs loop':>16s} {'ms/cell within':>15s}")
+    print(
+        f"good_triple, d = {args.d}, {n} cells; load average before {results['load_before'][0]:.2f}, "
+        f"after {results['load_after'][0]:.2f}"
+    )
+    print(
+        f"{'case':28s} {'wall s':>8s} {'cells/s':>9s} {'cell ms':>8s} {'ms/cell vs loop':>16s} {'ms/cell within':>15s}"
+    )
 
     def row(name: str, s: float, over: str, cells_s: float | None, workers: int) -> None:
         cell = "-" if cells_s is None else f"{cells_s / n * 1e3:.3f}"
@@ -93,16 +104,31 @@ def main() -> None:
         print(f"{name:28s} {s:8.2f} {n / s:9.1f} {cell:>8s} {over:>16s} {within:>15s}")
 
     row("plain loop", plain, "-", plain, 1)
-    row("serial runner (workers=0)", results["serial_runner_s"], f"{(results['serial_runner_s'] - plain) / n * 1e3:.3f}",
-        results["serial_cells_s"], 1)
+    row(
+        "serial runner (workers=0)",
+        results["serial_runner_s"],
+        f"{(results['serial_runner_s'] - plain) / n * 1e3:.3f}",
+        results["serial_cells_s"],
+        1,
+    )
     for workers in (1, 2):
         r = results[f"dask{workers}"]
         for chunk, s in r["by_chunk"].items():
             over = (s - plain) / n * 1e3 if workers == 1 else (s - plain / 2) / n * 1e3
-            row(f"dask {workers} worker{'s' if workers > 1 else ''}, chunk {chunk}", s, f"{over:.3f}", r["cells_s"][chunk], workers)
-        print(f"  (cluster start {r['cluster_start_s']:.1f} s; first tasks, importing attndyn: {r['first_tasks_s']:.1f} s)")
-    print("cell ms: mean time inside the cell function; vs loop: 1 worker (wall - plain) / cells, 2 workers "
-          "(wall - plain / 2) / cells; within: (wall x workers - cell time) / cells")
+            row(
+                f"dask {workers} worker{'s' if workers > 1 else ''}, chunk {chunk}",
+                s,
+                f"{over:.3f}",
+                r["cells_s"][chunk],
+                workers,
+            )
+        print(
+            f"  (cluster start {r['cluster_start_s']:.1f} s; first tasks, importing attndyn: {r['first_tasks_s']:.1f} s)"
+        )
+    print(
+        "cell ms: mean time inside the cell function; vs loop: 1 worker (wall - plain) / cells, 2 workers "
+        "(wall - plain / 2) / cells; within: (wall x workers - cell time) / cells"
+    )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
 

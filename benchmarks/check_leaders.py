@@ -82,13 +82,19 @@ def main() -> None:
             same = same and ok
         agree += int(same)
     dt = time.perf_counter() - t0
-    print(f"instances: {args.instances} (seeds {args.first}..{args.first + args.instances - 1}), layers: {args.layers}, "
-          f"time {dt:.0f} s, load {os.getloadavg()[0]:.2f}")
+    print(
+        f"instances: {args.instances} (seeds {args.first}..{args.first + args.instances - 1}), layers: {args.layers}, "
+        f"time {dt:.0f} s, load {os.getloadavg()[0]:.2f}"
+    )
     print(f"reported leaders within the rounding bound of another token at their first layer: {too_close}")
-    print(f"instances whose leader sets agree on kernel, torch and plain loop: {agree}/{args.instances}"
-          f" (plain loop run on {naive_checked}, agreeing on {naive_agree})")
-    print(f"layers decided by rounding (not reported): {events}, in instances where the old rule "
-          f"would have reported a late leader: {old_late}")
+    print(
+        f"instances whose leader sets agree on kernel, torch and plain loop: {agree}/{args.instances}"
+        f" (plain loop run on {naive_checked}, agreeing on {naive_agree})"
+    )
+    print(
+        f"layers decided by rounding (not reported): {events}, in instances where the old rule "
+        f"would have reported a late leader: {old_late}"
+    )
 
 
 if __name__ == "__main__":

@@ -21,12 +21,12 @@ copyright = "2026, the attndyn authors"
 version = release = __version__
 
 extensions = [
-    "sphinx.ext.autodoc",     # the reference comes from the docstrings
-    "sphinx.ext.napoleon",    # Google-style Args:/Returns: sections
-    "sphinx.ext.mathjax",     # .. math:: and :math: in the docstrings ...
-    "sphinx-mathjax-offline", # ... rendered by a copy of MathJax 3 shipped into _static: no network needed
-    "sphinx.ext.viewcode",    # a [source] link beside each object
-    "myst_parser",            # README.md and docs/*.md are pages
+    "sphinx.ext.autodoc",  # the reference comes from the docstrings
+    "sphinx.ext.napoleon",  # Google-style Args:/Returns: sections
+    "sphinx.ext.mathjax",  # .. math:: and :math: in the docstrings ...
+    "sphinx-mathjax-offline",  # ... rendered by a copy of MathJax 3 shipped into _static: no network needed
+    "sphinx.ext.viewcode",  # a [source] link beside each object
+    "myst_parser",  # README.md and docs/*.md are pages
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -71,7 +71,7 @@ def _readme_for_docs(text: str) -> str:
         if target == "CHANGELOG.md":
             return f"[{label}](changelog.md)"
         if target.startswith("docs/"):
-            return f"{bang}[{label}]({target[len('docs/'):]})"
+            return f"{bang}[{label}]({target[len('docs/') :]})"
         return f"{label} (`{target}`)" if not bang else m.group(0)
 
     return _LINK.sub(fix, text)

@@ -1,6 +1,6 @@
 """Choose the matrix A so that the tokens you name are the leaders, and check it with the engine.
 
-    python examples/control_leaders.py [--out DIR]     # DIR/control_leaders.png: A = I vs the chosen A
+python examples/control_leaders.py [--out DIR]     # DIR/control_leaders.png: A = I vs the chosen A
 """
 
 import argparse
@@ -18,8 +18,10 @@ res = choose_A(tokens, [1, 7], spd=False, layers=30)  # general A: a linear prog
 print(f"general A: {res.verdict}, margin {res.margin:.3f}, leaders found {res.leaders_found}")
 try:
     res = choose_A(tokens, [1, 7], spd=True, layers=30)  # SPD A: a semidefinite program (cvxpy)
-    print(f"SPD A: {res.verdict}, margin {res.margin:.3f}, leaders found {res.leaders_found}, "
-          f"eigenvalues {np.linalg.eigvalsh(res.A).round(3).tolist()}")
+    print(
+        f"SPD A: {res.verdict}, margin {res.margin:.3f}, leaders found {res.leaders_found}, "
+        f"eigenvalues {np.linalg.eigvalsh(res.A).round(3).tolist()}"
+    )
 except attndyn.InputError as exc:  # cvxpy is an optional extra
     print(f"SPD A skipped: {exc}")
 

@@ -28,8 +28,7 @@ from attndyn.sentiment import HardmaxSentimentClassifier
 from attndyn.sentiment.explain import trajectory_of
 from attndyn.sentiment.model import distinct_words
 
-REVIEW = ("The acting was not good and the plot was a boring waste of time, "
-          "although the music was wonderful.")
+REVIEW = "The acting was not good and the plot was a boring waste of time, although the music was wonderful."
 
 
 def synthetic_model() -> HardmaxSentimentClassifier:
@@ -42,8 +41,9 @@ def synthetic_model() -> HardmaxSentimentClassifier:
         rng.shuffle(words)
         texts.append(" ".join(words))
         labels.append(i % 2)
-    return HardmaxSentimentClassifier(d=2, epochs=6, min_freq=1, lr=3e-2, embed_lr=1e-1, patience=6,
-                                      random_state=0, verbose=False).fit(texts, labels)
+    return HardmaxSentimentClassifier(
+        d=2, epochs=6, min_freq=1, lr=3e-2, embed_lr=1e-1, patience=6, random_state=0, verbose=False
+    ).fit(texts, labels)
 
 
 def counterfactuals(est: HardmaxSentimentClassifier, text: str, spd: bool = True) -> dict:
@@ -71,12 +71,26 @@ def counterfactuals(est: HardmaxSentimentClassifier, text: str, spd: bool = True
     for S in targets:
         res = choose_A(Z, S, spd=spd, alpha=alpha, layers=layers)
         p = prob(res.trajectory.final_tokens.numpy()) if res.trajectory is not None else float("nan")
-        rows.append({"words": [names[i] for i in S], "verdict": res.verdict, "p_positive": p,
-                     "leaders_found": [names[j] for j in res.leaders_found], "result": res})
+        rows.append(
+            {
+                "words": [names[i] for i in S],
+                "verdict": res.verdict,
+                "p_positive": p,
+                "leaders_found": [names[j] for j in res.leaders_found],
+                "result": res,
+            }
+        )
     inside = [names[i] for i in range(len(names)) if i not in cand]
-    return {"names": names, "own_leaders": [names[j] for j in own], "p_model": prob(base.final_tokens.numpy()),
-            "p_check": float(1 / (1 + np.exp(-H))), "targets": rows, "candidates": [names[i] for i in cand],
-            "inside": inside, "n_words": len(names)}
+    return {
+        "names": names,
+        "own_leaders": [names[j] for j in own],
+        "p_model": prob(base.final_tokens.numpy()),
+        "p_check": float(1 / (1 + np.exp(-H))),
+        "targets": rows,
+        "candidates": [names[i] for i in cand],
+        "inside": inside,
+        "n_words": len(names),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -102,14 +116,21 @@ def main(argv: list[str] | None = None) -> None:
     kind = "SPD A" if spd else "A"
     r = counterfactuals(est, a.text, spd)
     print(f"review: {a.text!r}\n{r['n_words']} distinct known words: {', '.join(r['names'])}")
-    print(f"the model's leaders (A = I): {', '.join(r['own_leaders'])};  P(positive) = {r['p_model']:.3f}"
-          f" (the estimator says {r['p_check']:.3f})")
+    print(
+        f"the model's leaders (A = I): {', '.join(r['own_leaders'])};  P(positive) = {r['p_model']:.3f}"
+        f" (the estimator says {r['p_check']:.3f})"
+    )
     print(f"words some {kind} can make lead: {', '.join(r['candidates'])}")
     if r["inside"]:
-        print(f"the others ({', '.join(r['inside'])}) lie in the hull of the other words"
-              + (" and the origin" if spd else "") + f": no {kind} makes them lead at layer 0")
+        print(
+            f"the others ({', '.join(r['inside'])}) lie in the hull of the other words"
+            + (" and the origin" if spd else "")
+            + f": no {kind} makes them lead at layer 0"
+        )
     reached = [x for x in r["targets"] if x["verdict"] == "reached"]
-    print(f"{len(reached)} of {len(r['targets'])} leader sets reached and verified; P(positive) when exactly they lead:")
+    print(
+        f"{len(reached)} of {len(r['targets'])} leader sets reached and verified; P(positive) when exactly they lead:"
+    )
     for x in sorted(reached, key=lambda x: -x["p_positive"]):
         print(f"  {' + '.join(x['words']):<40s} P(positive) = {x['p_positive']:.3f}")
     for x in r["targets"]:
@@ -118,12 +139,17 @@ def main(argv: list[str] | None = None) -> None:
     if a.out is not None and reached:
         from attndyn.plotting import control_comparison, counterfactual_bars, save_figure
 
-        fig = counterfactual_bars([" + ".join(x["words"]) for x in reached], [x["p_positive"] for x in reached],
-                                  r["p_model"], title=f"if exactly these words led ({kind}, verified by the engine)")
+        fig = counterfactual_bars(
+            [" + ".join(x["words"]) for x in reached],
+            [x["p_positive"] for x in reached],
+            r["p_model"],
+            title=f"if exactly these words led ({kind}, verified by the engine)",
+        )
         print("wrote", *save_figure(fig, a.out / "control_sentiment", formats=("png",)))
         far = max(reached, key=lambda x: abs(x["p_positive"] - r["p_model"]))
-        fig = control_comparison(far["result"], labels=r["names"],
-                                 title=f"making exactly {' + '.join(far['words'])} lead")
+        fig = control_comparison(
+            far["result"], labels=r["names"], title=f"making exactly {' + '.join(far['words'])} lead"
+        )
         print("wrote", *save_figure(fig, a.out / "control_sentiment_words", formats=("png",)))
 
 

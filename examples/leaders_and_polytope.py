@@ -1,6 +1,6 @@
 """Leaders, clusters and the limit polytope of a hardmax run (hardmax paper, Theorem 1.1).
 
-    python examples/leaders_and_polytope.py
+python examples/leaders_and_polytope.py
 """
 
 import numpy as np

@@ -20,8 +20,12 @@ else:
     print("clusters against depth (tol 0.5 on the sphere):", list(a.clusters.clusters))
     print("mean cosine similarity against depth:", [round(c, 2) for c in a.clusters.cosine])
     f = a.spectra.fractions()
-    print(f"heads whose W_O W_V has a real, positive, simple leading eigenvalue: {f['heads']['leading_real_positive_simple']:.2f}"
-          f"; good triples: {f['heads']['good_triple']:.2f}")
+    print(
+        f"heads whose W_O W_V has a real, positive, simple leading eigenvalue: {f['heads']['leading_real_positive_simple']:.2f}"
+        f"; good triples: {f['heads']['good_triple']:.2f}"
+    )
     i = a.idealized
-    print(f"idealized model on head ({i.layer}, {i.head}): regime {i.regime}, {i.report.statement}; "
-          f"holds: {i.report.holds}")
+    print(
+        f"idealized model on head ({i.layer}, {i.head}): regime {i.regime}, {i.report.statement}; "
+        f"holds: {i.report.holds}"
+    )

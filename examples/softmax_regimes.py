@@ -1,6 +1,6 @@
 """The limit geometry of softmax attention depends on the spectrum of V (softmax paper, Table 1).
 
-    python examples/softmax_regimes.py
+python examples/softmax_regimes.py
 """
 
 import numpy as np
@@ -16,7 +16,8 @@ regimes = {
     "V = -I (Thm C.5)": (-np.eye(3), False),
 }
 for name, (V, rescaled) in regimes.items():
-    traj = attndyn.softmax(x, time=12.0, V=V, rescaled=rescaled, method="rk4", step=0.1,
-                           save=attndyn.SaveAt(every=None))
+    traj = attndyn.softmax(
+        x, time=12.0, V=V, rescaled=rescaled, method="rk4", step=0.1, save=attndyn.SaveAt(every=None)
+    )
     rep = attndyn.softmax_geometry(traj)
     print(f"{name:24s} regime={rep.regime:12s} holds={rep.holds}  {rep.measured}")

@@ -36,5 +36,7 @@ def test_word_leaders_needs_follow_sets():
     lead = word_leaders(with_follow, ids)
     assert lead.shape == (3, 1, 5) and lead[-1, 0].tolist() == [True, True, True, True, False]
     without = attndyn.hardmax(z, alpha=0.5, layers=2)
-    with pytest.raises(InputError, match=r"word_leaders needs the follow sets: run hardmax with save=SaveAt\(follow=True\)"):
+    with pytest.raises(
+        InputError, match=r"word_leaders needs the follow sets: run hardmax with save=SaveAt\(follow=True\)"
+    ):
         word_leaders(without, ids)

@@ -12,10 +12,14 @@ BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 def _blocks():
     for doc in DOCS:
-        for i, m in enumerate(BLOCK.finditer(doc.read_text(encoding="utf-8"))):
+        for m in BLOCK.finditer(doc.read_text(encoding="utf-8")):
             line = doc.read_text(encoding="utf-8")[: m.start()].count("\n") + 1
-            slow = "load_imdb" in m.group(1) or "reproduce(" in m.group(1)  # reads 50,000 reviews / runs the quick report
-            yield pytest.param(doc, m.group(1), id=f"{doc.relative_to(ROOT)}:{line}", marks=[pytest.mark.slow] if slow else [])
+            slow = "load_imdb" in m.group(1) or "reproduce(" in m.group(
+                1
+            )  # reads 50,000 reviews / runs the quick report
+            yield pytest.param(
+                doc, m.group(1), id=f"{doc.relative_to(ROOT)}:{line}", marks=[pytest.mark.slow] if slow else []
+            )
 
 
 def test_docs_have_python_blocks():

@@ -7,8 +7,9 @@ geometry.
 
 from typing import Any
 
-from ._validation import HypothesisWarning, InputError
 from . import analysis
+from ._validation import HypothesisWarning, InputError
+from ._version import __version__ as __version__
 from .analysis import (
     Polytope,
     clusters,
@@ -24,8 +25,6 @@ from .options import SaveAt, StopOnConvergence
 from .softmax import softmax
 from .trajectory import HardmaxTrajectory, RunStats, SoftmaxTrajectory, Trajectory
 
-from ._version import __version__ as __version__
-
 
 def __getattr__(name: str) -> Any:
     # The sentiment estimator pulls in scikit-learn; load it only when asked for.
@@ -34,6 +33,7 @@ def __getattr__(name: str) -> Any:
 
         return HardmaxSentimentClassifier
     raise AttributeError(f"module 'attndyn' has no attribute {name!r}")
+
 
 __all__ = [
     "hardmax",

@@ -273,8 +273,28 @@ def _planar_one(b, z, A, mask, coef, tol, out, leader, follow, record_follow, mo
         for k in range(m):  # ties, and queries whose rounding is not relative (see _planar_fix)
             g = (abs(w0[k]) + abs(w1[k])) * sc
             if tol > 0.0 or record_follow or cnt[k] != 1 or not (SCORE_MIN <= g <= SCORE_MAX):
-                _planar_fix(k, b, w0, w1, xr, yr, m, sc, cand, nc, best, cnt, arg, ox, oy, coef, tol, real, follow,
-                            record_follow)
+                _planar_fix(
+                    k,
+                    b,
+                    w0,
+                    w1,
+                    xr,
+                    yr,
+                    m,
+                    sc,
+                    cand,
+                    nc,
+                    best,
+                    cnt,
+                    arg,
+                    ox,
+                    oy,
+                    coef,
+                    tol,
+                    real,
+                    follow,
+                    record_follow,
+                )
         moved[b] = _maxdiff(ox, oy, xr, yr, m)  # the fixed queries moved differently
     else:
         moved[b] = max(hx, -lx, hy, -ly)
@@ -307,7 +327,9 @@ def _maxdiff(ox, oy, xr, yr, m):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _planar_fix(k, b, w0, w1, xr, yr, m, sc, cand, nc, best, cnt, arg, ox, oy, coef, tol, real, follow, record_follow):  # pragma: no cover
+def _planar_fix(
+    k, b, w0, w1, xr, yr, m, sc, cand, nc, best, cnt, arg, ox, oy, coef, tol, real, follow, record_follow
+):  # pragma: no cover
     """Query k when it is not the generic case: a tie, a positive tolerance, scores outside the
     range where rounding is relative (then every token is compared), or follow sets wanted."""
     x, y = xr[k], yr[k]
@@ -348,12 +370,15 @@ def _planar_block(lo, hi, z, A, mask, coef, tol, out, leader, follow, record_fol
 
 
 @njit(parallel=True, cache=True)
-def _planar_parallel(blocks, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
+def _planar_parallel(
+    blocks, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale
+):  # pragma: no cover
     B = z.shape[0]
     size = (B + blocks - 1) // blocks
     for k in prange(blocks):
-        _planar_block(k * size, min(B, (k + 1) * size), z, A, mask, coef, tol, out, leader, follow, record_follow,
-                      moved, scale)
+        _planar_block(
+            k * size, min(B, (k + 1) * size), z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale
+        )
 
 
 @njit(cache=True, fastmath={"nnan", "nsz"})
@@ -378,7 +403,9 @@ QB = 4  # queries scored together by the d >= 3 kernel (each row of keys is load
 
 
 @njit(cache=True)
-def _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
+def _dense_one(
+    b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale
+):  # pragma: no cover
     """Eq. (1.1) for sequence b, any d: scores of each real query against the real keys, QB
     queries at a time (each key coordinate row is read once for the block; every score is still
     the left-to-right sum over k of the rounded products, as the dense rule computes it)."""
@@ -462,13 +489,17 @@ def _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_f
 
 
 @njit(cache=True)
-def _dense_serial(z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
+def _dense_serial(
+    z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale
+):  # pragma: no cover
     for b in range(z.shape[0]):
         _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale)
 
 
 @njit(parallel=True, cache=True)
-def _dense_parallel(z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
+def _dense_parallel(
+    z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale
+):  # pragma: no cover
     for b in prange(z.shape[0]):
         _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale)
 

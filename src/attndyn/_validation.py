@@ -67,7 +67,9 @@ def _to_tensor(value: Any, name: str, dtype: torch.dtype, device: torch.device |
         try:
             arr = np.asarray(value)
         except Exception as exc:  # ragged lists and the like
-            raise InputError(f"{name} could not be read as an array ({exc}); pass a rectangular array of numbers") from None
+            raise InputError(
+                f"{name} could not be read as an array ({exc}); pass a rectangular array of numbers"
+            ) from None
         if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
             raise InputError(f"{name} must be a rectangular array of numbers, got dtype {arr.dtype}")
         t = torch.from_numpy(np.ascontiguousarray(arr))
@@ -127,7 +129,9 @@ def as_matrix(
         want = "(d, d) or (heads, d, d)" if allow_heads else "(d, d)"
         raise InputError(f"{name} must be a matrix of shape {want}, got shape {tuple(t.shape)}")
     if t.shape[-1] != d:
-        raise InputError(f"{name} has shape {tuple(t.shape)} but the tokens have dimension d={d}; its last axis must be {d}")
+        raise InputError(
+            f"{name} has shape {tuple(t.shape)} but the tokens have dimension d={d}; its last axis must be {d}"
+        )
     if square and t.shape[-2] != t.shape[-1]:
         raise InputError(f"{name} must be square ({d}x{d}), got shape {tuple(t.shape)}")
     check_finite(t, name)
@@ -174,7 +178,9 @@ def as_mask(mask: Any, shape: tuple[int, int], device: torch.device) -> Tensor |
     if t.ndim == 1:
         t = t.unsqueeze(0)
     if tuple(t.shape) != shape:
-        raise InputError(f"mask must have shape {shape[1:] if shape[0] == 1 else shape} (one flag per token), got {tuple(t.shape)}")
+        raise InputError(
+            f"mask must have shape {shape[1:] if shape[0] == 1 else shape} (one flag per token), got {tuple(t.shape)}"
+        )
     if not bool(t.any(dim=-1).all()):
         raise InputError("mask leaves a sequence with no real token; every sequence needs at least one True entry")
     return t

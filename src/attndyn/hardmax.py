@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from . import attention, margins
+from ._budget import check_memory, kept_count
 from ._validation import (
     InputError,
     as_mask,
@@ -29,7 +30,6 @@ from ._validation import (
     is_spd,
     warn_hypothesis,
 )
-from ._budget import check_memory, kept_count
 from .options import SaveAt, StopOnConvergence
 from .progress import progress_bar
 from .threads import one_thread_when_small
@@ -124,7 +124,9 @@ def hardmax_step(
     extent = z.detach().abs().amax(dim=-1)  # (B, n)
     if mask is not None:
         extent = extent.masked_fill(~mask, 0.0)  # the scale of the real tokens, as in the kernels
-    return HardmaxStep(z_next, leader, follow_all, (z_next - z).detach().abs().amax(dim=(1, 2)).cpu(), extent.amax(dim=1).cpu())
+    return HardmaxStep(
+        z_next, leader, follow_all, (z_next - z).detach().abs().amax(dim=(1, 2)).cpu(), extent.amax(dim=1).cpu()
+    )
 
 
 class _Unit(NamedTuple):
@@ -281,7 +283,9 @@ def hardmax(
     if stop is not None and not isinstance(stop, StopOnConvergence):
         raise InputError(f"stop must be StopOnConvergence(...) or None, got {stop!r}")
     B, n, d = z.shape
-    A_t = torch.eye(d, dtype=dtype, device=z.device) if A is None else as_matrix(A, "A", d, dtype=dtype, device=z.device)
+    A_t = (
+        torch.eye(d, dtype=dtype, device=z.device) if A is None else as_matrix(A, "A", d, dtype=dtype, device=z.device)
+    )
     m = as_mask(mask, (B, n), z.device)
     T = kept_count(layers, save.every)
     item = z.element_size()

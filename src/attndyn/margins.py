@@ -70,9 +70,7 @@ def gamma(m: int, dtype: torch.dtype) -> float:
     return mu / (1.0 - mu)
 
 
-def leader_margins(
-    z: Tensor, A: Tensor | None, mask: Tensor | None, b: Tensor, i: Tensor
-) -> tuple[Tensor, Tensor]:
+def leader_margins(z: Tensor, A: Tensor | None, mask: Tensor | None, b: Tensor, i: Tensor) -> tuple[Tensor, Tensor]:
     r"""Computed strict margins :math:`\hat\mu_i` and rounding bounds :math:`b_i` of tokens ``(b, i)``.
 
     ``z`` (B, n, d) tokens, ``A`` (d, d) or None (identity), ``mask`` (B, n) real tokens or None,

@@ -38,7 +38,9 @@ class SaveAt:
     final_attention: bool = False
 
     def __post_init__(self) -> None:
-        if self.every is not None and (isinstance(self.every, bool) or not isinstance(self.every, int) or self.every < 1):
+        if self.every is not None and (
+            isinstance(self.every, bool) or not isinstance(self.every, int) or self.every < 1
+        ):
             raise InputError(f"SaveAt(every=...) must be a positive integer or None, got {self.every!r}")
         for name in ("follow", "attention", "final_attention"):
             if not isinstance(getattr(self, name), bool):

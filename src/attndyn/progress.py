@@ -13,8 +13,9 @@ __all__ = ["progress_bar"]
 
 
 @contextmanager
-def progress_bar(total: int | None, description: str, *, enabled: bool = True, completed: int = 0,
-                 unit: str | None = None) -> Iterator[Callable[[float], None]]:
+def progress_bar(
+    total: int | None, description: str, *, enabled: bool = True, completed: int = 0, unit: str | None = None
+) -> Iterator[Callable[[float], None]]:
     """Context manager yielding ``advance(amount)``; a no-op when ``enabled`` is False.
 
     Bars go to standard error so that ``--json`` output on standard output stays clean.
@@ -28,14 +29,28 @@ def progress_bar(total: int | None, description: str, *, enabled: bool = True, c
         yield skip
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
     from rich.text import Text
 
     class RateColumn(ProgressColumn):
         def render(self, task: Task) -> Text:
             return Text("" if task.speed is None else f"{task.speed:.1f} {unit}/s")
 
-    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn()]
+    columns = [
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    ]
     if unit is not None:
         columns.append(RateColumn())
     with Progress(*columns, console=Console(stderr=True), transient=False) as bar:

@@ -52,8 +52,12 @@ _STAGES = {"dopri5": 6, "dopri8": 13, "bosh3": 3, "adaptive_heun": 2}
 class _Counted:
     """Wraps a vector field to count evaluations, remember the last times seen and enforce a budget."""
 
-    def __init__(self, f: Callable[[float, Tensor], Tensor], max_evals: int | None = None,
-                 on_time: Callable[[float], None] | None = None) -> None:
+    def __init__(
+        self,
+        f: Callable[[float, Tensor], Tensor],
+        max_evals: int | None = None,
+        on_time: Callable[[float], None] | None = None,
+    ) -> None:
         self.f, self.nfe, self.last_t, self.min_dt = f, 0, 0.0, math.inf
         self.max_evals, self.on_time = max_evals, on_time
 
@@ -63,7 +67,9 @@ class _Counted:
             self.min_dt = min(self.min_dt, abs(tf - self.last_t))
         self.nfe += 1
         if self.max_evals is not None and self.nfe > self.max_evals:
-            raise _SolverFailure(tf, self.min_dt, f"step budget exhausted ({self.max_evals} evaluations); raise max_steps")
+            raise _SolverFailure(
+                tf, self.min_dt, f"step budget exhausted ({self.max_evals} evaluations); raise max_steps"
+            )
         self.last_t = tf
         if self.on_time is not None:
             self.on_time(tf)
@@ -175,11 +181,13 @@ def softmax(
     T = kept_count(N, save.every)
     item = y.element_size()
     check_memory(
-        T * B * n * d * item + (T + 1) * B * H * n * n * item * bool(save.attention) + B * H * n * n * item * bool(
-            save.final_attention),
+        T * B * n * d * item
+        + (T + 1) * B * H * n * n * item * bool(save.attention)
+        + B * H * n * n * item * bool(save.final_attention),
         max_memory,
         y.device,
-        f"{T} kept states of {B} x {n} tokens in dimension {d}" + (" with attention matrices" if save.attention else ""),
+        f"{T} kept states of {B} x {n} tokens in dimension {d}"
+        + (" with attention matrices" if save.attention else ""),
         "keep fewer states with save=SaveAt(every=None) or SaveAt(every=k)"
         + (", or drop attention=True" if save.attention else ""),
     )
@@ -191,9 +199,20 @@ def softmax(
             _integrate_adaptive(run, y, method, rtol, atol, max_steps, advance)
         else:
             _integrate_fixed(run, y, method, advance)
-    return run.result(batched, m, {
-        "Q": Qh, "K": Kh, "V": Vh, "beta": beta, "rescaled": bool(rescaled), "method": method, "step": dt, "time": time,
-    })
+    return run.result(
+        batched,
+        m,
+        {
+            "Q": Qh,
+            "K": Kh,
+            "V": Vh,
+            "beta": beta,
+            "rescaled": bool(rescaled),
+            "method": method,
+            "step": dt,
+            "time": time,
+        },
+    )
 
 
 def _check_score_range(dyn: SoftmaxAttention, y: Tensor, time: float) -> None:
@@ -206,14 +225,17 @@ def _check_score_range(dyn: SoftmaxAttention, y: Tensor, time: float) -> None:
         raise InputError(
             f"beta times the scores overflow {y.dtype} (up to about {bound:.3g}): the tokens are too large "
             "(largest coordinate {:.3g}); rescale them (the dynamics are not scale-invariant) or lower beta".format(
-                float(y.detach().abs().amax()))
+                float(y.detach().abs().amax())
+            )
         )
 
 
 class _Run:
     """What a softmax run records as it goes: kept states, attention, leaders, convergence."""
 
-    def __init__(self, dyn: SoftmaxAttention, save: SaveAt, stop: StopOnConvergence | None, N: int, dt: float, B: int, n: int):
+    def __init__(
+        self, dyn: SoftmaxAttention, save: SaveAt, stop: StopOnConvergence | None, N: int, dt: float, B: int, n: int
+    ):
         self.dyn, self.save, self.stop, self.N, self.dt = dyn, save, stop, N, dt
         self.ts: list[float] = []
         self.ys: list[Tensor] = []
@@ -243,8 +265,12 @@ class _Run:
         """Record grid point k (state y, reached from y_prev over time span); True when the run should stop."""
         if not bool(torch.isfinite(y).all()):
             t = (k - 1) * self.dt
-            self.fail(t, span, f"non-finite tokens at t={t:.6g}: the scores overflowed or the solver diverged; "
-                               "reduce step or time, or use rescaled=True")
+            self.fail(
+                t,
+                span,
+                f"non-finite tokens at t={t:.6g}: the scores overflowed or the solver diverged; "
+                "reduce step or time, or use rescaled=True",
+            )
             return True
         if self.stop is not None or k == self.N:
             moved = ((y - y_prev).detach().abs().amax(dim=(1, 2)) / span).cpu()
@@ -358,8 +384,9 @@ def _integrate_fixed(run: _Run, y: Tensor, method: str, advance: Callable[[float
             return
 
 
-def _integrate_adaptive(run: _Run, y: Tensor, method: str, rtol: float, atol: float, max_steps: int,
-                        advance: Callable[[float], None]) -> None:
+def _integrate_adaptive(
+    run: _Run, y: Tensor, method: str, rtol: float, atol: float, max_steps: int, advance: Callable[[float], None]
+) -> None:
     """One torchdiffeq solve over [0, T]; its dense output is read at every grid time (no restarts)."""
     shown = [0]
 
@@ -391,8 +418,9 @@ def _integrate_adaptive(run: _Run, y: Tensor, method: str, rtol: float, atol: fl
         advance(max(0, run.N - shown[0]))
 
 
-def _stream(f: _Counted, y: Tensor, grid: Tensor, method: str, rtol: float, atol: float,
-            max_steps: int) -> Callable[[Tensor], Tensor]:
+def _stream(
+    f: _Counted, y: Tensor, grid: Tensor, method: str, rtol: float, atol: float, max_steps: int
+) -> Callable[[Tensor], Tensor]:
     """Start one torchdiffeq solve over ``grid`` and return a function giving y(grid[k]) for increasing k."""
     from torchdiffeq._impl.odeint import SOLVERS, _check_inputs
 

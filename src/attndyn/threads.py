@@ -19,8 +19,9 @@ The caller's setting is restored afterwards; nothing is changed for large proble
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 import torch
@@ -84,7 +85,11 @@ def one_thread_when_small(engine: str) -> Callable:
                 return fn(tokens, *args, **kw)
             work = B * n * n * d
             if engine == "hardmax":
-                grad = isinstance(tokens, torch.Tensor) and tokens.requires_grad or getattr(kw.get("A"), "requires_grad", False)
+                grad = (
+                    isinstance(tokens, torch.Tensor)
+                    and tokens.requires_grad
+                    or getattr(kw.get("A"), "requires_grad", False)
+                )
                 if kw.get("dtype", torch.float64) == torch.float64 and not grad:
                     work = B * n * d  # the compiled kernel does the layers; torch only keeps the books
             with limit_torch_threads(torch_threads_for(work)):

@@ -102,13 +102,16 @@ class Trajectory:
     def _select_fields(self, b: int) -> dict[str, Any]:
         return {}
 
-    def sequence(self, b: int) -> "Trajectory":
+    def sequence(self, b: int) -> Trajectory:
         """The trajectory of sequence ``b`` of a batch, as a one-sequence trajectory."""
         if not 0 <= b < self.batch_size:
             raise IndexError(f"sequence index {b} out of range for a batch of {self.batch_size}")
-        stats = replace(self.stats, converged_at=(self.stats.converged_at[b],),
-                        final_change=self.stats.final_change[b : b + 1],
-                        converged=self.stats.converged_at[b] >= 0 or self.stats.converged)
+        stats = replace(
+            self.stats,
+            converged_at=(self.stats.converged_at[b],),
+            final_change=self.stats.final_change[b : b + 1],
+            converged=self.stats.converged_at[b] >= 0 or self.stats.converged,
+        )
         return replace(
             self,
             ys=self.ys[:, b : b + 1],
@@ -129,8 +132,10 @@ class Trajectory:
         HardmaxTrajectory(5 states of (3, 2) tokens, 4 steps, stop_reason='completed', converged=False)
         """
         shape = tuple(self.ys.shape[1:] if self.batched else self.ys.shape[2:])
-        return (f"{type(self).__name__}({len(self)} states of {shape} tokens{' (batch, n, d)' if self.batched else ''}, "
-                f"{self.stats.steps} steps, stop_reason={self.stats.stop_reason!r}, converged={self.stats.converged})")
+        return (
+            f"{type(self).__name__}({len(self)} states of {shape} tokens{' (batch, n, d)' if self.batched else ''}, "
+            f"{self.stats.steps} steps, stop_reason={self.stats.stop_reason!r}, converged={self.stats.converged})"
+        )
 
     def _repr_html_(self) -> str:  # notebooks
         kind = type(self).__name__

@@ -30,8 +30,10 @@ def test_random_vertex_targets_are_reached_and_verified(spd):
         Z = rng.standard_normal((int(rng.integers(8, 14)), 2))
         M = rng.standard_normal((2, 2))
         A_star = M @ M.T + 0.1 * np.eye(2) if spd else M  # plant a reachable target on the hull's vertices
-        S = [i for i in attndyn.leaders(attndyn.hardmax(Z, alpha=0.5, layers=40, A=A_star,
-                                                        check_hypotheses=False)).indices]
+        S = [
+            i
+            for i in attndyn.leaders(attndyn.hardmax(Z, alpha=0.5, layers=40, A=A_star, check_hypotheses=False)).indices
+        ]
         if not set(S) <= set(leadable(Z, spd=spd)):
             continue  # a leader that emerged later, from inside the hull
         res = choose_A(Z, S, spd=spd, layers=40)
@@ -110,18 +112,21 @@ def test_zero_token_cannot_lead():
     assert res.verdict == "not_reached"
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"leaders": []}, "leaders is empty"),
-    ({"leaders": [0, 9]}, r"leaders \[9\] out of range: the tokens are numbered 0..4"),
-    ({"leaders": [1, 1]}, "repeats a token"),
-    ({"leaders": ["a"]}, "leaders must be token indices"),
-    ({"leaders": [0.5]}, "leaders must be token indices"),
-    ({"leaders": [0], "alpha": 0}, "alpha must be a positive"),
-    ({"leaders": [0], "layers": 0}, "layers must be an integer >= 1"),
-    ({"leaders": [0], "rounds": 0}, "rounds must be an integer >= 1"),
-    ({"leaders": [0], "min_eigenvalue": 2.0}, "min_eigenvalue must be below 1"),
-    ({"leaders": [0], "margin": "big"}, "margin must be a non-negative number"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"leaders": []}, "leaders is empty"),
+        ({"leaders": [0, 9]}, r"leaders \[9\] out of range: the tokens are numbered 0..4"),
+        ({"leaders": [1, 1]}, "repeats a token"),
+        ({"leaders": ["a"]}, "leaders must be token indices"),
+        ({"leaders": [0.5]}, "leaders must be token indices"),
+        ({"leaders": [0], "alpha": 0}, "alpha must be a positive"),
+        ({"leaders": [0], "layers": 0}, "layers must be an integer >= 1"),
+        ({"leaders": [0], "rounds": 0}, "rounds must be an integer >= 1"),
+        ({"leaders": [0], "min_eigenvalue": 2.0}, "min_eigenvalue must be below 1"),
+        ({"leaders": [0], "margin": "big"}, "margin must be a non-negative number"),
+    ],
+)
 def test_malformed_requests(kwargs, match):
     with pytest.raises(InputError, match=match):
         choose_A(Z5, spd=False, **kwargs)

@@ -41,12 +41,15 @@ def test_final_owners():
     assert final_owners(np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 2.0]]), (0,)) == (0, 0, -1)
 
 
-@pytest.mark.parametrize("targets, match", [
-    ([0, 1, 1], "targets has 3 entries for 4 tokens"),
-    ([0, 1, 2, 7], r"targets \[7\] out of range"),
-    ([0, 2, 1, 1], r"targets\[1\] = 2 but targets\[2\] = 1"),
-    ("ab", "targets must be one token index per token"),
-])
+@pytest.mark.parametrize(
+    "targets, match",
+    [
+        ([0, 1, 1], "targets has 3 entries for 4 tokens"),
+        ([0, 1, 2, 7], r"targets \[7\] out of range"),
+        ([0, 2, 1, 1], r"targets\[1\] = 2 but targets\[2\] = 1"),
+        ("ab", "targets must be one token index per token"),
+    ],
+)
 def test_malformed_targets(targets, match):
     with pytest.raises(InputError, match=match):
         choose_A_for_clusters(Z4, targets, spd=False)

@@ -15,8 +15,13 @@ finite = st.floats(-3, 3, allow_nan=False, allow_infinity=False)
 
 
 @settings(max_examples=40, deadline=None)
-@given(arrays(np.float64, (5, 3), elements=finite), arrays(np.float64, (3, 3), elements=finite),
-       st.integers(0, 4), st.integers(0, 4), st.integers(0, 4))
+@given(
+    arrays(np.float64, (5, 3), elements=finite),
+    arrays(np.float64, (3, 3), elements=finite),
+    st.integers(0, 4),
+    st.integers(0, 4),
+    st.integers(0, 4),
+)
 def test_margin_is_the_normalised_score_gap(Z, A, i, j, l):
     p = Preference(i, j, l, 0, Z)
     s = attention.scores(torch.from_numpy(Z)[None], torch.from_numpy(A))[0].numpy()  # s[i, j] = <A z_i, z_j>

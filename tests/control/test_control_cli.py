@@ -24,8 +24,20 @@ def run(capsys, *args):
 
 
 def test_json_contract_and_independent_resimulation(capsys, tokens, tmp_path):
-    code, out, err = run(capsys, "control", tokens, "--leaders", "1,2", "--json", "--alpha", "0.7", "--layers", "40",
-                         "--save-matrix", tmp_path / "A.npy")
+    code, out, err = run(
+        capsys,
+        "control",
+        tokens,
+        "--leaders",
+        "1,2",
+        "--json",
+        "--alpha",
+        "0.7",
+        "--layers",
+        "40",
+        "--save-matrix",
+        tmp_path / "A.npy",
+    )
     assert code == 0, err
     rec = json.loads(out)
     assert {"A", "alpha", "layers", "margin", "leaders_requested", "leaders_found", "reached", "rounds"} <= set(rec)
@@ -34,8 +46,9 @@ def test_json_contract_and_independent_resimulation(capsys, tokens, tmp_path):
     assert rec["margin"] > 0 and rec["rounds"][0]["reached"]
     assert np.array_equal(np.load(tmp_path / "A.npy"), np.array(rec["A"]))  # JSON floats round-trip exactly
     # the A it prints, run through the plain hardmax command, gives exactly the leaders it reports
-    code, out, _ = run(capsys, "hardmax", tokens, "--matrix", tmp_path / "A.npy", "--alpha", "0.7", "--layers", "40",
-                       "--json")
+    code, out, _ = run(
+        capsys, "hardmax", tokens, "--matrix", tmp_path / "A.npy", "--alpha", "0.7", "--layers", "40", "--json"
+    )
     assert code == 0
     found = [(r["index"], r["since_layer"]) for r in json.loads(out)["leaders"]]
     assert found == [(r["index"], r["since_layer"]) for r in rec["leaders_found"]]
@@ -66,15 +79,18 @@ def test_layer0_only_exits_1(capsys, tokens):
     assert code == 1 and "verdict: layer0_only" in out and err == ""
 
 
-@pytest.mark.parametrize("args, match", [
-    (["--leaders", "3"], "target not reached: token 3 lies in the hull of the other tokens"),
-    (["--leaders", "x"], "--leaders must be comma-separated token indices"),
-    (["--leaders", "9"], r"leaders \[9\] out of range"),
-    ([], "give exactly one of --leaders"),
-    (["--leaders", "1", "--clusters", "0,1,0,1,0"], "give exactly one of --leaders"),
-    (["--leaders", "1,2", "--figure", "f.gif"], "must end in .png, .svg or .pdf"),
-    (["--leaders", "1,2", "--alpha", "-1"], "alpha must be a positive"),
-])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (["--leaders", "3"], "target not reached: token 3 lies in the hull of the other tokens"),
+        (["--leaders", "x"], "--leaders must be comma-separated token indices"),
+        (["--leaders", "9"], r"leaders \[9\] out of range"),
+        ([], "give exactly one of --leaders"),
+        (["--leaders", "1", "--clusters", "0,1,0,1,0"], "give exactly one of --leaders"),
+        (["--leaders", "1,2", "--figure", "f.gif"], "must end in .png, .svg or .pdf"),
+        (["--leaders", "1,2", "--alpha", "-1"], "alpha must be a positive"),
+    ],
+)
 def test_infeasible_and_malformed_requests_exit_2_with_one_line(capsys, tokens, args, match):
     code, _, err = run(capsys, "control", tokens, *args)
     assert code == 2

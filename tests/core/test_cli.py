@@ -77,8 +77,14 @@ def test_softmax_json_has_attention(capsys, tmp_path):
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, square, args, match):
-    files = {"SQUARE": square, "BAD": tmp_path / "bad.csv", "NAN": tmp_path / "nan.npy",
-             "RECT": tmp_path / "rect.npy", "EMPTY": tmp_path / "empty.json", "TXT": tmp_path / "t.txt"}
+    files = {
+        "SQUARE": square,
+        "BAD": tmp_path / "bad.csv",
+        "NAN": tmp_path / "nan.npy",
+        "RECT": tmp_path / "rect.npy",
+        "EMPTY": tmp_path / "empty.json",
+        "TXT": tmp_path / "t.txt",
+    }
     files["BAD"].write_text("1,2\n3,oops\n")
     np.save(files["NAN"], np.array([[1.0, np.nan]]))
     np.save(files["RECT"], np.ones((2, 3)))

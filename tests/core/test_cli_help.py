@@ -17,6 +17,10 @@ def test_every_option_has_help():
     root = typer.main.get_command(app)
     commands = list(_commands(root))
     assert len(commands) >= 10 and "sentiment predict" in dict(commands)
-    missing = [f"{name} {p.opts[0] if p.opts else p.name}" for name, cmd in commands for p in cmd.params
-               if not (getattr(p, "help", None) or "").strip() and p.name != "help"]
+    missing = [
+        f"{name} {p.opts[0] if p.opts else p.name}"
+        for name, cmd in commands
+        for p in cmd.params
+        if not (getattr(p, "help", None) or "").strip() and p.name != "help"
+    ]
     assert missing == []

@@ -23,7 +23,10 @@ def explicit(q, k, v, mask, beta):
 @pytest.mark.parametrize("with_mask", [False, True])
 def test_softmax_attention_equals_the_explicit_pattern(block, with_mask):
     g = torch.Generator().manual_seed(0)
-    q, k = torch.randn(3, 17, 4, dtype=torch.float64, generator=g), torch.randn(3, 17, 4, dtype=torch.float64, generator=g)
+    q, k = (
+        torch.randn(3, 17, 4, dtype=torch.float64, generator=g),
+        torch.randn(3, 17, 4, dtype=torch.float64, generator=g),
+    )
     v = torch.randn(3, 17, 5, dtype=torch.float64, generator=g)
     mask = torch.rand(3, 17, generator=g) > 0.3 if with_mask else None
     if mask is not None:
@@ -37,7 +40,9 @@ def test_softmax_attention_gradcheck_fused_and_blockwise():
     q, k, v = (torch.randn(2, 6, 3, dtype=torch.float64, generator=g).requires_grad_(True) for _ in range(3))
     mask = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])
     for block in (None, 5):
-        assert torch.autograd.gradcheck(lambda a, b, c, block=block: attention.softmax_attention(a, b, c, mask, beta=0.8, block=block), (q, k, v))
+        assert torch.autograd.gradcheck(
+            lambda a, b, c, block=block: attention.softmax_attention(a, b, c, mask, beta=0.8, block=block), (q, k, v)
+        )
 
 
 def test_blockwise_path_holds_at_most_a_block_of_scores(monkeypatch):

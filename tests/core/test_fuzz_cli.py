@@ -152,8 +152,13 @@ def test_corpus_size_per_command():
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     data=st.recursive(
-        st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-(10**30), 10**30), st.text(max_size=3),
-                  st.none(), st.booleans()),
+        st.one_of(
+            st.floats(allow_nan=True, allow_infinity=True),
+            st.integers(-(10**30), 10**30),
+            st.text(max_size=3),
+            st.none(),
+            st.booleans(),
+        ),
         lambda inner: st.lists(inner, max_size=4),
         max_leaves=12,
     )
@@ -182,4 +187,5 @@ def test_out_of_memory_is_one_line(capsys, files, monkeypatch):
     code = main(["hardmax", "t.npy"])
     _, err = capsys.readouterr()
     assert code == 2 and err.strip() == (
-        "error: not enough memory for this run; use fewer or smaller inputs, or keep fewer states")
+        "error: not enough memory for this run; use fewer or smaller inputs, or keep fewer states"
+    )

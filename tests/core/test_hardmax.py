@@ -200,7 +200,9 @@ def test_ragged_batch_equals_each_sequence_alone(monkeypatch):
     for b in range(B):
         alone = run(z[b][mask[b]], layers=5)
         np.testing.assert_array_equal(batch.ys[:, b][:, mask[b]].numpy(), alone.ys[:, 0].numpy())
-        np.testing.assert_array_equal(batch.ys[:, b][:, ~mask[b]].numpy(), np.broadcast_to(z[b][~mask[b]], (6, (~mask[b]).sum(), 3)))
+        np.testing.assert_array_equal(
+            batch.ys[:, b][:, ~mask[b]].numpy(), np.broadcast_to(z[b][~mask[b]], (6, (~mask[b]).sum(), 3))
+        )
     grad = run(torch.from_numpy(z).requires_grad_(True), layers=5, mask=mask)  # autograd path, same chunks
     np.testing.assert_array_equal(grad.ys.detach().numpy(), batch.ys.numpy())
 
@@ -211,8 +213,7 @@ finite = st.floats(-10, 10, allow_nan=False, allow_subnormal=False)
 
 
 @settings(max_examples=40, deadline=None)
-@given(arrays(np.float64, st.tuples(st.integers(2, 8), st.integers(1, 3)), elements=finite),
-       st.floats(0.05, 5.0))
+@given(arrays(np.float64, st.tuples(st.integers(2, 8), st.integers(1, 3)), elements=finite), st.floats(0.05, 5.0))
 def test_convex_hull_never_grows(z, alpha):
     """Each update is a convex combination, so every support value max_i <u, z_i> never increases."""
     traj = attndyn.hardmax(z, alpha=alpha, layers=5, check_hypotheses=False)

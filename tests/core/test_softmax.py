@@ -101,7 +101,11 @@ def test_discrete_step_is_a_convex_combination_when_V_is_identity():
 
 
 @settings(max_examples=30, deadline=None)
-@given(arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(1, 3)), elements=st.floats(-3, 3, allow_subnormal=False)))
+@given(
+    arrays(
+        np.float64, st.tuples(st.integers(2, 6), st.integers(1, 3)), elements=st.floats(-3, 3, allow_subnormal=False)
+    )
+)
 def test_softmax_step_tends_to_hardmax_as_beta_grows(z):
     """Away from ties, softmax(beta s) -> hardmax(s), so the discrete step tends to the hardmax step."""
     zt = torch.tensor(z)[None]
@@ -217,8 +221,14 @@ def test_save_every_stop_and_stats():
     assert np.allclose(traj.times.numpy(), [0.0, 0.5, 1.0, 1.5, 2.0])
     assert traj.attention.shape == (5, 1, 6, 6)
     assert traj.stats.steps == 20 and traj.stats.function_evals == 80
-    stopped = attndyn.softmax(x, time=200.0, step=0.1, rescaled=True, stop=attndyn.StopOnConvergence(rtol=1e-8),
-                              save=attndyn.SaveAt(every=None))
+    stopped = attndyn.softmax(
+        x,
+        time=200.0,
+        step=0.1,
+        rescaled=True,
+        stop=attndyn.StopOnConvergence(rtol=1e-8),
+        save=attndyn.SaveAt(every=None),
+    )
     assert stopped.stats.stop_reason == "converged" and stopped.stats.steps < 2000
 
 

@@ -36,7 +36,9 @@ def test_entry_points_run_small_problems_on_one_thread(monkeypatch):
 
     monkeypatch.setattr(importlib.import_module("attndyn.hardmax"), "hardmax_step", spy)
     try:
-        attndyn.hardmax(np.random.default_rng(0).standard_normal((4, 6, 2)), alpha=1.0, layers=2, check_hypotheses=False)
+        attndyn.hardmax(
+            np.random.default_rng(0).standard_normal((4, 6, 2)), alpha=1.0, layers=2, check_hypotheses=False
+        )
         big = torch.randn(64, 64, 64, dtype=torch.float32)  # float32: the torch path, 64^4 > TORCH_MIN_WORK
         attndyn.hardmax(big, alpha=1.0, layers=0, dtype=torch.float32, check_hypotheses=False)
     finally:

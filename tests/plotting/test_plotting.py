@@ -63,9 +63,14 @@ def test_save_figure_rejects_unknown_format(tmp_path):
 
 
 def test_plots_never_run_the_dynamics(hard, soft3, soft1, no_simulation):
-    figs = [plotting.plot_trajectory(hard), plotting.hardmax_panels(hard, (0, 1, 5, 12)),
-            plotting.plot_trajectory(soft3), plotting.plot_trajectory(soft1), plotting.attention_matrices(soft1),
-            plotting.coordinates(soft3)]
+    figs = [
+        plotting.plot_trajectory(hard),
+        plotting.hardmax_panels(hard, (0, 1, 5, 12)),
+        plotting.plot_trajectory(soft3),
+        plotting.plot_trajectory(soft1),
+        plotting.attention_matrices(soft1),
+        plotting.coordinates(soft3),
+    ]
     assert all(len(f.axes) >= 1 for f in figs)
     assert len(plotting.render_frames(soft3, [0, len(soft3) - 1])) == 2
 

@@ -9,8 +9,27 @@ transformers = pytest.importorskip("transformers")
 
 from attndyn.pretrained import PretrainedModel  # noqa: E402
 
-WORDS = ["the", "plot", "was", "dull", ",", "but", "acting", "wonderful", ".", "film", "great", "boring", "story",
-         "good", "bad", "not", "##s", "act", "##ing"]
+WORDS = [
+    "the",
+    "plot",
+    "was",
+    "dull",
+    ",",
+    "but",
+    "acting",
+    "wonderful",
+    ".",
+    "film",
+    "great",
+    "boring",
+    "story",
+    "good",
+    "bad",
+    "not",
+    "##s",
+    "act",
+    "##ing",
+]
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
 
 
@@ -24,17 +43,30 @@ def _threads():
 
 def tiny_bert(seed: int = 0, *, layers: int = 2, heads: int = 3, width: int = 12):
     torch.manual_seed(seed)
-    cfg = transformers.BertConfig(vocab_size=len(VOCAB), hidden_size=width, num_hidden_layers=layers,
-                                  num_attention_heads=heads, intermediate_size=2 * width, max_position_embeddings=64,
-                                  initializer_range=0.5)
+    cfg = transformers.BertConfig(
+        vocab_size=len(VOCAB),
+        hidden_size=width,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=2 * width,
+        max_position_embeddings=64,
+        initializer_range=0.5,
+    )
     return transformers.BertModel(cfg, add_pooling_layer=False).double().eval()
 
 
 def tiny_albert(seed: int = 0):
     torch.manual_seed(seed)
-    cfg = transformers.AlbertConfig(vocab_size=len(VOCAB), embedding_size=6, hidden_size=12, num_hidden_layers=3,
-                                    num_attention_heads=3, intermediate_size=24, max_position_embeddings=64,
-                                    initializer_range=0.5)
+    cfg = transformers.AlbertConfig(
+        vocab_size=len(VOCAB),
+        embedding_size=6,
+        hidden_size=12,
+        num_hidden_layers=3,
+        num_attention_heads=3,
+        intermediate_size=24,
+        max_position_embeddings=64,
+        initializer_range=0.5,
+    )
     return transformers.AlbertModel(cfg, add_pooling_layer=False).double().eval()
 
 

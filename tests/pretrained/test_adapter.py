@@ -41,7 +41,9 @@ def test_attention_equals_softmax_of_scores_recomputed_from_the_weights(which, r
         for h in range(H):
             P = naive_attention(x, w.W_Q[h].numpy(), w.b_Q[h].numpy(), w.W_K[h].numpy(), w.b_K[h].numpy(), pm.head_dim)
             np.testing.assert_allclose(fwd.attention[ell, h].numpy(), P, atol=1e-12)
-        np.testing.assert_allclose(head_attention(fwd.hidden[ell], w, pm.beta).numpy(), fwd.attention[ell].numpy(), atol=1e-12)
+        np.testing.assert_allclose(
+            head_attention(fwd.hidden[ell], w, pm.beta).numpy(), fwd.attention[ell].numpy(), atol=1e-12
+        )
 
 
 def test_weights_are_the_model_weights_split_by_head(bert):
@@ -120,14 +122,18 @@ def test_missing_transformers_says_how_to_install(monkeypatch):
 
 
 def test_attndyn_imports_without_transformers():
-    code = ("import sys; sys.modules['transformers'] = None\n"
-            "import attndyn, attndyn.pretrained, attndyn.cli, attndyn.plotting.pretrained, attndyn.reproduce\n"
-            "from attndyn.cli import main\n"
-            "rc = main(['pretrained', 'analyze', 'good film'])\n"
-            "assert rc == 2, rc\n"
-            "print('ok')")
+    code = (
+        "import sys; sys.modules['transformers'] = None\n"
+        "import attndyn, attndyn.pretrained, attndyn.cli, attndyn.plotting.pretrained, attndyn.reproduce\n"
+        "from attndyn.cli import main\n"
+        "rc = main(['pretrained', 'analyze', 'good film'])\n"
+        "assert rc == 2, rc\n"
+        "print('ok')"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
-    assert r.stderr.strip().splitlines() == ['error: the pretrained-model tools need the \'transformers\' package; '
-                                             'install the extra with `pip install -e ".[pretrained]"`']
+    assert r.stderr.strip().splitlines() == [
+        "error: the pretrained-model tools need the 'transformers' package; "
+        'install the extra with `pip install -e ".[pretrained]"`'
+    ]

@@ -50,8 +50,7 @@ def test_leader_persistence_is_the_jaccard_of_consecutive_layers():
 
 def test_depth_clusters_by_hand():
     # depth 0: three orthogonal directions; depth 1: two tokens nearly parallel, one opposite
-    h = np.array([[[1.0, 0, 0], [0, 2.0, 0], [0, 0, 3.0]],
-                  [[1.0, 0, 0], [1.0, 0.05, 0], [-1.0, 0, 0]]])
+    h = np.array([[[1.0, 0, 0], [0, 2.0, 0], [0, 0, 3.0]], [[1.0, 0, 0], [1.0, 0.05, 0], [-1.0, 0, 0]]])
     dc = depth_clusters(h, tol=0.5)
     assert dc.clusters == (3, 2)
     assert dc.members[1] == ((0, 1), (2,))
@@ -163,8 +162,12 @@ def test_auc_and_one_review_by_hand():
     assert auc(np.array([0.0]), np.array([0.0])) == 0.5
     assert np.isnan(auc(np.array([]), np.array([1.0])))
     scores = {"plot": 0.0, "dull": 0.3, "acting": 0.1, "wonderful": 0.5, "movie": 0.0}
-    r = compare_review(scores, ["wonderful", "not_good"], ["plot", "dull", "acting", "wonderful", "not_good", "sad"],
-                       np.random.default_rng(0))
+    r = compare_review(
+        scores,
+        ["wonderful", "not_good"],
+        ["plot", "dull", "acting", "wonderful", "not_good", "sad"],
+        np.random.default_rng(0),
+    )
     # candidates: words both models read; "good" and "sad" are unknown to MiniLM's scores here
     assert r.candidates == 4 and r.sentiment == ("wonderful",) and r.top_k == ("wonderful",)
     assert r.overlap == 1.0 and r.chance == 0.25 and r.auc == 1.0
@@ -176,8 +179,11 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra.numpy import arrays  # noqa: E402
 
-_tokens = arrays(np.float64, st.tuples(st.integers(2, 7), st.integers(2, 5)),
-                 elements=st.floats(-3, 3, allow_nan=False).filter(lambda v: abs(v) > 1e-3))
+_tokens = arrays(
+    np.float64,
+    st.tuples(st.integers(2, 7), st.integers(2, 5)),
+    elements=st.floats(-3, 3, allow_nan=False).filter(lambda v: abs(v) > 1e-3),
+)
 
 
 @settings(max_examples=40, deadline=None)
@@ -228,8 +234,10 @@ def test_compare_on_tiny_models_matches_explain_and_draws(bert):
         assert r.candidates == len(cand) and set(r.sentiment) == S
         assert set(r.minilm) == {w for w in cand if scores[w] > 0}
         assert len(r.top_k) == len(S) and r.overlap == len(set(r.top_k) & S) / len(S) and r.chance == len(S) / len(cand)
-        assert sorted(scores[w] for w in r.top_k) == sorted(scores[w] for w in cand)[-len(S):]  # the k best scores
+        assert sorted(scores[w] for w in r.top_k) == sorted(scores[w] for w in cand)[-len(S) :]  # the k best scores
     s = comp.summary()
-    assert s["reviews"] == len(comp.reviews) and s["overlap_minus_chance"] == pytest.approx(s["overlap_at_k_mean"] - s["chance_mean"])
+    assert s["reviews"] == len(comp.reviews) and s["overlap_minus_chance"] == pytest.approx(
+        s["overlap_at_k_mean"] - s["chance_mean"]
+    )
     rec = json.loads(json.dumps(comp.record()))
     assert imdb_comparison(rec).axes

@@ -21,8 +21,21 @@ def test_minilm_end_to_end():
     assert (pm.layers, pm.heads, pm.width, pm.head_dim) == (6, 12, 384, 32)
     a = analyze(TEXT, pm)
     rec = json.loads(json.dumps(a.record()))
-    assert rec["tokens"] == ["[CLS]", "the", "plot", "was", "dull", ",", "but", "the", "acting", "was", "wonderful", ".",
-                             "[SEP]"]
+    assert rec["tokens"] == [
+        "[CLS]",
+        "the",
+        "plot",
+        "was",
+        "dull",
+        ",",
+        "but",
+        "the",
+        "acting",
+        "was",
+        "wonderful",
+        ".",
+        "[SEP]",
+    ]
     # the model's own attention (float32) is softmax(QK^T / sqrt(32)) of the states entering each layer
     fwd, w = a.forward, pm.weights()
     for ell in (0, 5):

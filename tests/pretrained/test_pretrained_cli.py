@@ -20,8 +20,21 @@ def test_analyze_json(capsys, saved_bert):
     assert code == 0, err
     rec = json.loads(out)
     assert rec["model"] == "tiny-bert" and rec["layers"] == 2 and rec["heads"] == 3 and rec["width"] == 12
-    assert rec["tokens"] == ["[CLS]", "the", "plot", "was", "dull", ",", "but", "the", "acting", "was", "wonderful", ".",
-                             "[SEP]"]
+    assert rec["tokens"] == [
+        "[CLS]",
+        "the",
+        "plot",
+        "was",
+        "dull",
+        ",",
+        "but",
+        "the",
+        "acting",
+        "was",
+        "wonderful",
+        ".",
+        "[SEP]",
+    ]
     assert set(rec) >= {"leaders", "clusters", "spectra", "idealized"}
     assert (rec["idealized"]["layer"], rec["idealized"]["head"]) == (1, 2)
     assert len(rec["clusters"]["clusters"]) == 3 and rec["clusters"]["tol"] == 0.5
@@ -29,13 +42,31 @@ def test_analyze_json(capsys, saved_bert):
 
 def test_analyze_text_and_out(capsys, saved_bert, tmp_path):
     out_dir = tmp_path / "out"
-    code, out, err = run(capsys, "pretrained", "analyze", TEXT, "--model", saved_bert, "--out", out_dir,
-                         "--no-idealized", "--cluster-tol", "0.3")
+    code, out, err = run(
+        capsys,
+        "pretrained",
+        "analyze",
+        TEXT,
+        "--model",
+        saved_bert,
+        "--out",
+        out_dir,
+        "--no-idealized",
+        "--cluster-tol",
+        "0.3",
+    )
     assert code == 0, err
     assert "leaders" in out and "clusters at tol 0.3 against depth" in out and "idealized" not in out
     names = sorted(p.name for p in out_dir.iterdir())
-    assert names == ["analysis.json", "attention_layers.png", "clusters_depth.png", "config.json", "eigenvalues_heads.png",
-                     "eigenvalues_layers.png", "leaders.png"]
+    assert names == [
+        "analysis.json",
+        "attention_layers.png",
+        "clusters_depth.png",
+        "config.json",
+        "eigenvalues_heads.png",
+        "eigenvalues_layers.png",
+        "leaders.png",
+    ]
     assert json.loads((out_dir / "config.json").read_text())["cluster_tol"] == 0.3
     assert (out_dir / "leaders.png").read_bytes()[:4] == b"\x89PNG"
 

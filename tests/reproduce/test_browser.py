@@ -24,13 +24,29 @@ def test_report_in_headless_chromium(quick_report):
     if CHROMIUM is None:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail("chromium is missing in CI: install Debian's `chromium` package (apt-get install -y chromium)")
-        pytest.skip("headless chromium not installed (apt-get install -y chromium); the browser test needs /usr/bin/chromium")
+        pytest.skip(
+            "headless chromium not installed (apt-get install -y chromium); the browser test needs /usr/bin/chromium"
+        )
     page = quick_report.files["report"].resolve()
     with tempfile.TemporaryDirectory() as profile:
-        cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-               "--virtual-time-budget=5000", "--dump-dom", page.as_uri()]
+        cmd = [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            page.as_uri(),
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-2000:]
     dom = proc.stdout

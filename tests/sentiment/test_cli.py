@@ -11,15 +11,44 @@ def run_dir(tmp_path_factory, make_corpus, write_csv):
     texts, labels = make_corpus(120)
     data = write_csv(tmp / "imdb.csv.gz", texts, labels, gz=True)
     run = tmp / "run"
-    rc = main(["sentiment", "train", "--run", str(run), "--data", str(data), "--epochs", "3", "--min-freq", "1",
-               "--lr", "0.03", "--embed-lr", "0.1", "--lr-decay", "0.9", "--no-progress", "--threads", "1"])
+    rc = main(
+        [
+            "sentiment",
+            "train",
+            "--run",
+            str(run),
+            "--data",
+            str(data),
+            "--epochs",
+            "3",
+            "--min-freq",
+            "1",
+            "--lr",
+            "0.03",
+            "--embed-lr",
+            "0.1",
+            "--lr-decay",
+            "0.9",
+            "--no-progress",
+            "--threads",
+            "1",
+        ]
+    )
     assert rc == 0
     return run
 
 
 def test_train_writes_run_folder(run_dir):
     names = {p.name for p in run_dir.iterdir()}
-    assert {"config.json", "vocab.json", "weights.safetensors", "metrics.json", "checkpoint.safetensors", "test.json", "data.json"} <= names
+    assert {
+        "config.json",
+        "vocab.json",
+        "weights.safetensors",
+        "metrics.json",
+        "checkpoint.safetensors",
+        "test.json",
+        "data.json",
+    } <= names
     rep = json.loads((run_dir / "test.json").read_text())
     assert rep["n"] == 36 and 0 <= rep["hardmax_acc"] <= 1 and rep["alpha"] > 0
 
@@ -27,7 +56,9 @@ def test_train_writes_run_folder(run_dir):
 def test_evaluate_and_figures(run_dir, capsys):
     assert main(["sentiment", "evaluate", str(run_dir), "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
-    assert {"softmax_acc", "hardmax_acc", "agreement", "leaders_mean", "clusters_per_token_mean", "figure10"} <= set(rep)
+    assert {"softmax_acc", "hardmax_acc", "agreement", "leaders_mean", "clusters_per_token_mean", "figure10"} <= set(
+        rep
+    )
     for name in ("evaluation.json", "figure8.png", "figure10.png", "accuracy.png"):
         assert (run_dir / name).stat().st_size > 0
     assert main(["sentiment", "evaluate", "--run", str(run_dir), "--no-figures", "--out", str(run_dir / "again")]) == 0
@@ -60,8 +91,23 @@ def test_predict_errors(run_dir, tmp_path, capsys):
 
 def test_explain_json_and_figures(run_dir, tmp_path, capsys):
     fig, gif = tmp_path / "f9.png", tmp_path / "f9.gif"
-    assert main(["sentiment", "explain", "--model", str(run_dir), "--json", "--figure", str(fig), "--gif", str(gif),
-                 "great wonderful film but dull plot"]) == 0
+    assert (
+        main(
+            [
+                "sentiment",
+                "explain",
+                "--model",
+                str(run_dir),
+                "--json",
+                "--figure",
+                str(fig),
+                "--gif",
+                str(gif),
+                "great wonderful film but dull plot",
+            ]
+        )
+        == 0
+    )
     e = json.loads(capsys.readouterr().out)
     assert e["clusters"] and fig.stat().st_size > 0 and gif.read_bytes()[:3] == b"GIF"
     assert main(["sentiment", "explain", "--model", str(run_dir), "great film"]) == 0
@@ -69,7 +115,10 @@ def test_explain_json_and_figures(run_dir, tmp_path, capsys):
 
 
 def test_train_bad_split(tmp_path, capsys):
-    assert main(["sentiment", "train", "--run", str(tmp_path / "r"), "--data", str(tmp_path / "no.csv"), "--no-progress"]) == 2
+    assert (
+        main(["sentiment", "train", "--run", str(tmp_path / "r"), "--data", str(tmp_path / "no.csv"), "--no-progress"])
+        == 2
+    )
     assert "does not exist" in capsys.readouterr().err
 
 

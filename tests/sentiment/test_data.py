@@ -4,7 +4,6 @@ import http.server
 import io
 import tarfile
 import threading
-
 from pathlib import Path
 
 import numpy as np
@@ -93,7 +92,9 @@ def http_root(tmp_path):
             tar.addfile(info, io.BytesIO(data))
     (served / "aclImdb_v1.tar.gz").write_bytes(buf.getvalue())
     (served / "broken.tar.gz").write_bytes(b"not a tar")
-    (served / "cut.tar.gz").write_bytes(buf.getvalue()[: len(buf.getvalue()) // 2])  # a truncated gzip stream, served whole
+    (served / "cut.tar.gz").write_bytes(
+        buf.getvalue()[: len(buf.getvalue()) // 2]
+    )  # a truncated gzip stream, served whole
     big = io.BytesIO()
     with tarfile.open(fileobj=big, mode="w:gz") as tar:  # 10 MB of zeros: a small "bomb"
         info = tarfile.TarInfo("aclImdb/train/pos/0_9.txt")
@@ -150,7 +151,9 @@ def test_download_verifies_length_and_sha256_and_keeps_nothing(tmp_path, http_ro
     with pytest.raises(InputError, match=r"is truncated: \d+ of \d+ bytes arrived|is truncated \(\d+ bytes arrived"):
         download_imdb(dest, url=f"{http_root}/short.tar.gz", sha256=None)
     assert not dest.exists()  # neither the archive, nor a temporary file, nor the folder
-    with pytest.raises(InputError, match=r"has sha256 [0-9a-f]{16}…, not the expected c40f74a18d3b61f9…; it is truncated or altered"):
+    with pytest.raises(
+        InputError, match=r"has sha256 [0-9a-f]{16}…, not the expected c40f74a18d3b61f9…; it is truncated or altered"
+    ):
         download_imdb(dest, url=f"{http_root}/aclImdb_v1.tar.gz")  # the default is the real archive's hash
     assert not dest.exists()
     dest.mkdir()
@@ -158,7 +161,10 @@ def test_download_verifies_length_and_sha256_and_keeps_nothing(tmp_path, http_ro
         download_imdb(dest, url=f"{http_root}/aclImdb_v1.tar.gz", sha256=good, max_bytes=100)
     assert list(dest.iterdir()) == []
     root = download_imdb(dest, url=f"{http_root}/aclImdb_v1.tar.gz", sha256=good)
-    assert sorted(p.name for p in dest.iterdir()) == ["aclImdb", "aclImdb_v1.tar.gz"] and _sha(dest / "aclImdb_v1.tar.gz") == good
+    assert (
+        sorted(p.name for p in dest.iterdir()) == ["aclImdb", "aclImdb_v1.tar.gz"]
+        and _sha(dest / "aclImdb_v1.tar.gz") == good
+    )
     with pytest.raises(InputError, match="exists already; read it with --data"):
         download_imdb(dest, url=f"{http_root}/aclImdb_v1.tar.gz", sha256=good)
     assert root.is_dir()
@@ -176,7 +182,10 @@ def test_download_names_a_truncated_archive_and_limits_extraction(tmp_path, http
     assert not dest.exists()
     with pytest.raises(InputError, match="must be an http\\(s\\) address"):
         download_imdb(dest, url="file:///etc/passwd")
-    with pytest.raises(InputError, match=r"sha256 must be 64 hex digits \(or None, on the command line --sha256 none, to skip the check\)"):
+    with pytest.raises(
+        InputError,
+        match=r"sha256 must be 64 hex digits \(or None, on the command line --sha256 none, to skip the check\)",
+    ):
         download_imdb(dest, url=f"{http_root}/bomb.tar.gz", sha256="abc")
 
 

@@ -48,12 +48,20 @@ def test_auto_and_cpu_give_the_same_model(corpus):
 
 def test_cli_device_option_passes_through(fitted, tmp_path, capsys):
     fitted.save(tmp_path / "m")
-    assert main(["sentiment", "predict", "--model", str(tmp_path / "m"), "--device", "cpu", "--json", "great film"]) == 0
+    assert (
+        main(["sentiment", "predict", "--model", str(tmp_path / "m"), "--device", "cpu", "--json", "great film"]) == 0
+    )
     cpu = json.loads(capsys.readouterr().out)
-    assert main(["sentiment", "predict", "--model", str(tmp_path / "m"), "--device", "auto", "--json", "great film"]) == 0
+    assert (
+        main(["sentiment", "predict", "--model", str(tmp_path / "m"), "--device", "auto", "--json", "great film"]) == 0
+    )
     auto = json.loads(capsys.readouterr().out)
-    assert auto["label"] == cpu["label"] and auto["probability_positive"] == pytest.approx(cpu["probability_positive"], abs=1e-9)
-    assert main(["sentiment", "explain", "--model", str(tmp_path / "m"), "--device", "auto", "--json", "great film"]) == 0
+    assert auto["label"] == cpu["label"] and auto["probability_positive"] == pytest.approx(
+        cpu["probability_positive"], abs=1e-9
+    )
+    assert (
+        main(["sentiment", "explain", "--model", str(tmp_path / "m"), "--device", "auto", "--json", "great film"]) == 0
+    )
     assert json.loads(capsys.readouterr().out)["clusters"]
     assert main(["sentiment", "predict", "--model", str(tmp_path / "m"), "--device", "tpu", "hi"]) == 2
     assert "device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got 'tpu'" in capsys.readouterr().err

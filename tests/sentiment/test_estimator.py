@@ -72,7 +72,9 @@ def test_input_errors(fitted):
 def test_string_classes(corpus):
     texts, labels = corpus
     names = np.where(np.asarray(labels) == 1, "pos", "neg")
-    clf = HardmaxSentimentClassifier(d=2, epochs=2, min_freq=1, lr=3e-2, embed_lr=1e-1, random_state=0).fit(texts, names)
+    clf = HardmaxSentimentClassifier(d=2, epochs=2, min_freq=1, lr=3e-2, embed_lr=1e-1, random_state=0).fit(
+        texts, names
+    )
     assert set(clf.predict(texts[:4])) <= {"pos", "neg"}
 
 
@@ -89,8 +91,9 @@ def test_explanation_decomposes_the_decision(fitted):
 
 def test_bigram_tokens_are_learned_saved_and_loaded(corpus, tmp_path):
     texts, labels = corpus
-    clf = HardmaxSentimentClassifier(d=2, epochs=6, min_freq=1, lr=3e-2, embed_lr=1e-1, patience=6, bigrams=3,
-                                     random_state=0).fit(texts, labels)
+    clf = HardmaxSentimentClassifier(
+        d=2, epochs=6, min_freq=1, lr=3e-2, embed_lr=1e-1, patience=6, bigrams=3, random_state=0
+    ).fit(texts, labels)
     pairs = [w for w in clf.vocab_.words if " " in w]
     assert pairs and all(len(w.split()) == 2 for w in pairs)
     assert clf.score(texts, labels) >= 0.9

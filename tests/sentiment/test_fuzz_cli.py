@@ -13,14 +13,17 @@ import threading
 from pathlib import Path
 
 import pytest
-from safetensors.torch import load as load_st, save as save_st
+from safetensors.torch import load as load_st
+from safetensors.torch import save as save_st
 
 from attndyn.cli import main
 
 
 def snapshot(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*"))}
+    return {
+        str(p.relative_to(folder)): "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+    }
 
 
 def _copy(src: Path, dst: Path, edit) -> None:
@@ -32,6 +35,7 @@ def _config_edit(change):
     def edit(folder):
         rec = json.loads((folder / "config.json").read_text())
         (folder / "config.json").write_text(json.dumps(change(rec)))
+
     return edit
 
 
@@ -49,6 +53,7 @@ def _weights_edit(change):
         rec = json.loads((folder / "config.json").read_text())
         rec["files"]["weights.safetensors"] = hashlib.sha256(data).hexdigest()
         (folder / "config.json").write_text(json.dumps(rec))
+
     return edit
 
 
@@ -68,6 +73,7 @@ def _data_json(change):
     def edit(folder):
         info = json.loads((folder / "data.json").read_text())
         (folder / "data.json").write_text(json.dumps(change(info)) if callable(change) else change)
+
     return edit
 
 
@@ -111,8 +117,26 @@ def world(tmp_path_factory, make_corpus, write_csv):
     (root / "nolabel.csv").write_text("text,stars\ngreat,5\n")  # another data set without a label column
     write_csv(root / "nosplit.csv", texts, labels, extra=False)
     run = root / "run"
-    assert main(["sentiment", "train", "--run", str(run), "--data", str(data), "--epochs", "1", "--min-freq", "1",
-                 "--no-progress", "--threads", "1"]) == 0
+    assert (
+        main(
+            [
+                "sentiment",
+                "train",
+                "--run",
+                str(run),
+                "--data",
+                str(data),
+                "--epochs",
+                "1",
+                "--min-freq",
+                "1",
+                "--no-progress",
+                "--threads",
+                "1",
+            ]
+        )
+        == 0
+    )
     (root / "latin1.txt").write_bytes("a caf\xe9 film, tr\xe8s bon\n".encode("latin-1"))
     (root / "utf16.txt").write_text("a great film\n", encoding="utf-16")
     (root / "binary.bin").write_bytes(b"\x00\x01\x02great\x00film")
@@ -136,7 +160,9 @@ def world(tmp_path_factory, make_corpus, write_csv):
         "cfg_null": _config_edit(lambda r: None),
         "cfg_unknown": _config_edit(lambda r: {**r, "extra": 1}),
         "cfg_classes0": _config_edit(lambda r: {**r, "classes": [0]}),
-        "cfg_huge": _config_edit(lambda r: {**r, "estimator": {**r["estimator"], "d": 10**9}, "model": {**r["model"], "d": 10**9}}),
+        "cfg_huge": _config_edit(
+            lambda r: {**r, "estimator": {**r["estimator"], "d": 10**9}, "model": {**r["model"], "d": 10**9}}
+        ),
         "cfg_alpha_str": _config_edit(lambda r: {**r, "estimator": {**r["estimator"], "alpha_min": "0.5"}}),
         "vocab_list": lambda f: (_config_edit(_no_hashes)(f), (f / "vocab.json").write_text('["<pad>", "<unk>"]')),
         "vocab_short": _short_vocab,
@@ -144,9 +170,14 @@ def world(tmp_path_factory, make_corpus, write_csv):
         "w_nan": _weights_edit(lambda t: t["embed.weight"].__setitem__((2, 0), float("nan"))),
         "w_shape": _weights_edit(lambda t: t.update({"decoder.weight": t["decoder.weight"][:, :1]})),
         "w_empty": lambda f: (_config_edit(_no_hashes)(f), (f / "weights.safetensors").write_bytes(b"")),
-        "w_garbage": lambda f: (_config_edit(_no_hashes)(f), (f / "weights.safetensors").write_bytes(b"\x08" + b"\x00" * 7 + b"{}garbage")),
-        "w_trunc": lambda f: (_config_edit(_no_hashes)(f),
-                              (f / "weights.safetensors").write_bytes((f / "weights.safetensors").read_bytes()[:-10])),
+        "w_garbage": lambda f: (
+            _config_edit(_no_hashes)(f),
+            (f / "weights.safetensors").write_bytes(b"\x08" + b"\x00" * 7 + b"{}garbage"),
+        ),
+        "w_trunc": lambda f: (
+            _config_edit(_no_hashes)(f),
+            (f / "weights.safetensors").write_bytes((f / "weights.safetensors").read_bytes()[:-10]),
+        ),
         "no_weights": lambda f: (f / "weights.safetensors").unlink(),
         "dj_badjson": _data_json("{not json"),
         "dj_list": _data_json("[1, 2]"),
@@ -171,8 +202,13 @@ def world(tmp_path_factory, make_corpus, write_csv):
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
-        yield {"root": root, "run": run, "data": data, "url": f"http://127.0.0.1:{server.server_address[1]}",
-               "good_sha": hashlib.sha256((served / "good.tar.gz").read_bytes()).hexdigest()}
+        yield {
+            "root": root,
+            "run": run,
+            "data": data,
+            "url": f"http://127.0.0.1:{server.server_address[1]}",
+            "good_sha": hashlib.sha256((served / "good.tar.gz").read_bytes()).hexdigest(),
+        }
     finally:
         server.shutdown()
         server.server_close()
@@ -180,7 +216,19 @@ def world(tmp_path_factory, make_corpus, write_csv):
 
 
 M = ["--model", "{root}/run"]
-TRAIN = ["sentiment", "train", "--run", "{root}/new", "--data", "{data}", "--no-progress", "--epochs", "1", "--min-freq", "1"]
+TRAIN = [
+    "sentiment",
+    "train",
+    "--run",
+    "{root}/new",
+    "--data",
+    "{data}",
+    "--no-progress",
+    "--epochs",
+    "1",
+    "--min-freq",
+    "1",
+]
 CASES = {
     "train": [
         ["--threads", "0"],
@@ -302,16 +350,24 @@ CASES = {
         ["--url", "{url}/good.tar.gz", "--sha256", "{good_sha}", "--download", "{root}/hasacl"],
     ],
 }
-PREFIX = {"train": TRAIN, "evaluate": ["sentiment", "evaluate", "--no-figures"], "predict": ["sentiment", "predict"],
-          "explain": ["sentiment", "explain"], "imdb": ["data", "imdb", "--download", "{root}/dl"]}
+PREFIX = {
+    "train": TRAIN,
+    "evaluate": ["sentiment", "evaluate", "--no-figures"],
+    "predict": ["sentiment", "predict"],
+    "explain": ["sentiment", "explain"],
+    "imdb": ["data", "imdb", "--download", "{root}/dl"],
+}
 
 
 def test_every_command_has_a_dozen_cases():
     assert all(len(c) >= 12 for c in CASES.values()) and set(CASES) == set(PREFIX)
 
 
-@pytest.mark.parametrize("command, args", [(c, a) for c, cases in CASES.items() for a in cases],
-                         ids=[f"{c}:{' '.join(a)[:60]}" for c, cases in CASES.items() for a in cases])
+@pytest.mark.parametrize(
+    "command, args",
+    [(c, a) for c, cases in CASES.items() for a in cases],
+    ids=[f"{c}:{' '.join(a)[:60]}" for c, cases in CASES.items() for a in cases],
+)
 def test_bad_input_is_one_line_exit_2_and_changes_nothing(world, command, args, capsys):
     values = {k: str(v) for k, v in world.items()}
     argv = [a.format(**values) for a in PREFIX[command] + args]

@@ -49,7 +49,9 @@ def test_hardmax_inference_is_the_engine():
     ids = torch.tensor([[2, 3, 4, 5, 6]])
     mask = torch.ones_like(ids, dtype=torch.bool)
     logit, traj = m.hardmax_run(ids, mask, every=1)
-    ref = attndyn.hardmax(m.embed.weight.detach().double()[ids], alpha=float(m.alpha.detach()), layers=8, check_hypotheses=False)
+    ref = attndyn.hardmax(
+        m.embed.weight.detach().double()[ids], alpha=float(m.alpha.detach()), layers=8, check_hypotheses=False
+    )
     torch.testing.assert_close(traj.ys, ref.ys)
     zK = ref.final_tokens.mean(dim=1)
     want = zK @ m.decoder.weight.detach().double()[0] + m.decoder.bias.detach().double()[0]
@@ -75,8 +77,11 @@ def test_hooks_cache_every_layer():
 
 @pytest.mark.parametrize(
     "kw, msg",
-    [({"d": 0}, "d must be a positive integer"), ({"tau": -1.0}, "tau must be a positive number"),
-     ({"alpha_min": 2.0}, "alpha_min must satisfy")],
+    [
+        ({"d": 0}, "d must be a positive integer"),
+        ({"tau": -1.0}, "tau must be a positive number"),
+        ({"alpha_min": 2.0}, "alpha_min must satisfy"),
+    ],
 )
 def test_config_errors(kw, msg):
     with pytest.raises(InputError, match=msg):

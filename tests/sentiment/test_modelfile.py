@@ -7,7 +7,8 @@ import shutil
 import numpy as np
 import pytest
 import torch
-from safetensors.torch import load as load_st, save as save_st
+from safetensors.torch import load as load_st
+from safetensors.torch import save as save_st
 
 from attndyn import InputError
 from attndyn.cli import main
@@ -42,8 +43,9 @@ def _rewrite_weights(folder, change, *, rehash=True):
 
 def test_save_records_hashes_and_round_trips(saved, fitted, corpus):
     rec = _config(saved)
-    assert rec["files"] == {name: hashlib.sha256((saved / name).read_bytes()).hexdigest()
-                            for name in ("weights.safetensors", "vocab.json")}
+    assert rec["files"] == {
+        name: hashlib.sha256((saved / name).read_bytes()).hexdigest() for name in ("weights.safetensors", "vocab.json")
+    }
     back = HardmaxSentimentClassifier.load(saved)
     assert np.array_equal(back.decision_function(corpus[0]), fitted.decision_function(corpus[0]))
 
@@ -61,24 +63,39 @@ def _flip_one_bit(folder):
     (folder / "weights.safetensors").write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("damage, message", [
-    (_flip_one_bit, r"has sha256 [0-9a-f]{16}… but config.json records [0-9a-f]{16}…: the file is damaged or was replaced"),
-    (lambda f: (f / "weights.safetensors").write_bytes(b""), "weights.safetensors' is empty"),
-    (lambda f: (f / "weights.safetensors").write_bytes((f / "weights.safetensors").read_bytes()[:50]), "has sha256"),
-    (lambda f: (f / "vocab.json").write_text('{"words": ["<pad>", "<unk>"]}'), "vocab.json' does not match the sha256"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (
+            _flip_one_bit,
+            r"has sha256 [0-9a-f]{16}… but config.json records [0-9a-f]{16}…: the file is damaged or was replaced",
+        ),
+        (lambda f: (f / "weights.safetensors").write_bytes(b""), "weights.safetensors' is empty"),
+        (
+            lambda f: (f / "weights.safetensors").write_bytes((f / "weights.safetensors").read_bytes()[:50]),
+            "has sha256",
+        ),
+        (
+            lambda f: (f / "vocab.json").write_text('{"words": ["<pad>", "<unk>"]}'),
+            "vocab.json' does not match the sha256",
+        ),
+    ],
+)
 def test_damaged_files_are_refused_by_their_hash(saved, damage, message):
     damage(saved)
     with pytest.raises(InputError, match=message):
         HardmaxSentimentClassifier.load(saved)
 
 
-@pytest.mark.parametrize("data, message", [
-    (b"", "is empty"),
-    (b"\x00" * 7, "is not a readable safetensors file"),
-    (b"garbage garbage garbage garbage", "is not a readable safetensors file"),
-    ("TRUNCATE", "is not a readable safetensors file"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"", "is empty"),
+        (b"\x00" * 7, "is not a readable safetensors file"),
+        (b"garbage garbage garbage garbage", "is not a readable safetensors file"),
+        ("TRUNCATE", "is not a readable safetensors file"),
+    ],
+)
 def test_unreadable_weights_without_a_hash(saved, data, message):
     rec = _config(saved)
     del rec["files"]
@@ -90,26 +107,41 @@ def test_unreadable_weights_without_a_hash(saved, data, message):
         HardmaxSentimentClassifier.load(saved)
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda t: t["decoder.weight"].__setitem__((0, 0), float("nan")), r"decoder.weight holds NaN values; the weights are damaged"),
-    (lambda t: t["embed.weight"].__setitem__((3, 1), float("inf")), r"embed.weight holds infinite values"),
-    (lambda t: t.update({"embed.weight": t["embed.weight"][:-1]}), r"embed.weight has shape \(\d+, 2\) but config.json .* needs"),
-    (lambda t: t.update({"embed.weight": torch.zeros(t["embed.weight"].shape, dtype=torch.int32)}), "has dtype torch.int32"),
-    (lambda t: t.pop("alpha_raw"), r"missing \['alpha_raw'\]"),
-    (lambda t: t.update({"extra": torch.zeros(1)}), r"unexpected \['extra'\]"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda t: t["decoder.weight"].__setitem__((0, 0), float("nan")),
+            r"decoder.weight holds NaN values; the weights are damaged",
+        ),
+        (lambda t: t["embed.weight"].__setitem__((3, 1), float("inf")), r"embed.weight holds infinite values"),
+        (
+            lambda t: t.update({"embed.weight": t["embed.weight"][:-1]}),
+            r"embed.weight has shape \(\d+, 2\) but config.json .* needs",
+        ),
+        (
+            lambda t: t.update({"embed.weight": torch.zeros(t["embed.weight"].shape, dtype=torch.int32)}),
+            "has dtype torch.int32",
+        ),
+        (lambda t: t.pop("alpha_raw"), r"missing \['alpha_raw'\]"),
+        (lambda t: t.update({"extra": torch.zeros(1)}), r"unexpected \['extra'\]"),
+    ],
+)
 def test_weights_checked_for_shape_dtype_and_finiteness(saved, change, message):
     _rewrite_weights(saved, change)  # with a matching hash: the other checks must catch it
     with pytest.raises(InputError, match=message):
         HardmaxSentimentClassifier.load(saved)
 
 
-@pytest.mark.parametrize("words, message", [
-    (lambda w: w[:-1], r"holds \d+ words but the model has \d+ \(config.json model.vocab_size\)"),
-    (lambda w: w + ["zzz"], r"holds \d+ words but the model has"),
-    (lambda w: w[1:], "must start with '<pad>', '<unk>'"),
-    (lambda w: w[:-1] + [w[2]], "are not distinct"),
-])
+@pytest.mark.parametrize(
+    "words, message",
+    [
+        (lambda w: w[:-1], r"holds \d+ words but the model has \d+ \(config.json model.vocab_size\)"),
+        (lambda w: w + ["zzz"], r"holds \d+ words but the model has"),
+        (lambda w: w[1:], "must start with '<pad>', '<unk>'"),
+        (lambda w: w[:-1] + [w[2]], "are not distinct"),
+    ],
+)
 def test_vocabulary_checked_against_the_embedding(saved, words, message):
     rec = _config(saved)
     del rec["files"]  # as a model saved before hashes: the size check alone must catch it
@@ -120,36 +152,48 @@ def test_vocabulary_checked_against_the_embedding(saved, words, message):
         HardmaxSentimentClassifier.load(saved)
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda r: [r], "must hold a JSON object .* got a list"),
-    (lambda r: None, "must hold a JSON object .* got null"),
-    (lambda r: {**r, "colour": 1}, r"has unknown keys \['colour'\]"),
-    (lambda r: {**r, "estimator": {**r["estimator"], "dd": 2}}, r"unknown estimator settings \['dd'\]"),
-    (lambda r: {**r, "estimator": {**r["estimator"], "alpha_min": "0.5"}}, r"alpha_min must be a positive number, got '0.5' \(a str\)"),
-    (lambda r: {**r, "estimator": {**r["estimator"], "max_len": -1}}, "max_len must be an integer >= 1"),
-    (lambda r: {**r, "model": {**r["model"], "width": 3}}, r"unknown model config keys \['width'\]"),
-    (lambda r: {**r, "model": {**r["model"], "d": 3}}, "model d = 3 but estimator d = 2"),
-    (lambda r: {**r, "model": [1, 2]}, "a model config must be a JSON object"),
-    (lambda r: {**r, "classes": [0]}, r"'classes' must be two distinct labels of one type such as \[0, 1\], got \[0\]"),
-    (lambda r: {**r, "classes": [1, 1]}, "'classes' must be two distinct labels"),
-    (lambda r: {**r, "classes": [0, "pos"]}, "'classes' must be two distinct labels"),
-    (lambda r: {**r, "alpha": -1}, "'alpha' must be a positive finite number"),
-    (lambda r: {**r, "files": {"weights.safetensors": "xyz"}}, "'files' must map"),
-    (lambda r: {k: v for k, v in r.items() if k != "model"}, "has no 'model'"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda r: [r], "must hold a JSON object .* got a list"),
+        (lambda r: None, "must hold a JSON object .* got null"),
+        (lambda r: {**r, "colour": 1}, r"has unknown keys \['colour'\]"),
+        (lambda r: {**r, "estimator": {**r["estimator"], "dd": 2}}, r"unknown estimator settings \['dd'\]"),
+        (
+            lambda r: {**r, "estimator": {**r["estimator"], "alpha_min": "0.5"}},
+            r"alpha_min must be a positive number, got '0.5' \(a str\)",
+        ),
+        (lambda r: {**r, "estimator": {**r["estimator"], "max_len": -1}}, "max_len must be an integer >= 1"),
+        (lambda r: {**r, "model": {**r["model"], "width": 3}}, r"unknown model config keys \['width'\]"),
+        (lambda r: {**r, "model": {**r["model"], "d": 3}}, "model d = 3 but estimator d = 2"),
+        (lambda r: {**r, "model": [1, 2]}, "a model config must be a JSON object"),
+        (
+            lambda r: {**r, "classes": [0]},
+            r"'classes' must be two distinct labels of one type such as \[0, 1\], got \[0\]",
+        ),
+        (lambda r: {**r, "classes": [1, 1]}, "'classes' must be two distinct labels"),
+        (lambda r: {**r, "classes": [0, "pos"]}, "'classes' must be two distinct labels"),
+        (lambda r: {**r, "alpha": -1}, "'alpha' must be a positive finite number"),
+        (lambda r: {**r, "files": {"weights.safetensors": "xyz"}}, "'files' must map"),
+        (lambda r: {k: v for k, v in r.items() if k != "model"}, "has no 'model'"),
+    ],
+)
 def test_config_schema(saved, edit, message):
     _set_config(saved, edit(_config(saved)))
     with pytest.raises(InputError, match=message):
         HardmaxSentimentClassifier.load(saved)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("[1, 2]", r"vocab.json' must hold a JSON object \{\"words\": \[...\]\}, got a list"),
-    ('{"words": ["<pad>", "<unk>"], "x": 1}', r"has unknown keys \['x'\]"),
-    ('{"words": [1, 2]}', "'words' must be a list of strings"),
-    ('{"words": NaN}', "is not valid JSON"),
-    ("\xff\xfe", "is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[1, 2]", r"vocab.json' must hold a JSON object \{\"words\": \[...\]\}, got a list"),
+        ('{"words": ["<pad>", "<unk>"], "x": 1}', r"has unknown keys \['x'\]"),
+        ('{"words": [1, 2]}', "'words' must be a list of strings"),
+        ('{"words": NaN}', "is not valid JSON"),
+        ("\xff\xfe", "is not valid JSON"),
+    ],
+)
 def test_vocab_schema(saved, text, message):
     rec = _config(saved)
     del rec["files"]

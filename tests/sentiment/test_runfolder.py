@@ -37,16 +37,19 @@ def trained(tmp_path_factory, make_corpus, write_csv):
     return tmp, run, data, other
 
 
-@pytest.mark.parametrize("change, named", [
-    (["--d", "3"], "--d 2 (now 3)"),
-    (["--seed", "1"], "--seed 0 (now 1)"),
-    (["--lr", "0.01"], "--lr 0.003 (now 0.01)"),
-    (["--epochs", "2"], "--epochs 1 (now 2)"),
-    (["--threads", "2"], "--threads 1 (now 2)"),
-    (["--split", "official"], '--split "random" (now "official")'),
-    (["--min-log-odds", "0.5", "--bigrams", "2"], "--bigrams 0 (now 2), --min-log-odds 0.3 (now 0.5)"),
-    (["--data", "OTHER"], "--data (sha256)"),
-])
+@pytest.mark.parametrize(
+    "change, named",
+    [
+        (["--d", "3"], "--d 2 (now 3)"),
+        (["--seed", "1"], "--seed 0 (now 1)"),
+        (["--lr", "0.01"], "--lr 0.003 (now 0.01)"),
+        (["--epochs", "2"], "--epochs 1 (now 2)"),
+        (["--threads", "2"], "--threads 1 (now 2)"),
+        (["--split", "official"], '--split "random" (now "official")'),
+        (["--min-log-odds", "0.5", "--bigrams", "2"], "--bigrams 0 (now 2), --min-log-odds 0.3 (now 0.5)"),
+        (["--data", "OTHER"], "--data (sha256)"),
+    ],
+)
 def test_resume_with_other_settings_exits_2_and_changes_nothing(trained, change, named, capsys):
     tmp, run, data, other = trained
     argv = TRAIN + ["--run", str(run), "--data", str(data)]
@@ -88,16 +91,26 @@ def test_overwrite_discards_the_run_and_trains_anew(trained, tmp_path):
 def test_a_second_training_is_refused_naming_the_holder(trained, capsys):
     _, run, data, _ = trained
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
-         "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()", str(run)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
+            "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()",
+            str(run),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         before = snapshot(run)
         assert main(TRAIN + ["--run", str(run), "--data", str(data)]) == 2
         err = capsys.readouterr().err
-        assert err == (f"error: run folder {str(run)!r} is in use by process {holder.pid} (a training holds its lock); "
-                       "wait for it to finish or stop it, or give another folder with --run NEW\n")
+        assert err == (
+            f"error: run folder {str(run)!r} is in use by process {holder.pid} (a training holds its lock); "
+            "wait for it to finish or stop it, or give another folder with --run NEW\n"
+        )
         assert snapshot(run) == before
     finally:
         holder.stdin.close()
@@ -129,7 +142,9 @@ def test_a_failing_run_in_an_existing_folder_removes_only_what_it_added(trained,
     assert snapshot(run) == before  # the new tokenization cache inside cache/ is gone too
 
 
-@pytest.mark.parametrize("name, cut", [("checkpoint.safetensors", 30), ("checkpoint.safetensors", 0), ("weights.safetensors", 12)])
+@pytest.mark.parametrize(
+    "name, cut", [("checkpoint.safetensors", 30), ("checkpoint.safetensors", 0), ("weights.safetensors", 12)]
+)
 def test_a_damaged_checkpoint_is_refused_before_anything_changes(trained, tmp_path, name, cut, capsys):
     _, run, data, _ = trained
     mine = tmp_path / "r"
@@ -167,8 +182,22 @@ def test_evaluate_other_data_whole_and_refuses_another_split(trained, tmp_path, 
         w.writerow(["id", "text", "label"])
         w.writerows([i, r["review"], int(r["sentiment"] == "positive")] for i, r in enumerate(rows))
     for path in (other, third):
-        assert main(["sentiment", "evaluate", str(run), "--data", str(path), "--no-figures", "--json",
-                     "--out", str(tmp_path / "ev")]) == 0
+        assert (
+            main(
+                [
+                    "sentiment",
+                    "evaluate",
+                    str(run),
+                    "--data",
+                    str(path),
+                    "--no-figures",
+                    "--json",
+                    "--out",
+                    str(tmp_path / "ev"),
+                ]
+            )
+            == 0
+        )
         rep = json.loads(capsys.readouterr().out)
         assert rep["n"] == 60 and rep["split"] == f"all 60 rows of {path.name} (not the training data)"
     mine = tmp_path / "r"
@@ -176,7 +205,10 @@ def test_evaluate_other_data_whole_and_refuses_another_split(trained, tmp_path, 
     info = json.loads((mine / "data.json").read_text())
     (mine / "data.json").write_text(json.dumps({**info, "seed": 1}))  # the race the lock now prevents
     assert main(["sentiment", "evaluate", str(mine), "--no-figures"]) == 2
-    assert "records another split than the model was trained on: seed 1 (trained with 0); its test reviews" in capsys.readouterr().err
+    assert (
+        "records another split than the model was trained on: seed 1 (trained with 0); its test reviews"
+        in capsys.readouterr().err
+    )
     (mine / "data.json").write_text(json.dumps({**info, "split": "official"}))
     assert main(["sentiment", "evaluate", str(mine), "--no-figures"]) == 2
     assert "split 'official' (trained with 'random')" in capsys.readouterr().err
@@ -187,7 +219,10 @@ def test_evaluate_other_data_whole_and_refuses_another_split(trained, tmp_path, 
     assert main(["sentiment", "evaluate", str(mine), "--no-figures"]) == 2
     assert "changed since training" in capsys.readouterr().err
     assert snapshot(run) == before
-    assert main(["sentiment", "evaluate", str(run), "--data", str(data), "--no-figures", "--out", str(tmp_path / "e")]) == 0
+    assert (
+        main(["sentiment", "evaluate", str(run), "--data", str(data), "--no-figures", "--out", str(tmp_path / "e")])
+        == 0
+    )
     # a folder without settings.json (older, or the benchmark's, whose split seed may differ from the model seed)
     (mine / "settings.json").unlink()
     (mine / "data.json").write_text(json.dumps({**info, "seed": 0}))
@@ -197,7 +232,11 @@ def test_evaluate_other_data_whole_and_refuses_another_split(trained, tmp_path, 
 def test_data_identity_of_a_file_and_of_a_folder(tmp_path):
     f = tmp_path / "x.csv"
     f.write_bytes(b"review,sentiment\n")
-    assert data_identity(f) == {"path": str(f.resolve()), "size": 17, "sha256": hashlib.sha256(b"review,sentiment\n").hexdigest()}
+    assert data_identity(f) == {
+        "path": str(f.resolve()),
+        "size": 17,
+        "sha256": hashlib.sha256(b"review,sentiment\n").hexdigest(),
+    }
     for rel, text in [("train/pos/0_9.txt", "good"), ("test/neg/0_1.txt", "bad")]:
         (tmp_path / "acl" / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "acl" / rel).write_text(text)

@@ -10,7 +10,14 @@ def test_clean_removes_markup_links_digits_and_repeats():
 
 
 def test_negations_survive_the_default_stop_list():
-    assert tokenize("It wasn't good, and I can't say it's not bad", Tokenizer().stop_set) == ["not", "good", "not", "say", "not", "bad"]
+    assert tokenize("It wasn't good, and I can't say it's not bad", Tokenizer().stop_set) == [
+        "not",
+        "good",
+        "not",
+        "say",
+        "not",
+        "bad",
+    ]
     assert NEGATIONS.isdisjoint(Tokenizer().stop_set)
 
 
@@ -61,7 +68,14 @@ def test_vocabulary_log_odds_filter_keeps_informative_words_and_negations():
 
 def test_negation_scope_marks_the_next_words_only():
     tok = Tokenizer(negation_scope=2)
-    assert tok("The plot was not good or funny, but the cast is great") == ["plot", "not", "not_good", "not_funny", "cast", "great"]
+    assert tok("The plot was not good or funny, but the cast is great") == [
+        "plot",
+        "not",
+        "not_good",
+        "not_funny",
+        "cast",
+        "great",
+    ]
     assert tok("never never liked") == ["never", "never", "not_liked"]  # a negation restarts the window
     assert Tokenizer()("not good") == ["not", "good"]
     assert "negation_scope" not in Tokenizer().config() and Tokenizer(negation_scope=1).config()["negation_scope"] == 1
@@ -71,8 +85,17 @@ def test_negation_scope_marks_the_next_words_only():
 
 def test_bigrams_sit_between_their_words_and_need_enough_documents():
     tok = Tokenizer(negation_scope=1, bigrams=True)
-    assert tok("not a good film, a waste of time") == ["not", "not not_good", "not_good", "not_good film", "film",
-                                                       "film waste", "waste", "waste time", "time"]
+    assert tok("not a good film, a waste of time") == [
+        "not",
+        "not not_good",
+        "not_good",
+        "not_good film",
+        "film",
+        "film waste",
+        "waste",
+        "waste time",
+        "time",
+    ]
     assert tok("fine") == ["fine"] and tok("") == []
     assert Tokenizer(bigrams=True).config()["bigrams"] is True and "bigrams" not in Tokenizer().config()
     docs = [tok("a waste of time")] * 3 + [tok("waste time") + tok("waste time")] + [tok("good time")]

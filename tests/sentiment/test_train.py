@@ -24,8 +24,18 @@ def splits(make_corpus):
 def _run(splits, run_dir=None, epochs=3, lr_decay=1.0):
     n, tr, va = splits
     model = SentimentTransformer(SentimentConfig(vocab_size=n), generator=torch.Generator().manual_seed(0))
-    cfg = TrainConfig(epochs=epochs, batch_size=16, lr=3e-2, embed_lr=1e-1, patience=10, train_eval_size=40, seed=3,
-                      tau_start=1e-1, anneal_epochs=2, lr_decay=lr_decay)
+    cfg = TrainConfig(
+        epochs=epochs,
+        batch_size=16,
+        lr=3e-2,
+        embed_lr=1e-1,
+        patience=10,
+        train_eval_size=40,
+        seed=3,
+        tau_start=1e-1,
+        anneal_epochs=2,
+        lr_decay=lr_decay,
+    )
     return train(model, tr, va, cfg, run_dir=run_dir)
 
 
@@ -62,8 +72,9 @@ def test_resume_with_lr_decay_is_bit_identical(splits, tmp_path):
 def _final_weights(splits, epochs, lr_decay):
     n, tr, va = splits
     model = SentimentTransformer(SentimentConfig(vocab_size=n), generator=torch.Generator().manual_seed(0))
-    cfg = TrainConfig(epochs=epochs, batch_size=16, lr=3e-2, embed_lr=1e-1, patience=10, train_eval_size=0, seed=3,
-                      lr_decay=lr_decay)
+    cfg = TrainConfig(
+        epochs=epochs, batch_size=16, lr=3e-2, embed_lr=1e-1, patience=10, train_eval_size=0, seed=3, lr_decay=lr_decay
+    )
     train(model, tr, va, cfg)
     return model.state_dict()
 

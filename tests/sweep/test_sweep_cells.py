@@ -53,14 +53,17 @@ def test_theorem_1_1_cell_matches_the_engine_and_the_theorem():
 
 
 def test_theorem_1_1_single_token_is_its_own_leader():
-    row = EXPERIMENTS["theorem_1_1"](0, {"n": 1, "d": 3, "alpha": 1.0, "A": "identity", "cond_max": 10.0, "layers": 10,
-                                         "rtol": 1e-13})
+    row = EXPERIMENTS["theorem_1_1"](
+        0, {"n": 1, "d": 3, "alpha": 1.0, "A": "identity", "cond_max": 10.0, "layers": 10, "rtol": 1e-13}
+    )
     assert row["holds"] and row["leaders"] == 1 and row["clusters"] == 1 and row["late_leaders"] == 0
 
 
 @pytest.mark.parametrize("regime", ["polytope", "hyperplanes", "paranormal", "collapse"])
 def test_table_1_cell_matches_its_row(regime):
-    row = EXPERIMENTS["table_1"](1, {"regime": regime, "n": 8, "d": 3, "time": 10.0, "collapse_time": 20.0, "step": 0.1})
+    row = EXPERIMENTS["table_1"](
+        1, {"regime": regime, "n": 8, "d": 3, "time": 10.0, "collapse_time": 20.0, "step": 0.1}
+    )
     assert row["matches"] is True
     assert (row["hyperplanes"] is not None) == (regime == "hyperplanes")
     assert (row["vertices"] is not None) == (regime == "polytope")
@@ -93,7 +96,9 @@ def sentiment_run(tmp_path_factory):
         w = csv.writer(f)
         w.writerow(["review", "sentiment"])
         w.writerows([t, "positive" if y else "negative"] for t, y in zip(texts, labels))
-    HardmaxSentimentClassifier(d=2, epochs=3, min_freq=1, lr=3e-2, embed_lr=1e-1, random_state=0).fit(texts, labels).save(folder)
+    HardmaxSentimentClassifier(d=2, epochs=3, min_freq=1, lr=3e-2, embed_lr=1e-1, random_state=0).fit(
+        texts, labels
+    ).save(folder)
     (folder / "data.json").write_text(json.dumps({"data": str(folder / "reviews.csv"), "split": "random", "seed": 0}))
     return folder
 
@@ -102,7 +107,9 @@ def test_sentiment_leaders_counts_the_explanations_leaders(sentiment_run):
     from attndyn.sentiment import HardmaxSentimentClassifier
     from attndyn.sentiment.explain import explain
 
-    rows = [EXPERIMENTS["sentiment_leaders"](s, {"run": str(sentiment_run), "data": ""}) for s in range(24)]  # the 24 test reviews
+    rows = [
+        EXPERIMENTS["sentiment_leaders"](s, {"run": str(sentiment_run), "data": ""}) for s in range(24)
+    ]  # the 24 test reviews
     est = HardmaxSentimentClassifier.load(sentiment_run)
     for r in rows:
         assert r["d"] == 2 and 1 <= r["leaders"] <= r["words"] <= 5  # words the model knows

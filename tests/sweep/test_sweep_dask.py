@@ -32,8 +32,14 @@ def same_rows(a, b) -> bool:
 
 
 def test_rows_on_the_cluster_equal_a_serial_run(client, tmp_path):
-    spec = parse_spec({"experiment": "theorem_1_1", "grid": {"n": [5, 9], "alpha": [0.5, 2]},
-                       "monte_carlo": {"seeds": 3}, "fixed": {"d": 2}})
+    spec = parse_spec(
+        {
+            "experiment": "theorem_1_1",
+            "grid": {"n": [5, 9], "alpha": [0.5, 2]},
+            "monte_carlo": {"seeds": 3},
+            "fixed": {"d": 2},
+        }
+    )
     run = run_sweep(spec, tmp_path / "dask", client=client, chunk=2, log=lambda m: None)
     assert (run.ran, run.failed) == (12, 0)
     serial = run_sweep(spec, tmp_path / "serial", workers=0, log=lambda m: None)
@@ -43,8 +49,14 @@ def test_rows_on_the_cluster_equal_a_serial_run(client, tmp_path):
 
 
 def test_a_worker_killed_mid_sweep_loses_and_duplicates_nothing(client, tmp_path):
-    spec = parse_spec({"experiment": "good_triple", "grid": {"d": [48, 96]}, "monte_carlo": {"seeds": 120},
-                       "fixed": {"qk": "ginibre"}})
+    spec = parse_spec(
+        {
+            "experiment": "good_triple",
+            "grid": {"d": [48, 96]},
+            "monte_carlo": {"seeds": 120},
+            "fixed": {"qk": "ginibre"},
+        }
+    )
     before = client.run(os.getpid)  # {address: pid}
     killed = {}
 
@@ -74,14 +86,29 @@ def test_a_killed_sweep_process_resumes_with_nothing_lost(tmp_path):
     spec_file.write_text('experiment = "good_triple"\n[grid]\nd = [24, 48]\n[monte_carlo]\nseeds = 150\n')
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    cmd = [sys.executable, "-c", "from attndyn.cli import main; main()", "sweep", str(spec_file), "--out", str(out),
-           "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "from attndyn.cli import main; main()",
+        "sweep",
+        str(spec_file),
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     # its own process group: killing the group ends the sweep and its dask worker processes at once
-    proc = subprocess.Popen(cmd + ["--workers", "1", "--chunk", "2", "--batch", "6"], env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd + ["--workers", "1", "--chunk", "2", "--batch", "6"],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 120
-        while len(list((out / "rows").glob("part-*.parquet"))) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        while (
+            len(list((out / "rows").glob("part-*.parquet"))) < 2 and proc.poll() is None and time.monotonic() < deadline
+        ):
             time.sleep(0.02)
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -97,8 +124,12 @@ def test_a_killed_sweep_process_resumes_with_nothing_lost(tmp_path):
     assert f"300 cells, {len(partial)} finished, {300 - len(partial)} left" in done.stderr
     rows = read_rows(out, all_rows=True)
     assert sorted(rows["cell"]) == list(range(300))
-    run_sweep(parse_spec({"experiment": "good_triple", "grid": {"d": [24, 48]}, "monte_carlo": {"seeds": 150}}),
-              tmp_path / "serial", workers=0, log=lambda m: None)
+    run_sweep(
+        parse_spec({"experiment": "good_triple", "grid": {"d": [24, 48]}, "monte_carlo": {"seeds": 150}}),
+        tmp_path / "serial",
+        workers=0,
+        log=lambda m: None,
+    )
     assert same_rows(rows.sort_values("cell"), read_rows(tmp_path / "serial"))
 
 

@@ -51,8 +51,11 @@ def test_resume_skips_finished_cells_and_says_how_many_are_left(tmp_path):
 def test_a_changed_spec_is_refused_naming_the_difference(tmp_path):
     run_sweep(parse_spec(SPEC), tmp_path / "s", workers=0, max_cells=2, log=lambda m: None)
     changed = parse_spec({**SPEC, "grid": {"d": [3, 6, 9]}, "fixed": {"ensemble": "goe"}})
-    with pytest.raises(InputError, match=r"holds a sweep of another spec \(grid.d: \[3, 6\] -> \[3, 6, 9\]; "
-                                         r"fixed.ensemble: 'ginibre' -> 'goe'\); use a new --out folder"):
+    with pytest.raises(
+        InputError,
+        match=r"holds a sweep of another spec \(grid.d: \[3, 6\] -> \[3, 6, 9\]; "
+        r"fixed.ensemble: 'ginibre' -> 'goe'\); use a new --out folder",
+    ):
         run_sweep(changed, tmp_path / "s", workers=0)
     with pytest.raises(InputError, match=r"monte_carlo.seeds: 15 -> 16"):
         run_sweep(parse_spec({**SPEC, "monte_carlo": {"seeds": 16}}), tmp_path / "s", workers=0)
@@ -147,11 +150,20 @@ def test_summary_counts_fractions_and_writes_table_and_plot(tmp_path):
 
 
 def test_numeric_outputs_are_summarized_by_mean_and_interval(tmp_path):
-    exp = Experiment("gauss", lambda seed, *, mu: {"x": float(np.random.default_rng(seed).normal(mu))},
-                     {"mu": Param(float)}, {"x": "float64"}, primary="x")
+    exp = Experiment(
+        "gauss",
+        lambda seed, *, mu: {"x": float(np.random.default_rng(seed).normal(mu))},
+        {"mu": Param(float)},
+        {"x": "float64"},
+        primary="x",
+    )
     with registered(exp):
-        run_sweep(parse_spec({"experiment": "gauss", "grid": {"mu": [0, 5]}, "monte_carlo": {"seeds": 50}}),
-                  tmp_path / "s", workers=0, log=lambda m: None)
+        run_sweep(
+            parse_spec({"experiment": "gauss", "grid": {"mu": [0, 5]}, "monte_carlo": {"seeds": 50}}),
+            tmp_path / "s",
+            workers=0,
+            log=lambda m: None,
+        )
         t = summarize(tmp_path / "s", plot=False).table
     xs = np.array([np.random.default_rng(s).normal(5.0) for s in range(50)])
     r = t[t["mu"] == 5.0].iloc[0]
@@ -182,8 +194,14 @@ def test_cli_runs_resumes_and_summarizes(tmp_path, capsys):
 def test_plot_shows_the_papers_value_only_where_it_applies(tmp_path, ensemble, drawn):
     from attndyn.plotting.sweep import sweep_figure
 
-    spec = parse_spec({"experiment": "good_triple", "grid": {"d": [2, 4]}, "monte_carlo": {"seeds": 6},
-                       "fixed": {"ensemble": ensemble}})
+    spec = parse_spec(
+        {
+            "experiment": "good_triple",
+            "grid": {"d": [2, 4]},
+            "monte_carlo": {"seeds": 6},
+            "fixed": {"ensemble": ensemble},
+        }
+    )
     run_sweep(spec, tmp_path / "s", workers=0, log=lambda m: None)
     s = summarize(tmp_path / "s", write=False)
     ax = sweep_figure(s).axes[0]
@@ -196,8 +214,14 @@ def test_plot_shows_the_papers_value_only_where_it_applies(tmp_path, ensemble, d
 def test_summary_of_a_grid_with_a_parameter_named_n_and_points_without_rows(tmp_path):
     from attndyn.plotting.sweep import sweep_figure
 
-    spec = parse_spec({"experiment": "theorem_1_1", "grid": {"n": [2, 3], "alpha": [0.5, 1.0]}, "monte_carlo": {"seeds": 3},
-                       "fixed": {"d": 1}})
+    spec = parse_spec(
+        {
+            "experiment": "theorem_1_1",
+            "grid": {"n": [2, 3], "alpha": [0.5, 1.0]},
+            "monte_carlo": {"seeds": 3},
+            "fixed": {"d": 1},
+        }
+    )
     run_sweep(spec, tmp_path / "s", workers=0, max_cells=3, log=lambda m: None)  # the last point has no row yet
     s = summarize(tmp_path / "s", write=False)
     assert list(s.table["n"]) == [2, 2, 3, 3] and list(s.table["cells_ok"]) == [1, 1, 1, 0]

@@ -37,34 +37,90 @@ def test_spec_cells_are_the_product_of_the_grid_times_the_seeds_seed_major(tmp_p
 
 
 def test_first_seed_and_a_multi_parameter_grid():
-    spec = parse_spec({"experiment": "theorem_1_1", "grid": {"n": [4, 8], "alpha": [0.5, 1]},
-                       "monte_carlo": {"seeds": 2, "first_seed": 10}, "fixed": {"d": 2}})
-    assert spec.points == [{"n": 4, "alpha": 0.5}, {"n": 4, "alpha": 1.0}, {"n": 8, "alpha": 0.5}, {"n": 8, "alpha": 1.0}]
+    spec = parse_spec(
+        {
+            "experiment": "theorem_1_1",
+            "grid": {"n": [4, 8], "alpha": [0.5, 1]},
+            "monte_carlo": {"seeds": 2, "first_seed": 10},
+            "fixed": {"d": 2},
+        }
+    )
+    assert spec.points == [
+        {"n": 4, "alpha": 0.5},
+        {"n": 4, "alpha": 1.0},
+        {"n": 8, "alpha": 0.5},
+        {"n": 8, "alpha": 1.0},
+    ]
     assert isinstance(spec.points[1]["alpha"], float)  # an integer given for a real parameter is converted
     assert sorted({c.seed for c in spec.cells()}) == [10, 11]
 
 
 BAD = [
-    ('experiment = "nope"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n', r"experiment = 'nope' is not a registered experiment; choose among good_triple"),
-    ('experiment = "good_triple"\n[grid]\ndim = [8]\n[monte_carlo]\nseeds = 2\n', r"grid.dim: experiment 'good_triple' has no parameter 'dim'; its parameters: d, ensemble, qk"),
-    ('experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n[fixed]\nflavour = 1\n', r"fixed.flavour: experiment 'good_triple' has no parameter"),
-    ('experiment = "good_triple"\n[grid]\nd = []\n[monte_carlo]\nseeds = 2\n', r"grid.d is an empty list; give at least one value"),
+    (
+        'experiment = "nope"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n',
+        r"experiment = 'nope' is not a registered experiment; choose among good_triple",
+    ),
+    (
+        'experiment = "good_triple"\n[grid]\ndim = [8]\n[monte_carlo]\nseeds = 2\n',
+        r"grid.dim: experiment 'good_triple' has no parameter 'dim'; its parameters: d, ensemble, qk",
+    ),
+    (
+        'experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n[fixed]\nflavour = 1\n',
+        r"fixed.flavour: experiment 'good_triple' has no parameter",
+    ),
+    (
+        'experiment = "good_triple"\n[grid]\nd = []\n[monte_carlo]\nseeds = 2\n',
+        r"grid.d is an empty list; give at least one value",
+    ),
     ('experiment = "good_triple"\n[grid]\n[monte_carlo]\nseeds = 2\n', r"\[grid\] is empty"),
-    ('experiment = "good_triple"\n[grid]\nd = ["8"]\n[monte_carlo]\nseeds = 2\n', r"grid.d\[0\] = '8' must be an integer"),
-    ('experiment = "good_triple"\n[grid]\nd = [8.5]\n[monte_carlo]\nseeds = 2\n', r"grid.d\[0\] = 8.5 must be an integer"),
-    ('experiment = "good_triple"\n[grid]\nd = [true]\n[monte_carlo]\nseeds = 2\n', r"grid.d\[0\] = True must be an integer"),
+    (
+        'experiment = "good_triple"\n[grid]\nd = ["8"]\n[monte_carlo]\nseeds = 2\n',
+        r"grid.d\[0\] = '8' must be an integer",
+    ),
+    (
+        'experiment = "good_triple"\n[grid]\nd = [8.5]\n[monte_carlo]\nseeds = 2\n',
+        r"grid.d\[0\] = 8.5 must be an integer",
+    ),
+    (
+        'experiment = "good_triple"\n[grid]\nd = [true]\n[monte_carlo]\nseeds = 2\n',
+        r"grid.d\[0\] = True must be an integer",
+    ),
     ('experiment = "good_triple"\n[grid]\nd = 8\n[monte_carlo]\nseeds = 2\n', r"grid.d = 8 must be a list of values"),
     ('experiment = "good_triple"\n[grid]\nd = [0]\n[monte_carlo]\nseeds = 2\n', r"grid.d\[0\] = 0 must be >= 1"),
-    ('experiment = "good_triple"\n[grid]\nd = [8, 8]\n[monte_carlo]\nseeds = 2\n', r"grid.d = \[8, 8\] repeats a value"),
-    ('experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n[fixed]\nensemble = "cauchy"\n', r"fixed.ensemble = 'cauchy' is not allowed; choose among 'ginibre'"),
-    ('experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n[fixed]\nd = 4\n', r"'d' is both in \[grid\] and in \[fixed\]"),
-    ('experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 0\n', r"monte_carlo.seeds = 0 must be an integer >= 1"),
-    ('experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = "10"\n', r"monte_carlo.seeds = '10' must be an integer"),
-    ('experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\nrepeats = 3\n', r"unknown key monte_carlo.repeats"),
+    (
+        'experiment = "good_triple"\n[grid]\nd = [8, 8]\n[monte_carlo]\nseeds = 2\n',
+        r"grid.d = \[8, 8\] repeats a value",
+    ),
+    (
+        'experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n[fixed]\nensemble = "cauchy"\n',
+        r"fixed.ensemble = 'cauchy' is not allowed; choose among 'ginibre'",
+    ),
+    (
+        'experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n[fixed]\nd = 4\n',
+        r"'d' is both in \[grid\] and in \[fixed\]",
+    ),
+    (
+        'experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 0\n',
+        r"monte_carlo.seeds = 0 must be an integer >= 1",
+    ),
+    (
+        'experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = "10"\n',
+        r"monte_carlo.seeds = '10' must be an integer",
+    ),
+    (
+        'experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\nrepeats = 3\n',
+        r"unknown key monte_carlo.repeats",
+    ),
     ('experiment = "good_triple"\n[grid]\nd = [8]\n', r"the spec has no \[monte_carlo\] table"),
-    ('experiment = "good_triple"\nworkers = 3\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n', r"unknown key 'workers' in the spec"),
-    ('[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n', r"the spec names no experiment"),
-    ('experiment = "theorem_1_1"\n[grid]\nn = [8]\n[monte_carlo]\nseeds = 2\n', r"experiment 'theorem_1_1' needs parameter 'd'"),
+    (
+        'experiment = "good_triple"\nworkers = 3\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n',
+        r"unknown key 'workers' in the spec",
+    ),
+    ("[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n", r"the spec names no experiment"),
+    (
+        'experiment = "theorem_1_1"\n[grid]\nn = [8]\n[monte_carlo]\nseeds = 2\n',
+        r"experiment 'theorem_1_1' needs parameter 'd'",
+    ),
     ('experiment = "good_triple"\n[grid\nd = [8]\n', r"is not valid TOML"),
 ]
 
@@ -80,8 +136,11 @@ def test_a_missing_spec_file_is_named(tmp_path):
         load_spec(tmp_path / "missing.toml")
 
 
-@pytest.mark.parametrize("text, message", [BAD[0], BAD[1], BAD[3], BAD[5]], ids=["unknown experiment", "unknown parameter",
-                                                                              "empty grid", "wrong type"])
+@pytest.mark.parametrize(
+    "text, message",
+    [BAD[0], BAD[1], BAD[3], BAD[5]],
+    ids=["unknown experiment", "unknown parameter", "empty grid", "wrong type"],
+)
 def test_cli_bad_spec_is_one_line_and_exit_2(tmp_path, capsys, text, message):
     code = main(["sweep", str(write(tmp_path, text)), "--out", str(tmp_path / "out"), "--workers", "0"])
     err = capsys.readouterr().err

@@ -39,8 +39,13 @@ def cluster_tolerance(points: np.ndarray, rtol: float) -> float:
     return rtol * max(1.0, scale)
 
 
-def clusters(points: ArrayLike, *, members: Sequence[int] | np.ndarray | None = None, tol: float | None = None,
-             rtol: float = 1e-6) -> list[Cluster]:
+def clusters(
+    points: ArrayLike,
+    *,
+    members: Sequence[int] | np.ndarray | None = None,
+    tol: float | None = None,
+    rtol: float = 1e-6,
+) -> list[Cluster]:
     """Group points (m, d) whose single-linkage distance is at most ``tol``.
 
     Args:

@@ -45,7 +45,9 @@ class LeaderSet:
         """``[{"index": i, "since_layer": k, "margin": mu}, ...]`` sorted by index (the CLI's JSON form)."""
         if not self.margins:  # softmax leaders have no margin
             return [{"index": i, "since_layer": k} for i, k in zip(self.indices, self.since)]
-        return [{"index": i, "since_layer": k, "margin": mu} for i, k, mu in zip(self.indices, self.since, self.margins)]
+        return [
+            {"index": i, "since_layer": k, "margin": mu} for i, k, mu in zip(self.indices, self.since, self.margins)
+        ]
 
     def rounding_records(self) -> list[dict[str, int | float]]:
         """The events decided by rounding, as JSON-ready dicts."""
@@ -88,10 +90,14 @@ def leaders(traj: HardmaxTrajectory | SoftmaxTrajectory, sequence: int | None = 
         idx = torch.nonzero(since >= 0).flatten().tolist()
         return LeaderSet(indices=tuple(idx), since=tuple(int(since[i]) for i in idx))
     if not isinstance(traj, HardmaxTrajectory):
-        raise InputError(f"leaders() needs a trajectory from attndyn.hardmax or attndyn.softmax, got {type(traj).__name__}")
+        raise InputError(
+            f"leaders() needs a trajectory from attndyn.hardmax or attndyn.softmax, got {type(traj).__name__}"
+        )
     b = _one_sequence(traj, sequence)
     if traj.leader_since is None:
-        raise InputError("this HardmaxTrajectory has no leader record (leader_since is None); use one made by attndyn.hardmax")
+        raise InputError(
+            "this HardmaxTrajectory has no leader record (leader_since is None); use one made by attndyn.hardmax"
+        )
     since = traj.leader_since[b]
     idx = torch.nonzero(since >= 0).flatten().tolist()
     margin = traj.leader_margin[b] if traj.leader_margin is not None else None

@@ -74,7 +74,7 @@ class Polytope:
     equations: np.ndarray | None = field(default=None, repr=False)  # qhull facets a.x + b <= 0
 
     @classmethod
-    def from_points(cls, points: ArrayLike, *, tol: float | None = None) -> "Polytope":
+    def from_points(cls, points: ArrayLike, *, tol: float | None = None) -> Polytope:
         """conv(points); ``tol`` (absolute, default ``1e-6 * max(1, max |coordinate|)``) decides
         which points coincide, which are flat, and what counts as on the boundary."""
         p = np.atleast_2d(np.asarray(points, dtype=np.float64))

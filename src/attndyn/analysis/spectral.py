@@ -9,7 +9,13 @@ import numpy as np
 
 from .._validation import InputError
 
-__all__ = ["is_good_triple", "is_paranormal", "is_good_triple_with_multiplicity", "leading_direction", "positive_coordinates"]
+__all__ = [
+    "is_good_triple",
+    "is_paranormal",
+    "is_good_triple_with_multiplicity",
+    "leading_direction",
+    "positive_coordinates",
+]
 
 
 def _square(M: Any, name: str) -> np.ndarray:

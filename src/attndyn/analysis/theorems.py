@@ -176,8 +176,14 @@ def _final_attention(traj: SoftmaxTrajectory, b: int) -> np.ndarray:
 
     p = traj.params
     mask = None if traj.mask is None else traj.mask[b : b + 1]
-    dyn = SoftmaxAttention(Q=p["Q"][:1].detach(), K=p["K"][:1].detach(), V=p["V"][:1].detach(), beta=p["beta"],
-                           rescaled=p["rescaled"], mask=mask)
+    dyn = SoftmaxAttention(
+        Q=p["Q"][:1].detach(),
+        K=p["K"][:1].detach(),
+        V=p["V"][:1].detach(),
+        beta=p["beta"],
+        rescaled=p["rescaled"],
+        mask=mask,
+    )
     return dyn.attention(float(traj.ts[-1]), traj.ys[-1, b : b + 1].detach())[0].cpu().numpy()
 
 
@@ -273,9 +279,11 @@ def softmax_geometry(
         dist = boolean_distance(P, free_rows=1)
         rank = attention_rank(P)
         return GeometryReport(
-            regime, "Thm 2.1: P(t) tends to a Boolean matrix of rank <= 3 except one free row",
-            holds=dist <= 1e-3 and rank <= 3, measured={"boolean_distance": dist, "rank": rank,
-                                                         "boolean_distance_all_rows": boolean_distance(P)})
+            regime,
+            "Thm 2.1: P(t) tends to a Boolean matrix of rank <= 3 except one free row",
+            holds=dist <= 1e-3 and rank <= 3,
+            measured={"boolean_distance": dist, "rank": rank, "boolean_distance_all_rows": boolean_distance(P)},
+        )
     if regime == "collapse":
         if rescaled:
             raise InputError("the collapse regime (Thm C.5) concerns the original tokens; run with rescaled=False")
@@ -283,9 +291,12 @@ def softmax_geometry(
         radius = np.abs(norms).max(axis=(1, 2))  # (T,) largest coordinate at each kept time
         ratio = float(radius[-1] / max(radius[0], 1e-300))
         shrinking = bool(np.all(np.diff(radius) <= 1e-12 * radius[0]))
-        return GeometryReport(regime, "Thm C.5: V = -I, every token tends to the origin (the radius shrinks to 0)",
-                              holds=shrinking and ratio <= collapse_ratio,
-                              measured={"final_over_initial_radius": ratio, "monotone": shrinking})
+        return GeometryReport(
+            regime,
+            "Thm C.5: V = -I, every token tends to the origin (the radius shrinks to 0)",
+            holds=shrinking and ratio <= collapse_ratio,
+            measured={"final_over_initial_radius": ratio, "monotone": shrinking},
+        )
     if not rescaled:
         raise InputError(f"the {regime} regime is stated for the rescaled tokens (eq. (4)); run with rescaled=True")
     if regime == "polytope":
@@ -297,14 +308,23 @@ def softmax_geometry(
         on_bd = all(poly.on_boundary(c.center) for c in nonzero)
         at_vertex = sum(len(cl[v].members) for v in poly.vertices) / len(idx)
         return GeometryReport(
-            regime, "Thm 3.1: every token tends to 0 or to the boundary of a convex polytope (generically a vertex)",
-            holds=on_bd, measured={"clusters": len(cl), "vertices": len(poly.vertices),
-                                   "fraction_at_vertices": at_vertex, "all_on_boundary_or_zero": on_bd})
+            regime,
+            "Thm 3.1: every token tends to 0 or to the boundary of a convex polytope (generically a vertex)",
+            holds=on_bd,
+            measured={
+                "clusters": len(cl),
+                "vertices": len(poly.vertices),
+                "fraction_at_vertices": at_vertex,
+                "all_on_boundary_or_zero": on_bd,
+            },
+        )
     if regime == "hyperplanes":
         found = leading_direction(V)
         if found is None:
-            raise InputError("regime='hyperplanes' needs V's largest-modulus eigenvalue real, positive and simple "
-                             "(Theorem 4.1); this V has none: pass regime=None to infer the regime")
+            raise InputError(
+                "regime='hyperplanes' needs V's largest-modulus eigenvalue real, positive and simple "
+                "(Theorem 4.1); this V has none: pass regime=None to infer the regime"
+            )
         lam, phi, psi = found
         coord = pts @ psi  # coordinate along phi_1 in V's eigenbasis
         # Tolerance relative to the initial size of the tokens: every token may end on the
@@ -312,9 +332,11 @@ def softmax_geometry(
         start = np.abs(traj.ys[0, b].detach().cpu().numpy()[idx]).max() * np.abs(psi).sum()
         levels = _levels(coord, rtol * max(start, np.abs(coord).max(), 1e-300))
         return GeometryReport(
-            regime, "Thm 4.1: the coordinates along phi_1 tend to at most three values (<= 3 parallel hyperplanes)",
-            holds=len(levels) <= 3, measured={"hyperplanes": len(levels), "lambda_1": lam, "phi_1": phi.tolist(),
-                                              "levels": levels[:10]})
+            regime,
+            "Thm 4.1: the coordinates along phi_1 tend to at most three values (<= 3 parallel hyperplanes)",
+            holds=len(levels) <= 3,
+            measured={"hyperplanes": len(levels), "lambda_1": lam, "phi_1": phi.tolist(), "levels": levels[:10]},
+        )
     if regime == "paranormal":
         ev = np.linalg.eigvals(V)
         lam = float(np.abs(ev).max())
@@ -328,12 +350,21 @@ def softmax_geometry(
         nonzero = [q for q in cl if np.abs(q.center).max() > tol]
         ok = poly_f is not None and all(poly_f.on_boundary(q.center) for q in nonzero)
         return GeometryReport(
-            regime, "Thm 5.1: the F-coordinates tend to the boundary of a polytope K in F, or 0 (polytope x subspace)",
-            holds=ok, measured={"dim_F": int(top.sum()), "clusters_in_F": len(cl),
-                                "vertices": 0 if poly_f is None else len(poly_f.vertices)})
+            regime,
+            "Thm 5.1: the F-coordinates tend to the boundary of a polytope K in F, or 0 (polytope x subspace)",
+            holds=ok,
+            measured={
+                "dim_F": int(top.sum()),
+                "clusters_in_F": len(cl),
+                "vertices": 0 if poly_f is None else len(poly_f.vertices),
+            },
+        )
     k, c = positive_coordinates(V, pts)
     tol = rtol * max(np.abs(c).max(), 1e-300) if c.size else 0.0
     groups = len(clusters(c, tol=tol)) if c.size else 0
     return GeometryReport(
-        "codimension", "Conj. 4.2: the coordinates in the positive eigenspace (dim k) take at most three values",
-        holds=groups <= 3, measured={"k": k, "subspaces": groups})
+        "codimension",
+        "Conj. 4.2: the coordinates in the positive eigenspace (dim k) take at most three values",
+        holds=groups <= 3,
+        measured={"k": k, "subspaces": groups},
+    )

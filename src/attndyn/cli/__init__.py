@@ -23,7 +23,6 @@ app = typer.Typer(
 )
 
 
-
 def _print_version(value: bool) -> None:
     if value:
         from .._version import __version__
@@ -34,8 +33,9 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", help="Print the version and exit.", callback=_print_version,
-                                 is_eager=True),
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+    ),
 ) -> None:
     """What self-attention does to tokens: hardmax and softmax attention dynamics."""
 
@@ -44,15 +44,32 @@ from . import dynamics as _dynamics  # noqa: E402,F401  (registers hardmax, soft
 
 # ---- sub-command groups (one line each) -------------------------------------------------
 # (sentiment and reproduce register here)
-from .sentiment import app as _sentiment_app, data_app as _data_app; app.add_typer(_sentiment_app, name="sentiment"); app.add_typer(_data_app, name="data")  # noqa: E402,E702
-from .reproduce import register as _register_reproduce; _register_reproduce(app)  # noqa: E402,E702
-from .control import register as _register_control; _register_control(app)  # noqa: E402,E702
-from .sweep import register as _register_sweep; _register_sweep(app)  # noqa: E402,E702
-from .pretrained import app as _pretrained_app; app.add_typer(_pretrained_app, name="pretrained")  # noqa: E402,E702
+from .sentiment import app as _sentiment_app, data_app as _data_app
+
+app.add_typer(_sentiment_app, name="sentiment")
+app.add_typer(_data_app, name="data")  # noqa: E402,E702
+from .reproduce import register as _register_reproduce
+
+_register_reproduce(app)  # noqa: E402,E702
+from .control import register as _register_control
+
+_register_control(app)  # noqa: E402,E702
+from .sweep import register as _register_sweep
+
+_register_sweep(app)  # noqa: E402,E702
+from .pretrained import app as _pretrained_app
+
+app.add_typer(_pretrained_app, name="pretrained")  # noqa: E402,E702
 
 
-def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None,
-                  line: str | None = None) -> None:
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
     prefix = "warning" if issubclass(category, HypothesisWarning) else category.__name__
     print(f"{prefix}: {message}", file=sys.stderr)
 
@@ -82,7 +99,9 @@ def _run(argv: list[str] | None) -> int:
     except RuntimeError as exc:  # torch's out-of-memory errors (CPU and CUDA) are RuntimeErrors
         if not _out_of_memory(exc):
             raise
-        print("error: not enough memory for this run; use fewer or smaller inputs, or keep fewer states", file=sys.stderr)
+        print(
+            "error: not enough memory for this run; use fewer or smaller inputs, or keep fewer states", file=sys.stderr
+        )
         rv = 2
     except Exception as exc:
         # Usage errors of click (or typer's vendored click): one line, exit status 2.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 import typer
@@ -33,20 +33,29 @@ def parse_indices(text: str, name: str) -> list[int]:
 
 def control_cmd(
     tokens: Path = typer.Argument(..., help="Tokens: .npy, .csv or .json, one sequence (n, d)."),
-    leaders: Optional[str] = typer.Option(None, "--leaders", help="Tokens that should lead, e.g. 0,2,5."),
-    clusters: Optional[str] = typer.Option(None, "--clusters", help="Instead of --leaders: the leader each token "
-                                           "should end with, one index per token, e.g. 0,1,0,1."),
-    spd: bool = typer.Option(False, "--spd", help="Symmetric positive definite A (an SDP; needs the 'control' extra). "
-                             "Default: any A with |A_ab| <= 1 (an LP)."),
+    leaders: str | None = typer.Option(None, "--leaders", help="Tokens that should lead, e.g. 0,2,5."),
+    clusters: str | None = typer.Option(
+        None,
+        "--clusters",
+        help="Instead of --leaders: the leader each token should end with, one index per token, e.g. 0,1,0,1.",
+    ),
+    spd: bool = typer.Option(
+        False,
+        "--spd",
+        help="Symmetric positive definite A (an SDP; needs the 'control' extra). "
+        "Default: any A with |A_ab| <= 1 (an LP).",
+    ),
     alpha: float = typer.Option(0.5, help="Step size alpha > 0 of the verification run."),
     layers: int = typer.Option(60, help="Layers of the verification run."),
     rounds: int = typer.Option(5, help="At most this many solve-and-simulate rounds."),
     margin: float = typer.Option(0.0, help="Accept only an A whose normalised margin exceeds this (0: any positive)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
-    figure: Optional[Path] = typer.Option(None, "--figure", help="Write the tokens under A = I and under the chosen A "
-                                          "side by side (.png, .svg or .pdf)."),
-    save_matrix: Optional[Path] = typer.Option(None, "--save-matrix", help="Write the chosen A as .npy "
-                                               "(for `attndyn hardmax --matrix`)."),
+    figure: Path | None = typer.Option(
+        None, "--figure", help="Write the tokens under A = I and under the chosen A side by side (.png, .svg or .pdf)."
+    ),
+    save_matrix: Path | None = typer.Option(
+        None, "--save-matrix", help="Write the chosen A as .npy (for `attndyn hardmax --matrix`)."
+    ),
 ) -> None:
     """Choose A so that exactly the named tokens lead (hardmax paper eq. 1.1), then verify with the exact engine.
 
@@ -55,19 +64,23 @@ def control_cmd(
     from ..control import choose_A, choose_A_for_clusters
 
     if (leaders is None) == (clusters is None):
-        raise InputError("give exactly one of --leaders (e.g. --leaders 0,2) and --clusters (one leader index per token)")
+        raise InputError(
+            "give exactly one of --leaders (e.g. --leaders 0,2) and --clusters (one leader index per token)"
+        )
     if figure is not None and figure.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
         raise InputError(f"--figure {str(figure)!r}: the name must end in .png, .svg or .pdf")
     z = load_array(tokens, "TOKENS")
     if z.ndim == 3 and z.shape[0] == 1:
         z = z[0]
     if leaders is not None:
-        res = choose_A(z, parse_indices(leaders, "--leaders"), spd=spd, alpha=alpha, layers=layers, rounds=rounds,
-                       margin=margin)
+        res = choose_A(
+            z, parse_indices(leaders, "--leaders"), spd=spd, alpha=alpha, layers=layers, rounds=rounds, margin=margin
+        )
     else:
         assert clusters is not None  # exactly one of --leaders and --clusters (checked above)
-        res = choose_A_for_clusters(z, parse_indices(clusters, "--clusters"), spd=spd, alpha=alpha, layers=layers,
-                                    rounds=rounds, margin=margin)
+        res = choose_A_for_clusters(
+            z, parse_indices(clusters, "--clusters"), spd=spd, alpha=alpha, layers=layers, rounds=rounds, margin=margin
+        )
     if as_json:
         print(json.dumps(res.record()))
     else:
@@ -107,8 +120,10 @@ def _print(res: ControlResult) -> None:
     if res.clusters_requested is not None:
         typer.echo(f"clusters requested: {list(res.clusters_requested)}; found: {list(res.clusters_found or ())}")
     for r in res.rounds:
-        typer.echo(f"  round {r.index} ({r.method}): margin {r.margin:.4g}, leaders {list(r.leaders_found)}"
-                   + (f", added {', '.join(f'token {i} @ layer {k}' for i, k in r.added)}" if r.added else ""))
+        typer.echo(
+            f"  round {r.index} ({r.method}): margin {r.margin:.4g}, leaders {list(r.leaders_found)}"
+            + (f", added {', '.join(f'token {i} @ layer {k}' for i, k in r.added)}" if r.added else "")
+        )
     typer.echo(f"verdict: {res.verdict} — {res.reason}")
 
 

@@ -68,8 +68,11 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
         "rescaled": bool(traj.params.get("rescaled", False)),
         "theorem": theorem,
         "attention_final": None if P is None else _floats(P),
-        "stats": {"function_evals": traj.stats.function_evals, "stop_reason": traj.stats.stop_reason,
-                  "message": traj.stats.message},
+        "stats": {
+            "function_evals": traj.stats.function_evals,
+            "stop_reason": traj.stats.stop_reason,
+            "message": traj.stats.message,
+        },
     }
 
 
@@ -79,21 +82,28 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
         return
     for b, rec in enumerate(records):
         head = f"{title}" + (f" — sequence {b}" if batched else "")
-        console.print(f"[bold]{head}[/bold]: {len(rec['final_tokens'])} tokens, {rec['layers']} steps, "
-                      f"converged: {rec['converged']}")
+        console.print(
+            f"[bold]{head}[/bold]: {len(rec['final_tokens'])} tokens, {rec['layers']} steps, "
+            f"converged: {rec['converged']}"
+        )
         if rec.get("rescaled"):
-            console.print("  rescaled run: the tokens shown are z(t) = exp(-tV) x(t) (softmax paper, eq. (4)), not x(t)")
+            console.print(
+                "  rescaled run: the tokens shown are z(t) = exp(-tV) x(t) (softmax paper, eq. (4)), not x(t)"
+            )
         lead = ", ".join(f"{r['index']} (since {r['since_layer']})" for r in rec["leaders"]) or "none"
         console.print(f"  leaders: {lead}")
         rounded = rec.get("rounding_events") or []
         if rounded:
             who = sorted({r["index"] for r in rounded})
-            console.print(f"  decided by rounding, not leaders: token(s) {', '.join(map(str, who))} at "
-                          f"{len(rounded)} layer(s) (margin within the rounding bound; see attndyn.margins)")
+            console.print(
+                f"  decided by rounding, not leaders: token(s) {', '.join(map(str, who))} at "
+                f"{len(rounded)} layer(s) (margin within the rounding bound; see attndyn.margins)"
+            )
         table = Table("cluster", "center", "members", show_edge=False)
         for k, c in enumerate(rec["clusters"]):
-            table.add_row(str(k), "(" + ", ".join(f"{v:.4g}" for v in c["center"]) + ")",
-                          " ".join(map(str, c["members"])))
+            table.add_row(
+                str(k), "(" + ", ".join(f"{v:.4g}" for v in c["center"]) + ")", " ".join(map(str, c["members"]))
+            )
         console.print(table)
         th = rec["theorem"]
         name = th.get("regime") or ("Theorem 1.1" if title == "hardmax" else "theorem")
@@ -126,7 +136,9 @@ def hardmax_cmd(
     tokens: Path = typer.Argument(..., help="Tokens: .npy, .csv or .json, shape (n, d) or (B, n, d)."),
     alpha: float = typer.Option(0.5, help="Step size alpha > 0."),
     layers: int = typer.Option(30, help="Number of layers."),
-    matrix: Path | None = typer.Option(None, "--matrix", help="The (d, d) matrix A (.npy/.csv/.json); identity if absent."),
+    matrix: Path | None = typer.Option(
+        None, "--matrix", help="The (d, d) matrix A (.npy/.csv/.json); identity if absent."
+    ),
     tol: float = typer.Option(0.0, help="Tie tolerance (0: exact ties)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ) -> None:
@@ -148,7 +160,9 @@ def softmax_cmd(
     method: str = typer.Option("rk4", help=f"One of: {', '.join(METHODS)}."),
     step: float = typer.Option(0.1, help="Step / output grid spacing."),
     rescaled: bool = typer.Option(False, "--rescaled", help="Evolve z = exp(-tV) x (eq. 4)."),
-    max_steps: int = typer.Option(100_000, "--max-steps", help="Step budget of the whole run (refused or stopped beyond)."),
+    max_steps: int = typer.Option(
+        100_000, "--max-steps", help="Step budget of the whole run (refused or stopped beyond)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ) -> None:
     """Run the softmax self-attention dynamics (softmax paper eqs. 1-4); report the limit geometry."""
@@ -156,9 +170,20 @@ def softmax_cmd(
     steps = time / step if time > 0 and step > 0 else 0  # nonsense values are refused by softmax()
     keep = max(1, int(min(steps, 1e18)) // 50) if math.isfinite(steps) else 1
     small = z.ndim >= 2 and z.shape[-2] <= ATTENTION_JSON_MAX_TOKENS
-    traj = softmax(z, Q=_matrix(Q, "--Q"), K=_matrix(K, "--K"), V=_matrix(V, "--V"), beta=beta, time=time,
-                   method=method, step=step, rescaled=rescaled, max_steps=max_steps,
-                   save=SaveAt(every=keep, final_attention=small), progress=_interactive())
+    traj = softmax(
+        z,
+        Q=_matrix(Q, "--Q"),
+        K=_matrix(K, "--K"),
+        V=_matrix(V, "--V"),
+        beta=beta,
+        time=time,
+        method=method,
+        step=step,
+        rescaled=rescaled,
+        max_steps=max_steps,
+        save=SaveAt(every=keep, final_attention=small),
+        progress=_interactive(),
+    )
     recs = [softmax_summary(traj, b) for b in range(traj.batch_size)]
     _emit(recs, traj.batched, as_json, f"softmax ({method})")
     if traj.stats.stop_reason == "solver_failed":
@@ -199,10 +224,18 @@ def demo_cmd(
     for title, rec in results.items():
         _emit([rec], False, False, title)
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "results.json", {k: {kk: vv for kk, vv in v.items() if kk != "attention_final"}
-                                      for k, v in results.items()})
-    write_json(out / "config.json", {"seed": seed, "hardmax": {"alpha": 0.5, "layers": 30}, "softmax":
-                                     {"time": 10.0, "method": "rk4", "step": 0.1, "rescaled": True}})
+    write_json(
+        out / "results.json",
+        {k: {kk: vv for kk, vv in v.items() if kk != "attention_final"} for k, v in results.items()},
+    )
+    write_json(
+        out / "config.json",
+        {
+            "seed": seed,
+            "hardmax": {"alpha": 0.5, "layers": 30},
+            "softmax": {"time": 10.0, "method": "rk4", "step": 0.1, "rescaled": True},
+        },
+    )
     figures = _demo_figures(runs, out)
     console.print(f"wrote {out / 'results.json'}" + (f" and {len(figures)} figures" if figures else ""))
 

@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from .._validation import InputError
 
-app = typer.Typer(help="Leaders, clusters and value spectra of a pretrained BERT-family model (default: MiniLM, "
-                  "offline; needs the [pretrained] extra).", no_args_is_help=True)
+app = typer.Typer(
+    help="Leaders, clusters and value spectra of a pretrained BERT-family model (default: MiniLM, "
+    "offline; needs the [pretrained] extra).",
+    no_args_is_help=True,
+)
 
 DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
 
 
-def _parse_head(head: Optional[str]) -> tuple[int, int] | None:
+def _parse_head(head: str | None) -> tuple[int, int] | None:
     if head is None:
         return None
     try:
@@ -33,20 +35,34 @@ def _parse_head(head: Optional[str]) -> tuple[int, int] | None:
 @app.command()
 def analyze(
     text: str = typer.Argument(..., help="The text to run through the model."),
-    model: Optional[Path] = typer.Option(None, "--model", help="A local BERT-family model folder (default: the "
-                                         "packaged all-MiniLM-L6-v2)."),
+    model: Path | None = typer.Option(
+        None, "--model", help="A local BERT-family model folder (default: the packaged all-MiniLM-L6-v2)."
+    ),
     json_: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write analysis.json, config.json and the figures (PNG) here."),
-    cluster_tol: float = typer.Option(0.5, "--cluster-tol", help="Distance between unit-normalized tokens under "
-                                      "which they are one cluster (0.5: cosine >= 0.875)."),
-    spectra: bool = typer.Option(True, "--spectra/--no-spectra", help="Eigenvalues of the value matrices and "
-                                 "Definitions 1-2 (about 3 s for MiniLM)."),
-    ginibre_samples: int = typer.Option(0, "--ginibre-samples", help="Also sample this many d x d real Ginibre "
-                                        "matrices for the layers' baseline (0.2 s each at d = 384)."),
-    head: Optional[str] = typer.Option(None, "--head", help="LAYER,HEAD of the idealized run (default: the first "
-                                       "good-triple head)."),
-    idealized: bool = typer.Option(True, "--idealized/--no-idealized", help="Run the softmax paper's model with one "
-                                   "real head's (Q, K, V) shared across depth."),
+    out: Path | None = typer.Option(None, "--out", help="Write analysis.json, config.json and the figures (PNG) here."),
+    cluster_tol: float = typer.Option(
+        0.5,
+        "--cluster-tol",
+        help="Distance between unit-normalized tokens under which they are one cluster (0.5: cosine >= 0.875).",
+    ),
+    spectra: bool = typer.Option(
+        True,
+        "--spectra/--no-spectra",
+        help="Eigenvalues of the value matrices and Definitions 1-2 (about 3 s for MiniLM).",
+    ),
+    ginibre_samples: int = typer.Option(
+        0,
+        "--ginibre-samples",
+        help="Also sample this many d x d real Ginibre matrices for the layers' baseline (0.2 s each at d = 384).",
+    ),
+    head: str | None = typer.Option(
+        None, "--head", help="LAYER,HEAD of the idealized run (default: the first good-triple head)."
+    ),
+    idealized: bool = typer.Option(
+        True,
+        "--idealized/--no-idealized",
+        help="Run the softmax paper's model with one real head's (Q, K, V) shared across depth.",
+    ),
 ) -> None:
     """Leaders per layer and head, clusters against depth, value spectra and the idealized model's regime."""
     from ..io import write_json
@@ -54,17 +70,33 @@ def analyze(
 
     if isinstance(ginibre_samples, int) and ginibre_samples < 0:
         raise InputError(f"--ginibre-samples {ginibre_samples}: give a non-negative integer")
-    result = run_analysis(text, model, cluster_tol=cluster_tol, with_spectra=spectra, ginibre_samples=ginibre_samples,
-                          idealized=idealized, idealized_head=_parse_head(head))
+    result = run_analysis(
+        text,
+        model,
+        cluster_tol=cluster_tol,
+        with_spectra=spectra,
+        ginibre_samples=ginibre_samples,
+        idealized=idealized,
+        idealized_head=_parse_head(head),
+    )
     record = result.record()
     if out is not None:
         from ..plotting import pretrained as plots
         from ..plotting import save_figure
 
         out.mkdir(parents=True, exist_ok=True)
-        write_json(out / "config.json", {"text": text, "model": str(model) if model else record["model"],
-                                         "cluster_tol": cluster_tol, "spectra": spectra, "ginibre_samples": ginibre_samples,
-                                         "head": head, "idealized": idealized})
+        write_json(
+            out / "config.json",
+            {
+                "text": text,
+                "model": str(model) if model else record["model"],
+                "cluster_tol": cluster_tol,
+                "spectra": spectra,
+                "ginibre_samples": ginibre_samples,
+                "head": head,
+                "idealized": idealized,
+            },
+        )
         write_json(out / "analysis.json", record)
         save_figure(plots.attention_layers(result), out / "attention_layers", formats=("png",))
         save_figure(plots.leader_counts(result), out / "leaders", formats=("png",))
@@ -83,23 +115,29 @@ def _summary(r: dict) -> None:
     typer.echo(f"{r['model']}: {r['layers']} layers x {r['heads']} heads, width {r['width']}; {r['n_tokens']} tokens")
     typer.echo("leaders (tokens whose follow set is themselves in at least half the heads), per layer:")
     for p in r["leaders"]["per_layer"]:
-        typer.echo(f"  layer {p['layer']}: {' '.join(p['words']) or '-'}   (in >= 1 head: "
-                   f"{' '.join(toks[i] for i in p['leaders'])})")
+        typer.echo(
+            f"  layer {p['layer']}: {' '.join(p['words']) or '-'}   (in >= 1 head: "
+            f"{' '.join(toks[i] for i in p['leaders'])})"
+        )
     c = r["clusters"]
     typer.echo(f"clusters at tol {c['tol']} against depth: {c['clusters']}")
     typer.echo("mean cosine similarity: " + " ".join(f"{v:.2f}" for v in c["cosine_mean"]))
     typer.echo("effective rank: " + " ".join(f"{v:.1f}" for v in c["effective_rank"]))
     if r["spectra"] is not None:
         f = r["spectra"]["fractions"]
-        typer.echo(f"value matrices with a real, positive, simple leading eigenvalue: layers W_V "
-                   f"{f['layers']['leading_real_positive_simple']:.2f}, heads W_O W_V {f['heads']['leading_real_positive_simple']:.2f}; "
-                   f"good triples: layers {f['layers']['good_triple']:.2f}, heads {f['heads']['good_triple']:.2f}")
+        typer.echo(
+            f"value matrices with a real, positive, simple leading eigenvalue: layers W_V "
+            f"{f['layers']['leading_real_positive_simple']:.2f}, heads W_O W_V {f['heads']['leading_real_positive_simple']:.2f}; "
+            f"good triples: layers {f['layers']['good_triple']:.2f}, heads {f['heads']['good_triple']:.2f}"
+        )
         for name, b in r["spectra"]["baseline"].items():
             typer.echo(f"  random baseline ({name}: {b['ensemble']}): {b['fraction']:.3f}")
     if r["idealized"] is not None:
         i = r["idealized"]
-        typer.echo(f"idealized model, head ({i['layer']}, {i['head']}) in every layer from depth {i['start_depth']}: "
-                   f"regime {i['regime']}; {i['statement']}: {'holds' if i['holds'] else 'does not hold'} {i['measured']}")
+        typer.echo(
+            f"idealized model, head ({i['layer']}, {i['head']}) in every layer from depth {i['start_depth']}: "
+            f"regime {i['regime']}; {i['statement']}: {'holds' if i['holds'] else 'does not hold'} {i['measured']}"
+        )
 
 
 @app.command("compare-imdb")
@@ -107,8 +145,8 @@ def compare_imdb(
     sentiment_run: Path = typer.Option(..., "--sentiment-run", help="A run folder of `attndyn sentiment train`."),
     data: Path = typer.Option(Path(DEFAULT_DATA), "--data", help="imdb.csv(.gz) or an aclImdb folder."),
     reviews: int = typer.Option(1000, "--reviews", help="How many test reviews (the run's own test split)."),
-    model: Optional[Path] = typer.Option(None, "--model", help="A local BERT-family model folder (default: MiniLM)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write comparison.json and the figure here."),
+    model: Path | None = typer.Option(None, "--model", help="A local BERT-family model folder (default: MiniLM)."),
+    out: Path | None = typer.Option(None, "--out", help="Write comparison.json and the figure here."),
     json_: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (standard error)."),
 ) -> None:

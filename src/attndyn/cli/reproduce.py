@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -11,15 +10,18 @@ __all__ = ["reproduce_cmd", "register"]
 
 
 def reproduce_cmd(
-    only: Optional[list[str]] = typer.Option(None, "--only", help="Run only this experiment (repeat, or comma-separate; "
-                                             "see --list)."),
+    only: list[str] | None = typer.Option(
+        None, "--only", help="Run only this experiment (repeat, or comma-separate; see --list)."
+    ),
     out: Path = typer.Option(Path("attndyn-reproduce"), "--out", help="Output folder (created)."),
     quick: bool = typer.Option(False, "--quick", help="Small settings: the whole run takes well under a minute."),
-    sentiment_run: Optional[Path] = typer.Option(None, "--sentiment-run",
-                                                 help="A trained sentiment run folder, for the hardmax paper's Figs. 8-10."),
+    sentiment_run: Path | None = typer.Option(
+        None, "--sentiment-run", help="A trained sentiment run folder, for the hardmax paper's Figs. 8-10."
+    ),
     seed: int = typer.Option(0, help="Base seed of the random instances."),
-    formats: Optional[str] = typer.Option(None, help="Figure formats, comma-separated, among png, svg, pdf "
-                                          "(default png,svg,pdf; png with --quick)."),
+    formats: str | None = typer.Option(
+        None, help="Figure formats, comma-separated, among png, svg, pdf (default png,svg,pdf; png with --quick)."
+    ),
     animations: bool = typer.Option(True, "--animations/--no-animations", help="Also write GIFs of the slider runs."),
     list_: bool = typer.Option(False, "--list", help="List the experiments and exit."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (standard error)."),
@@ -32,9 +34,15 @@ def reproduce_cmd(
         for name, exp in EXPERIMENTS.items():
             typer.echo(f"{name:26s} {exp.title}")
         return
-    config = ReproduceConfig(only=tuple(only) if only else None, out=out, quick=quick, sentiment_run=sentiment_run,
-                             seed=seed, formats=None if formats is None else tuple(f.strip() for f in formats.split(",") if f.strip()),
-                             animations=animations)
+    config = ReproduceConfig(
+        only=tuple(only) if only else None,
+        out=out,
+        quick=quick,
+        sentiment_run=sentiment_run,
+        seed=seed,
+        formats=None if formats is None else tuple(f.strip() for f in formats.split(",") if f.strip()),
+        animations=animations,
+    )
     report = reproduce(config, progress=progress)
     for r in report.results:
         typer.echo(f"{r.status:8s} {r.name:26s} {r.runtime_s:7.2f} s  {r.title}")

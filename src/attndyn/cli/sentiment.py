@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -42,11 +42,18 @@ def _run_data(run: Path, est: HardmaxSentimentClassifier) -> dict:
     if not f.is_file():  # a folder written by save(): the default data and protocol
         return {"data": DEFAULT_DATA, "split": "random", "seed": int(est.random_state)}
     info = read_json(f)
-    ok = (isinstance(info, dict) and isinstance(info.get("data"), str) and info.get("split") in SPLITS
-          and isinstance(info.get("seed"), int) and not isinstance(info.get("seed"), bool))
+    ok = (
+        isinstance(info, dict)
+        and isinstance(info.get("data"), str)
+        and info.get("split") in SPLITS
+        and isinstance(info.get("seed"), int)
+        and not isinstance(info.get("seed"), bool)
+    )
     if not ok:
-        raise InputError(f"{str(f)!r} must record 'data' (a path), 'split' {SPLITS} and 'seed' (an integer); "
-                         "the run folder is damaged: retrain it")
+        raise InputError(
+            f"{str(f)!r} must record 'data' (a path), 'split' {SPLITS} and 'seed' (an integer); "
+            "the run folder is damaged: retrain it"
+        )
     settings = run / "settings.json"
     if settings.is_file():  # written with data.json by the same training, under its lock
         rec = read_json(settings)
@@ -58,8 +65,10 @@ def _run_data(run: Path, est: HardmaxSentimentClassifier) -> dict:
         differ = [k for k, v in trained.items() if k in info and info[k] != v]
         if differ:
             shown = ", ".join(f"{k} {info[k]!r} (trained with {trained[k]!r})" for k in differ)
-            raise InputError(f"{str(f)!r} records another split than the model was trained on: {shown}; its test reviews "
-                             "would overlap the training ones: retrain the run (attndyn sentiment train --run NEW ...)")
+            raise InputError(
+                f"{str(f)!r} records another split than the model was trained on: {shown}; its test reviews "
+                "would overlap the training ones: retrain the run (attndyn sentiment train --run NEW ...)"
+            )
     return info
 
 
@@ -70,7 +79,9 @@ def _read_text(file: Path, encoding: str, option: str = "--file") -> str:
     try:
         codecs.lookup(encoding)
     except LookupError:
-        raise InputError(f"--encoding {encoding!r} is not a known text encoding; use e.g. utf-8, latin-1 or utf-16") from None
+        raise InputError(
+            f"--encoding {encoding!r} is not a known text encoding; use e.g. utf-8, latin-1 or utf-16"
+        ) from None
     if not file.is_file():
         raise InputError(f"{option} {str(file)!r} does not exist" + (" (it is a folder)" if file.is_dir() else ""))
     raw = file.read_bytes()
@@ -78,18 +89,28 @@ def _read_text(file: Path, encoding: str, option: str = "--file") -> str:
     try:
         text = raw.decode("utf-8-sig" if name == "utf-8" else encoding)
     except UnicodeDecodeError as exc:
-        hint = " (it starts with a UTF-16 byte-order mark: pass --encoding utf-16)" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
-        raise InputError(f"{option} {str(file)!r} is not {encoding} text: byte 0x{raw[exc.start]:02x} at offset {exc.start} "
-                         f"cannot be decoded{hint}; convert the file to UTF-8 or pass its encoding with --encoding (e.g. latin-1)") from None
+        hint = (
+            " (it starts with a UTF-16 byte-order mark: pass --encoding utf-16)"
+            if raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+            else ""
+        )
+        raise InputError(
+            f"{option} {str(file)!r} is not {encoding} text: byte 0x{raw[exc.start]:02x} at offset {exc.start} "
+            f"cannot be decoded{hint}; convert the file to UTF-8 or pass its encoding with --encoding (e.g. latin-1)"
+        ) from None
     if "\x00" in text:
-        raise InputError(f"{option} {str(file)!r} holds NUL characters: it is a binary file, not {encoding} text "
-                         "(for UTF-16 text pass --encoding utf-16); give a text file")
+        raise InputError(
+            f"{option} {str(file)!r} holds NUL characters: it is a binary file, not {encoding} text "
+            "(for UTF-16 text pass --encoding utf-16); give a text file"
+        )
     return text
 
 
-def _texts_from(text: Optional[str | list[str]], file: Optional[Path], encoding: str = "utf-8") -> list[str]:
+def _texts_from(text: str | list[str] | None, file: Path | None, encoding: str = "utf-8") -> list[str]:
     if (text is None) == (file is None):
-        raise InputError("give either a TEXT argument or --file PATH (one text per line, or a CSV with a 'text' column)")
+        raise InputError(
+            "give either a TEXT argument or --file PATH (one text per line, or a CSV with a 'text' column)"
+        )
     if text is not None:
         return [text] if isinstance(text, str) else list(text)
     assert file is not None  # exactly one of TEXT and --file (checked above)
@@ -109,7 +130,7 @@ def _texts_from(text: Optional[str | list[str]], file: Optional[Path], encoding:
     return texts
 
 
-def _check_figure_path(path: Optional[Path], option: str, formats: tuple[str, ...] | None = None) -> None:
+def _check_figure_path(path: Path | None, option: str, formats: tuple[str, ...] | None = None) -> None:
     """Refuse, before any work, a figure path whose suffix no writer supports."""
     if path is None:
         return
@@ -119,8 +140,10 @@ def _check_figure_path(path: Optional[Path], option: str, formats: tuple[str, ..
         formats = tuple(sorted(Figure().canvas.get_supported_filetypes()))
     suffix = path.suffix.lower().lstrip(".")
     if suffix not in formats:
-        raise InputError(f"{option} {str(path)!r}: unknown image type {('.' + suffix) if suffix else '(no suffix)'}; "
-                         f"end the name with one of {', '.join('.' + f for f in formats)}")
+        raise InputError(
+            f"{option} {str(path)!r}: unknown image type {('.' + suffix) if suffix else '(no suffix)'}; "
+            f"end the name with one of {', '.join('.' + f for f in formats)}"
+        )
     if path.is_dir():
         raise InputError(f"{option} {str(path)!r} is a folder; give a file name")
 
@@ -135,20 +158,40 @@ def train(
     epochs: int = typer.Option(8, help="Most passes over the training reviews (early stopping may end sooner)."),
     max_len: int = typer.Option(256, help="Tokens kept per review (the paper: 128)."),
     min_freq: int = typer.Option(5, help="Minimum training-split frequency of a vocabulary word."),
-    min_log_odds: float = typer.Option(0.3, help="Drop words whose training log-odds between the classes is below this (0: keep all)."),
+    min_log_odds: float = typer.Option(
+        0.3, help="Drop words whose training log-odds between the classes is below this (0: keep all)."
+    ),
     negation_scope: int = typer.Option(1, help="Mark this many words after a negation (not_good); 0: off."),
-    merge_negations: bool = typer.Option(True, help="Drop a negation once it marked a word (not good -> not_good alone)."),
-    bigrams: int = typer.Option(0, help="k > 0: pairs of neighbouring words seen in >= k training reviews are tokens too; 0: off."),
-    lexicon: bool = typer.Option(True, help="Never drop the built-in sentiment lexicon's words (good, bad, ...) and their not_ forms by the log-odds filter."),
-    lexicon_examples: int = typer.Option(5, help="Train also on each lexicon word alone and negated (good: positive, not bad: positive), this many times each; 0: off."),
+    merge_negations: bool = typer.Option(
+        True, help="Drop a negation once it marked a word (not good -> not_good alone)."
+    ),
+    bigrams: int = typer.Option(
+        0, help="k > 0: pairs of neighbouring words seen in >= k training reviews are tokens too; 0: off."
+    ),
+    lexicon: bool = typer.Option(
+        True,
+        help="Never drop the built-in sentiment lexicon's words (good, bad, ...) and their not_ forms by the log-odds filter.",
+    ),
+    lexicon_examples: int = typer.Option(
+        5,
+        help="Train also on each lexicon word alone and negated (good: positive, not bad: positive), this many times each; 0: off.",
+    ),
     lr: float = typer.Option(3e-3, help="AdamW learning rate of alpha and the decoder."),
     embed_lr: float = typer.Option(3e-2, help="AdamW learning rate of the word vectors."),
     lr_decay: float = typer.Option(1.0, help="Multiply both learning rates by this once per epoch (1: constant)."),
-    word_dropout: float = typer.Option(0.1, help="Fraction of a review's words hidden at random in each training batch, in [0, 1)."),
-    tau: float = typer.Option(1e-3, help="Softmax temperature while training (inference is the hardmax, the limit tau -> 0)."),
-    alpha_min: float = typer.Option(0.5, help="Lower bound of the learned attention step alpha (alpha = alpha_min + softplus)."),
+    word_dropout: float = typer.Option(
+        0.1, help="Fraction of a review's words hidden at random in each training batch, in [0, 1)."
+    ),
+    tau: float = typer.Option(
+        1e-3, help="Softmax temperature while training (inference is the hardmax, the limit tau -> 0)."
+    ),
+    alpha_min: float = typer.Option(
+        0.5, help="Lower bound of the learned attention step alpha (alpha = alpha_min + softplus)."
+    ),
     alpha_init: float = typer.Option(1.0, help="Initial alpha (greater than alpha_min)."),
-    embed_init_std: Optional[float] = typer.Option(None, help="Std of the initial word vectors (default sqrt(2/d); the clustered d=16 model: 0.12)."),
+    embed_init_std: float | None = typer.Option(
+        None, help="Std of the initial word vectors (default sqrt(2/d); the clustered d=16 model: 0.12)."
+    ),
     patience: int = typer.Option(2, help="Stop after this many epochs without a better validation hardmax accuracy."),
     weight_decay: float = typer.Option(0.0, help="Decoupled weight decay of the word vectors."),
     aux_weight: float = typer.Option(1.0, help="Deep supervision: weight of the decoder's loss at layers 0..K-1."),
@@ -156,7 +199,9 @@ def train(
     threads: int = typer.Option(2, help="CPU threads for torch."),
     device: str = typer.Option("cpu", help=_DEVICE_HELP),
     progress: bool = typer.Option(True, help="Show progress bars and per-epoch metrics."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Discard the run already in --run (trained with other settings) and start again."),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Discard the run already in --run (trained with other settings) and start again."
+    ),
 ) -> None:
     """Train on the training part of the split, then score the test part; writes the run folder
     (settings.json, config.json, vocab.json, weights.safetensors, metrics.json, checkpoint, data.json, test.json).
@@ -176,12 +221,36 @@ def train(
 
     most = max(256, os.cpu_count() or 1)
     if isinstance(threads, bool) or not 1 <= threads <= most:
-        raise InputError(f"--threads must be an integer from 1 to {most} (CPU threads for torch; this machine has "
-                         f"{os.cpu_count()} cores), got {threads}")
+        raise InputError(
+            f"--threads must be an integer from 1 to {most} (CPU threads for torch; this machine has "
+            f"{os.cpu_count()} cores), got {threads}"
+        )
     est = HardmaxSentimentClassifier(
-        d=d, layers=layers, epochs=epochs, max_len=max_len, min_freq=min_freq, min_log_odds=min_log_odds, lr=lr, embed_lr=embed_lr, lr_decay=lr_decay,
-        word_dropout=word_dropout, weight_decay=weight_decay, tau=tau, alpha_min=alpha_min, alpha_init=alpha_init, embed_init_std=embed_init_std, patience=patience,
-        aux_weight=aux_weight, negation_scope=negation_scope, merge_negations=merge_negations, bigrams=bigrams, lexicon=lexicon, lexicon_examples=lexicon_examples, random_state=seed, run_dir=str(run), verbose=progress,
+        d=d,
+        layers=layers,
+        epochs=epochs,
+        max_len=max_len,
+        min_freq=min_freq,
+        min_log_odds=min_log_odds,
+        lr=lr,
+        embed_lr=embed_lr,
+        lr_decay=lr_decay,
+        word_dropout=word_dropout,
+        weight_decay=weight_decay,
+        tau=tau,
+        alpha_min=alpha_min,
+        alpha_init=alpha_init,
+        embed_init_std=embed_init_std,
+        patience=patience,
+        aux_weight=aux_weight,
+        negation_scope=negation_scope,
+        merge_negations=merge_negations,
+        bigrams=bigrams,
+        lexicon=lexicon,
+        lexicon_examples=lexicon_examples,
+        random_state=seed,
+        run_dir=str(run),
+        verbose=progress,
         device=device,
     )
     est._check_params()
@@ -198,12 +267,26 @@ def train(
             check_checkpoint(run)
         try:
             torch.set_num_threads(threads)
-            corpus = load_corpus(data, split=split, seed=seed, tokenizer=est.tokenizer, cache_dir=run / "cache", reviews=reviews)
+            corpus = load_corpus(
+                data, split=split, seed=seed, tokenizer=est.tokenizer, cache_dir=run / "cache", reviews=reviews
+            )
             write_json(run / "settings.json", settings)
-            write_json(run / "data.json", {"data": ident["path"], "sha256": ident["sha256"], "size": ident["size"], "split": split,
-                                           "seed": seed, "n_train": len(tr), "n_test": len(te)})
+            write_json(
+                run / "data.json",
+                {
+                    "data": ident["path"],
+                    "sha256": ident["sha256"],
+                    "size": ident["size"],
+                    "split": split,
+                    "seed": seed,
+                    "n_train": len(tr),
+                    "n_test": len(te),
+                },
+            )
             t0 = time.perf_counter()
-            est.fit([corpus.reviews.texts[i] for i in tr], corpus.reviews.labels[tr], tokens=[corpus.tokens[i] for i in tr])
+            est.fit(
+                [corpus.reviews.texts[i] for i in tr], corpus.reviews.labels[tr], tokens=[corpus.tokens[i] for i in tr]
+            )
         except Exception:
             if not (run / "checkpoint.safetensors").exists():
                 lock.undo()  # nothing was trained: leave the folder as it was
@@ -212,18 +295,30 @@ def train(
         est.save(run)
         test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
         rep = accuracy_report(est.model_, test)
-        rep.update({"alpha": est.alpha_, "best_epoch": est.best_epoch_, "train_seconds": seconds, "stop_reason": est.stop_reason_})
+        rep.update(
+            {
+                "alpha": est.alpha_,
+                "best_epoch": est.best_epoch_,
+                "train_seconds": seconds,
+                "stop_reason": est.stop_reason_,
+            }
+        )
         write_json(run / "test.json", rep)
     typer.echo(json.dumps(rep, indent=2))
 
 
 @app.command()
 def evaluate(
-    run_arg: Optional[Path] = typer.Argument(None, metavar="RUN", help="A run folder written by `attndyn sentiment train`."),
-    run_opt: Optional[Path] = typer.Option(None, "--run", help="The run folder (same as the RUN argument)."),
-    data: Optional[Path] = typer.Option(None, help="Data to evaluate on: the run's own data (its test split is scored; the default) "
-                                        "or any other CSV with text,label (or review,sentiment) columns, scored whole."),
-    out: Optional[Path] = typer.Option(None, help="Output folder for evaluation.json and figures (default: RUN)."),
+    run_arg: Path | None = typer.Argument(
+        None, metavar="RUN", help="A run folder written by `attndyn sentiment train`."
+    ),
+    run_opt: Path | None = typer.Option(None, "--run", help="The run folder (same as the RUN argument)."),
+    data: Path | None = typer.Option(
+        None,
+        help="Data to evaluate on: the run's own data (its test split is scored; the default) "
+        "or any other CSV with text,label (or review,sentiment) columns, scored whole.",
+    ),
+    out: Path | None = typer.Option(None, help="Output folder for evaluation.json and figures (default: RUN)."),
     figures: bool = typer.Option(True, help="Draw Figures 8 and 10 and the accuracy curves."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     device: str = typer.Option("cpu", help=_DEVICE_HELP),
@@ -249,8 +344,10 @@ def evaluate(
         got = data_identity(path)
         if got["sha256"] != info["sha256"]:
             if data is None:
-                raise InputError(f"the run's data file {str(path)!r} changed since training (sha256 {got['sha256'][:12]}…, data.json "
-                                 f"records {info['sha256'][:12]}…); restore it or pass its copy with --data, or retrain")
+                raise InputError(
+                    f"the run's data file {str(path)!r} changed since training (sha256 {got['sha256'][:12]}…, data.json "
+                    f"records {info['sha256'][:12]}…); restore it or pass its copy with --data, or retrain"
+                )
             external = True  # another data set: every row of it is scored, none was seen in training
     elif data is not None and Path(data).resolve() != Path(info["data"]).resolve():
         external = True
@@ -263,11 +360,15 @@ def evaluate(
         test = est._encode(reviews.texts, np.asarray(est.classes_)[reviews.labels])
         split = f"all {len(reviews)} rows of {Path(path).name} (not the training data)"
     else:
-        corpus = load_corpus(path, split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache")
+        corpus = load_corpus(
+            path, split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache"
+        )
         if "n_test" in info and (len(corpus.train_idx), len(corpus.test_idx)) != (info.get("n_train"), info["n_test"]):
-            raise InputError(f"the {info['split']} split of {str(path)!r} has {len(corpus.train_idx)}/{len(corpus.test_idx)} "
-                             f"train/test reviews but data.json records {info.get('n_train')}/{info['n_test']}; this is not the "
-                             "run's data: omit --data, or retrain")
+            raise InputError(
+                f"the {info['split']} split of {str(path)!r} has {len(corpus.train_idx)}/{len(corpus.test_idx)} "
+                f"train/test reviews but data.json records {info.get('n_train')}/{info['n_test']}; this is not the "
+                "run's data: omit --data, or retrain"
+            )
         te = corpus.test_idx
         test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
         split = info["split"]
@@ -284,12 +385,18 @@ def evaluate(
     if as_json:
         typer.echo(json.dumps({k: v for k, v in rep.items() if k != "figure8"}, indent=2))
     else:
-        typer.echo(f"d={rep['d']} alpha={rep['alpha']:.3f} test n={rep['n']} ({rep['split']}): softmax acc {rep['softmax_acc']:.4f}, "
-                   f"hardmax acc {rep['hardmax_acc']:.4f}, agreement {rep['agreement']:.4f}, "
-                   f"hardmax inference {rep['hardmax_seconds']:.1f}s")
-        typer.echo(f"clusters per real token (last layer, rtol {rep['cluster_rtol']:g}): mean {rep['clusters_per_token_mean']:.3f}")
-        typer.echo(f"leaders per review: mean {rep['leaders_mean']:.2f} std {rep['leaders_std']:.2f} min {rep['leaders_min']} "
-                   f"max {rep['leaders_max']}; already leaders at layer 0: {rep['leaders_at_layer0_fraction']:.3f}")
+        typer.echo(
+            f"d={rep['d']} alpha={rep['alpha']:.3f} test n={rep['n']} ({rep['split']}): softmax acc {rep['softmax_acc']:.4f}, "
+            f"hardmax acc {rep['hardmax_acc']:.4f}, agreement {rep['agreement']:.4f}, "
+            f"hardmax inference {rep['hardmax_seconds']:.1f}s"
+        )
+        typer.echo(
+            f"clusters per real token (last layer, rtol {rep['cluster_rtol']:g}): mean {rep['clusters_per_token_mean']:.3f}"
+        )
+        typer.echo(
+            f"leaders per review: mean {rep['leaders_mean']:.2f} std {rep['leaders_std']:.2f} min {rep['leaders_min']} "
+            f"max {rep['leaders_max']}; already leaders at layer 0: {rep['leaders_at_layer0_fraction']:.3f}"
+        )
         from ..sentiment.checklist import summary
 
         typer.echo("behavioural suite (pass rate, items): " + summary(rep["checklist"]))
@@ -299,17 +406,21 @@ def evaluate(
 
 @app.command()
 def predict(
-    texts: Optional[list[str]] = typer.Argument(None, metavar="TEXT...", help="One or more reviews (or use --file)."),
+    texts: list[str] | None = typer.Argument(None, metavar="TEXT...", help="One or more reviews (or use --file)."),
     model: Path = typer.Option(..., "--model", help="Run or model folder."),
-    file: Optional[Path] = typer.Option(None, "--file", help="One text per line, or a CSV with a 'text' column."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON lines (text, label, probability_positive, known_words)."),
+    file: Path | None = typer.Option(None, "--file", help="One text per line, or a CSV with a 'text' column."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print JSON lines (text, label, probability_positive, known_words)."
+    ),
     encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of --file (e.g. latin-1, utf-16)."),
     device: str = typer.Option("cpu", help=_DEVICE_HELP),
 ) -> None:
     """Label and probability of positive sentiment for each text, and how many of its words the model knows
     (a text with no known word gets the model's prior, and says so)."""
     if texts and file is not None:
-        raise InputError("give either TEXT arguments or --file PATH (one text per line, or a CSV with a 'text' column), not both")
+        raise InputError(
+            "give either TEXT arguments or --file PATH (one text per line, or a CSV with a 'text' column), not both"
+        )
     texts = _texts_from(None if not texts else texts, file, encoding)
     est = _estimator(model, device)
     proba = est.predict_proba(texts)[:, 1]
@@ -327,12 +438,14 @@ def predict(
 
 @app.command()
 def explain(
-    text: Optional[str] = typer.Argument(None, help="A review (or use --file)."),
+    text: str | None = typer.Argument(None, help="A review (or use --file)."),
     model: Path = typer.Option(..., "--model", help="Run or model folder."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    figure: Optional[Path] = typer.Option(None, help="Draw Figure 9 (d = 2) to this PNG."),
-    gif: Optional[Path] = typer.Option(None, help="Draw the animated Figure 9 (d = 2) to this GIF."),
-    file: Optional[Path] = typer.Option(None, "--file", help="Read the review from this text file (its whole text is one review)."),
+    figure: Path | None = typer.Option(None, help="Draw Figure 9 (d = 2) to this PNG."),
+    gif: Path | None = typer.Option(None, help="Draw the animated Figure 9 (d = 2) to this GIF."),
+    file: Path | None = typer.Option(
+        None, "--file", help="Read the review from this text file (its whole text is one review)."
+    ),
     encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of --file (e.g. latin-1, utf-16)."),
     device: str = typer.Option("cpu", help=_DEVICE_HELP),
 ) -> None:
@@ -350,7 +463,9 @@ def explain(
     _check_figure_path(gif, "--gif", ("gif",))
     est = _estimator(model, device)
     if (figure or gif) and est.model_.config.d != 2:
-        raise InputError(f"--figure/--gif draw the plane and need a d = 2 model; this one has d = {est.model_.config.d}")
+        raise InputError(
+            f"--figure/--gif draw the plane and need a d = 2 model; this one has d = {est.model_.config.d}"
+        )
     e = run_explain(est, text)
     if figure or gif:
         from ..sentiment import plots
@@ -365,19 +480,29 @@ def explain(
         return
     side = "positive" if e.decision_value > 0 else "negative"
     if not e.known_words:
-        typer.echo(f"no known word: the model read nothing of this text; {side} (p positive = {e.probability:.3f}) is its prior "
-                   "for any such text, no leader or cluster explains it")
+        typer.echo(
+            f"no known word: the model read nothing of this text; {side} (p positive = {e.probability:.3f}) is its prior "
+            "for any such text, no leader or cluster explains it"
+        )
         return
-    typer.echo(f"{side} (p positive = {e.probability:.3f}; H = {e.decision_value:+.3f}, bias {e.bias:+.3f}, alpha {e.alpha:.3f})")
+    typer.echo(
+        f"{side} (p positive = {e.probability:.3f}; H = {e.decision_value:+.3f}, bias {e.bias:+.3f}, alpha {e.alpha:.3f})"
+    )
     for c in e.clusters:
-        typer.echo(f"  {', '.join(c.leaders):<20} share {c.share:+.2f}  ({c.size} {'word' if c.size == 1 else 'words'}: {', '.join(c.words[:12])}{' …' if len(c.words) > 12 else ''})")
+        typer.echo(
+            f"  {', '.join(c.leaders):<20} share {c.share:+.2f}  ({c.size} {'word' if c.size == 1 else 'words'}: {', '.join(c.words[:12])}{' …' if len(c.words) > 12 else ''})"
+        )
 
 
 @data_app.command("imdb")
 def data_imdb(
     download: Path = typer.Option(..., "--download", help="Folder to download and extract aclImdb into."),
     url: str = typer.Option("https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz", help="Archive URL."),
-    sha256: Optional[str] = typer.Option(None, "--sha256", help="Expected sha256 of the archive (default: the published one of aclImdb_v1.tar.gz; 'none' skips the check)."),
+    sha256: str | None = typer.Option(
+        None,
+        "--sha256",
+        help="Expected sha256 of the archive (default: the published one of aclImdb_v1.tar.gz; 'none' skips the check).",
+    ),
 ) -> None:
     """Fetch the official IMDb archive (needs a network), verify its length and sha256, and extract it."""
     from ..sentiment.data import IMDB_SHA256, download_imdb

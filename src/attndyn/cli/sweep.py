@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -19,14 +19,21 @@ __all__ = ["sweep_cmd", "register"]
 
 def sweep_cmd(
     target: str = typer.Argument(..., metavar="SPEC | summarize", help="A TOML sweep spec, or the word 'summarize'."),
-    folder: Optional[Path] = typer.Argument(None, metavar="[DIR]", help="With 'summarize': the sweep folder."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Sweep folder: rows/*.parquet and spec.json (created; "
-                                       "rerunning resumes)."),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Worker processes of a local dask cluster (default 2; "
-                                          "0: run in this process without dask)."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Address of a running dask scheduler, e.g. "
-                                            "tcp://10.0.0.5:8786 (instead of --workers)."),
-    max_cells: Optional[int] = typer.Option(None, "--max-cells", help="Run at most this many of the cells left."),
+    folder: Path | None = typer.Argument(None, metavar="[DIR]", help="With 'summarize': the sweep folder."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Sweep folder: rows/*.parquet and spec.json (created; rerunning resumes)."
+    ),
+    workers: int | None = typer.Option(
+        None,
+        "--workers",
+        help="Worker processes of a local dask cluster (default 2; 0: run in this process without dask).",
+    ),
+    scheduler: str | None = typer.Option(
+        None,
+        "--scheduler",
+        help="Address of a running dask scheduler, e.g. tcp://10.0.0.5:8786 (instead of --workers).",
+    ),
+    max_cells: int | None = typer.Option(None, "--max-cells", help="Run at most this many of the cells left."),
     chunk: int = typer.Option(8, "--chunk", help="Cells per dask task."),
     batch: int = typer.Option(1000, "--batch", help="Rows per Parquet file (also written every 10 s)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Also rerun cells recorded as failed."),
@@ -56,8 +63,17 @@ def sweep_cmd(
     # SIGTERM (a batch system ending the job) stops like Ctrl-C: the rows in memory are written first
     old = signal.signal(signal.SIGTERM, _interrupt) if threading.current_thread() is threading.main_thread() else None
     try:
-        run = run_sweep(spec, out, workers=2 if workers is None else workers, scheduler=scheduler, max_cells=max_cells,
-                        chunk=chunk, batch=batch, retry_failed=retry_failed, progress=progress)
+        run = run_sweep(
+            spec,
+            out,
+            workers=2 if workers is None else workers,
+            scheduler=scheduler,
+            max_cells=max_cells,
+            chunk=chunk,
+            batch=batch,
+            retry_failed=retry_failed,
+            progress=progress,
+        )
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)

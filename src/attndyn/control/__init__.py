@@ -13,5 +13,13 @@ from .clusters import choose_A_for_clusters
 from .hull import HullCertificate, leadable, never_leads
 from .result import VERDICTS, ControlResult, Round
 
-__all__ = ["choose_A", "choose_A_for_clusters", "never_leads", "leadable", "HullCertificate", "ControlResult",
-           "Round", "VERDICTS"]
+__all__ = [
+    "choose_A",
+    "choose_A_for_clusters",
+    "never_leads",
+    "leadable",
+    "HullCertificate",
+    "ControlResult",
+    "Round",
+    "VERDICTS",
+]

@@ -49,8 +49,18 @@ def final_owners(final: np.ndarray, leaders: tuple[int, ...], *, rtol: float = 1
     return tuple(out)
 
 
-def best_assignment(Z: np.ndarray, S: tuple[int, ...], *, spd: bool, min_eigenvalue: float, alpha: float,
-                    ks: list[int], starts: list[np.ndarray], tries: int = 4, min_margin: float = 0.0) -> tuple[tuple[int, ...], MarginSolution, float]:
+def best_assignment(
+    Z: np.ndarray,
+    S: tuple[int, ...],
+    *,
+    spd: bool,
+    min_eigenvalue: float,
+    alpha: float,
+    ks: list[int],
+    starts: list[np.ndarray],
+    tries: int = 4,
+    min_margin: float = 0.0,
+) -> tuple[tuple[int, ...], MarginSolution, float]:
     """Alternation over assignments: each non-leader is assigned the leader it scores highest under
     the current A (the choice hardmax makes among the leaders), the invariant problem is solved, and
     again, until the assignment repeats. Returns the best assignment, its solution and the solver time."""
@@ -93,10 +103,20 @@ def ends_with(traj: HardmaxTrajectory, owner: tuple[int, ...], found: tuple[int,
     return tuple(ends)
 
 
-def solve_assignment(Z: np.ndarray, owner: tuple[int, ...], *, spd: bool, min_eigenvalue: float, alpha: float,
-                     layers: int, rounds: int, first_round: int = 0,
-                     first: MarginSolution | None = None, partition: bool = True,
-                     min_margin: float = 0.0) -> Attempt:
+def solve_assignment(
+    Z: np.ndarray,
+    owner: tuple[int, ...],
+    *,
+    spd: bool,
+    min_eigenvalue: float,
+    alpha: float,
+    layers: int,
+    rounds: int,
+    first_round: int = 0,
+    first: MarginSolution | None = None,
+    partition: bool = True,
+    min_margin: float = 0.0,
+) -> Attempt:
     """Rounds of solve (invariant constraints for ``owner``) and simulate (see the module).
     ``first``: an already computed solution for round 0 (skips its solve). ``partition``: success
     needs every token to end with ``owner[i]`` (cluster targets); False: the leaders alone decide
@@ -112,19 +132,25 @@ def solve_assignment(Z: np.ndarray, owner: tuple[int, ...], *, spd: bool, min_ei
     best_score: tuple[bool, int, int] = (False, -(10**9), -(10**9))
     seconds, reason = 0.0, ""
     for r in range(rounds):
-        sol = first if (r == 0 and first is not None) else solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue)
+        sol = (
+            first if (r == 0 and first is not None) else solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue)
+        )
         seconds += sol.seconds
         idx = first_round + r
         if not sol.margin > min_margin:
             history.append(Round(idx, added, sol.margin, sol.status, sol.seconds, (), (), False, "invariant"))
-            reason = (f"no {'SPD ' if spd else ''}A within the norm bound keeps every token following only its leader "
-                      f"with a margin above {min_margin:g} (best margin {sol.margin:.3g}, {sol.status})")
+            reason = (
+                f"no {'SPD ' if spd else ''}A within the norm bound keeps every token following only its leader "
+                f"with a margin above {min_margin:g} (best margin {sol.margin:.3g}, {sol.status})"
+            )
             break
         traj = simulate(Z, sol.A, alpha, layers, follow=True)
         found = analysis.leaders(traj)
         ends = ends_with(traj, owner, found.indices)
         ok = set(found.indices) == set(S) and (ends == owner or not partition)
-        history.append(Round(idx, added, sol.margin, sol.status, sol.seconds, found.indices, found.since, ok, "invariant"))
+        history.append(
+            Round(idx, added, sol.margin, sol.status, sol.seconds, found.indices, found.since, ok, "invariant")
+        )
         score = (ok, -len(set(found.indices) ^ set(S)), -sum(e != o for e, o in zip(ends, owner)))
         if score > best_score:
             best, best_score = (sol, traj), score
@@ -134,7 +160,9 @@ def solve_assignment(Z: np.ndarray, owner: tuple[int, ...], *, spd: bool, min_ei
         assert traj.follow is not None  # simulate(..., follow=True) keeps the follow sets
         new = first_deviations(traj.follow[:, 0].numpy(), owner, wrong)
         if not new:
-            reason = f"every token follows only its leader at every layer, yet the run of {layers} layers has not settled"
+            reason = (
+                f"every token follows only its leader at every layer, yet the run of {layers} layers has not settled"
+            )
             break
         added = tuple(new)
         for i, k in new:

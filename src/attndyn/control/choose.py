@@ -41,11 +41,15 @@ from .solve import MarginSolution, require_cvxpy, solve_margin
 __all__ = ["choose_A", "check_request", "simulate", "solve_disjunctive"]
 
 
-def check_request(tokens: Any, alpha: Any, layers: Any, rounds: Any, min_eigenvalue: Any, spd: bool) -> tuple[np.ndarray, float, int, int, float]:
+def check_request(
+    tokens: Any, alpha: Any, layers: Any, rounds: Any, min_eigenvalue: Any, spd: bool
+) -> tuple[np.ndarray, float, int, int, float]:
     """Validate the common arguments; returns the (n, d) float64 tokens and the checked numbers."""
     z, batched = as_tokens(tokens)
     if batched and z.shape[0] != 1:
-        raise InputError(f"tokens must be one sequence (n, d); got a batch of {z.shape[0]}: control one sequence at a time")
+        raise InputError(
+            f"tokens must be one sequence (n, d); got a batch of {z.shape[0]}: control one sequence at a time"
+        )
     Z = z[0].numpy()
     if len(Z) < 2:
         raise InputError(f"tokens has {len(Z)} token; control needs at least 2")
@@ -79,13 +83,23 @@ def _check_leaders(leaders: Any, n: int) -> tuple[int, ...]:
     return tuple(sorted(S))
 
 
-def simulate(Z: np.ndarray, A: np.ndarray | None, alpha: float, layers: int, *, follow: bool = False) -> HardmaxTrajectory:
+def simulate(
+    Z: np.ndarray, A: np.ndarray | None, alpha: float, layers: int, *, follow: bool = False
+) -> HardmaxTrajectory:
     """The exact engine, every layer kept (the verification run; A = None is the identity)."""
     return hardmax(Z, alpha=alpha, layers=layers, A=A, save=SaveAt(every=1, follow=follow), check_hypotheses=False)
 
 
-def solve_disjunctive(fixed: list[Preference], groups: list[list[Preference]], d: int, *, spd: bool,
-                      min_eigenvalue: float, tries: int = 4, min_margin: float = 0.0) -> tuple[MarginSolution, float]:
+def solve_disjunctive(
+    fixed: list[Preference],
+    groups: list[list[Preference]],
+    d: int,
+    *,
+    spd: bool,
+    min_eigenvalue: float,
+    tries: int = 4,
+    min_margin: float = 0.0,
+) -> tuple[MarginSolution, float]:
     """Maximise the margin of ``fixed`` and of one preference chosen from each group (alternation,
     see the module); returns the best solution and the total solver time."""
     solve = lambda prefs: solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue)  # noqa: E731
@@ -162,31 +176,64 @@ def choose_A(
     n, d = Z.shape
     S = _check_leaders(leaders, n)
     baseline = simulate(Z, None, alpha, layers)
-    common: dict[str, Any] = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline,
-                                  min_margin=m0)
+    common: dict[str, Any] = dict(
+        leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline, min_margin=m0
+    )
     solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
 
     certs = tuple(c for c in (never_leads(Z, i, spd=spd) for i in S) if c is not None)
     if certs:
-        return ControlResult(A=np.eye(d), margin=-np.inf, leaders_found=(), since=(), verdict="not_reached",
-                             reason="; ".join(c.sentence() for c in certs), rounds=(), certificates=certs,
-                             trajectory=None, solver=solver, seconds=0.0, **common)
+        return ControlResult(
+            A=np.eye(d),
+            margin=-np.inf,
+            leaders_found=(),
+            since=(),
+            verdict="not_reached",
+            reason="; ".join(c.sentence() for c in certs),
+            rounds=(),
+            certificates=certs,
+            trajectory=None,
+            solver=solver,
+            seconds=0.0,
+            **common,
+        )
 
     t_start = time.perf_counter()
     fixed = [p for i in S for p in leads(Z, i)]
     # Stage 1: every layer at once, followers assigned to leaders (sufficient; see invariant.py).
     s0 = solve_margin(fixed, d, spd=spd, min_eigenvalue=mu)
     starts = ([s0.A] if np.isfinite(s0.margin) else []) + [np.eye(d)]
-    owner, first, secs = best_assignment(Z, S, spd=spd, min_eigenvalue=mu, alpha=alpha,
-                                         ks=layer_schedule(layers, alpha), starts=starts, min_margin=m0)
-    att = solve_assignment(Z, owner, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds, first=first,
-                           partition=False, min_margin=m0)
+    owner, first, secs = best_assignment(
+        Z, S, spd=spd, min_eigenvalue=mu, alpha=alpha, ks=layer_schedule(layers, alpha), starts=starts, min_margin=m0
+    )
+    att = solve_assignment(
+        Z,
+        owner,
+        spd=spd,
+        min_eigenvalue=mu,
+        alpha=alpha,
+        layers=layers,
+        rounds=rounds,
+        first=first,
+        partition=False,
+        min_margin=m0,
+    )
     attempts = [att]
     seconds = s0.seconds + secs + att.seconds - first.seconds
     if not (att.rounds and att.rounds[-1].ok):
         # Stage 2: layer 0 only (the disjunction free), then the layers where runs disagreed.
-        att2 = _layer0_rounds(Z, S, fixed, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds,
-                              first_round=len(att.rounds), min_margin=m0)
+        att2 = _layer0_rounds(
+            Z,
+            S,
+            fixed,
+            spd=spd,
+            mu=mu,
+            alpha=alpha,
+            layers=layers,
+            rounds=rounds,
+            first_round=len(att.rounds),
+            min_margin=m0,
+        )
         attempts.append(att2)
         seconds += att2.seconds
     wall = time.perf_counter() - t_start
@@ -194,18 +241,38 @@ def choose_A(
     scored = [(_score(a.best[1], S), k) for k, a in enumerate(attempts) if a.best is not None]
     if not scored:
         reason = "; ".join(a.reason for a in attempts if a.reason)
-        return ControlResult(A=np.eye(d), margin=max(r.margin for r in history) if history else -np.inf,
-                             leaders_found=(), since=(), verdict="not_reached", reason=reason, rounds=history,
-                             certificates=(), trajectory=None, solver=solver, seconds=seconds,
-                             extra={"wall_seconds": wall}, **common)
+        return ControlResult(
+            A=np.eye(d),
+            margin=max(r.margin for r in history) if history else -np.inf,
+            leaders_found=(),
+            since=(),
+            verdict="not_reached",
+            reason=reason,
+            rounds=history,
+            certificates=(),
+            trajectory=None,
+            solver=solver,
+            seconds=seconds,
+            extra={"wall_seconds": wall},
+            **common,
+        )
     chosen = attempts[max(scored)[1]]
     assert chosen.best is not None  # scored keeps only attempts with a verified run
     sol, traj = chosen.best
     found = analysis.leaders(traj)
     if set(found.indices) == set(S):
-        how = "every layer, followers assigned to leaders" if chosen is att else "layer 0 and the layers where runs disagreed"
-        verdict, reason = "reached", (f"exactly tokens {list(S)} lead in the engine's run of {layers} layers "
-                                      f"(margin {sol.margin:.3g}, constraints: {how})")
+        how = (
+            "every layer, followers assigned to leaders"
+            if chosen is att
+            else "layer 0 and the layers where runs disagreed"
+        )
+        verdict, reason = (
+            "reached",
+            (
+                f"exactly tokens {list(S)} lead in the engine's run of {layers} layers "
+                f"(margin {sol.margin:.3g}, constraints: {how})"
+            ),
+        )
     else:
         assert traj.leader_mask is not None  # hardmax keeps the leader masks
         layer0 = tuple(int(i) for i in np.flatnonzero(traj.leader_mask[0, 0].numpy()))
@@ -213,13 +280,27 @@ def choose_A(
         what = ", ".join(f"token {i} (from layer {k})" for i, k in late)
         if layer0 == S:
             verdict = "layer0_only"
-            reason = f"exactly the requested tokens lead at layer 0, but {what} also leads later ({len(history)} rounds)"
+            reason = (
+                f"exactly the requested tokens lead at layer 0, but {what} also leads later ({len(history)} rounds)"
+            )
         else:
             verdict = "not_reached"
             reason = f"the engine's leaders are {list(found.indices)} ({what})"
-    return ControlResult(A=sol.A, margin=sol.margin, leaders_found=found.indices, since=found.since, verdict=verdict,
-                         reason=reason, rounds=history, certificates=(), trajectory=traj, solver=solver,
-                         seconds=seconds, extra={"wall_seconds": wall}, **common)
+    return ControlResult(
+        A=sol.A,
+        margin=sol.margin,
+        leaders_found=found.indices,
+        since=found.since,
+        verdict=verdict,
+        reason=reason,
+        rounds=history,
+        certificates=(),
+        trajectory=traj,
+        solver=solver,
+        seconds=seconds,
+        extra={"wall_seconds": wall},
+        **common,
+    )
 
 
 def _score(traj: HardmaxTrajectory, S: tuple[int, ...]) -> tuple[int, int, int]:
@@ -230,8 +311,19 @@ def _score(traj: HardmaxTrajectory, S: tuple[int, ...]) -> tuple[int, int, int]:
     return (int(found == set(S)), int(layer0 == set(S)), -len(found ^ set(S)))
 
 
-def _layer0_rounds(Z: np.ndarray, S: tuple[int, ...], fixed: list[Preference], *, spd: bool, mu: float, alpha: float,
-                   layers: int, rounds: int, first_round: int, min_margin: float = 0.0) -> Attempt:
+def _layer0_rounds(
+    Z: np.ndarray,
+    S: tuple[int, ...],
+    fixed: list[Preference],
+    *,
+    spd: bool,
+    mu: float,
+    alpha: float,
+    layers: int,
+    rounds: int,
+    first_round: int,
+    min_margin: float = 0.0,
+) -> Attempt:
     n, d = Z.shape
     groups = [[q for j in range(n) if j != i for q in follows(Z, i, j)] for i in range(n) if i not in S]
     history: list[Round] = []
@@ -244,8 +336,11 @@ def _layer0_rounds(Z: np.ndarray, S: tuple[int, ...], fixed: list[Preference], *
         idx = first_round + r
         if not sol.margin > min_margin:
             history.append(Round(idx, added, sol.margin, sol.status, secs, (), (), False))
-            reason = (f"no {'SPD ' if spd else ''}A within the norm bound meets the layer-0 constraints with a margin "
-                      f"above {min_margin:g} (best margin {sol.margin:.3g}, {sol.status})" + (" after adding later layers" if r else ""))
+            reason = (
+                f"no {'SPD ' if spd else ''}A within the norm bound meets the layer-0 constraints with a margin "
+                f"above {min_margin:g} (best margin {sol.margin:.3g}, {sol.status})"
+                + (" after adding later layers" if r else "")
+            )
             break
         traj = simulate(Z, sol.A, alpha, layers)
         found = analysis.leaders(traj)

@@ -39,8 +39,10 @@ def _check_targets(targets: Any, n: int) -> tuple[int, ...]:
     wrong = [i for i, t in enumerate(T) if T[t] != t]
     if wrong:
         i = wrong[0]
-        raise InputError(f"targets[{i}] = {T[i]} but targets[{T[i]}] = {T[T[i]]}: a token's leader must be its own "
-                         f"target (set targets[{T[i]}] = {T[i]})")
+        raise InputError(
+            f"targets[{i}] = {T[i]} but targets[{T[i]}] = {T[T[i]]}: a token's leader must be its own "
+            f"target (set targets[{T[i]}] = {T[i]})"
+        )
     return T
 
 
@@ -76,21 +78,51 @@ def choose_A_for_clusters(
     S = tuple(sorted({t for t in T}))
     baseline = simulate(Z, None, alpha, layers)
     solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
-    common: dict[str, Any] = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline,
-                                  solver=solver, clusters_requested=T, min_margin=m0)
+    common: dict[str, Any] = dict(
+        leaders_requested=S,
+        spd=spd,
+        alpha=alpha,
+        layers=layers,
+        baseline=baseline,
+        solver=solver,
+        clusters_requested=T,
+        min_margin=m0,
+    )
     certs = tuple(c for c in (never_leads(Z, i, spd=spd) for i in S) if c is not None)
     if certs:
-        return ControlResult(A=np.eye(d), margin=-np.inf, leaders_found=(), since=(), verdict="not_reached",
-                             reason="; ".join(c.sentence() for c in certs), rounds=(), certificates=certs,
-                             trajectory=None, seconds=0.0, clusters_found=(), **common)
+        return ControlResult(
+            A=np.eye(d),
+            margin=-np.inf,
+            leaders_found=(),
+            since=(),
+            verdict="not_reached",
+            reason="; ".join(c.sentence() for c in certs),
+            rounds=(),
+            certificates=certs,
+            trajectory=None,
+            seconds=0.0,
+            clusters_found=(),
+            **common,
+        )
     t0 = time.perf_counter()
-    att = solve_assignment(Z, T, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds,
-                           min_margin=m0)
+    att = solve_assignment(Z, T, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds, min_margin=m0)
     extra = {"wall_seconds": time.perf_counter() - t0}
     if att.best is None:
-        return ControlResult(A=np.eye(d), margin=att.rounds[-1].margin, leaders_found=(), since=(), verdict="not_reached",
-                             reason=att.reason, rounds=tuple(att.rounds), certificates=(), trajectory=None,
-                             seconds=att.seconds, clusters_found=(), extra=extra, **common)
+        return ControlResult(
+            A=np.eye(d),
+            margin=att.rounds[-1].margin,
+            leaders_found=(),
+            since=(),
+            verdict="not_reached",
+            reason=att.reason,
+            rounds=tuple(att.rounds),
+            certificates=(),
+            trajectory=None,
+            seconds=att.seconds,
+            clusters_found=(),
+            extra=extra,
+            **common,
+        )
     sol, traj = att.best
     found = analysis.leaders(traj)
     owners = ends_with(traj, T, found.indices)
@@ -99,8 +131,23 @@ def choose_A_for_clusters(
     else:
         wrong = [i for i in range(n) if owners[i] != T[i]]
         verdict = "not_reached"
-        reason = (f"tokens {wrong} end elsewhere, leaders found {list(found.indices)}" if wrong else
-                  f"leaders found {list(found.indices)} differ from {list(S)}") + (f"; then {att.reason}" if att.reason else "")
-    return ControlResult(A=sol.A, margin=sol.margin, leaders_found=found.indices, since=found.since, verdict=verdict,
-                         reason=reason, rounds=tuple(att.rounds), certificates=(), trajectory=traj, seconds=att.seconds,
-                         clusters_found=owners, extra=extra, **common)
+        reason = (
+            f"tokens {wrong} end elsewhere, leaders found {list(found.indices)}"
+            if wrong
+            else f"leaders found {list(found.indices)} differ from {list(S)}"
+        ) + (f"; then {att.reason}" if att.reason else "")
+    return ControlResult(
+        A=sol.A,
+        margin=sol.margin,
+        leaders_found=found.indices,
+        since=found.since,
+        verdict=verdict,
+        reason=reason,
+        rounds=tuple(att.rounds),
+        certificates=(),
+        trajectory=traj,
+        seconds=att.seconds,
+        clusters_found=owners,
+        extra=extra,
+        **common,
+    )

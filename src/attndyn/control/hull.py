@@ -51,14 +51,23 @@ class HullCertificate:
     def record(self) -> dict:
         """JSON form: the token, the nonzero weights ``{j: lambda_j}``, the origin's weight, the residual."""
         nz = {int(j): float(self.weights[j]) for j in np.flatnonzero(self.weights > 1e-12)}
-        return {"token": self.token, "weights": nz, "origin_weight": float(self.origin_weight),
-                "residual": float(self.residual), "spd": self.spd}
+        return {
+            "token": self.token,
+            "weights": nz,
+            "origin_weight": float(self.origin_weight),
+            "residual": float(self.residual),
+            "spd": self.spd,
+        }
 
     def sentence(self) -> str:
         parts = " + ".join(f"{w:.3g}·z_{j}" for j, w in self.record()["weights"].items())
         if self.origin_weight > 1e-12:
             parts += f" + {self.origin_weight:.3g}·0"
-        where = "the hull of the other tokens and the origin" if self.origin_weight > 1e-12 else "the hull of the other tokens"
+        where = (
+            "the hull of the other tokens and the origin"
+            if self.origin_weight > 1e-12
+            else "the hull of the other tokens"
+        )
         return f"token {self.token} lies in {where} (z_{self.token} = {parts}), so no {'SPD ' if self.spd else ''}A makes it lead at layer 0"
 
 

@@ -30,13 +30,21 @@ class Round:
     leaders_found: tuple[int, ...]
     since: tuple[int, ...]
     ok: bool
-    method: str = "layer 0"  # "invariant": every layer, followers assigned to leaders; "layer 0": layer 0 and added layers
+    method: str = (
+        "layer 0"  # "invariant": every layer, followers assigned to leaders; "layer 0": layer 0 and added layers
+    )
 
     def record(self) -> dict[str, Any]:
-        return {"round": self.index, "method": self.method, "added": [{"token": i, "layer": k} for i, k in self.added],
-                "margin": _num(self.margin), "status": self.status, "solve_seconds": self.seconds,
-                "leaders_found": [{"index": i, "since_layer": k} for i, k in zip(self.leaders_found, self.since)],
-                "reached": self.ok}
+        return {
+            "round": self.index,
+            "method": self.method,
+            "added": [{"token": i, "layer": k} for i, k in self.added],
+            "margin": _num(self.margin),
+            "status": self.status,
+            "solve_seconds": self.seconds,
+            "leaders_found": [{"index": i, "since_layer": k} for i, k in zip(self.leaders_found, self.since)],
+            "reached": self.ok,
+        }
 
 
 def _num(x: float) -> float | None:

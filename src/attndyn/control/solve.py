@@ -51,7 +51,9 @@ def require_cvxpy() -> ModuleType:
     try:
         import cvxpy
     except ImportError:
-        raise InputError(f"spd=True: {CVXPY_HINT}; or pass spd=False (the command line without --spd) for the linear program") from None
+        raise InputError(
+            f"spd=True: {CVXPY_HINT}; or pass spd=False (the command line without --spd) for the linear program"
+        ) from None
     return cvxpy
 
 
@@ -104,7 +106,13 @@ def solve_margin(prefs: list[Preference], d: int, *, spd: bool, min_eigenvalue: 
     G = preference_rows(prefs)
     if len(prefs) and not np.abs(G).sum(axis=1).all():
         bad = next(p for p in prefs if not p.row().any())
-        return MarginSolution(np.eye(d), -np.inf, f"token {bad.i} cannot prefer {bad.j} to {bad.l}: the two score the same for every A", 0.0, "none")
+        return MarginSolution(
+            np.eye(d),
+            -np.inf,
+            f"token {bad.i} cannot prefer {bad.j} to {bad.l}: the two score the same for every A",
+            0.0,
+            "none",
+        )
     t0 = time.perf_counter()
     if spd:
         A, status = _sdp(G, d, min_eigenvalue)
@@ -119,8 +127,9 @@ def solve_margin(prefs: list[Preference], d: int, *, spd: bool, min_eigenvalue: 
     return MarginSolution(A, m, status, seconds, solver)
 
 
-def solve_margin_milp(fixed: list[Preference], groups: list[list[Preference]], d: int, *,
-                      time_limit: float = 20.0) -> MarginSolution:
+def solve_margin_milp(
+    fixed: list[Preference], groups: list[list[Preference]], d: int, *, time_limit: float = 20.0
+) -> MarginSolution:
     r"""General A, with the disjunctions solved **exactly**: a mixed-integer linear program.
 
     Each group is an "or" of preferences; binary :math:`y_{gc}` selects alternative c of group g:
@@ -141,9 +150,15 @@ def solve_margin_milp(fixed: list[Preference], groups: list[list[Preference]], d
     alts = [p for g in groups for p in g]
     G_alt = preference_rows(alts)
     nA, nf, na = d * d, len(fixed), len(alts)
-    if (nf and not np.abs(G_fixed).sum(axis=1).all()):
+    if nf and not np.abs(G_fixed).sum(axis=1).all():
         bad = next(p for p in fixed if not p.row().any())
-        return MarginSolution(np.eye(d), -np.inf, f"token {bad.i} cannot prefer {bad.j} to {bad.l}: the two score the same for every A", 0.0, "none")
+        return MarginSolution(
+            np.eye(d),
+            -np.inf,
+            f"token {bad.i} cannot prefer {bad.j} to {bad.l}: the two score the same for every A",
+            0.0,
+            "none",
+        )
     M = 2.0 * d + 1.0
     nv = nA + 1 + na  # (vec A, t, y)
     c = np.zeros(nv)
@@ -165,7 +180,7 @@ def solve_margin_milp(fixed: list[Preference], groups: list[list[Preference]], d
         pick = np.zeros((len(groups), nv))
         start = 0
         for g, grp in enumerate(groups):
-            pick[g, nA + 1 + start: nA + 1 + start + len(grp)] = 1.0
+            pick[g, nA + 1 + start : nA + 1 + start + len(grp)] = 1.0
             start += len(grp)
         rows.append(pick)
         lo.append(np.ones(len(groups)))
@@ -174,14 +189,19 @@ def solve_margin_milp(fixed: list[Preference], groups: list[list[Preference]], d
     bounds = Bounds(np.r_[-np.ones(nA), -float(d), np.zeros(na)], np.r_[np.ones(nA), float(d), np.ones(na)])
     integrality = np.r_[np.zeros(nA + 1), np.ones(na)]
     t0 = time.perf_counter()
-    res = milp(c, constraints=cons, bounds=bounds, integrality=integrality,
-               options={"time_limit": float(time_limit), "mip_rel_gap": 1e-6})
+    res = milp(
+        c,
+        constraints=cons,
+        bounds=bounds,
+        integrality=integrality,
+        options={"time_limit": float(time_limit), "mip_rel_gap": 1e-6},
+    )
     seconds = time.perf_counter() - t0
     solver = "scipy milp/HiGHS (MILP)"
     if res.x is None:
         return MarginSolution(np.eye(d), -np.inf, f"milp: {res.message}", seconds, solver)
     A = res.x[:nA].reshape(d, d)
-    y = res.x[nA + 1:] > 0.5
+    y = res.x[nA + 1 :] > 0.5
     chosen = [p for p, keep in zip(alts, y) if keep]
     m = float(margins(A, fixed + chosen).min()) if fixed or chosen else 0.0
     status = "optimal" if res.status == 0 else f"time limit ({time_limit:g} s), best found"

@@ -11,8 +11,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 # A qualitative palette that stays readable on white and in grey print (tab10, reordered).
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-           "#bcbd22", "#7f7f7f")
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 HULL_COLOR = "#9ecae1"
 LEADER_SIZE = 190
 TOKEN_SIZE = 55

@@ -37,7 +37,9 @@ def frame_indices(traj: Trajectory, max_frames: int = 40) -> list[int]:
     return sorted(set(np.linspace(0, T - 1, min(T, max_frames)).round().astype(int).tolist()))
 
 
-def _draw_frame(traj: Trajectory, k: int, sequence: int | None, lim: Any, d: int, title: str | None, size: float) -> Figure:
+def _draw_frame(
+    traj: Trajectory, k: int, sequence: int | None, lim: Any, d: int, title: str | None, size: float
+) -> Figure:
     fig = new_figure(size, size)
     ax: Any = fig.add_subplot(projection="3d") if d >= 3 else fig.add_subplot()  # Axes3D or Axes
     draw_state(ax, traj, k, sequence=sequence, trail=True, hull=True, limits=lim)
@@ -51,8 +53,15 @@ def _draw_frame(traj: Trajectory, k: int, sequence: int | None, lim: Any, d: int
     return fig
 
 
-def render_frames(traj: Trajectory, indices: list[int] | None = None, *, sequence: int | None = None,
-                  title: str | None = None, size: float = 4.2, dpi: int = 90) -> list[bytes]:
+def render_frames(
+    traj: Trajectory,
+    indices: list[int] | None = None,
+    *,
+    sequence: int | None = None,
+    title: str | None = None,
+    size: float = 4.2,
+    dpi: int = 90,
+) -> list[bytes]:
     """PNG bytes of the kept states ``indices`` (default :func:`frame_indices`), on fixed axes."""
     states, _ = sequence_states(traj, sequence)
     d = states.shape[-1]
@@ -63,8 +72,16 @@ def render_frames(traj: Trajectory, indices: list[int] | None = None, *, sequenc
     return [png_bytes(_draw_frame(traj, k, sequence, lim, d, title, size), dpi=dpi) for k in indices]
 
 
-def animate(traj: Trajectory, path: str | os.PathLike, *, sequence: int | None = None, fps: float = 4.0,
-            max_frames: int = 40, title: str | None = None, frames: list[bytes] | None = None) -> Path:
+def animate(
+    traj: Trajectory,
+    path: str | os.PathLike,
+    *,
+    sequence: int | None = None,
+    fps: float = 4.0,
+    max_frames: int = 40,
+    title: str | None = None,
+    frames: list[bytes] | None = None,
+) -> Path:
     """Write an animation of the run to ``path``: ``.gif`` with Pillow, ``.mp4`` with ffmpeg.
 
     MP4 needs the ``ffmpeg`` program; without it an :class:`~attndyn.InputError` says so and how
@@ -75,19 +92,29 @@ def animate(traj: Trajectory, path: str | os.PathLike, *, sequence: int | None =
     if fmt not in ("gif", "mp4"):
         raise InputError(f"animation path {str(p)!r} must end in .gif or .mp4")
     if fmt == "mp4" and not ffmpeg_available():
-        raise InputError("writing MP4 needs ffmpeg, which is not installed (apt-get install ffmpeg); "
-                         "write a .gif instead (Pillow, always available)")
+        raise InputError(
+            "writing MP4 needs ffmpeg, which is not installed (apt-get install ffmpeg); "
+            "write a .gif instead (Pillow, always available)"
+        )
     if fps <= 0:
         raise InputError(f"fps must be positive, got {fps!r}")
-    frames = render_frames(traj, frame_indices(traj, max_frames), sequence=sequence, title=title) if frames is None else frames
+    frames = (
+        render_frames(traj, frame_indices(traj, max_frames), sequence=sequence, title=title)
+        if frames is None
+        else frames
+    )
     from PIL import Image
 
     images = [Image.open(io.BytesIO(b)).convert("RGB") for b in frames]
     if fmt == "gif":
         ms = int(round(1000 / fps))
         durations = [ms] * (len(images) - 1) + [ms * 4]  # linger on the final state
-        atomic_write(p, lambda tmp: images[0].save(tmp, format="GIF", save_all=True, append_images=images[1:],
-                                                   duration=durations, loop=0))
+        atomic_write(
+            p,
+            lambda tmp: images[0].save(
+                tmp, format="GIF", save_all=True, append_images=images[1:], duration=durations, loop=0
+            ),
+        )
         return p
     return _mp4(images, p, fps)
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from torch import Tensor
-
 import numpy as np
+from torch import Tensor
 
 from .._validation import InputError
 from ..trajectory import SoftmaxTrajectory
@@ -32,8 +31,14 @@ def _need_attention(traj: Any) -> Tensor:
     return traj.attention
 
 
-def attention_matrices(traj: SoftmaxTrajectory, times: Sequence[float] | None = None, *, sequence: int | None = None,
-                       sort: bool = True, title: str | None = None) -> Figure:
+def attention_matrices(
+    traj: SoftmaxTrajectory,
+    times: Sequence[float] | None = None,
+    *,
+    sequence: int | None = None,
+    sort: bool = True,
+    title: str | None = None,
+) -> Figure:
     """P(t) at kept times closest to ``times`` (default: five spread over the run), as heat maps.
 
     With ``sort`` (1-D tokens) rows and columns follow the order of the initial tokens, which
@@ -66,8 +71,14 @@ def attention_matrices(traj: SoftmaxTrajectory, times: Sequence[float] | None = 
     return fig
 
 
-def query_key_clouds(traj: SoftmaxTrajectory, times: Sequence[float] | None = None, *, sequence: int | None = None,
-                     max_tokens: int = 20, title: str | None = None) -> Figure:
+def query_key_clouds(
+    traj: SoftmaxTrajectory,
+    times: Sequence[float] | None = None,
+    *,
+    sequence: int | None = None,
+    max_tokens: int = 20,
+    title: str | None = None,
+) -> Figure:
     r"""Softmax paper Fig. 4: keys :math:`Kx_j` (green), queries :math:`Qx_i` (purple), a line
     between each pair of width :math:`P_{ij}(t)`. Two-dimensional queries/keys only."""
     attention = _need_attention(traj)
@@ -78,8 +89,11 @@ def query_key_clouds(traj: SoftmaxTrajectory, times: Sequence[float] | None = No
     if traj.params.get("rescaled"):
         raise InputError("query/key clouds show the original tokens x(t); run with rescaled=False")
     ts = to_numpy(traj.ts)
-    picks = (np.unique(np.linspace(0, len(ts) - 1, 4).round().astype(int)).tolist() if times is None
-             else [int(np.argmin(np.abs(ts - t))) for t in times])
+    picks = (
+        np.unique(np.linspace(0, len(ts) - 1, 4).round().astype(int)).tolist()
+        if times is None
+        else [int(np.argmin(np.abs(ts - t))) for t in times]
+    )
     idx = traj.real_tokens(b).numpy()
     m = min(max_tokens, len(idx))
     fig = new_figure(3.1 * len(picks), 3.3)
@@ -93,8 +107,9 @@ def query_key_clouds(traj: SoftmaxTrajectory, times: Sequence[float] | None = No
         for i in range(m):
             for j in range(m):
                 if P[i, j] > 0.02:
-                    ax.plot([q[i, 0], kk[j, 0]], [q[i, 1], kk[j, 1]], color="#444444", lw=2.0 * P[i, j],
-                            alpha=0.6, zorder=1)
+                    ax.plot(
+                        [q[i, 0], kk[j, 0]], [q[i, 1], kk[j, 1]], color="#444444", lw=2.0 * P[i, j], alpha=0.6, zorder=1
+                    )
         ax.scatter(*kk.T, c="#2ca02c", s=22, zorder=2, label="keys $Kx_j$")
         ax.scatter(*q.T, c="#8e44ad", s=22, zorder=3, label="queries $Qx_i$")
         ax.set_title(f"t = {ts[k]:.3g}", fontsize=10)

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["control_comparison", "counterfactual_bars"]
 
 
-def control_comparison(result: ControlResult, *, labels: Sequence[str] | None = None,
-                       title: str | None = None) -> Figure:
+def control_comparison(
+    result: ControlResult, *, labels: Sequence[str] | None = None, title: str | None = None
+) -> Figure:
     """Two panels: every token's path under A = I (``result.baseline``) and under the chosen A
     (``result.trajectory``), final layer, leaders as stars, the hull of the leaders shaded; the
     requested leaders are ringed at their starting points (grey dots, labelled). ``labels`` (one per token) default to
@@ -63,15 +64,23 @@ def control_comparison(result: ControlResult, *, labels: Sequence[str] | None = 
         if labels is not None:
             for i in range(n):
                 ax.text(*z0[i], " " + str(labels[i]), fontsize=7, color="#444444", zorder=7)
-        ax.set_title(f"{name}: leaders {found}\n(layer {int(traj.ts[-1])}; grey dots: layer 0, "
-                     f"rings: requested {req})", fontsize=9)
+        ax.set_title(
+            f"{name}: leaders {found}\n(layer {int(traj.ts[-1])}; grey dots: layer 0, rings: requested {req})",
+            fontsize=9,
+        )
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
 
 
-def counterfactual_bars(words: Sequence[str], probabilities: Sequence[float], baseline: float, *,
-                        reached: Sequence[bool] | None = None, title: str | None = None) -> Figure:
+def counterfactual_bars(
+    words: Sequence[str],
+    probabilities: Sequence[float],
+    baseline: float,
+    *,
+    reached: Sequence[bool] | None = None,
+    title: str | None = None,
+) -> Figure:
     """Horizontal bars: P(positive) of a review when each word (or set of words) is made to lead (by another A),
     against the model's own prediction ``baseline`` (dashed line); bars whose target was not
     reached by the engine are hatched.

@@ -36,7 +36,9 @@ def eigen_coordinates(states: np.ndarray, V: np.ndarray | None) -> tuple[np.ndar
     return c[..., order], labels
 
 
-def coordinates(traj: Trajectory, *, sequence: int | None = None, title: str | None = None, log_time: bool = False) -> Figure:
+def coordinates(
+    traj: Trajectory, *, sequence: int | None = None, title: str | None = None, log_time: bool = False
+) -> Figure:
     """One panel per coordinate: every token's coordinate against time (thin lines), the mean (bold)
     and the range (shaded). Returns a :class:`matplotlib.figure.Figure`."""
     if not isinstance(traj, Trajectory):

@@ -39,8 +39,9 @@ def _line(ax: Axes, normal: np.ndarray, level: float, xl: Any, yl: Any, **kw: An
     ax.plot(pts[:, 0], pts[:, 1], **kw)
 
 
-def draw_step_geometry(ax: Axes, tokens: Any, i: int = 0, *, A: Any = None, title: str | None = None,
-                       limits: tuple | None = None) -> list[int]:
+def draw_step_geometry(
+    ax: Axes, tokens: Any, i: int = 0, *, A: Any = None, title: str | None = None, limits: tuple | None = None
+) -> list[int]:
     """Draw Fig. 1 for token ``i`` of ``tokens`` (n, 2) into ``ax``; returns :math:`C_i` (0-based).
 
     Shows the direction :math:`A z_i` (arrow), the half-space :math:`\\mathcal H_i` (blue), the
@@ -56,7 +57,11 @@ def draw_step_geometry(ax: Axes, tokens: Any, i: int = 0, *, A: Any = None, titl
     s = attention.scores(torch.as_tensor(z[None]), torch.as_tensor(Am), exact=True)  # (1, n, n)
     C = [int(j) for j in np.nonzero(attention.follow_sets(s)[0, i].numpy())[0]]
     direction = Am @ z[i]
-    xl, yl = limits if limits is not None else square_limits(np.vstack([z, z[i] + direction / np.linalg.norm(direction)]), 0.2)
+    xl, yl = (
+        limits
+        if limits is not None
+        else square_limits(np.vstack([z, z[i] + direction / np.linalg.norm(direction)]), 0.2)
+    )
     _half_plane(ax, direction, z[i], xl, yl)
     _line(ax, direction, float(direction @ z[i]), xl, yl, color="#2b6cb0", lw=1.0)
     best = float(max(direction @ z[j] for j in range(n)))
@@ -68,8 +73,15 @@ def draw_step_geometry(ax: Axes, tokens: Any, i: int = 0, *, A: Any = None, titl
     ax.plot([0], [0], marker="+", color="#666666", ms=8, zorder=2)
     for j in range(n):
         ring = j in C and j != i
-        ax.plot(*z[j], marker="o", color=color(j), markeredgecolor="#000000" if ring else "#222222", ms=12 if ring else 9,
-                markeredgewidth=2.5 if ring else 0.8, zorder=3)
+        ax.plot(
+            *z[j],
+            marker="o",
+            color=color(j),
+            markeredgecolor="#000000" if ring else "#222222",
+            ms=12 if ring else 9,
+            markeredgewidth=2.5 if ring else 0.8,
+            zorder=3,
+        )
         ax.text(z[j, 0], z[j, 1], f"  $z_{{{j + 1}}}$", fontsize=10, va="bottom", zorder=5)
     finish_plane(ax, xl, yl, title)
     return C

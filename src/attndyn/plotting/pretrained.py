@@ -21,8 +21,14 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["attention_layers", "leader_counts", "clusters_depth", "layer_eigenvalues", "head_eigenvalues",
-           "imdb_comparison"]
+__all__ = [
+    "attention_layers",
+    "leader_counts",
+    "clusters_depth",
+    "layer_eigenvalues",
+    "head_eigenvalues",
+    "imdb_comparison",
+]
 
 
 def _grid(k: int, cols: int) -> tuple[int, int]:
@@ -55,8 +61,10 @@ def attention_layers(analysis: Any, *, head: int | None = None, cols: int = 3) -
         ax.set_xticks(ticks, [toks[i] for i in ticks], rotation=90, fontsize=6)
         ax.set_yticks(ticks, [toks[i] for i in ticks], fontsize=6)
     fig.colorbar(im, ax=axes, shrink=0.6, label="attention" + (" (mean over heads)" if head is None else ""))
-    fig.suptitle("attention by layer; stars: leaders (C_i = {i})" + (" in >= half the heads" if head is None else ""),
-                 fontsize=10)
+    fig.suptitle(
+        "attention by layer; stars: leaders (C_i = {i})" + (" in >= half the heads" if head is None else ""),
+        fontsize=10,
+    )
     return fig
 
 
@@ -86,8 +94,11 @@ def clusters_depth(analysis: Any) -> Figure:
     depth = np.arange(len(c.clusters))
     fig = new_figure(9.0, 2.8)
     axes = fig.subplots(1, 3)
-    for ax, y, label in zip(axes, (c.clusters, c.cosine, c.effective_rank),
-                            (f"clusters (tol {c.tol:g} on the sphere)", "mean cosine similarity", "effective rank")):
+    for ax, y, label in zip(
+        axes,
+        (c.clusters, c.cosine, c.effective_rank),
+        (f"clusters (tol {c.tol:g} on the sphere)", "mean cosine similarity", "effective rank"),
+    ):
         ax.plot(depth, y, "o-", color=color(0))
         ax.set_xlabel("depth (0: embeddings)")
         ax.set_title(label, fontsize=9)
@@ -148,16 +159,26 @@ def head_eigenvalues(spectra: Any, *, cols: int = 3, title: str | None = None) -
             _plane(ax, ev, c=color(h), size=4, mark=False)
             top = ev[np.argmax(np.abs(ev))]
             good = bool(spectra.head_good[ell, h])
-            ax.scatter([top.real], [top.imag], s=28, marker="s" if good else "o", facecolor=color(h) if good else "none",
-                       edgecolor="black", linewidth=0.6, zorder=3)
+            ax.scatter(
+                [top.real],
+                [top.imag],
+                s=28,
+                marker="s" if good else "o",
+                facecolor=color(h) if good else "none",
+                edgecolor="black",
+                linewidth=0.6,
+                zorder=3,
+            )
         ax.axhline(0, color="#dddddd", lw=0.5)
         ax.axvline(0, color="#dddddd", lw=0.5)
         ax.set_aspect("equal", adjustable="datalim")
-        ax.set_title(f"layer {ell}: good triples {int(spectra.head_good[ell].sum())}/{spectra.head_good.shape[1]}",
-                     fontsize=7)
+        ax.set_title(
+            f"layer {ell}: good triples {int(spectra.head_good[ell].sum())}/{spectra.head_good.shape[1]}", fontsize=7
+        )
         ax.tick_params(labelsize=6)
-    fig.suptitle(title or "nonzero eigenvalues of each head's W_O^h W_V^h (squares: lambda_1 of good-triple heads)",
-                 fontsize=9)
+    fig.suptitle(
+        title or "nonzero eigenvalues of each head's W_O^h W_V^h (squares: lambda_1 of good-triple heads)", fontsize=9
+    )
     return fig
 
 
@@ -176,8 +197,10 @@ def imdb_comparison(record: dict, *, top: int = 15) -> Figure:
     a.set_ylabel("reviews")
     a.legend(fontsize=7)
     a.set_title(f"{len(per)} IMDb test reviews", fontsize=9)
-    for ax, key, name, k in ((b, "top_sentiment_leaders", "hardmax sentiment model (d = 2)", 0),
-                             (c, "top_minilm_leaders", "MiniLM (top-k per review)", 2)):
+    for ax, key, name, k in (
+        (b, "top_sentiment_leaders", "hardmax sentiment model (d = 2)", 0),
+        (c, "top_minilm_leaders", "MiniLM (top-k per review)", 2),
+    ):
         words = record[key][:top]
         ax.barh([w for w, _ in words][::-1], [n for _, n in words][::-1], color=color(k))
         ax.set_title(f"leader words: {name}", fontsize=8)

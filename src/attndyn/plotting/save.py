@@ -18,7 +18,9 @@ __all__ = ["save_figure", "FORMATS", "png_bytes"]
 FORMATS = ("png", "svg", "pdf")
 
 
-def save_figure(fig: Figure, stem: str | os.PathLike, *, formats: tuple[str, ...] = FORMATS, dpi: int = DPI) -> list[Path]:
+def save_figure(
+    fig: Figure, stem: str | os.PathLike, *, formats: tuple[str, ...] = FORMATS, dpi: int = DPI
+) -> list[Path]:
     """Write ``fig`` as ``stem.png``, ``stem.svg`` and ``stem.pdf`` (or the ``formats`` given).
 
     Returns the written paths in the order of ``formats``. Each file is written to a temporary
@@ -39,6 +41,7 @@ def save_figure(fig: Figure, stem: str | os.PathLike, *, formats: tuple[str, ...
         target = stem.with_name(stem.name + "." + fmt)
         # svg: a fixed hash salt keeps the file identical between runs
         meta = {"Date": None} if fmt in ("svg", "pdf") else {}
+
         def write(tmp: Path, fmt: str = fmt, meta: dict[str, None] = meta) -> None:
             fig.savefig(tmp, format=fmt, dpi=dpi, metadata=meta)
 

@@ -44,8 +44,17 @@ def sweep_figure(summary: SweepSummary, output: str | None = None, *, title: str
         hi = np.array([part.loc[part[xname] == x, f"{output}_hi"].squeeze() for x in xs], dtype=float)
         shift = (j - (len(combos) - 1) / 2) * (0.08 if not numeric else 0.0)
         label = ", ".join(f"{n} = {v}" for n, v in zip(others, combo)) or None
-        ax.errorbar(pos + shift, y, yerr=[np.nan_to_num(y - lo), np.nan_to_num(hi - y)], marker="o", ms=4, capsize=3,
-                    lw=1.2, color=color(j), label=label)
+        ax.errorbar(
+            pos + shift,
+            y,
+            yerr=[np.nan_to_num(y - lo), np.nan_to_num(hi - y)],
+            marker="o",
+            ms=4,
+            capsize=3,
+            lw=1.2,
+            color=color(j),
+            label=label,
+        )
     ref = exp.reference
     if ref and ref.get("param") == xname and output == exp.primary and _applies(ref, spec):
         ax.plot([ref["x"]], [ref["value"]], marker="*", ms=14, color="#333333", ls="none", label=ref["label"])
@@ -57,7 +66,9 @@ def sweep_figure(summary: SweepSummary, output: str | None = None, *, title: str
     ax.set_xlabel(xname)
     ax.set_ylabel(f"{'fraction' if stat == 'frac' else 'mean'} {output} (95% interval)")
     n = int(table["cells_ok"].min()) if len(table) else 0
-    ax.set_title(title or f"{spec.title or f'{spec.experiment}: {output} against {xname}'} (n >= {n} per point)", fontsize=10)
+    ax.set_title(
+        title or f"{spec.title or f'{spec.experiment}: {output} against {xname}'} (n >= {n} per point)", fontsize=10
+    )
     ax.grid(alpha=0.3, lw=0.5)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
@@ -66,4 +77,6 @@ def sweep_figure(summary: SweepSummary, output: str | None = None, *, title: str
 
 def _applies(ref: dict[str, Any], spec: SweepSpec) -> bool:
     """The reference's conditions hold for some grid point (a grid value or the fixed value)."""
-    return all(v in spec.grid[k] if k in spec.grid else (spec.fixed or {}).get(k) == v for k, v in ref.get("where", {}).items())
+    return all(
+        v in spec.grid[k] if k in spec.grid else (spec.fixed or {}).get(k) == v for k, v in ref.get("where", {}).items()
+    )

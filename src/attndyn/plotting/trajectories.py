@@ -18,7 +18,17 @@ import torch
 from .. import attention
 from .._validation import InputError
 from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
-from ._style import HULL_COLOR, LEADER_SIZE, TOKEN_SIZE, color, finish_plane, new_figure, sequence_states, square_limits, to_numpy
+from ._style import (
+    HULL_COLOR,
+    LEADER_SIZE,
+    TOKEN_SIZE,
+    color,
+    finish_plane,
+    new_figure,
+    sequence_states,
+    square_limits,
+    to_numpy,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -170,13 +180,29 @@ def draw_state(
     for i in range(n):
         p = coords(z[i])
         if three:
-            ax.scatter(*p, marker="*" if leader[i] else "o", s=LEADER_SIZE if leader[i] else TOKEN_SIZE * 0.6,
-                       c=inner[i][0], edgecolors=edge[i], linewidths=0.8, depthshade=False, zorder=3)
+            ax.scatter(
+                *p,
+                marker="*" if leader[i] else "o",
+                s=LEADER_SIZE if leader[i] else TOKEN_SIZE * 0.6,
+                c=inner[i][0],
+                edgecolors=edge[i],
+                linewidths=0.8,
+                depthshade=False,
+                zorder=3,
+            )
         else:
-            ax.plot(*p, marker="*" if leader[i] else "o", ms=15 if leader[i] else 8, ls="none",
-                    markerfacecolor=inner[i][0], markerfacecoloralt=inner[i][-1],
-                    fillstyle="left" if len(inner[i]) > 1 else "full",
-                    markeredgecolor=edge[i], markeredgewidth=1.3, zorder=3)
+            ax.plot(
+                *p,
+                marker="*" if leader[i] else "o",
+                ms=15 if leader[i] else 8,
+                ls="none",
+                markerfacecolor=inner[i][0],
+                markerfacecoloralt=inner[i][-1],
+                fillstyle="left" if len(inner[i]) > 1 else "full",
+                markeredgecolor=edge[i],
+                markeredgewidth=1.3,
+                zorder=3,
+            )
         if labels is not None:
             ax.text(*p, " " + str(labels[i]), fontsize=7, zorder=4)
     if not three:
@@ -214,7 +240,9 @@ def plot_trajectory(
     1
     """
     if not isinstance(traj, (HardmaxTrajectory, SoftmaxTrajectory)):
-        raise InputError(f"plot_trajectory() needs a trajectory from attndyn.hardmax or attndyn.softmax, got {type(traj).__name__}")
+        raise InputError(
+            f"plot_trajectory() needs a trajectory from attndyn.hardmax or attndyn.softmax, got {type(traj).__name__}"
+        )
     states, _ = sequence_states(traj, sequence)
     d = states.shape[-1]
     if d == 1:
@@ -231,8 +259,13 @@ def plot_trajectory(
     return fig
 
 
-def hardmax_panels(traj: HardmaxTrajectory, layers: Sequence[int] = (0, 1, 2, 5, 30), *, sequence: int | None = None,
-                   title: str | None = None) -> Figure:
+def hardmax_panels(
+    traj: HardmaxTrajectory,
+    layers: Sequence[int] = (0, 1, 2, 5, 30),
+    *,
+    sequence: int | None = None,
+    title: str | None = None,
+) -> Figure:
     """One row of panels, the tokens at the given layers (hardmax paper Fig. 2, one row).
 
     The last panel shades the convex hull of the leaders. Layers that were not kept are
@@ -241,8 +274,9 @@ def hardmax_panels(traj: HardmaxTrajectory, layers: Sequence[int] = (0, 1, 2, 5,
     return hardmax_grid({title or "": traj}, layers, sequence=sequence)
 
 
-def hardmax_grid(runs: dict[str, HardmaxTrajectory], layers: Sequence[int] = (0, 1, 2, 5, 30), *,
-                 sequence: int | None = None) -> Figure:
+def hardmax_grid(
+    runs: dict[str, HardmaxTrajectory], layers: Sequence[int] = (0, 1, 2, 5, 30), *, sequence: int | None = None
+) -> Figure:
     """Hardmax paper Fig. 2: one row per run (the dict keys label the rows), one column per layer."""
     for name, traj in runs.items():
         if not isinstance(traj, HardmaxTrajectory):
@@ -256,8 +290,16 @@ def hardmax_grid(runs: dict[str, HardmaxTrajectory], layers: Sequence[int] = (0,
         for c, k in enumerate(layers):
             ax = axes[r, c]
             i = state_index(traj, k)
-            draw_state(ax, traj, i, sequence=sequence, trail=False, hull=c == cols - 1, limits=lim,
-                       title=_time_label(traj, i) if r == 0 else None)
+            draw_state(
+                ax,
+                traj,
+                i,
+                sequence=sequence,
+                trail=False,
+                hull=c == cols - 1,
+                limits=lim,
+                title=_time_label(traj, i) if r == 0 else None,
+            )
             ax.tick_params(labelsize=6)
             if c == 0 and name:
                 ax.set_ylabel(name, fontsize=9)

@@ -16,6 +16,23 @@ from .idealized import IdealizedRun, idealized_run
 from .leaders import LeaderMap, head_attention, head_scores, leader_map
 from .spectra import Spectra, spectra
 
-__all__ = ["load_model", "default_model_path", "PretrainedModel", "Forward", "LayerWeights", "analyze",
-           "PretrainedAnalysis", "leader_map", "LeaderMap", "head_scores", "head_attention", "depth_clusters",
-           "DepthClusters", "effective_rank", "spectra", "Spectra", "idealized_run", "IdealizedRun"]
+__all__ = [
+    "load_model",
+    "default_model_path",
+    "PretrainedModel",
+    "Forward",
+    "LayerWeights",
+    "analyze",
+    "PretrainedAnalysis",
+    "leader_map",
+    "LeaderMap",
+    "head_scores",
+    "head_attention",
+    "depth_clusters",
+    "DepthClusters",
+    "effective_rank",
+    "spectra",
+    "Spectra",
+    "idealized_run",
+    "IdealizedRun",
+]

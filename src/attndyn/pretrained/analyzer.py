@@ -39,20 +39,34 @@ class PretrainedAnalysis:
             row = []
             for h in range(H):
                 indeg, recv = lm.indegree[ell, h], lm.received[ell, h]
-                row.append({"leaders": lm.leads[ell, h].nonzero().flatten().tolist(),
-                            "most_followed": int(indeg.argmax()), "followers": int(indeg.max()),
-                            "most_attended": int(recv.argmax()), "attention_received": round(float(recv.max()), 4)})
+                row.append(
+                    {
+                        "leaders": lm.leads[ell, h].nonzero().flatten().tolist(),
+                        "most_followed": int(indeg.argmax()),
+                        "followers": int(indeg.max()),
+                        "most_attended": int(recv.argmax()),
+                        "attention_received": round(float(recv.max()), 4),
+                    }
+                )
             heads.append(row)
         counts = lm.counts
         return {
-            "model": self.model, "text": self.text, **self.shape, "tokens": toks,
+            "model": self.model,
+            "text": self.text,
+            **self.shape,
+            "tokens": toks,
             "leaders": {
                 "definition": "token i leads under head (layer, h) when its hardmax follow set C_i under that head's "
-                              "scores <W_Q x_i + b_Q, W_K x_j + b_K> is {i} (hardmax paper, Definition 1.1)",
-                "per_layer": [{"layer": ell, "leaders": lm.layer_leaders(ell),
-                               "heads_leading": counts[ell].tolist(),
-                               "words": [toks[i] for i in lm.layer_leaders(ell, min_heads=max(1, H // 2))]}
-                              for ell in range(L)],
+                "scores <W_Q x_i + b_Q, W_K x_j + b_K> is {i} (hardmax paper, Definition 1.1)",
+                "per_layer": [
+                    {
+                        "layer": ell,
+                        "leaders": lm.layer_leaders(ell),
+                        "heads_leading": counts[ell].tolist(),
+                        "words": [toks[i] for i in lm.layer_leaders(ell, min_heads=max(1, H // 2))],
+                    }
+                    for ell in range(L)
+                ],
                 "per_head": heads,
                 "persistence": lm.persistence(),
             },
@@ -62,9 +76,17 @@ class PretrainedAnalysis:
         }
 
 
-def analyze(text: str, model: PretrainedModel | str | os.PathLike | None = None, *, cluster_tol: float = DEFAULT_TOL,
-            with_spectra: bool = True, ginibre_samples: int = 0, idealized: bool = True,
-            idealized_head: tuple[int, int] | None = None, seed: int = 0) -> PretrainedAnalysis:
+def analyze(
+    text: str,
+    model: PretrainedModel | str | os.PathLike | None = None,
+    *,
+    cluster_tol: float = DEFAULT_TOL,
+    with_spectra: bool = True,
+    ginibre_samples: int = 0,
+    idealized: bool = True,
+    idealized_head: tuple[int, int] | None = None,
+    seed: int = 0,
+) -> PretrainedAnalysis:
     """Run ``text`` through ``model`` (a :class:`PretrainedModel`, a folder, or None for the packaged MiniLM)
     and read leaders, clusters, spectra and the idealized model on its weights.
 
@@ -86,6 +108,13 @@ def analyze(text: str, model: PretrainedModel | str | os.PathLike | None = None,
             ideal = idealized_run(fwd, weights)
         else:
             ideal = idealized_run(fwd, weights, layer=idealized_head[0], head=idealized_head[1])
-    shape = {"layers": pm.layers, "heads": pm.heads, "width": pm.width, "head_dim": pm.head_dim, "n_tokens": len(fwd.tokens)}
-    return PretrainedAnalysis(model=pm.name, text=text, forward=fwd, leaders=lm, clusters=dc, spectra=sp,
-                              idealized=ideal, shape=shape)
+    shape = {
+        "layers": pm.layers,
+        "heads": pm.heads,
+        "width": pm.width,
+        "head_dim": pm.head_dim,
+        "n_tokens": len(fwd.tokens),
+    }
+    return PretrainedAnalysis(
+        model=pm.name, text=text, forward=fwd, leaders=lm, clusters=dc, spectra=sp, idealized=ideal, shape=shape
+    )

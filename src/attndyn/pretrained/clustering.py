@@ -57,12 +57,18 @@ class DepthClusters:
     members: tuple[tuple[tuple[int, ...], ...], ...]  # per depth, the clusters' token indices
 
     def record(self) -> dict:
-        return {"tol": self.tol, "cosine_mean": list(self.cosine), "clusters": list(self.clusters),
-                "effective_rank": list(self.effective_rank), "members": [[list(c) for c in m] for m in self.members]}
+        return {
+            "tol": self.tol,
+            "cosine_mean": list(self.cosine),
+            "clusters": list(self.clusters),
+            "effective_rank": list(self.effective_rank),
+            "members": [[list(c) for c in m] for m in self.members],
+        }
 
 
-def depth_clusters(hidden: Tensor | ArrayLike, *, tol: float = DEFAULT_TOL,
-                   tokens: ArrayLike | None = None) -> DepthClusters:
+def depth_clusters(
+    hidden: Tensor | ArrayLike, *, tol: float = DEFAULT_TOL, tokens: ArrayLike | None = None
+) -> DepthClusters:
     """Cosine similarity, clusters and effective rank of the unit-normalized tokens at every depth.
 
     ``hidden`` (L + 1, n, d); ``tokens`` the indices to use (default: all).

@@ -48,10 +48,23 @@ class IdealizedRun:
     def record(self) -> dict[str, Any]:
         rep = self.report.record()
         rep["measured"] = {k: v for k, v in rep["measured"].items() if k != "phi_1"}  # a d-vector: too long for JSON
-        return {"layer": self.layer, "head": self.head, "start_depth": self.start, "choice": self.choice, "good_triple": self.good_triple,
-                "paranormal": self.paranormal, "lambda_1": self.lambda_1, "time": self.time, "step": self.step,
-                "regime": self.regime, "statement": rep["statement"], "holds": rep["holds"], "measured": rep["measured"],
-                "converged": self.trajectory.stats.converged, "final_change": self.trajectory.stats.final_change[0]}
+        return {
+            "layer": self.layer,
+            "head": self.head,
+            "start_depth": self.start,
+            "choice": self.choice,
+            "good_triple": self.good_triple,
+            "paranormal": self.paranormal,
+            "lambda_1": self.lambda_1,
+            "time": self.time,
+            "step": self.step,
+            "regime": self.regime,
+            "statement": rep["statement"],
+            "holds": rep["holds"],
+            "measured": rep["measured"],
+            "converged": self.trajectory.stats.converged,
+            "final_change": self.trajectory.stats.final_change[0],
+        }
 
 
 def _reduced(w: LayerWeights, h: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -59,8 +72,16 @@ def _reduced(w: LayerWeights, h: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return w.W_Q[h].numpy() @ Wo, w.W_K[h].numpy() @ Wo, w.W_V[h].numpy() @ Wo
 
 
-def idealized_run(fwd: Forward, weights: list[LayerWeights], *, layer: int | None = None, head: int | None = None,
-                  start: int = 0, horizon: float = 12.0, steps: int = 120) -> IdealizedRun:
+def idealized_run(
+    fwd: Forward,
+    weights: list[LayerWeights],
+    *,
+    layer: int | None = None,
+    head: int | None = None,
+    start: int = 0,
+    horizon: float = 12.0,
+    steps: int = 120,
+) -> IdealizedRun:
     r"""Run the rescaled transformer (Remark 4, the discrete form of eq. (4)) with head (``layer``, ``head``)'s
     (Q, K, V) in every layer, from the tokens entering layer ``start`` (0: the embeddings).
 
@@ -78,7 +99,10 @@ def idealized_run(fwd: Forward, weights: list[LayerWeights], *, layer: int | Non
             where = range(L) if layer is None else [layer]
             good = [(ell, h) for ell in where for h in range(H) if is_good_triple(*_reduced(weights[ell], h))]
             if good:
-                (layer, head), choice = good[0], "first good-triple head" + (" of the layer" if layer is not None else "")
+                (layer, head), choice = (
+                    good[0],
+                    "first good-triple head" + (" of the layer" if layer is not None else ""),
+                )
             else:
                 layer, head, choice = layer or 0, 0, "head 0 (no good triple)"
         else:
@@ -95,9 +119,28 @@ def idealized_run(fwd: Forward, weights: list[LayerWeights], *, layer: int | Non
             raise InputError(f"head ({layer}, {head}) has a zero value matrix; choose another head")
         V = w.ov(head)
         time = horizon / rho
-        traj = softmax(fwd.hidden[start], time=time, step=time / steps, Q=w.W_Q[head], K=w.W_K[head], V=V,
-                       beta=1.0 / np.sqrt(w.head_dim), rescaled=True, method="discrete")
+        traj = softmax(
+            fwd.hidden[start],
+            time=time,
+            step=time / steps,
+            Q=w.W_Q[head],
+            K=w.W_K[head],
+            V=V,
+            beta=1.0 / np.sqrt(w.head_dim),
+            rescaled=True,
+            method="discrete",
+        )
         report = softmax_geometry(traj)
-    return IdealizedRun(layer=layer, head=head, start=start, choice=choice, good_triple=is_good_triple(Qr, Kr, Vr),
-                        paranormal=is_paranormal(Vr), lambda_1=None if lead is None else lead[0], time=time,
-                        step=time / steps, report=report, trajectory=traj)
+    return IdealizedRun(
+        layer=layer,
+        head=head,
+        start=start,
+        choice=choice,
+        good_triple=is_good_triple(Qr, Kr, Vr),
+        paranormal=is_paranormal(Vr),
+        lambda_1=None if lead is None else lead[0],
+        time=time,
+        step=time / steps,
+        report=report,
+        trajectory=traj,
+    )

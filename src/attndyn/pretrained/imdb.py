@@ -31,8 +31,15 @@ from ._threads import single_thread_blas, single_thread_torch
 from .adapter import PretrainedModel, load_model
 from .leaders import leader_map
 
-__all__ = ["ReviewLeaders", "LeaderComparison", "minilm_word_scores", "compare_review", "compare", "compare_on_run",
-           "auc"]
+__all__ = [
+    "ReviewLeaders",
+    "LeaderComparison",
+    "minilm_word_scores",
+    "compare_review",
+    "compare",
+    "compare_on_run",
+    "auc",
+]
 
 
 def auc(pos: np.ndarray, neg: np.ndarray) -> float:
@@ -88,8 +95,9 @@ class ReviewLeaders:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 
-def compare_review(scores: dict[str, float], sentiment_leaders: list[str], sentiment_words: list[str],
-                   rng: np.random.Generator) -> ReviewLeaders | None:
+def compare_review(
+    scores: dict[str, float], sentiment_leaders: list[str], sentiment_words: list[str], rng: np.random.Generator
+) -> ReviewLeaders | None:
     """The comparison on one review; None when it is undefined (no sentiment leader among the candidates,
     or every candidate is one)."""
     sw = {w for w in (_word(t) for t in sentiment_words) if w}
@@ -104,9 +112,17 @@ def compare_review(scores: dict[str, float], sentiment_leaders: list[str], senti
     M = [w for w in C if scores[w] > 0]
     inS = np.array([w in S for w in C])
     prec = len(set(M) & set(S)) / len(M) if M else float("nan")
-    return ReviewLeaders(candidates=len(C), sentiment=tuple(S), minilm=tuple(M), top_k=tuple(top),
-                         overlap=len(set(top) & set(S)) / k, chance=k / len(C), precision=prec,
-                         base_rate=len(S) / len(C), auc=auc(sc[inS], sc[~inS]))
+    return ReviewLeaders(
+        candidates=len(C),
+        sentiment=tuple(S),
+        minilm=tuple(M),
+        top_k=tuple(top),
+        overlap=len(set(top) & set(S)) / k,
+        chance=k / len(C),
+        precision=prec,
+        base_rate=len(S) / len(C),
+        auc=auc(sc[inS], sc[~inS]),
+    )
 
 
 @dataclass
@@ -130,12 +146,15 @@ class LeaderComparison:
         diff = ov - ch
         se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else float("nan")
         return {
-            "reviews": len(r), "skipped": self.skipped,
+            "reviews": len(r),
+            "skipped": self.skipped,
             "candidates_mean": float(np.mean([x.candidates for x in r])),
             "sentiment_leaders_mean": float(np.mean([len(x.sentiment) for x in r])),
             "minilm_leaders_mean": float(np.mean([len(x.minilm) for x in r])),
-            "overlap_at_k_mean": float(ov.mean()), "chance_mean": float(ch.mean()),
-            "overlap_minus_chance": float(diff.mean()), "overlap_minus_chance_se": se,
+            "overlap_at_k_mean": float(ov.mean()),
+            "chance_mean": float(ch.mean()),
+            "overlap_minus_chance": float(diff.mean()),
+            "overlap_minus_chance_se": se,
             "precision_mean": float(pr[has_m].mean()) if has_m.any() else float("nan"),
             "base_rate_mean_same_reviews": float(br[has_m].mean()) if has_m.any() else float("nan"),
             "reviews_with_minilm_leaders": int(has_m.sum()),
@@ -146,13 +165,18 @@ class LeaderComparison:
     def record(self) -> dict[str, Any]:
         cs = Counter(w for x in self.reviews for w in x.sentiment)
         cm = Counter(w for x in self.reviews for w in x.top_k)
-        return {"summary": self.summary(), "settings": self.settings,
-                "top_sentiment_leaders": cs.most_common(30), "top_minilm_leaders": cm.most_common(30),
-                "per_review": [x.record() for x in self.reviews]}
+        return {
+            "summary": self.summary(),
+            "settings": self.settings,
+            "top_sentiment_leaders": cs.most_common(30),
+            "top_minilm_leaders": cm.most_common(30),
+            "per_review": [x.record() for x in self.reviews],
+        }
 
 
-def compare(pm: PretrainedModel, estimator: Any, texts: list[str], *, seed: int = 0, progress: bool = False
-            ) -> LeaderComparison:
+def compare(
+    pm: PretrainedModel, estimator: Any, texts: list[str], *, seed: int = 0, progress: bool = False
+) -> LeaderComparison:
     """Compare the two models' leader words on ``texts`` (a fitted HardmaxSentimentClassifier)."""
     import time
 
@@ -175,9 +199,16 @@ def compare(pm: PretrainedModel, estimator: Any, texts: list[str], *, seed: int 
     return LeaderComparison(reviews=out, skipped=skipped, seconds_per_review=per)
 
 
-def compare_on_run(run: str | os.PathLike, data: str | os.PathLike | None = None, *, reviews: int = 1000,
-                   model: PretrainedModel | str | os.PathLike | None = None, max_tokens: int = 256, seed: int = 0,
-                   progress: bool = False) -> LeaderComparison:
+def compare_on_run(
+    run: str | os.PathLike,
+    data: str | os.PathLike | None = None,
+    *,
+    reviews: int = 1000,
+    model: PretrainedModel | str | os.PathLike | None = None,
+    max_tokens: int = 256,
+    seed: int = 0,
+    progress: bool = False,
+) -> LeaderComparison:
     """The first ``reviews`` reviews of a sentiment run's own test split (its ``data.json``), both models.
 
     MiniLM reads at most ``max_tokens`` word pieces of each review (attention costs grow as n^2)."""
@@ -185,8 +216,10 @@ def compare_on_run(run: str | os.PathLike, data: str | os.PathLike | None = None
 
     run = Path(run)
     if not (run / "data.json").is_file():
-        raise InputError(f"--sentiment-run {str(run)!r} has no data.json; give a folder written by "
-                         "`attndyn sentiment train --run DIR`")
+        raise InputError(
+            f"--sentiment-run {str(run)!r} has no data.json; give a folder written by "
+            "`attndyn sentiment train --run DIR`"
+        )
     if isinstance(reviews, bool) or not isinstance(reviews, int) or reviews < 1:
         raise InputError(f"--reviews {reviews!r}: give a positive integer")
     info = json.loads((run / "data.json").read_text(encoding="utf-8"))
@@ -200,6 +233,13 @@ def compare_on_run(run: str | os.PathLike, data: str | os.PathLike | None = None
     pm = model if isinstance(model, PretrainedModel) else load_model(model)
     pm.max_tokens = min(pm.max_tokens, int(max_tokens))
     comp = compare(pm, est, texts, seed=seed, progress=progress)
-    comp.settings = {"sentiment_run": str(run), "data": str(data or info["data"]), "split": info.get("split", "random"),
-                     "reviews_asked": reviews, "model": pm.name, "max_tokens": pm.max_tokens, "seed": seed}
+    comp.settings = {
+        "sentiment_run": str(run),
+        "data": str(data or info["data"]),
+        "split": info.get("split", "random"),
+        "reviews_asked": reviews,
+        "model": pm.name,
+        "max_tokens": pm.max_tokens,
+        "seed": seed,
+    }
     return comp

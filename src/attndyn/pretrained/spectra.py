@@ -57,16 +57,26 @@ class Spectra:
     baseline: dict[str, Any] = field(default_factory=dict)
 
     def fractions(self) -> dict[str, dict[str, float]]:
-        return {"layers": {"leading_real_positive_simple": float(self.layer_leading.mean()),
-                           "good_triple": float(self.layer_good.mean()), "paranormal": float(self.layer_paranormal.mean())},
-                "heads": {"leading_real_positive_simple": float(self.head_leading.mean()),
-                          "good_triple": float(self.head_good.mean()), "paranormal": float(self.head_paranormal.mean())}}
+        return {
+            "layers": {
+                "leading_real_positive_simple": float(self.layer_leading.mean()),
+                "good_triple": float(self.layer_good.mean()),
+                "paranormal": float(self.layer_paranormal.mean()),
+            },
+            "heads": {
+                "leading_real_positive_simple": float(self.head_leading.mean()),
+                "good_triple": float(self.head_good.mean()),
+                "paranormal": float(self.head_paranormal.mean()),
+            },
+        }
 
     def per_layer_head_fractions(self) -> dict[str, list[float]]:
         """For each layer, the fraction of its heads that satisfy each condition."""
-        return {"leading_real_positive_simple": self.head_leading.mean(axis=1).tolist(),
-                "good_triple": self.head_good.mean(axis=1).tolist(),
-                "paranormal": self.head_paranormal.mean(axis=1).tolist()}
+        return {
+            "leading_real_positive_simple": self.head_leading.mean(axis=1).tolist(),
+            "good_triple": self.head_good.mean(axis=1).tolist(),
+            "paranormal": self.head_paranormal.mean(axis=1).tolist(),
+        }
 
     def record(self) -> dict[str, Any]:
         def lead(ev: np.ndarray) -> list[float]:
@@ -76,13 +86,29 @@ class Spectra:
         return {
             "fractions": self.fractions(),
             "per_layer_head_fractions": self.per_layer_head_fractions(),
-            "layers": [{"layer": ell, "leading_eigenvalue": lead(ev), "spectral_radius": float(np.abs(ev).max()),
-                        "leading_real_positive_simple": bool(self.layer_leading[ell]), "good_triple": bool(self.layer_good[ell]),
-                        "paranormal": bool(self.layer_paranormal[ell])} for ell, ev in enumerate(self.layer_eigenvalues)],
-            "heads": [[{"leading_eigenvalue": lead(ev), "good_triple": bool(self.head_good[ell, h]),
+            "layers": [
+                {
+                    "layer": ell,
+                    "leading_eigenvalue": lead(ev),
+                    "spectral_radius": float(np.abs(ev).max()),
+                    "leading_real_positive_simple": bool(self.layer_leading[ell]),
+                    "good_triple": bool(self.layer_good[ell]),
+                    "paranormal": bool(self.layer_paranormal[ell]),
+                }
+                for ell, ev in enumerate(self.layer_eigenvalues)
+            ],
+            "heads": [
+                [
+                    {
+                        "leading_eigenvalue": lead(ev),
+                        "good_triple": bool(self.head_good[ell, h]),
                         "leading_real_positive_simple": bool(self.head_leading[ell, h]),
-                        "paranormal": bool(self.head_paranormal[ell, h])} for h, ev in enumerate(row)]
-                      for ell, row in enumerate(self.head_eigenvalues)],
+                        "paranormal": bool(self.head_paranormal[ell, h]),
+                    }
+                    for h, ev in enumerate(row)
+                ]
+                for ell, row in enumerate(self.head_eigenvalues)
+            ],
             "baseline": self.baseline,
         }
 
@@ -94,19 +120,31 @@ def _baseline(d: int, H: int, samples: int, head_samples: int, seed: int) -> dic
     out: dict[str, Any] = {}
     if samples > 0:
         k = ginibre_leading_count(rng, d, samples)
-        out["layers"] = {"ensemble": f"real Ginibre, d = {d}", "samples": samples, "fraction": k / samples,
-                         "interval_99": list(wilson_interval(k, samples))}
+        out["layers"] = {
+            "ensemble": f"real Ginibre, d = {d}",
+            "samples": samples,
+            "fraction": k / samples,
+            "interval_99": list(wilson_interval(k, samples)),
+        }
     if head_samples > 0:
         d_h = d // H
-        k = sum(leading_direction(rng.standard_normal((d_h, d)) @ rng.standard_normal((d, d_h))) is not None
-                for _ in range(head_samples))
-        out["heads"] = {"ensemble": f"G1 G2, G1 ({d_h} x {d}), G2 ({d} x {d_h}) Gaussian (the nonzero spectrum of a "
-                        f"random W_O W_V of rank {d_h})", "samples": head_samples, "fraction": k / head_samples,
-                        "interval_99": list(wilson_interval(k, head_samples))}
+        k = sum(
+            leading_direction(rng.standard_normal((d_h, d)) @ rng.standard_normal((d, d_h))) is not None
+            for _ in range(head_samples)
+        )
+        out["heads"] = {
+            "ensemble": f"G1 G2, G1 ({d_h} x {d}), G2 ({d} x {d_h}) Gaussian (the nonzero spectrum of a "
+            f"random W_O W_V of rank {d_h})",
+            "samples": head_samples,
+            "fraction": k / head_samples,
+            "interval_99": list(wilson_interval(k, head_samples)),
+        }
     return out
 
 
-def spectra(weights: list[LayerWeights], *, ginibre_samples: int = 0, head_samples: int = 400, seed: int = 0) -> Spectra:
+def spectra(
+    weights: list[LayerWeights], *, ginibre_samples: int = 0, head_samples: int = 400, seed: int = 0
+) -> Spectra:
     """Eigenvalues of every layer's W_V and every head's W_O^h W_V^h, their Definition 1/2 verdicts, and the
     random baselines (``ginibre_samples`` d x d Ginibre matrices, ``head_samples`` Gaussian products; 0 skips)."""
     with single_thread_blas():
@@ -131,6 +169,14 @@ def spectra(weights: list[LayerWeights], *, ginibre_samples: int = 0, head_sampl
             hp.append(rp)
         d, H = weights[0].W_Q.shape[-1], weights[0].heads
         base = _baseline(d, H, ginibre_samples, head_samples, seed)
-    return Spectra(layer_eigenvalues=lev, head_eigenvalues=hev, layer_leading=np.array(ll), layer_good=np.array(lg),
-                   layer_paranormal=np.array(lp), head_leading=np.array(hl), head_good=np.array(hg),
-                   head_paranormal=np.array(hp), baseline=base)
+    return Spectra(
+        layer_eigenvalues=lev,
+        head_eigenvalues=hev,
+        layer_leading=np.array(ll),
+        layer_good=np.array(lg),
+        layer_paranormal=np.array(lp),
+        head_leading=np.array(hl),
+        head_good=np.array(hg),
+        head_paranormal=np.array(hp),
+        baseline=base,
+    )

@@ -14,10 +14,25 @@ Experiments (one function each, registered by name in :data:`EXPERIMENTS`):
 True
 """
 
-from . import hardmax_experiments, sentiment_experiments, softmax_experiments, statistics  # noqa: F401  (register)
-from . import pretrained_experiments  # noqa: E402,F401  (register; skipped without the [pretrained] extra)
+from . import (  # noqa: F401  (register)
+    hardmax_experiments,
+    pretrained_experiments,  # noqa: E402,F401  (register; skipped without the [pretrained] extra)
+    sentiment_experiments,
+    softmax_experiments,
+    statistics,
+)
 from .registry import EXPERIMENTS, Check, Context, ExperimentResult, FigureRef, Slider
 from .runner import ReproduceConfig, ReproduceReport, experiment_names, reproduce
 
-__all__ = ["reproduce", "ReproduceConfig", "ReproduceReport", "ExperimentResult", "Check", "FigureRef", "Slider",
-           "Context", "EXPERIMENTS", "experiment_names"]
+__all__ = [
+    "reproduce",
+    "ReproduceConfig",
+    "ReproduceReport",
+    "ExperimentResult",
+    "Check",
+    "FigureRef",
+    "Slider",
+    "Context",
+    "EXPERIMENTS",
+    "experiment_names",
+]

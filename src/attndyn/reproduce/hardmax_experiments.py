@@ -23,8 +23,16 @@ FIG1_A = [[2.0, 1.0], [1.0, 1.0]]
 FIG2_CONFIGS: dict[str, list[list[float]]] = {
     # z_1 follows z_2 at layer 0; z_2 moves towards z_3 and z_1 becomes a leader at layer 1 (Example 5.2)
     "emerging leader": [[1, 0], [1.2, 0.5], [0, 4], [-1.5, -1], [-0.3, 0.6], [0.4, -0.8], [-0.6, -0.2]],
-    "triangle polytope": [[0, 1.2], [-1, -0.6], [1.1, -0.5], [0.1, 0.1], [-0.2, -0.1], [0.3, -0.2], [0.0, 0.5],
-                          [-0.4, 0.3]],
+    "triangle polytope": [
+        [0, 1.2],
+        [-1, -0.6],
+        [1.1, -0.5],
+        [0.1, 0.1],
+        [-0.2, -0.1],
+        [0.3, -0.2],
+        [0.0, 0.5],
+        [-0.4, 0.3],
+    ],
     "square polytope": [[1, 1], [-1, 1], [-1, -1], [1, -1], [0.3, 0.1], [-0.2, 0.5], [0.1, -0.6], [-0.5, -0.2]],
     # tokens on the diagonal follow both (1.5, 0) and (0, 1.5) and meet at their midpoint: a cluster without a leader
     "non-leader clusters": [[1.5, 0], [0, 1.5], [-1, -1], [0.3, 0.3], [0.2, 0.2], [0.5, 0.5], [-0.2, 0.4], [0.6, -0.3]],
@@ -39,17 +47,34 @@ def fig1(ctx: Context, res: ExperimentResult) -> None:
     half-space H_1 = {z : <A z_1, z - z_1> >= 0}. Left A = I, right A = [[2,1],[1,1]]."""
     mats = {"A = I": None, "A = [[2,1],[1,1]]": FIG1_A}
     fig = step_geometry(FIG1_TOKENS, 0, matrices=mats)
-    res.figures.append(ctx.figure(fig, "hardmax_fig1", "Direction A z_1 (arrow), half-space H_1 (blue), level of the "
-                                  "largest projection (dashed); attracting tokens ringed in black."))
+    res.figures.append(
+        ctx.figure(
+            fig,
+            "hardmax_fig1",
+            "Direction A z_1 (arrow), half-space H_1 (blue), level of the "
+            "largest projection (dashed); attracting tokens ringed in black.",
+        )
+    )
     import torch
 
     from .. import attention
 
     z = torch.tensor([FIG1_TOKENS], dtype=torch.float64)
-    for name, A, paper in (("A = I", None, {2, 3}), ("A = [[2,1],[1,1]]", torch.tensor(FIG1_A, dtype=torch.float64), {4})):
-        C = {int(j) + 1 for j in torch.nonzero(attention.follow_sets(attention.scores(z, A, exact=True))[0, 0]).flatten()}
-        res.checks.append(Check(f"{name}: tokens attracting z_1, C_1(Z)", "{" + ", ".join(map(str, sorted(paper))) + "}",
-                                "{" + ", ".join(map(str, sorted(C))) + "}", C == paper))
+    for name, A, paper in (
+        ("A = I", None, {2, 3}),
+        ("A = [[2,1],[1,1]]", torch.tensor(FIG1_A, dtype=torch.float64), {4}),
+    ):
+        C = {
+            int(j) + 1 for j in torch.nonzero(attention.follow_sets(attention.scores(z, A, exact=True))[0, 0]).flatten()
+        }
+        res.checks.append(
+            Check(
+                f"{name}: tokens attracting z_1, C_1(Z)",
+                "{" + ", ".join(map(str, sorted(paper))) + "}",
+                "{" + ", ".join(map(str, sorted(C))) + "}",
+                C == paper,
+            )
+        )
         Am = np.eye(2) if A is None else A.numpy()
         a = Am @ np.array(FIG1_TOKENS[0])
         inside = all(a @ (np.array(FIG1_TOKENS[j - 1]) - FIG1_TOKENS[0]) >= 0 for j in C)
@@ -59,12 +84,17 @@ def fig1(ctx: Context, res: ExperimentResult) -> None:
 
 def _fig2_runs(ctx: Context) -> dict:
     layers = ctx.pick(60, 120)
-    return {name: hardmax(np.array(z, dtype=float), alpha=0.5, layers=layers, save=SaveAt(follow=True))
-            for name, z in FIG2_CONFIGS.items()}
+    return {
+        name: hardmax(np.array(z, dtype=float), alpha=0.5, layers=layers, save=SaveAt(follow=True))
+        for name, z in FIG2_CONFIGS.items()
+    }
 
 
-@experiment("hardmax-fig2", title="Hardmax Fig. 2: four configurations, layers 0, 1, 2, 5, 30",
-            source=SOURCE + ", Fig. 2 and Theorem 1.1")
+@experiment(
+    "hardmax-fig2",
+    title="Hardmax Fig. 2: four configurations, layers 0, 1, 2, 5, 30",
+    source=SOURCE + ", Fig. 2 and Theorem 1.1",
+)
 def fig2(ctx: Context, res: ExperimentResult) -> None:
     """Stars: tokens with C_i(Z^k) = {i} (leaders at that layer); circles: the others, painted with the
     colour of the token they follow (two halves: two tokens), edged with their own colour when
@@ -74,32 +104,59 @@ def fig2(ctx: Context, res: ExperimentResult) -> None:
     res.figures.append(ctx.figure(fig, "hardmax_fig2", "Simulations of eq. (1.1) with alpha = 0.5, A = I."))
     for name, traj in runs.items():
         rep = analysis.hardmax_theorem(traj)
-        res.checks.append(Check(f"{name}: Theorem 1.1 (leaders exist; limits on the boundary of K = conv(leaders' "
-                                f"limits); vertices of K are leaders' limits)", "holds", "holds" if rep.holds else
-                                f"fails: {rep.record()}", rep.holds))
+        res.checks.append(
+            Check(
+                f"{name}: Theorem 1.1 (leaders exist; limits on the boundary of K = conv(leaders' "
+                f"limits); vertices of K are leaders' limits)",
+                "holds",
+                "holds" if rep.holds else f"fails: {rep.record()}",
+                rep.holds,
+            )
+        )
         lead = analysis.leaders(traj)
         if name == "emerging leader":
             late = [(i + 1, k) for i, k in zip(lead.indices, lead.since) if k > 0]
-            res.checks.append(Check("emerging leader: a token becomes a leader only after layer 0", "z_1, at layer 1",
-                                    ", ".join(f"z_{i} at layer {k}" for i, k in late) or "none", late == [(1, 1)]))
+            res.checks.append(
+                Check(
+                    "emerging leader: a token becomes a leader only after layer 0",
+                    "z_1, at layer 1",
+                    ", ".join(f"z_{i} at layer {k}" for i, k in late) or "none",
+                    late == [(1, 1)],
+                )
+            )
         if name in EXPECTED_VERTICES:
             nv = 0 if rep.polytope is None else len(rep.polytope.vertices)
-            res.checks.append(Check(f"{name}: vertices of K", str(EXPECTED_VERTICES[name]), str(nv),
-                                    nv == EXPECTED_VERTICES[name]))
+            res.checks.append(
+                Check(f"{name}: vertices of K", str(EXPECTED_VERTICES[name]), str(nv), nv == EXPECTED_VERTICES[name])
+            )
         if name == "non-leader clusters":
             leader_set = set(lead.indices)
             free = [c for c in rep.clusters if not leader_set & set(c.members)]
             where = "; ".join("(" + ", ".join(f"{v:.3g}" for v in c.center) + ")" for c in free)
-            res.checks.append(Check("non-leader clusters: a cluster without a leader, at a convex combination of "
-                                    "leaders' limits on the boundary of K", ">= 1", f"{len(free)} at {where}",
-                                    len(free) >= 1 and rep.polytope is not None
-                                    and all(rep.polytope.on_boundary(c.center) for c in free)))
-    res.params = {"alpha": 0.5, "A": "I", "layers_run": int(next(iter(runs.values())).stats.steps),
-                  "layers_shown": list(FIG2_LAYERS), "configurations": FIG2_CONFIGS}
+            res.checks.append(
+                Check(
+                    "non-leader clusters: a cluster without a leader, at a convex combination of "
+                    "leaders' limits on the boundary of K",
+                    ">= 1",
+                    f"{len(free)} at {where}",
+                    len(free) >= 1
+                    and rep.polytope is not None
+                    and all(rep.polytope.on_boundary(c.center) for c in free),
+                )
+            )
+    res.params = {
+        "alpha": 0.5,
+        "A": "I",
+        "layers_run": int(next(iter(runs.values())).stats.steps),
+        "layers_shown": list(FIG2_LAYERS),
+        "configurations": FIG2_CONFIGS,
+    }
     res.sliders.append(_fig2_slider(ctx, runs))
     traj = runs["emerging leader"]
     if ctx.animations:
-        ctx.slider(traj, "emerging leader", title="emerging leader", gif_stem="hardmax_fig2_emerging_leader", result=res)
+        ctx.slider(
+            traj, "emerging leader", title="emerging leader", gif_stem="hardmax_fig2_emerging_leader", result=res
+        )
 
 
 def _fig2_slider(ctx: Context, runs: dict) -> Slider:
@@ -113,16 +170,29 @@ def _fig2_slider(ctx: Context, runs: dict) -> Slider:
         axes = fig.subplots(2, 2).ravel()
         for ax, (name, traj) in zip(axes, runs.items()):
             states = traj.tokens.numpy()
-            draw_state(ax, traj, k, trail=True, hull=k == layers[-1], limits=square_limits(states[0]),
-                       title=f"{name} — layer {k}")
+            draw_state(
+                ax,
+                traj,
+                k,
+                trail=True,
+                hull=k == layers[-1],
+                limits=square_limits(states[0]),
+                title=f"{name} — layer {k}",
+            )
             ax.tick_params(labelsize=7)
         frames.append(png_bytes(fig, dpi=80))
-    return Slider(caption="Fig. 2, layer by layer (trails: the paths so far)", frames=tuple(frames),
-                  labels=tuple(f"layer {k}" for k in layers))
+    return Slider(
+        caption="Fig. 2, layer by layer (trails: the paths so far)",
+        frames=tuple(frames),
+        labels=tuple(f"layer {k}" for k in layers),
+    )
 
 
-@experiment("hardmax-emerging-leader", title="Hardmax Fig. 7 / Example 5.2: a leader that emerges at layer 1",
-            source=SOURCE + ", Example 5.2 and Fig. 7")
+@experiment(
+    "hardmax-emerging-leader",
+    title="Hardmax Fig. 7 / Example 5.2: a leader that emerges at layer 1",
+    source=SOURCE + ", Example 5.2 and Fig. 7",
+)
 def emerging_leader(ctx: Context, res: ExperimentResult) -> None:
     """At layer 0, z_1 follows z_2 (z_2 has the larger projection on z_1). One layer later z_2 has moved
     towards z_3 and fallen below the hyperplane through z_1 orthogonal to z_1, so z_1 follows only
@@ -136,12 +206,24 @@ def emerging_leader(ctx: Context, res: ExperimentResult) -> None:
     for ax, k in zip(axes, (0, 1)):
         C = draw_step_geometry(ax, states[k], 0, limits=lim)
         ax.set_title(f"layer {k}:  $C_1(Z^{k})$ = {{{', '.join(str(j + 1) for j in C)}}}", fontsize=10)
-    res.figures.append(ctx.figure(fig, "hardmax_emerging_leader", "Token values at layer 0 (left) and layer 1 (right); "
-                                  "the blue line is the hyperplane through z_1 orthogonal to z_1."))
+    res.figures.append(
+        ctx.figure(
+            fig,
+            "hardmax_emerging_leader",
+            "Token values at layer 0 (left) and layer 1 (right); "
+            "the blue line is the hyperplane through z_1 orthogonal to z_1.",
+        )
+    )
     lead = analysis.leaders(traj)
     since = dict(zip(lead.indices, lead.since))
-    res.checks.append(Check("z_1 is not a leader at layer 0 and is one from layer 1", "C_1(Z^0) = {2}, C_1(Z^1) = {1}",
-                            f"first leader layer of z_1: {since.get(0, 'never')}", since.get(0) == 1))
+    res.checks.append(
+        Check(
+            "z_1 is not a leader at layer 0 and is one from layer 1",
+            "C_1(Z^0) = {2}, C_1(Z^1) = {1}",
+            f"first leader layer of z_1: {since.get(0, 'never')}",
+            since.get(0) == 1,
+        )
+    )
     rep = analysis.hardmax_theorem(traj)
     res.checks.append(Check("Theorem 1.1 on this run", "holds", "holds" if rep.holds else "fails", rep.holds))
     res.params = {"tokens": z0.tolist(), "alpha": 0.5, "A": "I", "layers": int(traj.stats.steps)}
@@ -153,8 +235,11 @@ def random_spd(rng: np.random.Generator, d: int, *, cond_max: float = 10.0) -> n
     return (q * rng.uniform(1.0, cond_max, d)) @ q.T
 
 
-@experiment("hardmax-theorem-1.1", title="Hardmax Theorem 1.1: measured over random tokens and random SPD A",
-            source=SOURCE + ", Theorem 1.1")
+@experiment(
+    "hardmax-theorem-1.1",
+    title="Hardmax Theorem 1.1: measured over random tokens and random SPD A",
+    source=SOURCE + ", Theorem 1.1",
+)
 def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
     """For N seeded random configurations (n tokens uniform in [-1, 1]^d) and random SPD matrices A, run the
     dynamics until the tokens stop moving and check every conclusion of Theorem 1.1: the leader
@@ -170,8 +255,9 @@ def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
         z = rng.uniform(-1, 1, (n, d))
         A = random_spd(rng, d)
         alpha = float(rng.uniform(0.2, 2.0))
-        traj = hardmax(z, alpha=alpha, A=A, layers=ctx.pick(300, 2000), save=SaveAt(every=None),
-                       stop=StopOnConvergence(rtol=1e-13))
+        traj = hardmax(
+            z, alpha=alpha, A=A, layers=ctx.pick(300, 2000), save=SaveAt(every=None), stop=StopOnConvergence(rtol=1e-13)
+        )
         rep = analysis.hardmax_theorem(traj)
         holds += rep.holds
         if not rep.holds:
@@ -183,19 +269,49 @@ def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
         if example is None and d == 2:
             example = hardmax(z, alpha=alpha, A=A, layers=40, save=SaveAt(follow=True))
     frac = holds / N
-    res.checks.append(Check("fraction of runs whose limits match Theorem 1.1", "1 (every run)", f"{fmt(frac)} ({holds}/{N})",
-                            frac == 1.0))
-    res.checks.append(Check("mean number of leaders / mean vertices of K", "(not stated)",
-                            f"{np.mean(nlead):.2f} / {np.mean(nverts):.2f}", None))
-    res.checks.append(Check("leaders that emerge after layer 0 (total over runs)", "(possible, Example 5.2)",
-                            str(late), None))
-    res.checks.append(Check("layers until the tokens stop moving (relative change <= 1e-13): median / max",
-                            "(finite, not stated)", f"{int(np.median(layers_used))} / {max(layers_used)}", None))
+    res.checks.append(
+        Check(
+            "fraction of runs whose limits match Theorem 1.1",
+            "1 (every run)",
+            f"{fmt(frac)} ({holds}/{N})",
+            frac == 1.0,
+        )
+    )
+    res.checks.append(
+        Check(
+            "mean number of leaders / mean vertices of K",
+            "(not stated)",
+            f"{np.mean(nlead):.2f} / {np.mean(nverts):.2f}",
+            None,
+        )
+    )
+    res.checks.append(
+        Check("leaders that emerge after layer 0 (total over runs)", "(possible, Example 5.2)", str(late), None)
+    )
+    res.checks.append(
+        Check(
+            "layers until the tokens stop moving (relative change <= 1e-13): median / max",
+            "(finite, not stated)",
+            f"{int(np.median(layers_used))} / {max(layers_used)}",
+            None,
+        )
+    )
     if example is not None:
-        res.figures.append(ctx.figure(plot_trajectory(example, title="one of the random instances (d = 2, random SPD A)"),
-                                      "hardmax_theorem_1_1_example", "A random instance: trails, leaders (stars), "
-                                      "hull of the leaders' limits (shaded)."))
-    res.params = {"N": N, "n": list(n_choices), "d": list(d_choices), "tokens": "uniform in [-1, 1]^d",
-                  "A": "Q diag(U[1, 10]) Q^T, Q random orthogonal", "alpha": "uniform in [0.2, 2]",
-                  "max_layers": ctx.pick(300, 2000), "failures": fails[:5]}
+        res.figures.append(
+            ctx.figure(
+                plot_trajectory(example, title="one of the random instances (d = 2, random SPD A)"),
+                "hardmax_theorem_1_1_example",
+                "A random instance: trails, leaders (stars), hull of the leaders' limits (shaded).",
+            )
+        )
+    res.params = {
+        "N": N,
+        "n": list(n_choices),
+        "d": list(d_choices),
+        "tokens": "uniform in [-1, 1]^d",
+        "A": "Q diag(U[1, 10]) Q^T, Q random orthogonal",
+        "alpha": "uniform in [0.2, 2]",
+        "max_layers": ctx.pick(300, 2000),
+        "failures": fails[:5],
+    }
     res.seed = ctx.seed + 11

@@ -65,66 +65,93 @@ def _b64_png(data: bytes) -> str:
 
 def _slider(sl: Slider, key: str) -> str:
     last = len(sl.frames) - 1
-    imgs = "".join(f'<img class="frame" alt="{_e(lab)}" data-label="{_e(lab)}" src="{_b64_png(fr)}">'
-                   for fr, lab in zip(sl.frames, sl.labels))
-    return (f'<div class="slider" id="{_e(key)}"><div><strong>{_e(sl.caption)}</strong> — '
-            f'<span class="label">{_e(sl.labels[last])}</span></div>'
-            f'<input type="range" min="0" max="{last}" value="{last}" step="1" aria-label="{_e(sl.caption)}">{imgs}</div>')
+    imgs = "".join(
+        f'<img class="frame" alt="{_e(lab)}" data-label="{_e(lab)}" src="{_b64_png(fr)}">'
+        for fr, lab in zip(sl.frames, sl.labels)
+    )
+    return (
+        f'<div class="slider" id="{_e(key)}"><div><strong>{_e(sl.caption)}</strong> — '
+        f'<span class="label">{_e(sl.labels[last])}</span></div>'
+        f'<input type="range" min="0" max="{last}" value="{last}" step="1" aria-label="{_e(sl.caption)}">{imgs}</div>'
+    )
 
 
 def _section(res: ExperimentResult, out: Path) -> str:
-    parts = [f'<section class="exp" id="exp-{_e(res.name)}">',
-             f'<h2>{_e(res.title)}<span class="badge {_e(res.status)}">{_e(res.status)}</span></h2>',
-             f'<div class="source">{_e(res.source)} · experiment <code>{_e(res.name)}</code> · '
-             f'{res.runtime_s:.2f} s{" · seed " + _e(res.seed) if res.seed is not None else ""}</div>',
-             f'<p class="summary">{_e(res.summary)}</p>']
+    parts = [
+        f'<section class="exp" id="exp-{_e(res.name)}">',
+        f'<h2>{_e(res.title)}<span class="badge {_e(res.status)}">{_e(res.status)}</span></h2>',
+        f'<div class="source">{_e(res.source)} · experiment <code>{_e(res.name)}</code> · '
+        f"{res.runtime_s:.2f} s{' · seed ' + _e(res.seed) if res.seed is not None else ''}</div>",
+        f'<p class="summary">{_e(res.summary)}</p>',
+    ]
     if res.skipped:
         parts.append(f"<p><em>Skipped: {_e(res.skipped)}</em></p>")
     if res.checks:
         rows = "".join(
             f"<tr><td>{_e(c.claim)}</td><td>{_e(c.paper)}</td><td>{_e(c.measured)}</td>"
             f'<td><span class="badge {"info" if c.passed is None else ("pass" if c.passed else "fail")}">'
-            f'{"shown" if c.passed is None else ("pass" if c.passed else "fail")}</span></td></tr>'
-            for c in res.checks)
-        parts.append("<table><tr><th>claim</th><th>paper</th><th>measured</th><th>verdict</th></tr>" + rows + "</table>")
+            f"{'shown' if c.passed is None else ('pass' if c.passed else 'fail')}</span></td></tr>"
+            for c in res.checks
+        )
+        parts.append(
+            "<table><tr><th>claim</th><th>paper</th><th>measured</th><th>verdict</th></tr>" + rows + "</table>"
+        )
     for fig in res.figures:
         png = fig.png
         img = ""
         if png is not None and (out / png).is_file():
             img = f'<img alt="{_e(fig.caption)}" src="{_b64_png((out / png).read_bytes())}">'
         links = " ".join(f'<a href="{_e(f)}">{_e(Path(f).suffix.lstrip("."))}</a>' for f in fig.files)
-        parts.append(f"<figure>{img}<figcaption>{_e(fig.caption)} <span class='files'>{links}</span></figcaption></figure>")
+        parts.append(
+            f"<figure>{img}<figcaption>{_e(fig.caption)} <span class='files'>{links}</span></figcaption></figure>"
+        )
     for k, sl in enumerate(res.sliders):
         parts.append(_slider(sl, f"slider-{res.name}-{k}"))
     if res.animations:
-        parts.append("<p class='files'>Animations: " + " ".join(f'<a href="{_e(a)}">{_e(a)}</a>' for a in res.animations)
-                     + "</p>")
-    parts.append("<details><summary>parameters</summary><pre>" + _e(json.dumps(res.params, indent=1, default=str))
-                 + "</pre></details>")
+        parts.append(
+            "<p class='files'>Animations: "
+            + " ".join(f'<a href="{_e(a)}">{_e(a)}</a>' for a in res.animations)
+            + "</p>"
+        )
+    parts.append(
+        "<details><summary>parameters</summary><pre>"
+        + _e(json.dumps(res.params, indent=1, default=str))
+        + "</pre></details>"
+    )
     parts.append("</section>")
     return "\n".join(parts)
 
 
-def render_html(results: list[ExperimentResult], *, out: Path, config: dict[str, Any], runtime_s: float,
-                environment: dict[str, str]) -> str:
+def render_html(
+    results: list[ExperimentResult], *, out: Path, config: dict[str, Any], runtime_s: float, environment: dict[str, str]
+) -> str:
     """The report page as a string (figures read from ``out``)."""
     counts = {s: sum(r.status == s for r in results) for s in ("pass", "fail", "info", "skipped")}
     nav_rows = "".join(
         f'<tr><td><a href="#exp-{_e(r.name)}">{_e(r.name)}</a></td><td>{_e(r.title)}</td>'
         f'<td><span class="badge {_e(r.status)}">{_e(r.status)}</span></td><td>{r.runtime_s:.2f} s</td></tr>'
-        for r in results)
+        for r in results
+    )
     mode = "quick" if config.get("quick") else "full"
-    head = (f"<header><h1>attndyn reproduce — {_e(mode)} settings</h1>"
-            f"<p>{counts['pass']} passed, {counts['fail']} failed, {counts['info']} informational, "
-            f"{counts['skipped']} skipped; {runtime_s:.1f} s in all. Each figure is set beside the claims it checks; "
-            f"parameters and seeds are under each section.</p></header>")
-    nav = ('<main><nav id="contents"><h2>Experiments</h2><table><tr><th>name</th><th>what</th><th>status</th>'
-           f"<th>time</th></tr>{nav_rows}</table></nav>")
+    head = (
+        f"<header><h1>attndyn reproduce — {_e(mode)} settings</h1>"
+        f"<p>{counts['pass']} passed, {counts['fail']} failed, {counts['info']} informational, "
+        f"{counts['skipped']} skipped; {runtime_s:.1f} s in all. Each figure is set beside the claims it checks; "
+        f"parameters and seeds are under each section.</p></header>"
+    )
+    nav = (
+        '<main><nav id="contents"><h2>Experiments</h2><table><tr><th>name</th><th>what</th><th>status</th>'
+        f"<th>time</th></tr>{nav_rows}</table></nav>"
+    )
     body = "\n".join(_section(r, out) for r in results)
-    foot = ("</main><footer><details><summary>configuration and environment</summary><pre>"
-            + _e(json.dumps({"config": config, "environment": environment}, indent=1, default=str))
-            + "</pre></details></footer>")
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><link rel=\"icon\" href=\"data:,\">"
-            f"<title>attndyn reproduce</title><style>{_CSS}</style></head><body>"
-            f"{head}{nav}{body}{foot}<script>{_JS}</script></body></html>\n")
+    foot = (
+        "</main><footer><details><summary>configuration and environment</summary><pre>"
+        + _e(json.dumps({"config": config, "environment": environment}, indent=1, default=str))
+        + "</pre></details></footer>"
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
+        f"<title>attndyn reproduce</title><style>{_CSS}</style></head><body>"
+        f"{head}{nav}{body}{foot}<script>{_JS}</script></body></html>\n"
+    )

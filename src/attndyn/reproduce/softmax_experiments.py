@@ -45,16 +45,25 @@ def _grid(ctx: Context, T: float) -> dict:
 
 
 def _run(x: Any, grid: dict, **kw: Any) -> SoftmaxTrajectory:
-    return softmax(x, time=grid["time"], step=grid["step"], method=grid["method"],
-                   save=SaveAt(every=grid["keep_every"], attention=kw.pop("attention", False)), **kw)
+    return softmax(
+        x,
+        time=grid["time"],
+        step=grid["step"],
+        method=grid["method"],
+        save=SaveAt(every=grid["keep_every"], attention=kw.pop("attention", False)),
+        **kw,
+    )
 
 
 def _matrix_text(M: Any) -> str:
     return np.array2string(np.asarray(M), precision=3, suppress_small=True).replace("\n", "")
 
 
-@experiment("softmax-thm2.1", title="Softmax Thm 2.1 / Fig. 3: in 1-D the attention matrix becomes Boolean and low-rank",
-            source=SOURCE + ", Theorem 2.1, Figs. 2-3")
+@experiment(
+    "softmax-thm2.1",
+    title="Softmax Thm 2.1 / Fig. 3: in 1-D the attention matrix becomes Boolean and low-rank",
+    source=SOURCE + ", Theorem 2.1, Figs. 2-3",
+)
 def thm2_1(ctx: Context, res: ExperimentResult) -> None:
     """d = 1, Q = K = V = 1, n = 40 tokens: P(t) converges to a matrix of the class of Fig. 2 (Boolean rows
     e_1 or e_n except at most one row), typically of rank 1 or 2. Rows and columns are sorted by
@@ -66,13 +75,29 @@ def thm2_1(ctx: Context, res: ExperimentResult) -> None:
     traj = _run(x, grid, attention=True)
     assert traj.attention_final is not None  # kept with the attention
     P = traj.attention_final[0].numpy()
-    res.figures.append(ctx.figure(attention_matrices(traj, title="P(t), n = 40, Q = K = V = 1"), "softmax_fig3",
-                                  "Self-attention matrix P(t) at five times (rows/columns sorted by x_i(0))."))
-    res.figures.append(ctx.figure(coordinates(traj, title="tokens x_i(t)"), "softmax_fig3_tokens",
-                                  "The tokens themselves: the extreme ones run off to ±infinity and lead."))
+    res.figures.append(
+        ctx.figure(
+            attention_matrices(traj, title="P(t), n = 40, Q = K = V = 1"),
+            "softmax_fig3",
+            "Self-attention matrix P(t) at five times (rows/columns sorted by x_i(0)).",
+        )
+    )
+    res.figures.append(
+        ctx.figure(
+            coordinates(traj, title="tokens x_i(t)"),
+            "softmax_fig3_tokens",
+            "The tokens themselves: the extreme ones run off to ±infinity and lead.",
+        )
+    )
     dist, rank = boolean_distance(P, free_rows=1), attention_rank(P)
-    res.checks.append(Check(f"distance of P(T) to a Boolean matrix, one free row allowed (T = {grid['time']:g})",
-                            "-> 0 (doubly exponentially)", f"{dist:.2e}", dist <= 1e-3))
+    res.checks.append(
+        Check(
+            f"distance of P(T) to a Boolean matrix, one free row allowed (T = {grid['time']:g})",
+            "-> 0 (doubly exponentially)",
+            f"{dist:.2e}",
+            dist <= 1e-3,
+        )
+    )
     res.checks.append(Check("rank of the limit P*", "<= 3 (generically 1 or 2)", str(rank), rank <= 3))
     N = ctx.pick(16, 500)
     xs = rng.standard_normal((N, 20, 1))
@@ -82,24 +107,56 @@ def thm2_1(ctx: Context, res: ExperimentResult) -> None:
     ranks = [attention_rank(P_final[b].numpy()) for b in range(N)]
     booleans = [boolean_distance(P_final[b].numpy(), free_rows=1) <= 1e-3 for b in range(N)]
     frac12 = float(np.mean([r <= 2 for r in ranks]))
-    res.checks.append(Check(f"over {N} random sequences (n = 20): fraction with rank(P*) in {{1, 2}}",
-                            "1 (almost all initial sequences)", f"{fmt(frac12)}", frac12 == 1.0))
-    res.checks.append(Check(f"over {N} random sequences: fraction whose P(T) is Boolean but for one row",
-                            "1 (Theorem 2.1)", fmt(float(np.mean(booleans))), all(booleans)))
-    big = softmax(rng.standard_normal((200, 1)), time=grid["time"], step=grid["step"],
-                  save=SaveAt(every=None, final_attention=True))
+    res.checks.append(
+        Check(
+            f"over {N} random sequences (n = 20): fraction with rank(P*) in {{1, 2}}",
+            "1 (almost all initial sequences)",
+            f"{fmt(frac12)}",
+            frac12 == 1.0,
+        )
+    )
+    res.checks.append(
+        Check(
+            f"over {N} random sequences: fraction whose P(T) is Boolean but for one row",
+            "1 (Theorem 2.1)",
+            fmt(float(np.mean(booleans))),
+            all(booleans),
+        )
+    )
+    big = softmax(
+        rng.standard_normal((200, 1)),
+        time=grid["time"],
+        step=grid["step"],
+        save=SaveAt(every=None, final_attention=True),
+    )
     assert big.attention_final is not None  # SaveAt(final_attention=True)
     Pb = big.attention_final[0].numpy()
     db, rb = boolean_distance(Pb, free_rows=1), attention_rank(Pb)
-    res.checks.append(Check("n = 200 instead of 40: P(T) Boolean but for one row, rank <= 2",
-                            "increasing n has no effect (Fig. 11)", f"distance {db:.1e}, rank {rb}", db <= 1e-3 and rb <= 2))
-    res.params = {"n": n, "d": 1, "Q": 1, "K": 1, "V": 1, "tokens": "standard normal", **grid,
-                  "statistics": {"N": N, "n": 20}, "large_n": 200}
+    res.checks.append(
+        Check(
+            "n = 200 instead of 40: P(T) Boolean but for one row, rank <= 2",
+            "increasing n has no effect (Fig. 11)",
+            f"distance {db:.1e}, rank {rb}",
+            db <= 1e-3 and rb <= 2,
+        )
+    )
+    res.params = {
+        "n": n,
+        "d": 1,
+        "Q": 1,
+        "K": 1,
+        "V": 1,
+        "tokens": "standard normal",
+        **grid,
+        "statistics": {"N": N, "n": 20},
+        "large_n": 200,
+    }
     res.seed = ctx.seed + 21
 
 
-@experiment("softmax-fig4", title="Softmax Fig. 4: query and key clouds joined by attention",
-            source=SOURCE + ", Fig. 4")
+@experiment(
+    "softmax-fig4", title="Softmax Fig. 4: query and key clouds joined by attention", source=SOURCE + ", Fig. 4"
+)
 def fig4(ctx: Context, res: ExperimentResult) -> None:
     """d = 2, n = 20, K = I, V and Q random with positive entries: keys K x_j (green) and queries Q x_i
     (purple), each pair joined by a line of width P_ij(t). Clusters form and P(t) reaches rank <= 2."""
@@ -108,17 +165,27 @@ def fig4(ctx: Context, res: ExperimentResult) -> None:
     x = rng.standard_normal((20, 2))
     grid = _grid(ctx, 3.0)
     traj = _run(x, grid, Q=Q, V=V, attention=True)
-    res.figures.append(ctx.figure(query_key_clouds(traj, title="keys (green), queries (purple), lines of width P_ij(t)"),
-                                  "softmax_fig4", "Query/key clouds at four times."))
+    res.figures.append(
+        ctx.figure(
+            query_key_clouds(traj, title="keys (green), queries (purple), lines of width P_ij(t)"),
+            "softmax_fig4",
+            "Query/key clouds at four times.",
+        )
+    )
     assert traj.attention_final is not None  # kept with the attention
     rank = attention_rank(traj.attention_final[0].numpy(), rtol=1e-3)
-    res.checks.append(Check("numerical rank of P(T) (singular values > 1e-3 of the largest)", "<= 2", str(rank), rank <= 2))
+    res.checks.append(
+        Check("numerical rank of P(T) (singular values > 1e-3 of the largest)", "<= 2", str(rank), rank <= 2)
+    )
     res.params = {"n": 20, "d": 2, "Q": Q.round(4).tolist(), "K": "I", "V": V.round(4).tolist(), **grid}
     res.seed = ctx.seed + 41
 
 
-@experiment("softmax-thm3.1", title="Softmax Thm 3.1 / Figs. 1, 5: V = I, tokens go to the vertices of a polytope",
-            source=SOURCE + ", Theorem 3.1, Figs. 1 and 5")
+@experiment(
+    "softmax-thm3.1",
+    title="Softmax Thm 3.1 / Figs. 1, 5: V = I, tokens go to the vertices of a polytope",
+    source=SOURCE + ", Theorem 3.1, Figs. 1 and 5",
+)
 def thm3_1(ctx: Context, res: ExperimentResult) -> None:
     """n = 40 tokens in R^3, Q = K = V = I, rescaled dynamics (4): each token converges to 0 or to the
     boundary of a convex polytope K, for almost all initial sequences to a vertex (a leader), and K
@@ -130,22 +197,48 @@ def thm3_1(ctx: Context, res: ExperimentResult) -> None:
     traj = _run(x, grid, rescaled=True)
     rep = analysis.softmax_geometry(traj)
     m = rep.measured
-    res.figures.append(ctx.figure(plot_trajectory(traj, title="V = I, n = 40, d = 3"), "softmax_fig5",
-                                  "Trajectories of z_i(t) (eq. 4); stars: tokens attending to themselves at the end; "
-                                  "shaded: their convex hull."))
-    res.checks.append(Check("every token tends to 0 or to the boundary of K", "yes (Theorem 3.1)",
-                            "yes" if rep.holds else "no", rep.holds))
-    res.checks.append(Check("fraction of tokens at a vertex of K", "1 for almost all initial sequences",
-                            fmt(m["fraction_at_vertices"]), m["fraction_at_vertices"] == 1.0))
-    res.checks.append(Check("vertices of K vs tokens", "significantly smaller than n", f"{m['vertices']} vs n = {n}",
-                            m["vertices"] < n / 2))
+    res.figures.append(
+        ctx.figure(
+            plot_trajectory(traj, title="V = I, n = 40, d = 3"),
+            "softmax_fig5",
+            "Trajectories of z_i(t) (eq. 4); stars: tokens attending to themselves at the end; "
+            "shaded: their convex hull.",
+        )
+    )
+    res.checks.append(
+        Check(
+            "every token tends to 0 or to the boundary of K",
+            "yes (Theorem 3.1)",
+            "yes" if rep.holds else "no",
+            rep.holds,
+        )
+    )
+    res.checks.append(
+        Check(
+            "fraction of tokens at a vertex of K",
+            "1 for almost all initial sequences",
+            fmt(m["fraction_at_vertices"]),
+            m["fraction_at_vertices"] == 1.0,
+        )
+    )
+    res.checks.append(
+        Check(
+            "vertices of K vs tokens",
+            "significantly smaller than n",
+            f"{m['vertices']} vs n = {n}",
+            m["vertices"] < n / 2,
+        )
+    )
     res.params = {"n": n, "d": 3, "Q": "I", "K": "I", "V": "I", "rescaled": True, "tokens": "standard normal", **grid}
     res.seed = ctx.seed + 31
     res.sliders.append(ctx.slider(traj, "z(t), time slider", title="V = I", gif_stem="softmax_fig5", result=res))
 
 
-@experiment("softmax-thm4.1", title="Softmax Thm 4.1 / Fig. 6: good triple, at most three hyperplanes",
-            source=SOURCE + ", Theorem 4.1, Fig. 6")
+@experiment(
+    "softmax-thm4.1",
+    title="Softmax Thm 4.1 / Fig. 6: good triple, at most three hyperplanes",
+    source=SOURCE + ", Theorem 4.1, Fig. 6",
+)
 def thm4_1(ctx: Context, res: ExperimentResult) -> None:
     """n = 40 tokens in R^2, Q = K = I, V symmetric with eigenvalues {1.35, -0.07} and phi_1 = (0.76, 0.65):
     the coordinates along phi_1 cluster, so the tokens approach at most three lines perpendicular to
@@ -161,15 +254,34 @@ def thm4_1(ctx: Context, res: ExperimentResult) -> None:
     fig = plot_trajectory(traj, title="V eigenvalues {1.35, -0.07}", hull=False)
     ax = fig.axes[0]
     phi = np.array(rep.measured["phi_1"])
-    ax.annotate("", xy=(phi[0], phi[1]), xytext=(0, 0), arrowprops=dict(arrowstyle="-|>", color="#ff7f0e", lw=2.2), zorder=6)
+    ax.annotate(
+        "", xy=(phi[0], phi[1]), xytext=(0, 0), arrowprops=dict(arrowstyle="-|>", color="#ff7f0e", lw=2.2), zorder=6
+    )
     ax.text(1.1 * phi[0], 1.1 * phi[1], r"$\varphi_1$", color="#ff7f0e", fontsize=11)
     res.figures.append(ctx.figure(fig, "softmax_fig6", "Trajectories of z_i(t); orange: phi_1."))
-    res.figures.append(ctx.figure(coordinates(traj, title="coordinates in V's eigenbasis"), "softmax_fig6_coordinates",
-                                  "Coordinate along phi_1 (left) clusters; the other (eigenvalue -0.07) does not."))
-    res.checks.append(Check("(Q, K, V) is a good triple", "yes", str(is_good_triple(np.eye(2), np.eye(2), V)),
-                            is_good_triple(np.eye(2), np.eye(2), V)))
-    res.checks.append(Check("phi_1", "(0.76, 0.65)", "(" + ", ".join(f"{abs(v):.2f}" for v in phi) + ")",
-                            bool(np.allclose(np.abs(phi), np.array([0.76, 0.65]) / np.linalg.norm([0.76, 0.65]), atol=0.01))))
+    res.figures.append(
+        ctx.figure(
+            coordinates(traj, title="coordinates in V's eigenbasis"),
+            "softmax_fig6_coordinates",
+            "Coordinate along phi_1 (left) clusters; the other (eigenvalue -0.07) does not.",
+        )
+    )
+    res.checks.append(
+        Check(
+            "(Q, K, V) is a good triple",
+            "yes",
+            str(is_good_triple(np.eye(2), np.eye(2), V)),
+            is_good_triple(np.eye(2), np.eye(2), V),
+        )
+    )
+    res.checks.append(
+        Check(
+            "phi_1",
+            "(0.76, 0.65)",
+            "(" + ", ".join(f"{abs(v):.2f}" for v in phi) + ")",
+            bool(np.allclose(np.abs(phi), np.array([0.76, 0.65]) / np.linalg.norm([0.76, 0.65]), atol=0.01)),
+        )
+    )
     h = rep.measured["hyperplanes"]
     res.checks.append(Check("parallel hyperplanes the tokens approach", "<= 3 (typically 2)", str(h), h <= 3))
     res.params = {"n": 40, "d": 2, "Q": "I", "K": "I", "V": _matrix_text(V), "rescaled": True, **grid}
@@ -177,8 +289,11 @@ def thm4_1(ctx: Context, res: ExperimentResult) -> None:
     res.sliders.append(ctx.slider(traj, "z(t), time slider", title="good triple", gif_stem="softmax_fig6", result=res))
 
 
-@experiment("softmax-conj4.2", title="Softmax Conjecture 4.2 / Fig. 7a: codimension-k subspaces",
-            source=SOURCE + ", Conjecture 4.2, Fig. 7")
+@experiment(
+    "softmax-conj4.2",
+    title="Softmax Conjecture 4.2 / Fig. 7a: codimension-k subspaces",
+    source=SOURCE + ", Conjecture 4.2, Fig. 7",
+)
 def conj4_2(ctx: Context, res: ExperimentResult) -> None:
     """n = 40, d = 3, Q = K = I, V random with eigenvalues {1.96, -0.22, 0.25}: the k = 2 coordinates of
     positive eigenvalues converge to at most three values (codimension-2 subspaces: lines), the
@@ -189,21 +304,48 @@ def conj4_2(ctx: Context, res: ExperimentResult) -> None:
     grid = _grid(ctx, ctx.pick(24.0, 40.0))  # the coordinate of eigenvalue 0.25 contracts only like e^(-t/4)
     traj = _run(x, grid, V=V, rescaled=True)
     rep = analysis.softmax_geometry(traj, regime="codimension", rtol=1e-3)
-    res.figures.append(ctx.figure(coordinates(traj, title="coordinates in V's eigenbasis"), "softmax_fig7_coordinates",
-                                  "Positive eigenvalues 1.96 and 0.25: coordinates cluster; eigenvalue -0.22: they spread."))
-    res.figures.append(ctx.figure(plot_trajectory(traj, title="V eigenvalues {1.96, -0.22, 0.25}", hull=False),
-                                  "softmax_fig7", "Trajectories of z_i(t)."))
+    res.figures.append(
+        ctx.figure(
+            coordinates(traj, title="coordinates in V's eigenbasis"),
+            "softmax_fig7_coordinates",
+            "Positive eigenvalues 1.96 and 0.25: coordinates cluster; eigenvalue -0.22: they spread.",
+        )
+    )
+    res.figures.append(
+        ctx.figure(
+            plot_trajectory(traj, title="V eigenvalues {1.96, -0.22, 0.25}", hull=False),
+            "softmax_fig7",
+            "Trajectories of z_i(t).",
+        )
+    )
     k, groups = rep.measured["k"], rep.measured["subspaces"]
     res.checks.append(Check("eigenvalues of V with positive real part, k", "2", str(k), k == 2))
-    res.checks.append(Check("parallel codimension-k subspaces the tokens approach (values of the positive coordinates)",
-                            "<= 3 (conjecture)", str(groups), groups <= 3))
-    res.params = {"n": 40, "d": 3, "Q": "I", "K": "I", "V": _matrix_text(V), "rescaled": True, **grid,
-                  "cluster_rtol": 1e-3}
+    res.checks.append(
+        Check(
+            "parallel codimension-k subspaces the tokens approach (values of the positive coordinates)",
+            "<= 3 (conjecture)",
+            str(groups),
+            groups <= 3,
+        )
+    )
+    res.params = {
+        "n": 40,
+        "d": 3,
+        "Q": "I",
+        "K": "I",
+        "V": _matrix_text(V),
+        "rescaled": True,
+        **grid,
+        "cluster_rtol": 1e-3,
+    }
     res.seed = ctx.seed + 71
 
 
-@experiment("softmax-thm5.1", title="Softmax Thm 5.1 / Fig. 8: paranormal V, polytope x subspace",
-            source=SOURCE + ", Theorem 5.1, Fig. 8")
+@experiment(
+    "softmax-thm5.1",
+    title="Softmax Thm 5.1 / Fig. 8: paranormal V, polytope x subspace",
+    source=SOURCE + ", Theorem 5.1, Fig. 8",
+)
 def thm5_1(ctx: Context, res: ExperimentResult) -> None:
     """n = 40, d = 3, Q = K = I, V = diag(1, 1, -1/2): the first two coordinates converge to the boundary of
     a polytope K (which emerges before t = 5 and persists), the third diverges."""
@@ -213,13 +355,25 @@ def thm5_1(ctx: Context, res: ExperimentResult) -> None:
     grid = _grid(ctx, ctx.pick(7.0, 12.0))
     traj = _run(x, grid, V=V, rescaled=True)
     rep = analysis.softmax_geometry(traj, regime="paranormal")
-    res.figures.append(ctx.figure(plot_trajectory(traj, title="V = diag(1, 1, -1/2)", hull=False), "softmax_fig8",
-                                  "Trajectories of z_i(t): a polygon in (x_1, x_2), divergence along x_3."))
-    res.figures.append(ctx.figure(coordinates(traj, title="coordinates"), "softmax_fig8_coordinates",
-                                  "x_1, x_2 cluster; x_3 spreads."))
+    res.figures.append(
+        ctx.figure(
+            plot_trajectory(traj, title="V = diag(1, 1, -1/2)", hull=False),
+            "softmax_fig8",
+            "Trajectories of z_i(t): a polygon in (x_1, x_2), divergence along x_3.",
+        )
+    )
+    res.figures.append(
+        ctx.figure(coordinates(traj, title="coordinates"), "softmax_fig8_coordinates", "x_1, x_2 cluster; x_3 spreads.")
+    )
     res.checks.append(Check("V is paranormal", "yes", str(is_paranormal(V)), is_paranormal(V)))
-    res.checks.append(Check("F-coordinates tend to the boundary of a polytope K in F (or 0)", "yes (Theorem 5.1)",
-                            "yes" if rep.holds else "no", rep.holds))
+    res.checks.append(
+        Check(
+            "F-coordinates tend to the boundary of a polytope K in F (or 0)",
+            "yes (Theorem 5.1)",
+            "yes" if rep.holds else "no",
+            rep.holds,
+        )
+    )
     # emergence before t = 5: the partition of the tokens by their F-coordinates is already the final one
     ys = traj.tokens.numpy()
     k5 = state_index(traj, 5.0)
@@ -227,17 +381,33 @@ def thm5_1(ctx: Context, res: ExperimentResult) -> None:
     tol = 1e-2 * np.abs(final).max()
     part = lambda p: sorted(c.members for c in analysis.clusters(p, tol=tol))  # noqa: E731
     same = part(ys[k5, :, :2]) == part(final)
-    res.checks.append(Check(f"K emerges before t = 5 (clusters of (x_1, x_2) at t = {traj.ts[k5]:.3g} equal the final ones, "
-                            "tolerance 1% of the spread)", "yes", "yes" if same else "no", same))
-    res.checks.append(Check("clusters in F / vertices of K", "(not stated)",
-                            f"{rep.measured['clusters_in_F']} / {rep.measured['vertices']}", None))
+    res.checks.append(
+        Check(
+            f"K emerges before t = 5 (clusters of (x_1, x_2) at t = {traj.ts[k5]:.3g} equal the final ones, "
+            "tolerance 1% of the spread)",
+            "yes",
+            "yes" if same else "no",
+            same,
+        )
+    )
+    res.checks.append(
+        Check(
+            "clusters in F / vertices of K",
+            "(not stated)",
+            f"{rep.measured['clusters_in_F']} / {rep.measured['vertices']}",
+            None,
+        )
+    )
     res.params = {"n": 40, "d": 3, "Q": "I", "K": "I", "V": "diag(1, 1, -1/2)", "rescaled": True, **grid}
     res.seed = ctx.seed + 81
     res.sliders.append(ctx.slider(traj, "z(t), time slider", title="paranormal V", gif_stem="softmax_fig8", result=res))
 
 
-@experiment("softmax-thmC.5", title="Softmax Thm C.5: V = -I, all tokens collapse to the origin",
-            source=SOURCE + ", Theorem C.5")
+@experiment(
+    "softmax-thmC.5",
+    title="Softmax Thm C.5: V = -I, all tokens collapse to the origin",
+    source=SOURCE + ", Theorem C.5",
+)
 def thm_c5(ctx: Context, res: ExperimentResult) -> None:
     """n = 40, d = 2, Q = K = I, V = -I, original dynamics (1): every token tends to 0 (a single cluster at
     the origin); the radius of the cloud shrinks monotonically."""
@@ -246,11 +416,22 @@ def thm_c5(ctx: Context, res: ExperimentResult) -> None:
     grid = _grid(ctx, ctx.pick(20.0, 50.0))  # the collapse is slow (algebraic) near the origin
     traj = _run(x, grid, V=-np.eye(2))
     rep = analysis.softmax_geometry(traj, regime="collapse")
-    res.figures.append(ctx.figure(plot_trajectory(traj, title="V = -I", hull=False), "softmax_thmC5",
-                                  "Trajectories x_i(t) of eq. (1): all run into the origin."))
+    res.figures.append(
+        ctx.figure(
+            plot_trajectory(traj, title="V = -I", hull=False),
+            "softmax_thmC5",
+            "Trajectories x_i(t) of eq. (1): all run into the origin.",
+        )
+    )
     m = rep.measured
     res.checks.append(Check("the radius of the cloud never grows", "yes", str(m["monotone"]), m["monotone"]))
-    res.checks.append(Check(f"radius at T = {grid['time']:g} over initial radius", "-> 0",
-                            f"{m['final_over_initial_radius']:.3g}", rep.holds))
+    res.checks.append(
+        Check(
+            f"radius at T = {grid['time']:g} over initial radius",
+            "-> 0",
+            f"{m['final_over_initial_radius']:.3g}",
+            rep.holds,
+        )
+    )
     res.params = {"n": 40, "d": 2, "Q": "I", "K": "I", "V": "-I", "rescaled": False, **grid}
     res.seed = ctx.seed + 91

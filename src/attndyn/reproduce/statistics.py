@@ -36,8 +36,12 @@ def hyperplane_report(traj: SoftmaxTrajectory, b: int, rtol: float = 1e-3) -> an
     tol = rtol * max(np.abs(c0).max(), np.abs(cT).max(), 1e-300)
     v = np.sort(cT)
     levels = int(1 + (np.diff(v) > tol).sum())
-    return analysis.GeometryReport("hyperplanes", "Thm 4.1: the coordinates along phi_1 tend to at most three values",
-                                   holds=levels <= 3, measured={"hyperplanes": levels, "phi_1": phi.tolist(), "tol": tol})
+    return analysis.GeometryReport(
+        "hyperplanes",
+        "Thm 4.1: the coordinates along phi_1 tend to at most three values",
+        holds=levels <= 3,
+        measured={"hyperplanes": levels, "phi_1": phi.tolist(), "tol": tol},
+    )
 
 
 def _orthogonal(rng: np.random.Generator, d: int) -> np.ndarray:
@@ -70,14 +74,20 @@ def _instance(regime: str, rng: np.random.Generator, d: int) -> dict:
 
 REGIMES = {
     "polytope": ("V = I", "Q^T K > 0", "vertices of a convex polytope", "Theorem 3.1"),
-    "hyperplanes": ("lambda_1(V) > 0, simple", "<Q phi_1, K phi_1> > 0", "union of 3 parallel hyperplanes", "Theorem 4.1"),
+    "hyperplanes": (
+        "lambda_1(V) > 0, simple",
+        "<Q phi_1, K phi_1> > 0",
+        "union of 3 parallel hyperplanes",
+        "Theorem 4.1",
+    ),
     "paranormal": ("V paranormal", "Q^T K > 0", "polytope x subspaces", "Theorem 5.1"),
     "collapse": ("V = -I", "Q^T K = I", "single cluster at origin", "Theorem C.5"),
 }
 
 
-@experiment("softmax-table1", title="Softmax Table 1: each regime measured over random instances",
-            source=SOURCE + ", Table 1")
+@experiment(
+    "softmax-table1", title="Softmax Table 1: each regime measured over random instances", source=SOURCE + ", Table 1"
+)
 def table1(ctx: Context, res: ExperimentResult) -> None:
     """For each row of Table 1, N seeded random matrices (Q, K, V) satisfying its hypotheses, each run on M
     random token sequences (rescaled dynamics (4), except V = -I: original dynamics (1)); we report
@@ -96,8 +106,14 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
             mats = _instance(regime, rng, d)
             x = rng.standard_normal((M, n, d))
             collapse = regime == "collapse"
-            traj = softmax(x, time=ctx.pick(20.0, 50.0) if collapse else T, step=step if not collapse else 0.1,
-                           rescaled=not collapse, save=SaveAt(every=5 if collapse else None), **mats)
+            traj = softmax(
+                x,
+                time=ctx.pick(20.0, 50.0) if collapse else T,
+                step=step if not collapse else 0.1,
+                rescaled=not collapse,
+                save=SaveAt(every=5 if collapse else None),
+                **mats,
+            )
             for b in range(M):
                 rep = analysis.softmax_geometry(traj, b, regime=regime)
                 if regime == "hyperplanes":
@@ -106,9 +122,15 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
                 total += 1
                 if not rep.holds and len(failures) < 5:
                     ev = np.linalg.eigvals(mats["V"])
-                    failures.append({"regime": regime, "sequence": b, "measured": rep.measured,
-                                     "eigenvalues_V": sorted((complex(e) for e in ev), key=abs, reverse=True).__repr__(),
-                                     "final_change": traj.stats.final_change[b]})
+                    failures.append(
+                        {
+                            "regime": regime,
+                            "sequence": b,
+                            "measured": rep.measured,
+                            "eigenvalues_V": sorted((complex(e) for e in ev), key=abs, reverse=True).__repr__(),
+                            "final_change": traj.stats.final_change[b],
+                        }
+                    )
                 if regime == "hyperplanes":
                     extra["levels"].append(rep.measured["hyperplanes"])
                 if regime == "polytope":
@@ -116,13 +138,31 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
         fracs[regime] = ok / total
         rows[regime] = {"instances": N, "sequences_each": M, "matching": ok, "total": total}
         v, qk, geom, thm = REGIMES[regime]
-        res.checks.append(Check(f"{thm}: V: {v}; Q, K: {qk}; limit: {geom}", "1 (theorem)",
-                                f"{fmt(ok / total)} ({ok}/{total})", ok == total))
+        res.checks.append(
+            Check(
+                f"{thm}: V: {v}; Q, K: {qk}; limit: {geom}",
+                "1 (theorem)",
+                f"{fmt(ok / total)} ({ok}/{total})",
+                ok == total,
+            )
+        )
     lv = np.array(extra["levels"])
-    res.checks.append(Check("good triples: sequences that approach exactly two hyperplanes", "typically (Fig. 6)",
-                            fmt(float(np.mean(lv == 2))) if lv.size else "-", None))
-    res.checks.append(Check("V = I: mean vertices of K", f"significantly smaller than n = {n}",
-                            f"{np.mean(extra['vertices']):.2f}", float(np.mean(extra["vertices"])) < n / 2))
+    res.checks.append(
+        Check(
+            "good triples: sequences that approach exactly two hyperplanes",
+            "typically (Fig. 6)",
+            fmt(float(np.mean(lv == 2))) if lv.size else "-",
+            None,
+        )
+    )
+    res.checks.append(
+        Check(
+            "V = I: mean vertices of K",
+            f"significantly smaller than n = {n}",
+            f"{np.mean(extra['vertices']):.2f}",
+            float(np.mean(extra["vertices"])) < n / 2,
+        )
+    )
     fig = new_figure(6.0, 2.8)
     ax = fig.add_subplot()
     names = [REGIMES[r][3] for r in REGIMES]
@@ -132,11 +172,24 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
     ax.set_xlabel("fraction of random instances whose limit matches")
     ax.invert_yaxis()
     res.figures.append(ctx.figure(fig, "softmax_table1", "Measured fraction per row of Table 1."))
-    res.params = {"N_matrices": N, "M_sequences": M, "n": n, "d": d, "time": T, "step": step, "method": "rk4",
-                  "collapse_time": ctx.pick(20.0, 50.0), "rows": rows, "failures": failures,
-                  "sampling": {"polytope": "Q random SPD (cond <= 3), K = I", "hyperplanes": "Q, K, V Gaussian, "
-                               "rejected until a good triple, V scaled to lambda_1 = 1", "paranormal": "V = O diag(1 (m times), U[-0.9, 0.9]) O^T, "
-                               "m in [2, d)", "collapse": "Q = K random orthogonal"}}
+    res.params = {
+        "N_matrices": N,
+        "M_sequences": M,
+        "n": n,
+        "d": d,
+        "time": T,
+        "step": step,
+        "method": "rk4",
+        "collapse_time": ctx.pick(20.0, 50.0),
+        "rows": rows,
+        "failures": failures,
+        "sampling": {
+            "polytope": "Q random SPD (cond <= 3), K = I",
+            "hyperplanes": "Q, K, V Gaussian, rejected until a good triple, V scaled to lambda_1 = 1",
+            "paranormal": "V = O diag(1 (m times), U[-0.9, 0.9]) O^T, m in [2, d)",
+            "collapse": "Q = K random orthogonal",
+        },
+    }
     res.seed = ctx.seed + 101
 
 
@@ -159,8 +212,11 @@ def wilson_interval(k: int, n: int, z: float = 2.576) -> tuple[float, float]:
     return _wilson(k, n, z)
 
 
-@experiment("softmax-ginibre", title="Softmax Sec. 4: about 14% of real Ginibre matrices (d = 128) give good triples",
-            source=SOURCE + ", Section 4 after Definition 1")
+@experiment(
+    "softmax-ginibre",
+    title="Softmax Sec. 4: about 14% of real Ginibre matrices (d = 128) give good triples",
+    source=SOURCE + ", Section 4 after Definition 1",
+)
 def ginibre(ctx: Context, res: ExperimentResult) -> None:
     """Sample V from the real Ginibre ensemble (i.i.d. standard normal entries) in d = 128 and count how
     often its eigenvalue of largest modulus is real, positive and simple, the spectral half of
@@ -168,9 +224,18 @@ def ginibre(ctx: Context, res: ExperimentResult) -> None:
     N, d = ctx.pick(100, 3000), 128
     k = ginibre_leading_count(ctx.rng(131), d, N)
     lo, hi = _wilson(k, N)
-    res.checks.append(Check(f"fraction of {N} real Ginibre matrices (d = {d}) with a real, positive, simple leading "
-                            "eigenvalue", "about 0.14", f"{fmt(k / N)} (99% interval {lo:.3f}-{hi:.3f})",
-                            lo - 0.02 <= 0.14 <= hi + 0.02))
-    res.params = {"N": N, "d": d, "ensemble": "real Ginibre, entries N(0, 1)", "interval": "Wilson 99%, +-0.02 slack "
-                  "for 'about'"}
+    res.checks.append(
+        Check(
+            f"fraction of {N} real Ginibre matrices (d = {d}) with a real, positive, simple leading eigenvalue",
+            "about 0.14",
+            f"{fmt(k / N)} (99% interval {lo:.3f}-{hi:.3f})",
+            lo - 0.02 <= 0.14 <= hi + 0.02,
+        )
+    )
+    res.params = {
+        "N": N,
+        "d": d,
+        "ensemble": "real Ginibre, entries N(0, 1)",
+        "interval": "Wilson 99%, +-0.02 slack for 'about'",
+    }
     res.seed = ctx.seed + 131

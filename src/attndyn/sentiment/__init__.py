@@ -5,7 +5,17 @@
 draw their results.
 """
 
-from .data import ImdbSplit, Reviews, download_imdb, load_imdb, read_aclimdb, read_csv, read_reviews, split_official, split_random
+from .data import (
+    ImdbSplit,
+    Reviews,
+    download_imdb,
+    load_imdb,
+    read_aclimdb,
+    read_csv,
+    read_reviews,
+    split_official,
+    split_random,
+)
 from .estimator import HardmaxSentimentClassifier
 from .explain import Explanation, explain
 from .model import SentimentConfig, SentimentTransformer

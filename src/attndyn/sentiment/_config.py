@@ -24,15 +24,25 @@ class JsonConfig:
     def from_dict(cls, data: dict[str, Any]) -> Self:
         fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
         if not isinstance(data, dict):
-            raise InputError(f"a {cls._kind} must be a JSON object with keys {sorted(fields)}, got {type(data).__name__}")
+            raise InputError(
+                f"a {cls._kind} must be a JSON object with keys {sorted(fields)}, got {type(data).__name__}"
+            )
         unknown = set(data) - set(fields)
         if unknown:
             raise InputError(f"unknown {cls._kind} keys {sorted(unknown)}; allowed: {sorted(fields)}")
         return cls(**data)
 
 
-def check_number(value: Any, name: str, *, low: float | None = None, high: float | None = None,
-                 low_open: bool = False, high_open: bool = False, allow_none: bool = False) -> float | None:
+def check_number(
+    value: Any,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_none: bool = False,
+) -> float | None:
     """A finite real number (not a bool, not a string) in the given interval, else an InputError
     naming ``name``, the value and the interval.
 
@@ -61,8 +71,11 @@ def check_number(value: Any, name: str, *, low: float | None = None, high: float
         hint = f"; pass a number such as {value}, not a string" if isinstance(value, str) and _is_float(value) else ""
         raise InputError(f"{name} must be {want}, got {value!r} (a {type(value).__name__}){hint}")
     v = float(value)
-    bad = not math.isfinite(v) or (low is not None and (v <= low if low_open else v < low)) or (
-        high is not None and (v >= high if high_open else v > high))
+    bad = (
+        not math.isfinite(v)
+        or (low is not None and (v <= low if low_open else v < low))
+        or (high is not None and (v >= high if high_open else v > high))
+    )
     if bad:
         raise InputError(f"{name} must be {want}, got {value!r}")
     return v

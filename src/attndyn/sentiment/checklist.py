@@ -36,24 +36,59 @@ __all__ = ["ITEMS", "INVARIANCE_PAIRS", "NEUTRAL_SENTENCES", "CATEGORIES", "scor
 CATEGORIES = ("simple", "negation", "mixed", "invariance")
 
 _SIMPLE_POSITIVE = [
-    "The film was good.", "A really good story.", "A great movie.", "This was an excellent film.",
-    "Wonderful acting and a beautiful story.", "I loved this movie.", "A brilliant film.",
-    "The best film I have seen this year.", "An amazing performance.", "Superb direction.", "A fantastic cast.",
-    "I enjoyed every minute of it.", "Highly recommended.", "A delightful and charming comedy.", "A perfect film.",
-    "The acting was great.", "A masterpiece.", "What a lovely film.",
+    "The film was good.",
+    "A really good story.",
+    "A great movie.",
+    "This was an excellent film.",
+    "Wonderful acting and a beautiful story.",
+    "I loved this movie.",
+    "A brilliant film.",
+    "The best film I have seen this year.",
+    "An amazing performance.",
+    "Superb direction.",
+    "A fantastic cast.",
+    "I enjoyed every minute of it.",
+    "Highly recommended.",
+    "A delightful and charming comedy.",
+    "A perfect film.",
+    "The acting was great.",
+    "A masterpiece.",
+    "What a lovely film.",
 ]
 _SIMPLE_NEGATIVE = [
-    "The film was bad.", "A really bad story.", "A terrible movie.", "This was an awful film.", "Boring and dull.",
-    "I hated this movie.", "The worst film I have ever seen.", "A waste of time.", "Poor acting and a stupid plot.",
-    "A horrible mess.", "The script was weak.", "Utterly disappointing.", "Pathetic.", "The acting was terrible.",
-    "Dreadful direction.", "A mediocre film.",
+    "The film was bad.",
+    "A really bad story.",
+    "A terrible movie.",
+    "This was an awful film.",
+    "Boring and dull.",
+    "I hated this movie.",
+    "The worst film I have ever seen.",
+    "A waste of time.",
+    "Poor acting and a stupid plot.",
+    "A horrible mess.",
+    "The script was weak.",
+    "Utterly disappointing.",
+    "Pathetic.",
+    "The acting was terrible.",
+    "Dreadful direction.",
+    "A mediocre film.",
 ]
 _NEGATION = [
-    ("The film was not good.", 0), ("Not a good movie.", 0), ("This movie is not great.", 0),
-    ("I did not like it.", 0), ("I did not enjoy this film.", 0), ("The acting was not good.", 0),
-    ("Not worth watching.", 0), ("I would not recommend it.", 0), ("No good.", 0),
-    ("It was not bad at all.", 1), ("The film was never dull.", 1), ("Never boring.", 1),
-    ("I was not disappointed.", 1), ("The story was never boring.", 1), ("Not bad at all, a fine film.", 1),
+    ("The film was not good.", 0),
+    ("Not a good movie.", 0),
+    ("This movie is not great.", 0),
+    ("I did not like it.", 0),
+    ("I did not enjoy this film.", 0),
+    ("The acting was not good.", 0),
+    ("Not worth watching.", 0),
+    ("I would not recommend it.", 0),
+    ("No good.", 0),
+    ("It was not bad at all.", 1),
+    ("The film was never dull.", 1),
+    ("Never boring.", 1),
+    ("I was not disappointed.", 1),
+    ("The story was never boring.", 1),
+    ("Not bad at all, a fine film.", 1),
     ("The acting is not bad.", 1),
 ]
 _MIXED = [
@@ -80,8 +115,12 @@ ITEMS: dict[str, list[tuple[str, int]]] = {
 
 #: Sentences that say nothing about a film's quality.
 NEUTRAL_SENTENCES = [
-    "I watched it on a Sunday.", "The film is two hours long.", "It was released in the spring.",
-    "My brother came with me.", "It was shown at the local cinema.", "The director is from Canada.",
+    "I watched it on a Sunday.",
+    "The film is two hours long.",
+    "It was released in the spring.",
+    "My brother came with me.",
+    "It was shown at the local cinema.",
+    "The director is from Canada.",
     "I saw it with friends.",
 ]
 
@@ -95,8 +134,10 @@ INVARIANCE_PAIRS: list[tuple[str, str]] = [
 def _predictor(classifier: Any) -> Callable[[list[str]], np.ndarray]:
     fn = getattr(classifier, "predict", classifier)
     if not callable(fn):
-        raise InputError(f"score needs a classifier with predict(texts) or a function of a list of texts, got "
-                         f"{type(classifier).__name__}")
+        raise InputError(
+            f"score needs a classifier with predict(texts) or a function of a list of texts, got "
+            f"{type(classifier).__name__}"
+        )
     return lambda texts: np.asarray(fn(list(texts))).astype(int).reshape(-1)
 
 

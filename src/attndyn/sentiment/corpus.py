@@ -39,7 +39,9 @@ def _key(path: Path, tokenizer: Tokenizer) -> str:
     return h.hexdigest()[:16]
 
 
-def tokenize_cached(path: str | os.PathLike, reviews: Reviews, tokenizer: Tokenizer, cache_dir: str | os.PathLike | None) -> list[list[str]]:
+def tokenize_cached(
+    path: str | os.PathLike, reviews: Reviews, tokenizer: Tokenizer, cache_dir: str | os.PathLike | None
+) -> list[list[str]]:
     """Tokens of every review; reused from ``cache_dir`` when the data file and tokenizer match."""
     if cache_dir is None:
         return [tokenizer(t) for t in reviews.texts]
@@ -63,12 +65,23 @@ def split_indices(reviews: Reviews, split: str, seed: int, test_fraction: float 
     """``(train_idx, test_idx)`` of ``split`` (see :func:`load_corpus`)."""
     if split not in SPLITS:
         raise InputError(f"split must be one of {SPLITS}, got {split!r}")
-    return split_random(len(reviews), test_fraction=test_fraction, seed=seed) if split == "random" else split_official(reviews)
+    return (
+        split_random(len(reviews), test_fraction=test_fraction, seed=seed)
+        if split == "random"
+        else split_official(reviews)
+    )
 
 
-def load_corpus(path: str | os.PathLike, *, split: str = "random", seed: int = 0, test_fraction: float = 0.3,
-                tokenizer: Tokenizer = Tokenizer(), cache_dir: str | os.PathLike | None = None,
-                reviews: Reviews | None = None) -> Corpus:
+def load_corpus(
+    path: str | os.PathLike,
+    *,
+    split: str = "random",
+    seed: int = 0,
+    test_fraction: float = 0.3,
+    tokenizer: Tokenizer = Tokenizer(),
+    cache_dir: str | os.PathLike | None = None,
+    reviews: Reviews | None = None,
+) -> Corpus:
     """Read ``path`` (CSV or aclImdb folder), split, and tokenize (cached).
 
     ``split``: ``"random"`` (seeded, ``test_fraction`` held out; the paper's 70/30) or

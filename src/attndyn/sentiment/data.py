@@ -60,7 +60,7 @@ class Reviews:
     def __len__(self) -> int:
         return len(self.texts)
 
-    def subset(self, index: np.ndarray) -> "Reviews":
+    def subset(self, index: np.ndarray) -> Reviews:
         index = np.asarray(index)
         return Reviews(
             texts=[self.texts[i] for i in index],
@@ -83,8 +83,10 @@ def _rating(value: str | None, where: str) -> int:
     try:
         return int(str(value).strip())
     except ValueError:
-        raise InputError(f"{where}: rating {value!r} is not a whole number of stars; fix the 'rating' column "
-                         "(integers such as 1 or 10) or remove it") from None
+        raise InputError(
+            f"{where}: rating {value!r} is not a whole number of stars; fix the 'rating' column "
+            "(integers such as 1 or 10) or remove it"
+        ) from None
 
 
 def read_csv(path: str | os.PathLike, *, text_column: str | None = None, label_column: str | None = None) -> Reviews:
@@ -100,7 +102,11 @@ def read_csv(path: str | os.PathLike, *, text_column: str | None = None, label_c
         raise InputError(f"IMDb CSV {str(p)!r} does not exist; give the path of imdb.csv or imdb.csv.gz")
     with p.open("rb") as raw:
         gz = raw.read(2) == b"\x1f\x8b"
-    opener = (lambda: gzip.open(p, "rt", encoding="utf-8", newline="")) if gz else (lambda: p.open(encoding="utf-8", newline=""))
+    opener = (
+        (lambda: gzip.open(p, "rt", encoding="utf-8", newline=""))
+        if gz
+        else (lambda: p.open(encoding="utf-8", newline=""))
+    )
     texts, labels, split, rating = [], [], [], []
     try:
         with opener() as f:
@@ -112,8 +118,10 @@ def read_csv(path: str | os.PathLike, *, text_column: str | None = None, label_c
                 label_column = "label" if "sentiment" not in cols and "label" in cols else "sentiment"
             for col in (text_column, label_column):
                 if col not in cols:
-                    raise InputError(f"CSV {str(p)!r} has no {col!r} column (columns: {cols}); name the columns "
-                                     "review,sentiment or text,label, or pass text_column=/label_column=")
+                    raise InputError(
+                        f"CSV {str(p)!r} has no {col!r} column (columns: {cols}); name the columns "
+                        "review,sentiment or text,label, or pass text_column=/label_column="
+                    )
             has_split, has_rating = "split" in cols, "rating" in cols
             for line, row in enumerate(reader, start=2):
                 texts.append(row[text_column] or "")
@@ -123,10 +131,14 @@ def read_csv(path: str | os.PathLike, *, text_column: str | None = None, label_c
                 if has_rating:
                     rating.append(_rating(row["rating"], f"{p.name} line {line}"))
     except UnicodeDecodeError as exc:
-        raise InputError(f"CSV {str(p)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start} of the "
-                         "text); convert it to UTF-8") from None
+        raise InputError(
+            f"CSV {str(p)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start} of the "
+            "text); convert it to UTF-8"
+        ) from None
     except (OSError, EOFError, csv.Error) as exc:
-        raise InputError(f"CSV {str(p)!r} could not be read ({exc}); the file is truncated or damaged: restore it") from None
+        raise InputError(
+            f"CSV {str(p)!r} could not be read ({exc}); the file is truncated or damaged: restore it"
+        ) from None
     if not texts:
         raise InputError(f"CSV {str(p)!r} holds no reviews")
     return Reviews(
@@ -150,7 +162,9 @@ def read_aclimdb(root: str | os.PathLike) -> Reviews:
     if (r / "aclImdb").is_dir():
         r = r / "aclImdb"
     if not (r / "train").is_dir() and not (r / "test").is_dir():
-        raise InputError(f"{str(root)!r} is not an aclImdb folder (no train/ or test/ inside); give the extracted aclImdb folder")
+        raise InputError(
+            f"{str(root)!r} is not an aclImdb folder (no train/ or test/ inside); give the extracted aclImdb folder"
+        )
     texts, labels, split, rating = [], [], [], []
     for part in ("train", "test"):
         for sub, lab in (("pos", 1), ("neg", 0)):
@@ -197,8 +211,10 @@ def split_random(n: int, *, test_fraction: float = 0.3, seed: int = 0) -> tuple[
 def split_official(reviews: Reviews) -> tuple[np.ndarray, np.ndarray]:
     """The official 25k/25k split, from the ``split`` column or the folder tree."""
     if reviews.split is None:
-        raise InputError("these reviews have no official split (no 'split' column); use the random split instead "
-                         "(--split random, or split_random)")
+        raise InputError(
+            "these reviews have no official split (no 'split' column); use the random split instead "
+            "(--split random, or split_random)"
+        )
     return np.flatnonzero(reviews.split == "train"), np.flatnonzero(reviews.split == "test")
 
 
@@ -223,13 +239,16 @@ def _find_imdb() -> Path:
     for c in candidates:
         if c.exists():
             return c
-    raise InputError("no IMDb data found (looked at " + ", ".join(repr(str(c)) for c in candidates) + "); pass "
-                     "load_imdb(path) or set ATTNDYN_IMDB to imdb.csv(.gz) or an aclImdb folder (fetch it with "
-                     "`attndyn data imdb --download DIR`)")
+    raise InputError(
+        "no IMDb data found (looked at " + ", ".join(repr(str(c)) for c in candidates) + "); pass "
+        "load_imdb(path) or set ATTNDYN_IMDB to imdb.csv(.gz) or an aclImdb folder (fetch it with "
+        "`attndyn data imdb --download DIR`)"
+    )
 
 
-def load_imdb(path: str | os.PathLike | None = None, *, n: int | None = None, test_fraction: float = 0.3,
-              seed: int = 0) -> ImdbSplit:
+def load_imdb(
+    path: str | os.PathLike | None = None, *, n: int | None = None, test_fraction: float = 0.3, seed: int = 0
+) -> ImdbSplit:
     """IMDb reviews, shuffled and split: ``train_texts, train_labels, test_texts, test_labels``.
 
     ``path``: imdb.csv(.gz) or an aclImdb folder (default: ``$ATTNDYN_IMDB``, else the shared copy
@@ -246,10 +265,14 @@ def load_imdb(path: str | os.PathLike | None = None, *, n: int | None = None, te
     tr, te = split_random(len(reviews), test_fraction=test_fraction, seed=seed)
     rng = np.random.default_rng(seed + 1)
     tr, te = rng.permutation(tr), rng.permutation(te)  # shuffled, not in file order
-    return ImdbSplit([reviews.texts[i] for i in tr], reviews.labels[tr], [reviews.texts[i] for i in te], reviews.labels[te])
+    return ImdbSplit(
+        [reviews.texts[i] for i in tr], reviews.labels[tr], [reviews.texts[i] for i in te], reviews.labels[te]
+    )
 
 
-def _check_members(tar: tarfile.TarFile, dest: Path, max_bytes: int, max_members: int, shown: Path) -> list[tarfile.TarInfo]:
+def _check_members(
+    tar: tarfile.TarFile, dest: Path, max_bytes: int, max_members: int, shown: Path
+) -> list[tarfile.TarInfo]:
     """Every member stays under ``dest``, is a plain file or folder, and all together they hold at
     most ``max_bytes`` bytes in at most ``max_members`` entries (a decompression bomb is refused
     before anything is written)."""
@@ -258,19 +281,31 @@ def _check_members(tar: tarfile.TarFile, dest: Path, max_bytes: int, max_members
     for member in tar:
         target = (dest / member.name).resolve()
         if not (target == dest_r or dest_r in target.parents):
-            raise InputError(f"archive member {member.name!r} would be written outside {str(shown)!r}; refusing to extract")
+            raise InputError(
+                f"archive member {member.name!r} would be written outside {str(shown)!r}; refusing to extract"
+            )
         if member.issym() or member.islnk() or member.isdev():
             raise InputError(f"archive member {member.name!r} is a link or device; refusing to extract")
         total += max(member.size, 0)
         members.append(member)
         if total > max_bytes or len(members) > max_members:
-            raise InputError(f"the archive would extract to more than {max_bytes:,} bytes or {max_members:,} files; "
-                             "refusing (the real aclImdb holds about 0.5 GB in 100,000 files); raise max_bytes if you trust it")
+            raise InputError(
+                f"the archive would extract to more than {max_bytes:,} bytes or {max_members:,} files; "
+                "refusing (the real aclImdb holds about 0.5 GB in 100,000 files); raise max_bytes if you trust it"
+            )
     return members
 
 
-def download_imdb(dest: str | os.PathLike, *, url: str = IMDB_URL, sha256: str | None = IMDB_SHA256,
-                  max_bytes: int = 1 << 30, max_members: int = 200_000, timeout: float = 60.0, progress: bool = False) -> Path:
+def download_imdb(
+    dest: str | os.PathLike,
+    *,
+    url: str = IMDB_URL,
+    sha256: str | None = IMDB_SHA256,
+    max_bytes: int = 1 << 30,
+    max_members: int = 200_000,
+    timeout: float = 60.0,
+    progress: bool = False,
+) -> Path:
     """Fetch the official ``aclImdb_v1.tar.gz`` into ``dest`` and extract it; returns the aclImdb folder.
 
     The transfer must deliver the announced ``Content-Length`` and at most ``max_bytes`` bytes, and
@@ -296,15 +331,19 @@ def download_imdb(dest: str | os.PathLike, *, url: str = IMDB_URL, sha256: str |
     if isinstance(sha256, str):
         sha256 = sha256.lower()
     if sha256 is not None and not (isinstance(sha256, str) and re.fullmatch(r"[0-9a-f]{64}", sha256)):
-        raise InputError(f"sha256 must be 64 hex digits (or None, on the command line --sha256 none, to skip the check), got {sha256!r}")
+        raise InputError(
+            f"sha256 must be 64 hex digits (or None, on the command line --sha256 none, to skip the check), got {sha256!r}"
+        )
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
         raise InputError(f"max_bytes must be a positive integer, got {max_bytes!r}")
     d = Path(dest)
     if d.exists() and not d.is_dir():
         raise InputError(f"--download {str(d)!r} is a file; give a folder to download into")
     if (d / "aclImdb").exists():
-        raise InputError(f"{str(d / 'aclImdb')!r} exists already; read it with --data {str(d / 'aclImdb')!r}, "
-                         "or remove it to download again")
+        raise InputError(
+            f"{str(d / 'aclImdb')!r} exists already; read it with --data {str(d / 'aclImdb')!r}, "
+            "or remove it to download again"
+        )
     name = Path(urllib.parse.urlparse(url).path).name or "aclImdb_v1.tar.gz"
     top = d
     while not top.parent.exists():
@@ -319,7 +358,9 @@ def download_imdb(dest: str | os.PathLike, *, url: str = IMDB_URL, sha256: str |
                 announced = resp.headers.get("Content-Length")
                 total = int(announced) if announced and announced.isdigit() else None
                 if total is not None and total > max_bytes:
-                    raise InputError(f"{url!r} announces {total:,} bytes, more than max_bytes = {max_bytes:,}; refusing")
+                    raise InputError(
+                        f"{url!r} announces {total:,} bytes, more than max_bytes = {max_bytes:,}; refusing"
+                    )
 
                 def write(tmp: Path) -> None:
                     h, got = hashlib.sha256(), 0
@@ -332,21 +373,29 @@ def download_imdb(dest: str | os.PathLike, *, url: str = IMDB_URL, sha256: str |
                             out.write(chunk)
                             adv(len(chunk))
                     if total is not None and got != total:
-                        raise InputError(f"the download of {url!r} is truncated: {got:,} of {total:,} bytes arrived; "
-                                         "nothing was kept, try again")
+                        raise InputError(
+                            f"the download of {url!r} is truncated: {got:,} of {total:,} bytes arrived; "
+                            "nothing was kept, try again"
+                        )
                     if sha256 is not None and h.hexdigest() != sha256:
-                        raise InputError(f"the download of {url!r} ({got:,} bytes) has sha256 {h.hexdigest()[:16]}…, not the "
-                                         f"expected {sha256[:16]}…; it is truncated or altered and was not kept: try again "
-                                         "or another --url (or pass the right --sha256)")
+                        raise InputError(
+                            f"the download of {url!r} ({got:,} bytes) has sha256 {h.hexdigest()[:16]}…, not the "
+                            f"expected {sha256[:16]}…; it is truncated or altered and was not kept: try again "
+                            "or another --url (or pass the right --sha256)"
+                        )
 
                 atomic_write(archive, write)
         except http.client.IncompleteRead as exc:
-            raise InputError(f"the download of {url!r} is truncated ({len(exc.partial):,} bytes arrived, more were announced); "
-                             "nothing was kept, try again") from None
+            raise InputError(
+                f"the download of {url!r} is truncated ({len(exc.partial):,} bytes arrived, more were announced); "
+                "nothing was kept, try again"
+            ) from None
         except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
             if isinstance(exc, InputError):
                 raise
-            raise InputError(f"could not download {url!r} ({exc}); check the network or pass --url to a reachable copy") from None
+            raise InputError(
+                f"could not download {url!r} ({exc}); check the network or pass --url to a reachable copy"
+            ) from None
         tmp_dir = Path(tempfile.mkdtemp(dir=d, prefix=".aclImdb-extract-"))
         try:
             try:
@@ -355,8 +404,14 @@ def download_imdb(dest: str | os.PathLike, *, url: str = IMDB_URL, sha256: str |
                     tar.extractall(tmp_dir, members=members, filter="data")
             except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
                 archive.unlink(missing_ok=True)
-                kind = "truncated" if isinstance(exc, EOFError) or "unexpected end" in str(exc) else "not a readable tar archive"
-                raise InputError(f"{str(archive)!r} is {kind} ({str(exc).splitlines()[0][:100]}); it was deleted: download again") from None
+                kind = (
+                    "truncated"
+                    if isinstance(exc, EOFError) or "unexpected end" in str(exc)
+                    else "not a readable tar archive"
+                )
+                raise InputError(
+                    f"{str(archive)!r} is {kind} ({str(exc).splitlines()[0][:100]}); it was deleted: download again"
+                ) from None
             if not (tmp_dir / "aclImdb").is_dir():
                 archive.unlink(missing_ok=True)
                 raise InputError(f"the archive from {url!r} holds no aclImdb folder; it was deleted: check --url")

@@ -22,12 +22,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
 from .._validation import InputError
+from ..devices import resolve_device
 from ..io import write_bytes, write_json, write_text
 from ._config import check_integer, check_number
 from .lexicon import PROTECTED, lexicon_examples
-from .modelfile import FORMAT, check_config_record, check_vocab, check_weights, read_json
-from ..devices import resolve_device
 from .model import SentimentConfig, SentimentTransformer
+from .modelfile import FORMAT, check_config_record, check_vocab, check_weights, read_json
 from .text import Tokenizer, Vocabulary, encode
 from .train import EncodedSplit, TrainConfig, predict_logits, train
 
@@ -37,9 +37,23 @@ __all__ = ["HardmaxSentimentClassifier", "check_texts", "NotFitted"]
 class NotFitted(InputError, NotFittedError):
     """Using an unfitted classifier: an InputError (one line in the CLI) and scikit-learn's NotFittedError."""
 
+
 _MODEL_KEYS = ("d", "layers", "tau", "alpha_init", "alpha_min", "embed_init_std")
-_TRAIN_KEYS = ("epochs", "batch_size", "lr", "embed_lr", "lr_decay", "weight_decay", "word_dropout", "val_fraction", "patience",
-               "tau_start", "anneal_epochs", "aux_weight", "train_eval_size")
+_TRAIN_KEYS = (
+    "epochs",
+    "batch_size",
+    "lr",
+    "embed_lr",
+    "lr_decay",
+    "weight_decay",
+    "word_dropout",
+    "val_fraction",
+    "patience",
+    "tau_start",
+    "anneal_epochs",
+    "aux_weight",
+    "train_eval_size",
+)
 
 
 def check_texts(X: Any, name: str = "X") -> list[str]:
@@ -165,8 +179,13 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     @property
     def tokenizer(self) -> Tokenizer:
         sw = self.stop_words if isinstance(self.stop_words, str) else tuple(self.stop_words)
-        return Tokenizer(stop_words=sw, keep_negations=bool(self.keep_negations), negation_scope=self.negation_scope,
-                         bigrams=self.bigrams > 0, merge_negations=self.merge_negations)
+        return Tokenizer(
+            stop_words=sw,
+            keep_negations=bool(self.keep_negations),
+            negation_scope=self.negation_scope,
+            bigrams=self.bigrams > 0,
+            merge_negations=self.merge_negations,
+        )
 
     def _check_params(self) -> None:
         """Every setting's type and range, before any tokenizing or training (strings such as
@@ -181,7 +200,9 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         if not isinstance(self.bigrams, (bool, np.bool_)):
             check_integer(self.bigrams, "bigrams", low=0)
         else:
-            raise InputError(f"bigrams must be an integer >= 0 (0: no bigram tokens; k: bigrams seen in >= k training texts), got {self.bigrams!r}")
+            raise InputError(
+                f"bigrams must be an integer >= 0 (0: no bigram tokens; k: bigrams seen in >= k training texts), got {self.bigrams!r}"
+            )
         if not isinstance(self.merge_negations, (bool, np.bool_)):
             raise InputError(f"merge_negations must be True or False, got {self.merge_negations!r}")
         if not isinstance(self.lexicon, (bool, np.bool_)):
@@ -231,10 +252,12 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
-            raise NotFitted("this HardmaxSentimentClassifier is not fitted yet; call fit(texts, labels) or load(path) first")
+            raise NotFitted(
+                "this HardmaxSentimentClassifier is not fitted yet; call fit(texts, labels) or load(path) first"
+            )
 
     # ---- scikit-learn API ---------------------------------------------------------------
-    def fit(self, X: Any, y: Any, *, tokens: list[list[str]] | None = None) -> "HardmaxSentimentClassifier":
+    def fit(self, X: Any, y: Any, *, tokens: list[list[str]] | None = None) -> HardmaxSentimentClassifier:
         """Train on texts ``X`` and labels ``y`` (two classes); returns ``self``.
 
         A ``val_fraction`` part of ``X`` (seeded by ``random_state``) is held out for early
@@ -252,21 +275,32 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         perm = rng.permutation(len(texts))
         n_val = max(1, int(round(len(texts) * tc.val_fraction)))
         if n_val >= len(texts):
-            raise InputError(f"{len(texts)} texts leave nothing to train on after the validation split; give more texts")
+            raise InputError(
+                f"{len(texts)} texts leave nothing to train on after the validation split; give more texts"
+            )
         val_idx, tr_idx = np.sort(perm[:n_val]), np.sort(perm[n_val:])
-        self.vocab_ = Vocabulary.build([toks[i] for i in tr_idx], min_freq=int(self.min_freq), max_size=self.max_vocab,
-                                       labels=labels[tr_idx], min_log_odds=float(self.min_log_odds),
-                                       min_bigram_docs=max(1, int(self.bigrams)),
-                                       keep=PROTECTED if self.lexicon else ())
+        self.vocab_ = Vocabulary.build(
+            [toks[i] for i in tr_idx],
+            min_freq=int(self.min_freq),
+            max_size=self.max_vocab,
+            labels=labels[tr_idx],
+            min_log_odds=float(self.min_log_odds),
+            min_bigram_docs=max(1, int(self.bigrams)),
+            keep=PROTECTED if self.lexicon else (),
+        )
         if len(self.vocab_) <= 2:
-            raise InputError(f"no word is seen {self.min_freq} times with |log-odds| >= {self.min_log_odds} in the training texts; "
-                             "lower min_freq or min_log_odds, or give more texts")
+            raise InputError(
+                f"no word is seen {self.min_freq} times with |log-odds| >= {self.min_log_odds} in the training texts; "
+                "lower min_freq or min_log_odds, or give more texts"
+            )
 
         def enc(idx: np.ndarray, extra: tuple[list[list[str]], list[int]] = ([], [])) -> EncodedSplit:
             known = [t for t in extra[0] if any(w in self.vocab_.index for w in t)]
             ys = [y for t, y in zip(*extra) if any(w in self.vocab_.index for w in t)]
             ids, mask = encode([toks[i] for i in idx] + known, self.vocab_, int(self.max_len))
-            return EncodedSplit(ids, mask, torch.as_tensor(np.concatenate([labels[idx], np.asarray(ys, dtype=labels.dtype)])))
+            return EncodedSplit(
+                ids, mask, torch.as_tensor(np.concatenate([labels[idx], np.asarray(ys, dtype=labels.dtype)]))
+            )
 
         mc = SentimentConfig(vocab_size=len(self.vocab_), **{k: getattr(self, k) for k in _MODEL_KEYS})
         model = SentimentTransformer(mc, generator=torch.Generator().manual_seed(int(self.random_state)))
@@ -298,7 +332,9 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         H = self.decision_function(X)
         if not np.isfinite(H).all():
             i = int(np.flatnonzero(~np.isfinite(H))[0])
-            raise InputError(f"the model's decision value for text {i} is {H[i]}, not a number; its weights are out of range: retrain it")
+            raise InputError(
+                f"the model's decision value for text {i} is {H[i]}, not a number; its weights are out of range: retrain it"
+            )
         p = sigmoid(H)
         return np.stack([1.0 - p, p], axis=1)
 
@@ -323,12 +359,16 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     # ---- persistence (safetensors + JSON, never pickle) ------------------------------------
     def _config_record(self) -> dict:
         params = self.get_params()
-        params["stop_words"] = params["stop_words"] if isinstance(params["stop_words"], str) else list(params["stop_words"])
+        params["stop_words"] = (
+            params["stop_words"] if isinstance(params["stop_words"], str) else list(params["stop_words"])
+        )
         if params["run_dir"] is not None:
             params["run_dir"] = str(params["run_dir"])
         rec: dict[str, Any] = {"format": FORMAT, "estimator": params}
         if hasattr(self, "vocab_"):
-            rec["model"] = SentimentConfig(vocab_size=len(self.vocab_), **{k: getattr(self, k) for k in _MODEL_KEYS}).to_dict()
+            rec["model"] = SentimentConfig(
+                vocab_size=len(self.vocab_), **{k: getattr(self, k) for k in _MODEL_KEYS}
+            ).to_dict()
         if hasattr(self, "classes_"):
             rec["classes"] = self.classes_.tolist()
         return rec
@@ -341,16 +381,24 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         weights = save_safetensors({k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()})
         vocab = (json.dumps({"words": self.vocab_.words}, indent=2) + "\n").encode("utf-8")
         rec = self._config_record()
-        rec.update({"history": self.history_, "best_epoch": self.best_epoch_, "alpha": self.alpha_,
-                    "files": {"weights.safetensors": hashlib.sha256(weights).hexdigest(),
-                              "vocab.json": hashlib.sha256(vocab).hexdigest()}})
+        rec.update(
+            {
+                "history": self.history_,
+                "best_epoch": self.best_epoch_,
+                "alpha": self.alpha_,
+                "files": {
+                    "weights.safetensors": hashlib.sha256(weights).hexdigest(),
+                    "vocab.json": hashlib.sha256(vocab).hexdigest(),
+                },
+            }
+        )
         write_bytes(p / "weights.safetensors", weights)
         write_bytes(p / "vocab.json", vocab)
         write_text(p / "config.json", json.dumps(rec, indent=2) + "\n")
         return p
 
     @classmethod
-    def load(cls, path: str | Path, *, device: str = "cpu") -> "HardmaxSentimentClassifier":
+    def load(cls, path: str | Path, *, device: str = "cpu") -> HardmaxSentimentClassifier:
         """Load a folder written by :meth:`save` (or a training run folder). Reads JSON and
         safetensors only: no code from the file is ever executed.
 
@@ -364,12 +412,18 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         dev = resolve_device(device)
         p = Path(path)
         if p.exists() and not p.is_dir():
-            raise InputError(f"model folder {str(p)!r} is a file, not a folder; give a folder written by save() or by `attndyn sentiment train`")
+            raise InputError(
+                f"model folder {str(p)!r} is a file, not a folder; give a folder written by save() or by `attndyn sentiment train`"
+            )
         if not p.is_dir():
-            raise InputError(f"model folder {str(p)!r} does not exist; give a folder written by save() or by `attndyn sentiment train`")
+            raise InputError(
+                f"model folder {str(p)!r} does not exist; give a folder written by save() or by `attndyn sentiment train`"
+            )
         for name in ("config.json", "vocab.json", "weights.safetensors"):
             if not (p / name).is_file():
-                raise InputError(f"{str(p)!r} has no {name}; give a folder written by save() or by `attndyn sentiment train`")
+                raise InputError(
+                    f"{str(p)!r} has no {name}; give a folder written by save() or by `attndyn sentiment train`"
+                )
         raw = read_json(p / "config.json")
         if isinstance(raw, dict) and isinstance(raw.get("estimator"), dict):
             raw["estimator"]["device"] = device  # where it runs now, not where it was trained
@@ -378,11 +432,14 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         files = rec["files"]
         vocab_bytes = (p / "vocab.json").read_bytes()
         if "vocab.json" in files and hashlib.sha256(vocab_bytes).hexdigest() != files["vocab.json"]:
-            raise InputError(f"{str(p / 'vocab.json')!r} does not match the sha256 config.json records: it was edited or "
-                             "replaced; restore it from the saved model or retrain")
+            raise InputError(
+                f"{str(p / 'vocab.json')!r} does not match the sha256 config.json records: it was edited or "
+                "replaced; restore it from the saved model or retrain"
+            )
         words = check_vocab(read_json(p / "vocab.json"), p / "vocab.json", mc.vocab_size)
-        tensors = check_weights((p / "weights.safetensors").read_bytes(), p / "weights.safetensors", mc,
-                                files.get("weights.safetensors"))
+        tensors = check_weights(
+            (p / "weights.safetensors").read_bytes(), p / "weights.safetensors", mc, files.get("weights.safetensors")
+        )
         est = cls(**{**rec["estimator"], "device": device})
         est.vocab_ = Vocabulary(list(words))
         est.classes_ = np.asarray(rec["classes"])

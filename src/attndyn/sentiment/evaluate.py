@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,8 +46,17 @@ def accuracy_report(model: SentimentTransformer, data: EncodedSplit, *, batch_si
 
 
 @torch.no_grad()
-def hardmax_statistics(model: SentimentTransformer, data: EncodedSplit, words: list[str], *, rtol: float = CLUSTER_RTOL,
-                       batch_size: int = 512, confidence: float = 0.95, far: float = 2.0, top: int = 15) -> dict:
+def hardmax_statistics(
+    model: SentimentTransformer,
+    data: EncodedSplit,
+    words: list[str],
+    *,
+    rtol: float = CLUSTER_RTOL,
+    batch_size: int = 512,
+    confidence: float = 0.95,
+    far: float = 2.0,
+    top: int = 15,
+) -> dict:
     """Per review at the last layer: clusters per real token, leaders (distinct leader words, see
     :func:`~attndyn.sentiment.model.word_leaders`, and the fraction of leader tokens already
     leaders at layer 0); Figure 10's leader words (each leader token counted).
@@ -103,8 +111,17 @@ def hardmax_statistics(model: SentimentTransformer, data: EncodedSplit, words: l
 
 def figure8_data(history: list[dict]) -> dict:
     """Per-epoch softmax and hardmax loss/accuracy (training subset and validation) for Figure 8."""
-    keys = ["train_softmax_loss", "train_hardmax_loss", "val_softmax_loss", "val_hardmax_loss",
-            "train_softmax_acc", "train_hardmax_acc", "val_softmax_acc", "val_hardmax_acc", "alpha"]
+    keys = [
+        "train_softmax_loss",
+        "train_hardmax_loss",
+        "val_softmax_loss",
+        "val_hardmax_loss",
+        "train_softmax_acc",
+        "train_hardmax_acc",
+        "val_softmax_acc",
+        "val_hardmax_acc",
+        "alpha",
+    ]
     return {"epoch": [r["epoch"] for r in history], **{k: [r.get(k) for r in history] for k in keys}}
 
 

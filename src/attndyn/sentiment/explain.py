@@ -79,7 +79,9 @@ class Explanation:
         return d
 
 
-def trajectory_of(estimator: HardmaxSentimentClassifier, text: str) -> tuple[list[str], HardmaxTrajectory, float, Tensor]:
+def trajectory_of(
+    estimator: HardmaxSentimentClassifier, text: str
+) -> tuple[list[str], HardmaxTrajectory, float, Tensor]:
     """Words, the (K+1, n, d) hardmax trajectory of one text, and the run object."""
     known = estimator.known_words([text])[0] or [UNK]
     ids = torch.tensor([estimator.vocab_.ids(known)])
@@ -91,8 +93,10 @@ def trajectory_of(estimator: HardmaxSentimentClassifier, text: str) -> tuple[lis
 def _check_estimator(estimator: object) -> None:
     check = getattr(estimator, "_check_fitted", None)
     if check is None:
-        raise InputError(f"explain needs a fitted HardmaxSentimentClassifier, got {type(estimator).__name__}; "
-                         "pass HardmaxSentimentClassifier(...).fit(texts, labels) or HardmaxSentimentClassifier.load(folder)")
+        raise InputError(
+            f"explain needs a fitted HardmaxSentimentClassifier, got {type(estimator).__name__}; "
+            "pass HardmaxSentimentClassifier(...).fit(texts, labels) or HardmaxSentimentClassifier.load(folder)"
+        )
     check()
 
 
@@ -109,7 +113,9 @@ def explain(estimator: HardmaxSentimentClassifier, text: str) -> Explanation:
     """
     _check_estimator(estimator)
     if not isinstance(text, str):
-        raise InputError(f"text must be one review as a string, got {type(text).__name__}; pass e.g. explain(clf, \"a wonderful film\")")
+        raise InputError(
+            f'text must be one review as a string, got {type(text).__name__}; pass e.g. explain(clf, "a wonderful film")'
+        )
     words, traj, H, ids = trajectory_of(estimator, text)
     model = estimator.model_
     v = model.decoder.weight.detach().double().cpu()[0].numpy()
@@ -129,17 +135,36 @@ def explain(estimator: HardmaxSentimentClassifier, text: str) -> Explanation:
     recs = []
     for leader, members in groups.items():
         center = zK[members].mean(axis=0)
-        recs.append(([leader], [words[i] for i in members], len(members), center.tolist(), float(center @ v + b),
-                     float(Hz[members].sum() / n)))
+        recs.append(
+            (
+                [leader],
+                [words[i] for i in members],
+                len(members),
+                center.tolist(),
+                float(center @ v + b),
+                float(Hz[members].sum() / n),
+            )
+        )
     total = sum(abs(r[5]) for r in recs) or 1.0
     records = sorted((ClusterRecord(*r, share=r[5] / total) for r in recs), key=lambda r: -abs(r.contribution))
     if not math.isfinite(H):
-        raise InputError(f"the model's decision value for this text is {H}, not a number; its weights are out of range: retrain it")
+        raise InputError(
+            f"the model's decision value for this text is {H}, not a number; its weights are out of range: retrain it"
+        )
     p = 0.5 * (1.0 + math.tanh(0.5 * H))  # the sigmoid, without overflow
     label = estimator.classes_[int(H > 0)]
     known = 0 if words == [UNK] else len(words)
     if not known:
         words, groups, records = [], {}, []
-    return Explanation(text=text, label=label, probability=float(p), decision_value=H, bias=b,
-                       alpha=float(model.alpha.detach()), words=words, leaders=sorted(groups), clusters=records,
-                       known_words=known)
+    return Explanation(
+        text=text,
+        label=label,
+        probability=float(p),
+        decision_value=H,
+        bias=b,
+        alpha=float(model.alpha.detach()),
+        words=words,
+        leaders=sorted(groups),
+        clusters=records,
+        known_words=known,
+    )

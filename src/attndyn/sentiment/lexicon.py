@@ -27,7 +27,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .text import Tokenizer
 
-__all__ = ["POSITIVE_WORDS", "NEGATIVE_WORDS", "SENTIMENT_WORDS", "NEGATED_VERDICTS", "PROTECTED", "protected_words", "lexicon_examples"]
+__all__ = [
+    "POSITIVE_WORDS",
+    "NEGATIVE_WORDS",
+    "SENTIMENT_WORDS",
+    "NEGATED_VERDICTS",
+    "PROTECTED",
+    "protected_words",
+    "lexicon_examples",
+]
 
 POSITIVE_WORDS = frozenset(
     """good great excellent wonderful amazing brilliant superb fantastic awesome outstanding perfect beautiful
@@ -55,7 +63,7 @@ NEGATED_VERDICTS = frozenset("like liked recommend worth work works care".split(
 PROTECTED = SENTIMENT_WORDS | frozenset("not_" + w for w in SENTIMENT_WORDS | NEGATED_VERDICTS)
 
 
-def lexicon_examples(tokenizer: "Tokenizer", copies: int) -> tuple[list[list[str]], list[int]]:
+def lexicon_examples(tokenizer: Tokenizer, copies: int) -> tuple[list[list[str]], list[int]]:
     """Short labelled examples that state the lexicon's polarity: each lexicon word alone with its
     label and, negated, with the other label ("good" 1, "not good" 0, "bad" 0, "not bad" 1, "not
     worth" 0), tokenized by ``tokenizer``, ``copies`` times each. Added to the training part only.

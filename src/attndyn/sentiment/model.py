@@ -29,10 +29,10 @@ from torch import Tensor, nn
 
 from .. import attention
 from .._validation import InputError
-from ._config import JsonConfig, check_number
 from ..hardmax import hardmax
 from ..options import SaveAt
 from ..trajectory import HardmaxTrajectory
+from ._config import JsonConfig, check_number
 
 __all__ = ["SentimentConfig", "SentimentTransformer", "HookPoint", "word_leaders", "distinct_words"]
 
@@ -75,15 +75,19 @@ class SentimentConfig(JsonConfig):
                 raise InputError(f"{name} must be a positive integer, got {v!r}")
         for name, most in (("d", MAX_D), ("layers", MAX_LAYERS)):
             if getattr(self, name) > most:
-                raise InputError(f"{name} = {getattr(self, name)} is beyond what this model can run (at most {most:,}; "
-                                 "the paper uses d <= 16 and 8 layers); choose a smaller value")
+                raise InputError(
+                    f"{name} = {getattr(self, name)} is beyond what this model can run (at most {most:,}; "
+                    "the paper uses d <= 16 and 8 layers); choose a smaller value"
+                )
         if self.embed_init_std is None:
             object.__setattr__(self, "embed_init_std", math.sqrt(2.0 / self.d))
         for name in ("tau", "alpha_init", "embed_init_std"):
             check_number(getattr(self, name), name, low=0, low_open=True)
         check_number(self.alpha_min, "alpha_min", low=0, low_open=True)
         if not self.alpha_min < self.alpha_init:
-            raise InputError(f"alpha_min must satisfy 0 < alpha_min < alpha_init={self.alpha_init}, got {self.alpha_min!r}")
+            raise InputError(
+                f"alpha_min must satisfy 0 < alpha_min < alpha_init={self.alpha_init}, got {self.alpha_min!r}"
+            )
 
 
 class HookPoint(nn.Identity):
@@ -160,7 +164,9 @@ class SentimentTransformer(nn.Module):
         """
         return torch.stack([self.decode(z, mask) for z in self.layers_softmax(ids, mask, tau=tau)])
 
-    def run_with_cache(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> tuple[Tensor, dict[str, Tensor]]:
+    def run_with_cache(
+        self, ids: Tensor, mask: Tensor, *, tau: float | None = None
+    ) -> tuple[Tensor, dict[str, Tensor]]:
         """Logits and every hook point's activation, keyed by hook name."""
         cache: dict[str, Tensor] = {}
         handles = [
@@ -177,7 +183,9 @@ class SentimentTransformer(nn.Module):
 
     # ---- hardmax (inference) forward ------------------------------------------------------
     @torch.no_grad()
-    def hardmax_run(self, ids: Tensor, mask: Tensor, *, every: int | None = None, follow: bool = False) -> tuple[Tensor, HardmaxTrajectory]:
+    def hardmax_run(
+        self, ids: Tensor, mask: Tensor, *, every: int | None = None, follow: bool = False
+    ) -> tuple[Tensor, HardmaxTrajectory]:
         """Hardmax inference with the same weights, through :func:`attndyn.hardmax` in float64.
 
         Returns ``(logits (B,), trajectory)``; ``every=1`` keeps every layer (for explanations),
@@ -209,8 +217,14 @@ class SentimentTransformer(nn.Module):
         dev = self.embed.weight.device  # runs where the model is
         uid, counts = distinct_words(ids.to(dev), mask.to(dev))
         z0 = self.embed.weight.detach().to(torch.float64)[uid]
-        traj = hardmax(z0, alpha=float(self.alpha.detach()), layers=self.config.layers, mask=counts > 0,
-                       save=SaveAt(every=None), check_hypotheses=False)
+        traj = hardmax(
+            z0,
+            alpha=float(self.alpha.detach()),
+            layers=self.config.layers,
+            mask=counts > 0,
+            save=SaveAt(every=None),
+            check_hypotheses=False,
+        )
         return self.decode(traj.ys[-1], counts)
 
 
@@ -236,7 +250,9 @@ def distinct_words(ids: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
     rows = torch.arange(B, device=dev)[:, None].expand_as(s)
     uid[rows[first], slot[first]] = s[first]
     counts = torch.zeros((B, U), dtype=torch.float64, device=dev)
-    counts.index_put_((rows[real], slot[real]), torch.ones(int(real.sum()), dtype=torch.float64, device=dev), accumulate=True)
+    counts.index_put_(
+        (rows[real], slot[real]), torch.ones(int(real.sum()), dtype=torch.float64, device=dev), accumulate=True
+    )
     return uid, counts
 
 

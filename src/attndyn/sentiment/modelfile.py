@@ -49,8 +49,10 @@ def read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_bytes().decode("utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError, RecursionError) as exc:
-        raise InputError(f"{str(path)!r} is not valid JSON ({str(exc).splitlines()[0][:120]}); "
-                         "restore it from the model you saved, or retrain") from None
+        raise InputError(
+            f"{str(path)!r} is not valid JSON ({str(exc).splitlines()[0][:120]}); "
+            "restore it from the model you saved, or retrain"
+        ) from None
 
 
 def _no_constant(name: str) -> Any:
@@ -68,13 +70,17 @@ def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
     if not isinstance(rec, dict):
         raise InputError(f"{where!r} must hold a JSON object (an attndyn sentiment model config), got {_kind(rec)}")
     if rec.get("format") != FORMAT:
-        raise InputError(f"{where!r} is not an attndyn sentiment model config (format {rec.get('format')!r}, expected {FORMAT!r})")
+        raise InputError(
+            f"{where!r} is not an attndyn sentiment model config (format {rec.get('format')!r}, expected {FORMAT!r})"
+        )
     unknown = sorted(set(rec) - set(CONFIG_KEYS))
     if unknown:
         raise InputError(f"{where!r} has unknown keys {unknown}; allowed: {list(CONFIG_KEYS)}")
     for key in ("estimator", "model", "classes"):
         if key not in rec:
-            raise InputError(f"{where!r} has no {key!r}; it was not written by save() or a finished `attndyn sentiment train`")
+            raise InputError(
+                f"{where!r} has no {key!r}; it was not written by save() or a finished `attndyn sentiment train`"
+            )
     params = rec["estimator"]
     if not isinstance(params, dict):
         raise InputError(f"{where!r}: 'estimator' must be a JSON object of settings, got {_kind(params)}")
@@ -91,12 +97,21 @@ def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
         raise InputError(f"{where!r}: {exc}") from None
     for key in _AGREE:
         if getattr(model, key) != getattr(est, key):
-            raise InputError(f"{where!r}: model {key} = {getattr(model, key)!r} but estimator {key} = {getattr(est, key)!r}; "
-                             "the file was edited or mixed from two models")
+            raise InputError(
+                f"{where!r}: model {key} = {getattr(model, key)!r} but estimator {key} = {getattr(est, key)!r}; "
+                "the file was edited or mixed from two models"
+            )
     classes = rec["classes"]
-    if (not isinstance(classes, list) or len(classes) != 2 or not all(_scalar(c) for c in classes)
-            or classes[0] == classes[1] or type(classes[0]) is not type(classes[1])):
-        raise InputError(f"{where!r}: 'classes' must be two distinct labels of one type such as [0, 1], got {classes!r}")
+    if (
+        not isinstance(classes, list)
+        or len(classes) != 2
+        or not all(_scalar(c) for c in classes)
+        or classes[0] == classes[1]
+        or type(classes[0]) is not type(classes[1])
+    ):
+        raise InputError(
+            f"{where!r}: 'classes' must be two distinct labels of one type such as [0, 1], got {classes!r}"
+        )
     if "best_epoch" in rec and not (isinstance(rec["best_epoch"], int) and not isinstance(rec["best_epoch"], bool)):
         raise InputError(f"{where!r}: 'best_epoch' must be an integer, got {rec['best_epoch']!r}")
     if "history" in rec and not (isinstance(rec["history"], list) and all(isinstance(r, dict) for r in rec["history"])):
@@ -104,8 +119,11 @@ def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
     if "alpha" in rec and not (_real(rec["alpha"]) and math.isfinite(rec["alpha"]) and rec["alpha"] > 0):
         raise InputError(f"{where!r}: 'alpha' must be a positive finite number, got {rec['alpha']!r}")
     files = rec.get("files", {})
-    if not (isinstance(files, dict) and set(files) <= set(HASHED)
-            and all(isinstance(h, str) and len(h) == 64 and all(c in "0123456789abcdef" for c in h) for h in files.values())):
+    if not (
+        isinstance(files, dict)
+        and set(files) <= set(HASHED)
+        and all(isinstance(h, str) and len(h) == 64 and all(c in "0123456789abcdef" for c in h) for h in files.values())
+    ):
         raise InputError(f"{where!r}: 'files' must map {list(HASHED)} to sha256 hex digests, got {files!r}")
     return {**rec, "estimator": params, "model": model, "files": files}
 
@@ -114,7 +132,7 @@ def check_vocab(obj: Any, path: Path, vocab_size: int) -> list[str]:
     """Check a parsed ``vocab.json`` against the model's embedding rows; return the words."""
     where = str(path)
     if not isinstance(obj, dict) or "words" not in obj:
-        raise InputError(f"{where!r} must hold a JSON object {{\"words\": [...]}}, got {_kind(obj)}")
+        raise InputError(f'{where!r} must hold a JSON object {{"words": [...]}}, got {_kind(obj)}')
     unknown = sorted(set(obj) - {"words"})
     if unknown:
         raise InputError(f"{where!r} has unknown keys {unknown}; allowed: ['words']")
@@ -126,12 +144,16 @@ def check_vocab(obj: Any, path: Path, vocab_size: int) -> list[str]:
     if len(set(words)) != len(words):
         raise InputError(f"{where!r}: the words are not distinct; the file is damaged")
     if len(words) != vocab_size:
-        raise InputError(f"{where!r} holds {len(words)} words but the model has {vocab_size} (config.json model.vocab_size); "
-                         "the vocabulary and the model come from different runs: restore the matching vocab.json")
+        raise InputError(
+            f"{where!r} holds {len(words)} words but the model has {vocab_size} (config.json model.vocab_size); "
+            "the vocabulary and the model come from different runs: restore the matching vocab.json"
+        )
     return words
 
 
-def check_weights(data: bytes, path: Path, config: SentimentConfig, expected_sha256: str | None) -> dict[str, torch.Tensor]:
+def check_weights(
+    data: bytes, path: Path, config: SentimentConfig, expected_sha256: str | None
+) -> dict[str, torch.Tensor]:
     """Check the bytes of ``weights.safetensors``: hash, format, tensor names, shapes, dtype, finiteness."""
     where = str(path)
     if not data:
@@ -139,13 +161,17 @@ def check_weights(data: bytes, path: Path, config: SentimentConfig, expected_sha
     if expected_sha256 is not None:
         got = hashlib.sha256(data).hexdigest()
         if got != expected_sha256:
-            raise InputError(f"{where!r} has sha256 {got[:16]}… but config.json records {expected_sha256[:16]}…: the file is "
-                             "damaged or was replaced; restore it from the saved model or retrain")
+            raise InputError(
+                f"{where!r} has sha256 {got[:16]}… but config.json records {expected_sha256[:16]}…: the file is "
+                "damaged or was replaced; restore it from the saved model or retrain"
+            )
     try:
         tensors = load_safetensors(data)
     except Exception as exc:  # safetensors raises its own error type on any malformed header or body
-        raise InputError(f"{where!r} is not a readable safetensors file ({str(exc).splitlines()[0][:120]}); "
-                         "it is truncated or damaged: restore it or retrain") from None
+        raise InputError(
+            f"{where!r} is not a readable safetensors file ({str(exc).splitlines()[0][:120]}); "
+            "it is truncated or damaged: restore it or retrain"
+        ) from None
     with torch.device("meta"):  # shapes only: nothing is allocated, whatever the config claims
         expected = {k: tuple(v.shape) for k, v in SentimentTransformer(config).state_dict().items()}
     missing, extra = sorted(set(expected) - set(tensors)), sorted(set(tensors) - set(expected))
@@ -154,8 +180,10 @@ def check_weights(data: bytes, path: Path, config: SentimentConfig, expected_sha
     for name, shape in expected.items():
         t = tensors[name]
         if tuple(t.shape) != shape:
-            raise InputError(f"{where!r}: {name} has shape {tuple(t.shape)} but config.json (d = {config.d}, "
-                             f"{config.vocab_size} words) needs {shape}")
+            raise InputError(
+                f"{where!r}: {name} has shape {tuple(t.shape)} but config.json (d = {config.d}, "
+                f"{config.vocab_size} words) needs {shape}"
+            )
         if not t.dtype.is_floating_point:
             raise InputError(f"{where!r}: {name} has dtype {t.dtype}, expected a floating dtype")
         if not bool(torch.isfinite(t).all()):

@@ -59,8 +59,9 @@ def _epoch_curves(data: dict, path: str | Path, metric: str, ylabel: str, title:
 
 def figure8(data: dict, path: str | Path) -> Path:
     """Figure 8: training (subset) and validation loss per epoch, softmax vs hardmax, same weights."""
-    return _epoch_curves(data, path, "loss", "binary cross-entropy",
-                         "Loss: softmax training model vs hardmax inference (same weights)")
+    return _epoch_curves(
+        data, path, "loss", "binary cross-entropy", "Loss: softmax training model vs hardmax inference (same weights)"
+    )
 
 
 def accuracy_curves(data: dict, path: str | Path) -> Path:
@@ -84,7 +85,6 @@ def figure10(rows: list[dict], path: str | Path) -> Path:
 def figure9_data(estimator: HardmaxSentimentClassifier, text: str) -> dict:
     """Everything Figure 9 draws for one review and a d = 2 model (JSON-able)."""
     from .explain import trajectory_of
-
     from .model import word_leaders
 
     words, traj, H, ids = trajectory_of(estimator, text)
@@ -115,8 +115,14 @@ def _labels(ax: Axes, pts: np.ndarray, words: list[str], leaders: np.ndarray, ma
         parts = [f"{w}×{c}" if c > 1 else w for w, c in sorted(names.items(), key=lambda kv: -kv[1])]
         label = ", ".join(parts[:3]) + (" …" if len(parts) > 3 else "")
         x, y = pts[g[0]]
-        ax.annotate(label, (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7,
-                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "alpha": 0.7, "lw": 0})
+        ax.annotate(
+            label,
+            (x, y),
+            xytext=(4, 4),
+            textcoords="offset points",
+            fontsize=7,
+            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "alpha": 0.7, "lw": 0},
+        )
 
 
 def _panel(ax: Axes, data: dict, k: int, lim: tuple) -> None:
@@ -180,6 +186,10 @@ def figure9_gif(data: dict, path: str | Path, *, ms_per_layer: int = 700) -> Pat
         buf.seek(0)
         frames.append(Image.open(buf).convert("P", palette=Image.Palette.ADAPTIVE))
     p = Path(path)
-    atomic_write(p, lambda tmp: frames[0].save(tmp, format="GIF", save_all=True, append_images=frames[1:],
-                                               duration=ms_per_layer, loop=0))
+    atomic_write(
+        p,
+        lambda tmp: frames[0].save(
+            tmp, format="GIF", save_all=True, append_images=frames[1:], duration=ms_per_layer, loop=0
+        ),
+    )
     return p

@@ -32,14 +32,36 @@ from ..io import file_sha256
 if TYPE_CHECKING:
     from .estimator import HardmaxSentimentClassifier
 
-__all__ = ["SETTINGS", "RUN_FILES", "RunLock", "data_identity", "resolve_settings", "flat_settings",
-           "recorded_settings", "check_resume", "clear_run", "flag_of"]
+__all__ = [
+    "SETTINGS",
+    "RUN_FILES",
+    "RunLock",
+    "data_identity",
+    "resolve_settings",
+    "flat_settings",
+    "recorded_settings",
+    "check_resume",
+    "clear_run",
+    "flag_of",
+]
 
 SETTINGS = "settings.json"
 #: What ``train`` and ``evaluate`` write in a run folder (``--overwrite`` removes these and nothing else;
 #: the tokenization ``cache/`` stays, it is keyed by the data file and the tokenizer).
-RUN_FILES = ("settings.json", "data.json", "config.json", "vocab.json", "weights.safetensors", "checkpoint.safetensors",
-             "metrics.json", "test.json", "evaluation.json", "figure8.png", "figure10.png", "accuracy.png")
+RUN_FILES = (
+    "settings.json",
+    "data.json",
+    "config.json",
+    "vocab.json",
+    "weights.safetensors",
+    "checkpoint.safetensors",
+    "metrics.json",
+    "test.json",
+    "evaluation.json",
+    "figure8.png",
+    "figure10.png",
+    "accuracy.png",
+)
 _NOT_RESULTS = ("run_dir", "verbose")  # estimator settings that do not change what is learned
 _FLAGS = {"random_state": "--seed", "data.sha256": "--data (sha256)", "data.size": "--data (size in bytes)"}
 
@@ -66,14 +88,19 @@ def data_identity(path: str | os.PathLike) -> dict[str, Any]:
     return {"path": str(p.resolve()), "size": size, "sha256": h.hexdigest()}
 
 
-def resolve_settings(estimator: HardmaxSentimentClassifier, *, split: str, threads: int,
-                     data: dict[str, Any]) -> dict[str, Any]:
+def resolve_settings(
+    estimator: HardmaxSentimentClassifier, *, split: str, threads: int, data: dict[str, Any]
+) -> dict[str, Any]:
     """Everything that fixes the results of a training run, as stored in ``settings.json``."""
     params = {k: v for k, v in estimator.get_params().items() if k not in _NOT_RESULTS}
     if not isinstance(params["stop_words"], str):
         params["stop_words"] = list(params["stop_words"])
-    return {"estimator": params, "split": split, "threads": int(threads),
-            "data": {"sha256": data["sha256"], "size": data["size"]}}
+    return {
+        "estimator": params,
+        "split": split,
+        "threads": int(threads),
+        "data": {"sha256": data["sha256"], "size": data["size"]},
+    }
 
 
 def flat_settings(settings: dict[str, Any]) -> dict[str, Any]:
@@ -88,8 +115,10 @@ def _read(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise InputError(f"{str(path)!r} could not be read ({str(exc).splitlines()[0][:100]}); the run folder is damaged: "
-                         "use --run NEW, or --overwrite to start this one again") from None
+        raise InputError(
+            f"{str(path)!r} could not be read ({str(exc).splitlines()[0][:100]}); the run folder is damaged: "
+            "use --run NEW, or --overwrite to start this one again"
+        ) from None
 
 
 def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | None:
@@ -100,23 +129,32 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
     if (run / SETTINGS).is_file():
         rec = _read(run / SETTINGS)
         if not isinstance(rec, dict):
-            raise InputError(f"{str(run / SETTINGS)!r} is not a settings object; use --run NEW, or --overwrite to start this run again")
+            raise InputError(
+                f"{str(run / SETTINGS)!r} is not a settings object; use --run NEW, or --overwrite to start this run again"
+            )
         from .modelfile import ABSENT_SETTINGS
 
         return {**ABSENT_SETTINGS, **flat_settings(rec)}
     if not (run / "config.json").is_file():
         if (run / "checkpoint.safetensors").exists() or (run / "weights.safetensors").exists():
-            raise InputError(f"run folder {str(run)!r} holds weights but no config.json or {SETTINGS}; its settings are unknown: "
-                             "use --run NEW, or --overwrite to start it again")
+            raise InputError(
+                f"run folder {str(run)!r} holds weights but no config.json or {SETTINGS}; its settings are unknown: "
+                "use --run NEW, or --overwrite to start it again"
+            )
         return None
     cfg = _read(run / "config.json")
     est = cfg.get("estimator") if isinstance(cfg, dict) else None
     if not isinstance(est, dict):
-        raise InputError(f"{str(run / 'config.json')!r} records no estimator settings; use --run NEW, or --overwrite to start this run again")
+        raise InputError(
+            f"{str(run / 'config.json')!r} records no estimator settings; use --run NEW, or --overwrite to start this run again"
+        )
     from .modelfile import ABSENT_SETTINGS
 
-    flat = {**{k: v for k, v in defaults.items() if k not in _NOT_RESULTS}, **ABSENT_SETTINGS,
-            **{k: v for k, v in est.items() if k not in _NOT_RESULTS}}
+    flat = {
+        **{k: v for k, v in defaults.items() if k not in _NOT_RESULTS},
+        **ABSENT_SETTINGS,
+        **{k: v for k, v in est.items() if k not in _NOT_RESULTS},
+    }
     info = _read(run / "data.json") if (run / "data.json").is_file() else {}
     if isinstance(info, dict) and "split" in info:
         flat["split"] = info["split"]
@@ -130,12 +168,16 @@ def check_resume(run: Path, settings: dict[str, Any], defaults: dict[str, Any]) 
     if old is None:
         return False
     new = flat_settings(settings)
-    diffs = [k for k in old if k in new and _norm(old[k]) != _norm(new[k])]  # what an older folder lacks is not compared
+    diffs = [
+        k for k in old if k in new and _norm(old[k]) != _norm(new[k])
+    ]  # what an older folder lacks is not compared
     if diffs:
         shown = ", ".join(f"{flag_of(k)} {_show(old.get(k))} (now {_show(new[k])})" for k in diffs)
-        raise InputError(f"run folder {str(run)!r} was trained with other settings: {shown}; resuming would mix them. "
-                         "Rerun with the folder's settings to resume, give a new folder with --run NEW, "
-                         "or add --overwrite to discard this run and start again")
+        raise InputError(
+            f"run folder {str(run)!r} was trained with other settings: {shown}; resuming would mix them. "
+            "Rerun with the folder's settings to resume, give a new folder with --run NEW, "
+            "or add --overwrite to discard this run and start again"
+        )
     return True
 
 
@@ -175,7 +217,7 @@ class RunLock:
         self._fd: int | None = None
         self._before: set[Path] = set()
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         import fcntl
 
         if self.run.exists() and not self.run.is_dir():
@@ -193,8 +235,10 @@ class RunLock:
             os.close(fd)
             pid = lock_holder(self.run)
             who = f"process {pid}" if pid is not None else "another process"
-            raise InputError(f"run folder {str(self.run)!r} is in use by {who} (a training holds its lock); wait for it to "
-                             "finish or stop it, or give another folder with --run NEW") from None
+            raise InputError(
+                f"run folder {str(self.run)!r} is in use by {who} (a training holds its lock); wait for it to "
+                "finish or stop it, or give another folder with --run NEW"
+            ) from None
         self._fd = fd
         self._before = {p.relative_to(self.run) for p in self.run.rglob("*")}
         return self

@@ -27,7 +27,9 @@ __all__ = ["clean", "tokenize", "Tokenizer", "Vocabulary", "NEGATIONS", "ENGLISH
 PAD, UNK = "<pad>", "<unk>"
 
 # Negations are sentiment: "not good" must keep its "not". They are never stop words by default.
-NEGATIONS = frozenset({"not", "no", "nor", "never", "none", "nothing", "nobody", "nowhere", "neither", "cannot", "without"})
+NEGATIONS = frozenset(
+    {"not", "no", "nor", "never", "none", "nothing", "nobody", "nowhere", "neither", "cannot", "without"}
+)
 
 # A classic English stop list (the NLTK list's words, written out so nothing is downloaded; it
 # holds "no", "nor", "not", which Tokenizer(keep_negations=True), the default, keeps).
@@ -65,8 +67,13 @@ def clean(text: str) -> str:
     return " ".join(_WORD.findall(t))
 
 
-def tokenize(text: str, stop_words: Iterable[str] = (), negation_scope: int = 0, bigrams: bool = False,
-             merge_negations: bool = False) -> list[str]:
+def tokenize(
+    text: str,
+    stop_words: Iterable[str] = (),
+    negation_scope: int = 0,
+    bigrams: bool = False,
+    merge_negations: bool = False,
+) -> list[str]:
     """Words of :func:`clean` (text) not in ``stop_words``.
 
     ``negation_scope = k > 0`` marks the k words after a negation (counted after stop-word
@@ -147,7 +154,11 @@ class Tokenizer:
             raise InputError(f"stop_words must be 'english', 'none' or a list of words, got {self.stop_words!r}")
         if not isinstance(self.stop_words, str):
             object.__setattr__(self, "stop_words", tuple(str(w) for w in self.stop_words))
-        if isinstance(self.negation_scope, bool) or not isinstance(self.negation_scope, numbers.Integral) or self.negation_scope < 0:
+        if (
+            isinstance(self.negation_scope, bool)
+            or not isinstance(self.negation_scope, numbers.Integral)
+            or self.negation_scope < 0
+        ):
             raise InputError(f"negation_scope must be an integer >= 0, got {self.negation_scope!r}")
         object.__setattr__(self, "negation_scope", int(self.negation_scope))
         if not isinstance(self.bigrams, (bool, np.bool_)):
@@ -159,15 +170,23 @@ class Tokenizer:
 
     @property
     def stop_set(self) -> frozenset[str]:
-        base = ENGLISH_STOP_WORDS if self.stop_words == "english" else frozenset() if self.stop_words == "none" else frozenset(self.stop_words)
+        base = (
+            ENGLISH_STOP_WORDS
+            if self.stop_words == "english"
+            else frozenset()
+            if self.stop_words == "none"
+            else frozenset(self.stop_words)
+        )
         return base - NEGATIONS if self.keep_negations else base
 
     def __call__(self, text: str) -> list[str]:
         return tokenize(text, self.stop_set, self.negation_scope, self.bigrams, self.merge_negations)
 
     def config(self) -> dict:
-        cfg: dict[str, Any] = {"stop_words": self.stop_words if isinstance(self.stop_words, str) else list(self.stop_words),
-               "keep_negations": self.keep_negations}
+        cfg: dict[str, Any] = {
+            "stop_words": self.stop_words if isinstance(self.stop_words, str) else list(self.stop_words),
+            "keep_negations": self.keep_negations,
+        }
         if self.negation_scope:  # absent when off, so caches of earlier runs stay valid
             cfg["negation_scope"] = self.negation_scope
         if self.bigrams:
@@ -200,7 +219,7 @@ class Vocabulary:
         min_log_odds: float = 0.0,
         min_bigram_docs: int = 1,
         keep: Iterable[str] = (),
-    ) -> "Vocabulary":
+    ) -> Vocabulary:
         r"""Vocabulary of the words seen at least ``min_freq`` times (at most ``max_size`` words).
 
         With ``labels`` (0/1 per token list) and ``min_log_odds > 0``, a word is also dropped when

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,11 +26,19 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
 from .._validation import InputError
-from ._config import JsonConfig, check_number
 from ..io import atomic_write, write_json
 from ..progress import progress_bar
+from ._config import JsonConfig, check_number
 
-__all__ = ["TrainConfig", "EncodedSplit", "TrainResult", "train", "evaluate_split", "predict_logits", "check_checkpoint"]
+__all__ = [
+    "TrainConfig",
+    "EncodedSplit",
+    "TrainResult",
+    "train",
+    "evaluate_split",
+    "predict_logits",
+    "check_checkpoint",
+]
 
 CHECKPOINT = "checkpoint.safetensors"
 WEIGHTS = "weights.safetensors"
@@ -68,7 +76,15 @@ class TrainConfig(JsonConfig):
     seed: int = 0
 
     def __post_init__(self) -> None:
-        ints = {"epochs": 1, "batch_size": 1, "patience": 1, "anneal_epochs": 0, "train_eval_size": 0, "eval_batch_size": 1, "seed": 0}
+        ints = {
+            "epochs": 1,
+            "batch_size": 1,
+            "patience": 1,
+            "anneal_epochs": 0,
+            "train_eval_size": 0,
+            "eval_batch_size": 1,
+            "seed": 0,
+        }
         for name, lo in ints.items():
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
@@ -94,7 +110,7 @@ class EncodedSplit:
     def __len__(self) -> int:
         return self.ids.shape[0]
 
-    def take(self, index: Tensor) -> "EncodedSplit":
+    def take(self, index: Tensor) -> EncodedSplit:
         ids, mask = self.ids[index], self.mask[index]
         L = max(1, int(mask.sum(dim=1).max())) if len(index) else 1
         return EncodedSplit(ids[:, :L], mask[:, :L], self.labels[index])
@@ -141,7 +157,9 @@ def _drop_words(mask: Tensor, p: float, g: torch.Generator) -> Tensor:
 
 
 @torch.no_grad()
-def predict_logits(model: Any, data: EncodedSplit, *, hardmax: bool, batch_size: int = 1024, tau: float | None = None) -> Tensor:
+def predict_logits(
+    model: Any, data: EncodedSplit, *, hardmax: bool, batch_size: int = 1024, tau: float | None = None
+) -> Tensor:
     """Logits (N,) on the CPU of the softmax model (``hardmax=False``) or of hardmax inference,
     computed on the model's device."""
     model.eval()
@@ -199,8 +217,10 @@ def _optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Optimizer:
     # Decoupled weight decay on the word vectors only: a word must keep earning its distance
     # from the origin (where it follows others) to become a leader; alpha and the decoder are not decayed.
     return torch.optim.AdamW(
-        [{"params": embed, "lr": config.embed_lr, "weight_decay": config.weight_decay},
-         {"params": rest, "lr": config.lr, "weight_decay": 0.0}]
+        [
+            {"params": embed, "lr": config.embed_lr, "weight_decay": config.weight_decay},
+            {"params": rest, "lr": config.lr, "weight_decay": 0.0},
+        ]
     )
 
 
@@ -235,8 +255,10 @@ def _load_checkpoint(path: Path, model: nn.Module, opt: torch.optim.Optimizer, g
 
 def _damaged(run: Path, exc: Exception) -> InputError:
     first = (str(exc).splitlines() or [type(exc).__name__])[0][:120]
-    return InputError(f"the checkpoint in {str(run)!r} cannot be resumed ({first}); it is damaged or from another run: "
-                      "remove it to start again (command line: --overwrite, or --run NEW)")
+    return InputError(
+        f"the checkpoint in {str(run)!r} cannot be resumed ({first}); it is damaged or from another run: "
+        "remove it to start again (command line: --overwrite, or --run NEW)"
+    )
 
 
 def check_checkpoint(run: str | Path) -> None:
@@ -317,7 +339,9 @@ def train(
     for epoch in range(start, config.epochs):
         model.train()
         tau = _tau(config, model, epoch)
-        for group, base in zip(opt.param_groups, (config.embed_lr, config.lr)):  # a function of the epoch: resumes exactly
+        for group, base in zip(
+            opt.param_groups, (config.embed_lr, config.lr)
+        ):  # a function of the epoch: resumes exactly
             group["lr"] = base * config.lr_decay**epoch
         batches = _batches(len(train_data), config.batch_size, lengths, g)
         run_loss, seen = 0.0, 0
@@ -333,13 +357,26 @@ def train(
                 run_loss += float(loss.detach()) * len(idx)
                 seen += len(idx)
                 advance(1)
-        row: dict[str, Any] = {"epoch": epoch + 1, "tau": tau if tau is not None else getattr(model.config, "tau", None),
-               "train_running_loss": run_loss / max(seen, 1)}
+        row: dict[str, Any] = {
+            "epoch": epoch + 1,
+            "tau": tau if tau is not None else getattr(model.config, "tau", None),
+            "train_running_loss": run_loss / max(seen, 1),
+        }
         if hasattr(model, "alpha"):
             row["alpha"] = float(cast(Tensor, model.alpha).detach())
         if train_eval is not None:
-            row.update({f"train_{k}": v for k, v in evaluate_split(model, train_eval, batch_size=config.eval_batch_size, tau=tau).items()})
-        row.update({f"val_{k}": v for k, v in evaluate_split(model, val_data, batch_size=config.eval_batch_size, tau=tau).items()})
+            row.update(
+                {
+                    f"train_{k}": v
+                    for k, v in evaluate_split(model, train_eval, batch_size=config.eval_batch_size, tau=tau).items()
+                }
+            )
+        row.update(
+            {
+                f"val_{k}": v
+                for k, v in evaluate_split(model, val_data, batch_size=config.eval_batch_size, tau=tau).items()
+            }
+        )
         row["seconds"] = time.perf_counter() - t0
         history.append(row)
         improved = (row["val_hardmax_acc"], -row["val_hardmax_loss"]) > (best["hardmax_acc"], -best["hardmax_loss"])
@@ -363,16 +400,26 @@ def train(
 
                 atomic_write(run / WEIGHTS, write_weights)
             write_json(run / METRICS, {"history": history, "best": best})
-            _save_checkpoint(run / CHECKPOINT, model, opt, g,
-                             {"epoch": epoch, "history": history, "best": best, "bad": bad, "stopped": stopped})
+            _save_checkpoint(
+                run / CHECKPOINT,
+                model,
+                opt,
+                g,
+                {"epoch": epoch, "history": history, "best": best, "bad": bad, "stopped": stopped},
+            )
         if stopped:
             stop_reason = stopped
             break
 
     model.load_state_dict(best_weights)
     model.eval()
-    return TrainResult(model=model, history=history, best_epoch=best["epoch"], stop_reason=stop_reason,
-                       seconds=time.perf_counter() - t0)
+    return TrainResult(
+        model=model,
+        history=history,
+        best_epoch=best["epoch"],
+        stop_reason=stop_reason,
+        seconds=time.perf_counter() - t0,
+    )
 
 
 def _format_row(r: dict) -> str:
@@ -387,5 +434,3 @@ def _format_row(r: dict) -> str:
             )
     parts.append(f"{r['seconds']:.0f}s")
     return " | ".join(parts)
-
-

@@ -18,5 +18,20 @@ from .spec import Cell, SweepSpec, load_spec, parse_spec
 from .store import read_rows, read_spec
 from .summary import summarize, wilson_interval
 
-__all__ = ["run_sweep", "SweepRun", "summarize", "wilson_interval", "SweepSpec", "Cell", "load_spec", "parse_spec",
-           "read_rows", "read_spec", "EXPERIMENTS", "Experiment", "Param", "experiment", "registered"]
+__all__ = [
+    "run_sweep",
+    "SweepRun",
+    "summarize",
+    "wilson_interval",
+    "SweepSpec",
+    "Cell",
+    "load_spec",
+    "parse_spec",
+    "read_rows",
+    "read_spec",
+    "EXPERIMENTS",
+    "Experiment",
+    "Param",
+    "experiment",
+    "registered",
+]

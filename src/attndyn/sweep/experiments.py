@@ -53,14 +53,21 @@ def random_matrix(rng: np.random.Generator, d: int, ensemble: str) -> np.ndarray
 
 @experiment(
     "good_triple",
-    params={"d": Param(int, minimum=1, help="dimension"),
-            "ensemble": Param(str, "ginibre", choices=ENSEMBLES, help="law of V"),
-            "qk": Param(str, "identity", choices=("identity", "ginibre"), help="Q = K = I, or Q, K Ginibre too")},
+    params={
+        "d": Param(int, minimum=1, help="dimension"),
+        "ensemble": Param(str, "ginibre", choices=ENSEMBLES, help="law of V"),
+        "qk": Param(str, "identity", choices=("identity", "ginibre"), help="Q = K = I, or Q, K Ginibre too"),
+    },
     outputs={"good": "bool", "paranormal": "bool"},
     primary="good",
     title="Softmax paper Definitions 1 and 2: is (Q, K, V) a good triple, is V paranormal?",
-    reference={"param": "d", "x": 128, "value": 0.14, "label": "softmax paper: about 14% of Ginibre V at d = 128",
-               "where": {"ensemble": "ginibre"}},
+    reference={
+        "param": "d",
+        "x": 128,
+        "value": 0.14,
+        "label": "softmax paper: about 14% of Ginibre V at d = 128",
+        "where": {"ensemble": "ginibre"},
+    },
 )
 def good_triple(seed: int, *, d: int, ensemble: str, qk: str) -> dict:
     r"""Definition 1 (good triple: :math:`\lambda_1(V)` real, positive, simple and
@@ -78,14 +85,24 @@ def good_triple(seed: int, *, d: int, ensemble: str, qk: str) -> dict:
 
 @experiment(
     "theorem_1_1",
-    params={"n": Param(int, minimum=1, help="tokens"), "d": Param(int, minimum=1, help="dimension"),
-            "alpha": Param(float, minimum=1e-12, help="step size of eq. (1.1)"),
-            "A": Param(str, "spd", choices=("spd", "identity"), help="random SPD A (cond <= cond_max) or I"),
-            "cond_max": Param(float, 10.0, minimum=1.0, help="eigenvalues of A uniform in [1, cond_max]"),
-            "layers": Param(int, 2000, minimum=1, help="layers at most"),
-            "rtol": Param(float, 1e-13, minimum=0.0, help="stop when the relative change is below this")},
-    outputs={"holds": "bool", "converged": "bool", "leaders": "int64", "vertices": "int64", "late_leaders": "int64",
-             "clusters": "int64", "layers_used": "int64"},
+    params={
+        "n": Param(int, minimum=1, help="tokens"),
+        "d": Param(int, minimum=1, help="dimension"),
+        "alpha": Param(float, minimum=1e-12, help="step size of eq. (1.1)"),
+        "A": Param(str, "spd", choices=("spd", "identity"), help="random SPD A (cond <= cond_max) or I"),
+        "cond_max": Param(float, 10.0, minimum=1.0, help="eigenvalues of A uniform in [1, cond_max]"),
+        "layers": Param(int, 2000, minimum=1, help="layers at most"),
+        "rtol": Param(float, 1e-13, minimum=0.0, help="stop when the relative change is below this"),
+    },
+    outputs={
+        "holds": "bool",
+        "converged": "bool",
+        "leaders": "int64",
+        "vertices": "int64",
+        "late_leaders": "int64",
+        "clusters": "int64",
+        "layers_used": "int64",
+    },
     primary="holds",
     title="Hardmax paper Theorem 1.1 on random tokens and random SPD A",
 )
@@ -101,19 +118,27 @@ def theorem_1_1(seed: int, *, n: int, d: int, alpha: float, A: str, cond_max: fl
     Am = random_spd(rng, d, cond_max=cond_max) if A == "spd" else None
     traj = hardmax(z, alpha=alpha, A=Am, layers=layers, save=SaveAt(every=None), stop=StopOnConvergence(rtol=rtol))
     rep = analysis.hardmax_theorem(traj)
-    return {"holds": rep.holds, "converged": rep.converged, "leaders": len(rep.leaders),
-            "vertices": 0 if rep.polytope is None else len(rep.polytope.vertices),
-            "late_leaders": sum(k > 0 for k in rep.leaders.since), "clusters": len(rep.clusters),
-            "layers_used": int(traj.stats.steps)}
+    return {
+        "holds": rep.holds,
+        "converged": rep.converged,
+        "leaders": len(rep.leaders),
+        "vertices": 0 if rep.polytope is None else len(rep.polytope.vertices),
+        "late_leaders": sum(k > 0 for k in rep.leaders.since),
+        "clusters": len(rep.clusters),
+        "layers_used": int(traj.stats.steps),
+    }
 
 
 @experiment(
     "table_1",
-    params={"regime": Param(str, choices=("polytope", "hyperplanes", "paranormal", "collapse"), help="row of Table 1"),
-            "n": Param(int, 12, minimum=1, help="tokens"), "d": Param(int, 3, minimum=2, help="dimension"),
-            "time": Param(float, 10.0, minimum=1e-12, help="horizon (rescaled dynamics (4))"),
-            "collapse_time": Param(float, 20.0, minimum=1e-12, help="horizon of V = -I (dynamics (1))"),
-            "step": Param(float, 0.1, minimum=1e-12, help="rk4 step")},
+    params={
+        "regime": Param(str, choices=("polytope", "hyperplanes", "paranormal", "collapse"), help="row of Table 1"),
+        "n": Param(int, 12, minimum=1, help="tokens"),
+        "d": Param(int, 3, minimum=2, help="dimension"),
+        "time": Param(float, 10.0, minimum=1e-12, help="horizon (rescaled dynamics (4))"),
+        "collapse_time": Param(float, 20.0, minimum=1e-12, help="horizon of V = -I (dynamics (1))"),
+        "step": Param(float, 0.1, minimum=1e-12, help="rk4 step"),
+    },
     outputs={"matches": "bool", "hyperplanes": "int64", "vertices": "int64", "final_change": "float64"},
     primary="matches",
     title="Softmax paper Table 1: does the limit geometry match the row's theorem?",
@@ -129,13 +154,22 @@ def table_1(seed: int, *, regime: str, n: int, d: int, time: float, collapse_tim
     mats = _instance(regime, rng, d)
     x = rng.standard_normal((n, d))
     collapse = regime == "collapse"
-    traj = softmax(x, time=collapse_time if collapse else time, step=step, rescaled=not collapse,
-                   save=SaveAt(every=5 if collapse else None), **mats)
+    traj = softmax(
+        x,
+        time=collapse_time if collapse else time,
+        step=step,
+        rescaled=not collapse,
+        save=SaveAt(every=5 if collapse else None),
+        **mats,
+    )
     rep = hyperplane_report(traj, 0) if regime == "hyperplanes" else analysis.softmax_geometry(traj, 0, regime=regime)
     m = rep.measured
-    return {"matches": bool(rep.holds), "hyperplanes": m.get("hyperplanes") if regime == "hyperplanes" else None,
-            "vertices": m.get("vertices") if regime == "polytope" else None,
-            "final_change": float(traj.stats.final_change[0])}
+    return {
+        "matches": bool(rep.holds),
+        "hyperplanes": m.get("hyperplanes") if regime == "hyperplanes" else None,
+        "vertices": m.get("vertices") if regime == "polytope" else None,
+        "final_change": float(traj.stats.final_change[0]),
+    }
 
 
 @functools.lru_cache(maxsize=4)
@@ -148,7 +182,11 @@ def _sentiment_run(run: str, data: str) -> tuple[HardmaxSentimentClassifier, Rev
     folder = Path(run)
     est = HardmaxSentimentClassifier.load(folder)
     info_path = folder / "data.json"
-    info: dict[str, Any] = json.loads(info_path.read_text()) if info_path.is_file() else {"data": DEFAULT_DATA, "split": "random", "seed": 0}
+    info: dict[str, Any] = (
+        json.loads(info_path.read_text())
+        if info_path.is_file()
+        else {"data": DEFAULT_DATA, "split": "random", "seed": 0}
+    )
     reviews = read_reviews(data or info["data"])
     _, test = split_random(len(reviews), seed=info["seed"]) if info["split"] == "random" else split_official(reviews)
     return est, reviews, test[np.random.default_rng(0).permutation(len(test))]
@@ -156,10 +194,18 @@ def _sentiment_run(run: str, data: str) -> tuple[HardmaxSentimentClassifier, Rev
 
 @experiment(
     "sentiment_leaders",
-    params={"run": Param(str, help="a run folder of `attndyn sentiment train`"),
-            "data": Param(str, "", help="reviews (default: the run's data.json)")},
-    outputs={"d": "int64", "words": "int64", "leaders": "int64", "leaders_per_word": "float64", "correct": "bool",
-             "probability": "float64"},
+    params={
+        "run": Param(str, help="a run folder of `attndyn sentiment train`"),
+        "data": Param(str, "", help="reviews (default: the run's data.json)"),
+    },
+    outputs={
+        "d": "int64",
+        "words": "int64",
+        "leaders": "int64",
+        "leaders_per_word": "float64",
+        "correct": "bool",
+        "probability": "float64",
+    },
     primary="leaders",
     title="Hardmax paper Section 6: leaders per review of a trained sentiment model",
 )
@@ -174,6 +220,11 @@ def sentiment_leaders(seed: int, *, run: str, data: str) -> dict:
         raise IndexError(f"seed {seed} is beyond the {len(order)} test reviews of {run}")
     i = int(order[seed])
     ex = explain(est, reviews.texts[i])
-    return {"d": int(est.model_.config.d), "words": len(ex.words), "leaders": len(ex.leaders),
-            "leaders_per_word": len(ex.leaders) / len(ex.words),
-            "correct": bool(ex.label == est.classes_[int(reviews.labels[i])]), "probability": float(ex.probability)}
+    return {
+        "d": int(est.model_.config.d),
+        "words": len(ex.words),
+        "leaders": len(ex.leaders),
+        "leaders_per_word": len(ex.leaders) / len(ex.words),
+        "correct": bool(ex.label == est.classes_[int(reviews.labels[i])]),
+        "probability": float(ex.probability),
+    }

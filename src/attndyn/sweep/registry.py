@@ -45,10 +45,15 @@ class Param:
     def check(self, value: Any, where: str) -> Any:
         """``value`` converted to this parameter's type, or an :class:`InputError` naming ``where``."""
         kind = self.kind
-        ok = (isinstance(value, bool) if kind is bool else
-              isinstance(value, int) and not isinstance(value, bool) if kind is int else
-              isinstance(value, (int, float)) and not isinstance(value, bool) if kind is float else
-              isinstance(value, str))
+        ok = (
+            isinstance(value, bool)
+            if kind is bool
+            else isinstance(value, int) and not isinstance(value, bool)
+            if kind is int
+            else isinstance(value, (int, float)) and not isinstance(value, bool)
+            if kind is float
+            else isinstance(value, str)
+        )
         if not ok:
             raise InputError(f"{where} = {value!r} must be {_KIND_NAMES[kind]}")
         value = kind(value)
@@ -86,20 +91,30 @@ class Experiment:
             raise ValueError(f"experiment {self.name!r}: primary output {self.primary!r} is not an output")
         clash = set(self.params) & (set(self.outputs) | set(RESERVED) | set(SUMMARY_COLUMNS))
         if clash:
-            raise ValueError(f"experiment {self.name!r}: {sorted(clash)} are both parameters and outputs/reserved columns")
+            raise ValueError(
+                f"experiment {self.name!r}: {sorted(clash)} are both parameters and outputs/reserved columns"
+            )
 
     def __call__(self, seed: int, params: dict[str, Any]) -> dict:
         row = self.fn(seed, **params)
         missing = set(self.outputs) - set(row)
         extra = set(row) - set(self.outputs)
         if missing or extra:
-            raise RuntimeError(f"cell function {self.name!r} returned outputs {sorted(row)}; declared {sorted(self.outputs)}")
+            raise RuntimeError(
+                f"cell function {self.name!r} returned outputs {sorted(row)}; declared {sorted(self.outputs)}"
+            )
         return row
 
 
 # Columns every row has besides the grid parameters and the outputs.
-RESERVED = {"cell": "int64", "seed": "int64", "status": "string", "error": "string", "attempts": "int64",
-            "seconds": "float64"}
+RESERVED = {
+    "cell": "int64",
+    "seed": "int64",
+    "status": "string",
+    "error": "string",
+    "attempts": "int64",
+    "seconds": "float64",
+}
 
 # Columns of a summary besides the grid parameters and the statistics.
 SUMMARY_COLUMNS = ("cells_ok", "cells_failed", "seeds")
@@ -107,13 +122,21 @@ SUMMARY_COLUMNS = ("cells_ok", "cells_failed", "seeds")
 EXPERIMENTS: dict[str, Experiment] = {}
 
 
-def experiment(name: str, *, params: dict[str, Param], outputs: dict[str, str], primary: str, title: str = "",
-               reference: dict | None = None) -> Callable:
+def experiment(
+    name: str,
+    *,
+    params: dict[str, Param],
+    outputs: dict[str, str],
+    primary: str,
+    title: str = "",
+    reference: dict | None = None,
+) -> Callable:
     """Decorator registering ``fn(seed, **params) -> dict`` under ``name``."""
 
     def register(fn: Callable[..., dict]) -> Callable[..., dict]:
-        EXPERIMENTS[name] = Experiment(name, fn, dict(params), dict(outputs), primary, title or (fn.__doc__ or "").split("\n")[0],
-                                       reference)
+        EXPERIMENTS[name] = Experiment(
+            name, fn, dict(params), dict(outputs), primary, title or (fn.__doc__ or "").split("\n")[0], reference
+        )
         return fn
 
     return register
@@ -121,7 +144,9 @@ def experiment(name: str, *, params: dict[str, Param], outputs: dict[str, str], 
 
 def get_experiment(name: Any) -> Experiment:
     if not isinstance(name, str) or name not in EXPERIMENTS:
-        raise InputError(f"experiment = {name!r} is not a registered experiment; choose among {', '.join(sorted(EXPERIMENTS))}")
+        raise InputError(
+            f"experiment = {name!r} is not a registered experiment; choose among {', '.join(sorted(EXPERIMENTS))}"
+        )
     return EXPERIMENTS[name]
 
 
@@ -137,4 +162,3 @@ def registered(exp: Experiment) -> Iterator[Experiment]:
             EXPERIMENTS.pop(exp.name, None)
         else:
             EXPERIMENTS[exp.name] = old
-

@@ -69,8 +69,18 @@ def run_cells(experiment: str, cells: list[tuple[int, int, dict, dict]], attempt
         except Exception as exc:  # the cell's failure is data: recorded, retried once
             out, status = dict.fromkeys(exp.outputs), "error"
             error = f"{type(exc).__name__}: {exc}".splitlines()[0][:500] or type(exc).__name__
-        rows.append({"cell": index, "seed": seed, **point, **out, "status": status, "error": error,
-                     "attempts": attempt, "seconds": time.perf_counter() - t0})
+        rows.append(
+            {
+                "cell": index,
+                "seed": seed,
+                **point,
+                **out,
+                "status": status,
+                "error": error,
+                "attempts": attempt,
+                "seconds": time.perf_counter() - t0,
+            }
+        )
     return rows
 
 
@@ -78,8 +88,8 @@ class _Serial:
     """Runs each chunk in this process when it is submitted (``workers=0``): the plain loop."""
 
     def __init__(self) -> None:
-        from threadpoolctl import threadpool_limits
         import torch
+        from threadpoolctl import threadpool_limits
 
         self._limits = threadpool_limits(1)  # as dask's workers do (OMP/BLAS threads = 1): same rows, bit for bit
         self._torch = torch.get_num_threads()
@@ -133,8 +143,19 @@ class _Dask:
 def _rows_for_lost_chunk(experiment: str, chunk: list, attempt: int, exc: BaseException) -> list[dict]:
     exp = get_experiment(experiment)
     error = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
-    return [{"cell": i, "seed": s, **point, **dict.fromkeys(exp.outputs), "status": "error", "error": error,
-             "attempts": attempt, "seconds": None} for i, s, point, _ in chunk]
+    return [
+        {
+            "cell": i,
+            "seed": s,
+            **point,
+            **dict.fromkeys(exp.outputs),
+            "status": "error",
+            "error": error,
+            "attempts": attempt,
+            "seconds": None,
+        }
+        for i, s, point, _ in chunk
+    ]
 
 
 def run_sweep(
@@ -187,18 +208,35 @@ def run_sweep(
         finished, failed_before = store.finished(retry_failed=retry_failed)
         left_all = [i for i in range(spec.n_cells) if i not in finished]
         todo = left_all if max_cells is None else left_all[:max_cells]
-        say(f"sweep {spec.experiment}: {spec.n_cells} cells, {len(finished)} finished"
-            + (f" ({failed_before} failed)" if failed_before else "") + f", {len(left_all)} left"
-            + (f"; running {len(todo)}" if len(todo) != len(left_all) else ""))
+        say(
+            f"sweep {spec.experiment}: {spec.n_cells} cells, {len(finished)} finished"
+            + (f" ({failed_before} failed)" if failed_before else "")
+            + f", {len(left_all)} left"
+            + (f"; running {len(todo)}" if len(todo) != len(left_all) else "")
+        )
         ran = failed = 0
         if todo:
-            ran, failed = _execute(spec, store, todo, workers=workers, scheduler=scheduler, client=client, chunk=chunk,
-                                   batch=batch, flush_seconds=flush_seconds, progress=progress, done_before=len(finished),
-                                   on_chunk=on_chunk)
+            ran, failed = _execute(
+                spec,
+                store,
+                todo,
+                workers=workers,
+                scheduler=scheduler,
+                client=client,
+                chunk=chunk,
+                batch=batch,
+                flush_seconds=flush_seconds,
+                progress=progress,
+                done_before=len(finished),
+                on_chunk=on_chunk,
+            )
         left = len(left_all) - ran
         seconds = time.perf_counter() - t_start
-        say(f"sweep {spec.experiment}: ran {ran} cells in {seconds:.1f} s ({ran / max(seconds, 1e-9):.1f} cells/s)"
-            + (f", {failed} failed" if failed else "") + f"; {left} left; rows in {store.out / 'rows'}")
+        say(
+            f"sweep {spec.experiment}: ran {ran} cells in {seconds:.1f} s ({ran / max(seconds, 1e-9):.1f} cells/s)"
+            + (f", {failed} failed" if failed else "")
+            + f"; {left} left; rows in {store.out / 'rows'}"
+        )
         return SweepRun(spec.n_cells, len(finished), ran, failed, left, seconds, store.out)
     finally:
         store.close()
@@ -209,9 +247,21 @@ def _chunks(spec: SweepSpec, todo: list[int], size: int) -> Iterator[list]:
         yield [(c.index, c.seed, c.point, spec.params(c.point)) for c in spec.cells(todo[a : a + size])]
 
 
-def _execute(spec: SweepSpec, store: SweepStore, todo: list[int], *, workers: int | None, scheduler: str | None,
-             client: Any, chunk: int, batch: int, flush_seconds: float, progress: bool, done_before: int,
-             on_chunk: Callable[[int], None] | None) -> tuple[int, int]:
+def _execute(
+    spec: SweepSpec,
+    store: SweepStore,
+    todo: list[int],
+    *,
+    workers: int | None,
+    scheduler: str | None,
+    client: Any,
+    chunk: int,
+    batch: int,
+    flush_seconds: float,
+    progress: bool,
+    done_before: int,
+    on_chunk: Callable[[int], None] | None,
+) -> tuple[int, int]:
     own_client = cluster = None
     if client is None and scheduler is None and workers == 0:
         ex: Any = _Serial()
@@ -233,8 +283,9 @@ def _execute(spec: SweepSpec, store: SweepStore, todo: list[int], *, workers: in
     ran = failed = inflight = 0
     last_flush = time.monotonic()
     try:
-        with progress_bar(done_before + len(todo), f"{spec.experiment}", enabled=progress, completed=done_before,
-                          unit="cells") as advance:
+        with progress_bar(
+            done_before + len(todo), f"{spec.experiment}", enabled=progress, completed=done_before, unit="cells"
+        ) as advance:
             exhausted = False
             while True:
                 while not exhausted and inflight < slots:

@@ -70,7 +70,7 @@ class SweepSpec:
     def cells(self, indices: Any = None) -> Iterator[Cell]:
         """Cells in sweep order (seed-major), or those with the given indices."""
         pts = self.points
-        for i in (range(self.n_cells) if indices is None else indices):
+        for i in range(self.n_cells) if indices is None else indices:
             s, p = divmod(int(i), len(pts))
             yield Cell(int(i), self.first_seed + s, pts[p])
 
@@ -80,8 +80,13 @@ class SweepSpec:
 
     def record(self) -> dict:
         """JSON-able form written to OUT/spec.json and compared on resume."""
-        return {"experiment": self.experiment, "title": self.title, "grid": {k: list(v) for k, v in self.grid.items()},
-                "monte_carlo": {"seeds": self.seeds, "first_seed": self.first_seed}, "fixed": dict(self.fixed or {})}
+        return {
+            "experiment": self.experiment,
+            "title": self.title,
+            "grid": {k: list(v) for k, v in self.grid.items()},
+            "monte_carlo": {"seeds": self.seeds, "first_seed": self.first_seed},
+            "fixed": dict(self.fixed or {}),
+        }
 
 
 def load_spec(path: str | os.PathLike) -> SweepSpec:
@@ -124,7 +129,7 @@ def parse_spec(data: dict) -> SweepSpec:
     if unknown:
         raise InputError(f"unknown key {unknown[0]!r} in the spec; allowed: {', '.join(sorted(_TOP))}")
     if "experiment" not in data:
-        raise InputError("the spec names no experiment; add experiment = \"good_triple\" (or another registered one)")
+        raise InputError('the spec names no experiment; add experiment = "good_triple" (or another registered one)')
     exp = get_experiment(data["experiment"])
     title = data.get("title", "")
     if not isinstance(title, str):
@@ -145,7 +150,9 @@ def parse_spec(data: dict) -> SweepSpec:
     for table, values in (("grid", grid_in), ("fixed", fixed_in)):
         for name in values:
             if name not in exp.params:
-                raise InputError(f"{table}.{name}: experiment {exp.name!r} has no parameter {name!r}; its parameters: {known}")
+                raise InputError(
+                    f"{table}.{name}: experiment {exp.name!r} has no parameter {name!r}; its parameters: {known}"
+                )
     for name, values in grid_in.items():
         if name in fixed_in:
             raise InputError(f"{name!r} is both in [grid] and in [fixed]; keep it in one of them")
@@ -164,7 +171,9 @@ def parse_spec(data: dict) -> SweepSpec:
         if name in fixed_in:
             fixed[name] = p.check(fixed_in[name], f"fixed.{name}")
         elif p.required:
-            raise InputError(f"experiment {exp.name!r} needs parameter {name!r} ({p.help}); put it in [grid] or [fixed]")
+            raise InputError(
+                f"experiment {exp.name!r} needs parameter {name!r} ({p.help}); put it in [grid] or [fixed]"
+            )
         else:
             fixed[name] = p.default
     return SweepSpec(exp.name, grid, seeds, first, fixed, title)

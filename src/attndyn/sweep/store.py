@@ -76,10 +76,14 @@ class SweepStore:
             old = json.loads(spec_path.read_text(encoding="utf-8"))
             diff = spec_differences(old, new)
             if diff:
-                raise InputError(f"{str(self.out)!r} holds a sweep of another spec ({'; '.join(diff)}); "
-                                 "use a new --out folder, or restore the spec to resume")
+                raise InputError(
+                    f"{str(self.out)!r} holds a sweep of another spec ({'; '.join(diff)}); "
+                    "use a new --out folder, or restore the spec to resume"
+                )
         elif self.out.is_dir() and any(self.out.iterdir()):
-            raise InputError(f"--out {str(self.out)!r} is a folder that is not empty and holds no spec.json; give a new folder")
+            raise InputError(
+                f"--out {str(self.out)!r} is a folder that is not empty and holds no spec.json; give a new folder"
+            )
         else:
             write_json(spec_path, new)
         (self.out / "rows").mkdir(parents=True, exist_ok=True)
@@ -98,8 +102,10 @@ class SweepStore:
             if other.get("host") == me["host"] and not _alive(other.get("pid")):
                 lock.unlink(missing_ok=True)  # left by a process that was killed
                 return self._lock()
-            raise InputError(f"{str(self.out)!r} is being written by process {other.get('pid')} on {other.get('host')}; "
-                             f"wait for it, or delete {str(lock)!r} if that process is gone") from None
+            raise InputError(
+                f"{str(self.out)!r} is being written by process {other.get('pid')} on {other.get('host')}; "
+                f"wait for it, or delete {str(lock)!r} if that process is gone"
+            ) from None
         with os.fdopen(fd, "w") as f:
             json.dump(me, f)
         self._locked = True

@@ -58,9 +58,13 @@ class SweepSummary:
                 continue
             show[o if t == "bool" else f"mean {o}"] = [
                 "-" if math.isnan(v) else f"{v:.4f} [{lo:.4f}, {hi:.4f}]"
-                for v, lo, hi in zip(self.table[f"{o}_{stat}"], self.table[f"{o}_lo"], self.table[f"{o}_hi"])]
-        head = (f"{self.spec.experiment}: {self.rows} rows of {self.spec.n_cells} cells"
-                + (f" ({self.failed} failed)" if self.failed else "") + "; 95% intervals (Wilson for fractions)")
+                for v, lo, hi in zip(self.table[f"{o}_{stat}"], self.table[f"{o}_lo"], self.table[f"{o}_hi"])
+            ]
+        head = (
+            f"{self.spec.experiment}: {self.rows} rows of {self.spec.n_cells} cells"
+            + (f" ({self.failed} failed)" if self.failed else "")
+            + "; 95% intervals (Wilson for fractions)"
+        )
         return head + "\n" + show.to_string(index=False)
 
 
@@ -100,9 +104,16 @@ def summarize(out: str | os.PathLike, *, write: bool = True, plot: bool = True) 
     summary = SweepSummary(spec, table, rows=int(len(rows)), failed=int((rows["status"] != "ok").sum()))
     if write:
         summary.files["csv"] = atomic_write(out / "summary.csv", lambda p: table.to_csv(p, index=False))
-        summary.files["json"] = write_json(out / "summary.json", {
-            "spec": spec.record(), "rows": summary.rows, "failed": summary.failed, "interval": "95%: Wilson for "
-            "fractions, mean +- 1.96 sd/sqrt(n) for numbers", "grid_points": _jsonable(records)})
+        summary.files["json"] = write_json(
+            out / "summary.json",
+            {
+                "spec": spec.record(),
+                "rows": summary.rows,
+                "failed": summary.failed,
+                "interval": "95%: Wilson for fractions, mean +- 1.96 sd/sqrt(n) for numbers",
+                "grid_points": _jsonable(records),
+            },
+        )
         if plot:
             from ..plotting.save import save_figure
             from ..plotting.sweep import sweep_figure
