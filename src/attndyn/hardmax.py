@@ -142,6 +142,11 @@ def _pow2_below(x: Tensor) -> Tensor:
     return torch.where(x > 0, torch.ldexp(torch.ones_like(x), -e), torch.ones_like(x))
 
 
+# Tokens and A whose largest entries lie in this range (per dtype) give scores far from overflow and
+# underflow: they run as given (a power-of-two rescaling would change no bit of the result).
+SAFE_RANGE = {torch.float64: (2.0**-200, 2.0**200), torch.float32: (2.0**-30, 2.0**30)}
+
+
 def _rescale(z: Tensor, A: Tensor, mask: Tensor | None, tol: float) -> tuple[Tensor, Tensor, float, _Unit | None]:
     """Tokens and A scaled by powers of two near 1 (per sequence; one scale for the batch when tol > 0)."""
     ext = z.detach().abs().amax(dim=-1)  # (B, n)
@@ -150,10 +155,12 @@ def _rescale(z: Tensor, A: Tensor, mask: Tensor | None, tol: float) -> tuple[Ten
     ext = ext.amax(dim=1)  # (B,)
     if tol > 0:
         ext = ext.amax().expand_as(ext)  # one scale, so that tol keeps one meaning
+    a_ext = A.detach().abs().amax()
+    lo, hi = SAFE_RANGE.get(z.dtype, SAFE_RANGE[torch.float32])
+    if bool(((ext >= lo) & (ext <= hi)).all()) and lo <= float(a_ext) <= hi:
+        return z, A, tol, None  # no score can overflow or underflow: scaling would change no bit
     sz = _pow2_below(ext)  # (B,)
-    sa = _pow2_below(A.detach().abs().amax())
-    if bool((sz == 1).all()) and float(sa) == 1.0:
-        return z, A, tol, None
+    sa = _pow2_below(a_ext)
     score = (sz * sz * sa).cpu()  # scores scale with |z|^2 |A|
     unit = _Unit(sz[:, None, None], score)
     zs = z * unit.token
