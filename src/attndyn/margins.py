@@ -137,7 +137,13 @@ def _compiled(z: Tensor, A: Tensor | None, mask: Tensor | None, b: Tensor, i: Te
     mu = np.empty(len(bb))
     bound = np.empty(len(bb))
     run = _margins_parallel if len(bb) >= _PARALLEL_PAIRS else _margins_serial
-    run(zn, An, identity, m, bb, ii, 2.0 * gamma(2 * d + 1, torch.float64), mu, bound)
+    seqs = torch.unique(b.cpu())  # only the sequences asked about
+    absz = z[seqs].abs()
+    if mask is not None:
+        absz = absz.masked_fill_(~mask.cpu()[seqs][..., None], 0.0)
+    big = np.zeros((B, d))
+    big[seqs.numpy()] = absz.amax(dim=1).numpy()  # (B, d): the largest coordinates of the real tokens
+    run(zn, An, identity, m, big, bb, ii, 2.0 * gamma(2 * d + 1, torch.float64), mu, bound)
     return torch.from_numpy(mu), torch.from_numpy(bound)
 
 
@@ -152,6 +158,7 @@ def _margin_one(
     A: np.ndarray,
     identity: bool,
     mask: np.ndarray,
+    big: np.ndarray,
     bb: np.ndarray,
     ii: np.ndarray,
     g: float,
@@ -178,13 +185,13 @@ def _margin_one(
     for k in range(d):
         own += q[k] * z[b, i, k]
     best = -np.inf
-    big = np.zeros(d)
-    for j in range(n):
-        if not mask[b, j]:
-            continue
-        for k in range(d):
-            big[k] = max(big[k], abs(z[b, j, k]))
-        if j == i:
+    if d == 2:  # the planar case, unrolled
+        q0, q1 = q[0], q[1]
+        for j in range(n):
+            if j != i and mask[b, j]:
+                best = max(best, q0 * z[b, j, 0] + q1 * z[b, j, 1])
+    for j in range(n if d != 2 else 0):
+        if j == i or not mask[b, j]:
             continue
         s = 0.0
         for k in range(d):
@@ -193,7 +200,7 @@ def _margin_one(
     mu[p] = own - best
     t = 0.0
     for k in range(d):
-        t += aq[k] * (abs(z[b, i, k]) + big[k])
+        t += aq[k] * (abs(z[b, i, k]) + big[b, k])
     bound[p] = g * t
 
 
@@ -203,6 +210,7 @@ def _margins_serial(
     A: np.ndarray,
     identity: bool,
     mask: np.ndarray,
+    big: np.ndarray,
     bb: np.ndarray,
     ii: np.ndarray,
     g: float,
@@ -210,7 +218,7 @@ def _margins_serial(
     bound: np.ndarray,
 ) -> None:  # pragma: no cover - compiled
     for p in range(bb.shape[0]):
-        _margin_one(p, z, A, identity, mask, bb, ii, g, mu, bound)
+        _margin_one(p, z, A, identity, mask, big, bb, ii, g, mu, bound)
 
 
 @njit(parallel=True, cache=True)
@@ -219,6 +227,7 @@ def _margins_parallel(
     A: np.ndarray,
     identity: bool,
     mask: np.ndarray,
+    big: np.ndarray,
     bb: np.ndarray,
     ii: np.ndarray,
     g: float,
@@ -226,4 +235,4 @@ def _margins_parallel(
     bound: np.ndarray,
 ) -> None:  # pragma: no cover - compiled
     for p in prange(bb.shape[0]):
-        _margin_one(p, z, A, identity, mask, bb, ii, g, mu, bound)
+        _margin_one(p, z, A, identity, mask, big, bb, ii, g, mu, bound)
