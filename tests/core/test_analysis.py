@@ -96,10 +96,15 @@ def test_softmax_geometry_requires_rescaled_for_polytope():
 
 
 def test_repr_html_escapes():
+    from dataclasses import replace
+
     traj = attndyn.hardmax([[1.0, 0.0], [0.0, 1.0]], alpha=0.5, layers=1)
     html = traj._repr_html_()
     assert "<table>" in html and "HardmaxTrajectory" in html
-    assert isinstance(traj.final_tokens, torch.Tensor)
+    # a message with markup is shown as text, not interpreted
+    odd = replace(traj, stats=replace(traj.stats, message="<script>alert('x') & co</script>"))
+    html = odd._repr_html_()
+    assert "<script>" not in html and "&lt;script&gt;alert(&#x27;x&#x27;) &amp; co&lt;/script&gt;" in html
 
 
 def test_hyperplane_count_when_all_tokens_end_on_the_middle_hyperplane():
