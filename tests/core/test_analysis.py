@@ -4,7 +4,6 @@ import sys
 
 import numpy as np
 import pytest
-import torch
 
 import attndyn
 from attndyn.analysis import Polytope, attention_rank, boolean_distance, clusters, is_good_triple_with_multiplicity
