@@ -35,7 +35,7 @@ from .assign import Attempt, best_assignment, solve_assignment
 from .constraints import Preference, follows, leads
 from .hull import never_leads
 from .invariant import layer_schedule
-from .result import ControlResult, Round
+from .result import ControlResult, Round, unreachable
 from .solve import MarginSolution, require_cvxpy, solve_margin
 
 __all__ = ["choose_A", "check_request", "simulate", "solve_disjunctive"]
@@ -183,20 +183,7 @@ def choose_A(
 
     certs = tuple(c for c in (never_leads(Z, i, spd=spd) for i in S) if c is not None)
     if certs:
-        return ControlResult(
-            A=np.eye(d),
-            margin=-np.inf,
-            leaders_found=(),
-            since=(),
-            verdict="not_reached",
-            reason="; ".join(c.sentence() for c in certs),
-            rounds=(),
-            certificates=certs,
-            trajectory=None,
-            solver=solver,
-            seconds=0.0,
-            **common,
-        )
+        return unreachable(certs, d, solver=solver, **common)
 
     t_start = time.perf_counter()
     fixed = [p for i in S for p in leads(Z, i)]

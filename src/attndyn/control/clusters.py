@@ -21,7 +21,7 @@ from .._validation import InputError, check_nonnegative
 from .assign import ends_with, solve_assignment
 from .choose import check_request, simulate
 from .hull import never_leads
-from .result import ControlResult
+from .result import ControlResult, unreachable
 
 __all__ = ["choose_A_for_clusters"]
 
@@ -90,20 +90,7 @@ def choose_A_for_clusters(
     )
     certs = tuple(c for c in (never_leads(Z, i, spd=spd) for i in S) if c is not None)
     if certs:
-        return ControlResult(
-            A=np.eye(d),
-            margin=-np.inf,
-            leaders_found=(),
-            since=(),
-            verdict="not_reached",
-            reason="; ".join(c.sentence() for c in certs),
-            rounds=(),
-            certificates=certs,
-            trajectory=None,
-            seconds=0.0,
-            clusters_found=(),
-            **common,
-        )
+        return unreachable(certs, d, clusters_found=(), **common)
     t0 = time.perf_counter()
     att = solve_assignment(Z, T, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds, min_margin=m0)
     extra = {"wall_seconds": time.perf_counter() - t0}

@@ -121,3 +121,21 @@ class ControlResult:
             rec["clusters_requested"] = list(self.clusters_requested)
             rec["clusters_found"] = list(self.clusters_found or ())
         return rec
+
+
+def unreachable(certificates: tuple[HullCertificate, ...], d: int, **fields: Any) -> ControlResult:
+    """The result for a target some of whose tokens can never lead: no A is solved for, the
+    certificates say why (identity A, no rounds, no verification run)."""
+    return ControlResult(
+        A=np.eye(d),
+        margin=-np.inf,
+        leaders_found=(),
+        since=(),
+        verdict="not_reached",
+        reason="; ".join(c.sentence() for c in certificates),
+        rounds=(),
+        certificates=certificates,
+        trajectory=None,
+        seconds=0.0,
+        **fields,
+    )
