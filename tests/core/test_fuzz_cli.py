@@ -46,6 +46,8 @@ def files(tmp_path, monkeypatch):
     Path("t.txt").write_text("1 2\n")
     Path("folder").mkdir()
     Path("outfile").write_text("I am a file")
+    Path("bad.toml").write_text('experiment = "nope"\n[grid]\nd = [2]\n[monte_carlo]\nseeds = 2\n')
+    Path("badsyntax.toml").write_text("experiment = = 1\n")
     return tmp_path
 
 
@@ -128,6 +130,32 @@ REPRODUCE = [
 ]
 
 
+CONTROL = [
+    ["control", "t.npy", "--leaders", "0,99"],
+    ["control", "t.npy", "--leaders", "x"],
+    ["control", "t.npy"],
+    ["control", "missing.npy", "--leaders", "0"],
+    ["control", "t.npy", "--leaders", "0", "--alpha", "-1"],
+    ["control", "t.npy", "--leaders", "0", "--layers", "-2"],
+    ["control", "t.npy", "--leaders", "0", "--figure", "f.xyz"],
+    ["control", "t.npy", "--leaders", "0,0"],
+    ["control", "nan.npy", "--leaders", "0"],
+    ["control", "deep.json", "--leaders", "0"],
+    ["control", "t.npy", "--leaders", "0", "--bogus"],
+    ["control", "t.npy", "--leaders", ""],
+]
+
+SWEEP = [
+    ["sweep", "missing.toml", "--out", "o"],
+    ["sweep", "bad.toml", "--out", "o"],
+    ["sweep", "badsyntax.toml", "--out", "o"],
+    ["sweep", "folder", "--out", "o"],
+    ["sweep", "summarize", "missing-dir"],
+    ["sweep", "summarize", "folder"],
+    ["sweep", "bad.toml"],
+]
+
+
 def check_refused(capsys, folder, argv):
     before = snapshot(folder)
     code = main(argv)
@@ -139,13 +167,13 @@ def check_refused(capsys, folder, argv):
     assert snapshot(folder) == before, argv
 
 
-@pytest.mark.parametrize("argv", HARDMAX + SOFTMAX + DEMO + REPRODUCE, ids=lambda a: " ".join(a)[:60])
+@pytest.mark.parametrize("argv", HARDMAX + SOFTMAX + DEMO + REPRODUCE + CONTROL + SWEEP, ids=lambda a: " ".join(a)[:60])
 def test_bad_input_is_one_line_and_exit_2(capsys, files, argv):
     check_refused(capsys, files, argv)
 
 
 def test_corpus_size_per_command():
-    for corpus in (HARDMAX, SOFTMAX, DEMO, REPRODUCE):
+    for corpus in (HARDMAX, SOFTMAX, DEMO, REPRODUCE, CONTROL):
         assert len(corpus) >= 12
 
 
