@@ -6,11 +6,14 @@ r"""Hardmax pure-attention dynamics (Alcalde, Fantuzzi & Zuazua 2024, eq. (1.1))
     z_i^{k+1} = z_i^k + \frac{\alpha}{1+\alpha}\,\frac{1}{|C_i(Z^k)|}\sum_{j\in C_i(Z^k)} (z_j^k - z_i^k).
 
 The ``1/(1+alpha)`` factor is the normalization sublayer. :func:`hardmax_step` is one layer,
-:func:`hardmax` runs many and records a :class:`~attndyn.trajectory.HardmaxTrajectory`.
+:class:`HardmaxAttention` is the dynamics object (A, alpha, tol, mask) whose ``step`` is that layer, and
+:func:`hardmax` runs many with the loop both engines share (:mod:`attndyn._loop`) and records a
+:class:`~attndyn.trajectory.HardmaxTrajectory`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -19,8 +22,8 @@ from torch import Tensor
 
 from . import attention, margins
 from ._budget import check_memory, kept_count
+from ._loop import Run, check_options
 from ._validation import (
-    InputError,
     as_mask,
     as_matrix,
     as_tokens,
@@ -31,11 +34,10 @@ from ._validation import (
     warn_hypothesis,
 )
 from .options import SaveAt, StopOnConvergence
-from .progress import progress_bar
 from .threads import one_thread_when_small
-from .trajectory import HardmaxTrajectory, RunStats
+from .trajectory import HardmaxParams, HardmaxTrajectory
 
-__all__ = ["hardmax", "hardmax_step", "HardmaxStep"]
+__all__ = ["hardmax", "hardmax_step", "HardmaxStep", "HardmaxAttention"]
 
 
 class HardmaxStep(NamedTuple):
@@ -127,6 +129,38 @@ def hardmax_step(
     return HardmaxStep(
         z_next, leader, follow_all, (z_next - z).detach().abs().amax(dim=(1, 2)).cpu(), extent.amax(dim=1).cpu()
     )
+
+
+@dataclass(frozen=True)
+class HardmaxAttention:
+    r"""The hardmax dynamics of eq. (1.1) with score matrix ``A`` (d, d), step size ``alpha``, tie tolerance
+    ``tol`` and ``mask`` (B, n) of real tokens (None: all real); :meth:`step` is one layer.
+
+    .. math:: z_i^{k+1} = z_i^k + \frac{\alpha}{1+\alpha}\,\frac{1}{|C_i(Z^k)|}\sum_{j\in C_i(Z^k)} (z_j^k - z_i^k)
+
+    Inputs are taken as already validated (:func:`hardmax` checks them).
+
+    >>> import torch
+    >>> dyn = HardmaxAttention(A=torch.eye(2, dtype=torch.float64), alpha=1.0)
+    >>> z = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [0.5, 0.25]]], dtype=torch.float64)
+    >>> dyn.step(z).tokens[0, 2].tolist(), dyn.follow_sets(z)[0, 2].tolist()
+    ([0.75, 0.125], [True, False, False])
+    """
+
+    A: Tensor
+    alpha: float
+    tol: float = 0.0
+    mask: Tensor | None = None
+
+    def step(self, z: Tensor, *, record_follow: bool = False) -> HardmaxStep:
+        """One layer of eq. (1.1) on a batch ``z`` (B, n, d): :func:`hardmax_step` with this object's settings."""
+        return hardmax_step(z, alpha=self.alpha, A=self.A, mask=self.mask, tol=self.tol, record_follow=record_follow)
+
+    def follow_sets(self, z: Tensor) -> Tensor:
+        r"""(B, n, n) bool, :math:`j \in C_i(Z)` (eq. (1.1b)) for the state ``z``, from one :meth:`step`."""
+        follow = self.step(z, record_follow=True).follow
+        assert follow is not None  # record_follow=True
+        return follow
 
 
 class _Unit(NamedTuple):
@@ -271,9 +305,12 @@ def hardmax(
     equals ``hardmax(x) * 2**k`` bit for bit, with no overflow or underflow of the scores, for any
     k that keeps ``x * 2**k`` a normal number.
 
+    The layers are run by the loop both engines share (:class:`attndyn._loop.Run`: saving,
+    convergence, progress, :class:`~attndyn.trajectory.RunStats`) on a :class:`HardmaxAttention`.
+
     Returns:
         A :class:`~attndyn.trajectory.HardmaxTrajectory`; the leaders are recorded at every layer,
-        whatever ``save`` keeps.
+        whatever ``save`` keeps; ``params`` holds the settings (:class:`~attndyn.trajectory.HardmaxParams`).
 
     >>> import attndyn
     >>> square = [[1, 1], [-1, 1], [-1, -1], [1, -1], [0.2, 0.1], [-0.3, 0.5]]
@@ -285,99 +322,110 @@ def hardmax(
     alpha = check_positive(alpha, "alpha")
     layers = check_int(layers, "layers", minimum=0)
     tol = check_nonnegative(tol, "tol")
-    if not isinstance(save, SaveAt):
-        raise InputError(f"save must be a SaveAt(...) object, got {save!r}")
-    if stop is not None and not isinstance(stop, StopOnConvergence):
-        raise InputError(f"stop must be StopOnConvergence(...) or None, got {stop!r}")
+    check_options(save, stop)
     B, n, d = z.shape
     A_t = (
         torch.eye(d, dtype=dtype, device=z.device) if A is None else as_matrix(A, "A", d, dtype=dtype, device=z.device)
     )
     m = as_mask(mask, (B, n), z.device)
+    _check_hardmax_memory(z, layers, save, max_memory)
+    if check_hypotheses:
+        _warn_outside_theorem(z, A_t, m)
+    # Exact at every scale: run on tokens and A rescaled by powers of two (exact in binary
+    # floating point; C_i does not change), and scale the results back.
+    zs, A_s, tol_s, unit = _rescale(z, A_t, m, tol)
+    run = Run(save, stop, layers, B)
+    record = _HardmaxRecord(HardmaxAttention(A=A_s, alpha=alpha, tol=tol_s, mask=m), z, zs, unit, save, layers)
+    run.loop(record, description="hardmax layers", progress=progress)
+    return record.result(run, batched, HardmaxParams(alpha=alpha, A=A_t, tol=tol, layers=layers))
+
+
+def _check_hardmax_memory(z: Tensor, layers: int, save: SaveAt, max_memory: float | None) -> None:
+    """Refuse a run whose kept layers (tokens, leader flags, follow sets) would not fit in ``max_memory``."""
+    B, n, d = z.shape
     T = kept_count(layers, save.every)
-    item = z.element_size()
     check_memory(
-        T * B * n * (d * item + 1 + (n if save.follow else 0)),
+        T * B * n * (d * z.element_size() + 1 + (n if save.follow else 0)),
         max_memory,
         z.device,
         f"{T} kept layers of {B} x {n} tokens in dimension {d}" + (" with follow sets" if save.follow else ""),
         "keep fewer layers with save=SaveAt(every=None) or SaveAt(every=k)",
     )
-    if check_hypotheses:
-        _warn_outside_theorem(z, A_t, m)
 
-    # Exact at every scale: run on tokens and A rescaled by powers of two (exact in binary
-    # floating point; C_i does not change), and scale the results back.
-    zs, A_s, tol_s, unit = _rescale(z, A_t, m, tol)
-    ys = torch.empty((T, B, n, d), dtype=dtype, device=z.device)  # filled as we go, no final copy
-    follow_kept = torch.zeros((T, B, n, n), dtype=torch.bool) if save.follow else None
-    lead_kept = torch.zeros((T, B, n), dtype=torch.bool)
-    ts: list[int] = []
-    leader_since = torch.full((B, n), -1, dtype=torch.long)
-    leader_margin = torch.full((B, n), float("nan"), dtype=dtype)
-    rounding: list[tuple[Tensor, Tensor]] = []  # (b, i, layer) rows and their (margin, bound)
-    converged_at = torch.full((B,), -1, dtype=torch.long)
-    stop_reason = "completed"
-    k = 0
-    with progress_bar(total=layers, description="hardmax layers", enabled=progress) as advance:
-        while True:
-            last = k == layers
-            keep = save.keeps(k, layers)
-            res = hardmax_step(zs, alpha=alpha, A=A_s, mask=m, tol=tol_s, record_follow=save.follow and keep)
-            lead = _certified_leaders(zs, A_s, m, res.leader.cpu(), k, leader_since, leader_margin, rounding)
-            if stop is not None:
-                now = (res.moved <= stop.rtol * res.scale) & (converged_at < 0)
-            else:
-                now = (res.moved == 0) & (converged_at < 0)
-            converged_at.masked_fill_(now, k)
-            change = res.moved / res.scale.clamp_min(torch.finfo(torch.float64).tiny)
-            done = stop is not None and bool((converged_at >= 0).all())
-            if keep or done:
-                if zs.requires_grad:
-                    ys = ys.clone() if len(ts) == 0 else ys  # keep autograd history out of a leaf buffer
-                ys[len(ts)] = zs if unit is None else _unscale(zs, unit, z, m)
-                lead_kept[len(ts)] = lead
-                if follow_kept is not None:
-                    follow = res.follow
-                    if follow is None:
-                        follow = hardmax_step(zs, alpha=alpha, A=A_s, mask=m, tol=tol_s, record_follow=True).follow
-                    assert follow is not None  # record_follow=True
-                    follow_kept[len(ts)] = follow.cpu()
-                ts.append(k)
-            if last or done:
-                if done and not last:
-                    stop_reason = "converged"
-                break
-            zs = res.tokens
-            k += 1
-            advance(1)
-    if unit is not None:  # margins are scores: they scale with |z|^2 |A|
-        leader_margin /= unit.score[:, None].to(leader_margin.dtype)
-        for at, mb in rounding:
-            mb /= unit.score[at[:, 0]][:, None].to(mb.dtype)
-    T = len(ts)
-    converged = bool((converged_at >= 0).all())
-    stats = RunStats(
-        steps=k,
-        function_evals=k + 1,
-        converged=converged,
-        converged_at=tuple(converged_at.tolist()),
-        stop_reason=stop_reason,
-        final_change=tuple(change.tolist()),
-        message=(f"converged after {k} layers" if stop_reason == "converged" else f"ran {k} layers")
-        + ("" if converged else "; not every sequence has converged"),
-    )
-    return HardmaxTrajectory(
-        ts=torch.tensor(ts, dtype=torch.long),
-        ys=ys[:T],
-        batched=batched,
-        stats=stats,
-        mask=m,
-        params={"alpha": alpha, "A": A_t, "tol": tol, "layers": layers},
-        leader_since=leader_since,
-        leader_margin=leader_margin,
-        rounding_at=torch.cat([r[0] for r in rounding]) if rounding else torch.empty((0, 3), dtype=torch.long),
-        rounding_margin=torch.cat([r[1] for r in rounding]) if rounding else torch.empty((0, 2), dtype=dtype),
-        leader_mask=lead_kept[:T],
-        follow=None if follow_kept is None else follow_kept[:T],
-    )
+
+class _HardmaxRecord:
+    """What a hardmax run keeps as it goes (the engine side of :class:`attndyn._loop.Run`).
+
+    ``dyn`` runs on the rescaled tokens ``zs`` (see :func:`_rescale`); kept tokens are scaled back to
+    the caller's units. Leaders are certified at every layer (:func:`_certified_leaders`).
+    """
+
+    def __init__(
+        self, dyn: HardmaxAttention, z: Tensor, zs: Tensor, unit: _Unit | None, save: SaveAt, layers: int
+    ) -> None:
+        B, n, d = z.shape
+        T = kept_count(layers, save.every)
+        self.dyn, self.z0, self.unit, self.save = dyn, z, unit, save
+        self.z = zs  # the current state Z^k, in run units
+        self.res: HardmaxStep | None = None  # the step from Z^k: Z^{k+1} and what layer k saw
+        self.lead = torch.zeros((B, n), dtype=torch.bool)  # certified leaders of layer k
+        self.ys = torch.empty((T, B, n, d), dtype=z.dtype, device=z.device)  # filled as we go, no final copy
+        self.follow = torch.zeros((T, B, n, n), dtype=torch.bool) if save.follow else None
+        self.leader_mask = torch.zeros((T, B, n), dtype=torch.bool)
+        self.since = torch.full((B, n), -1, dtype=torch.long)
+        self.margin = torch.full((B, n), float("nan"), dtype=z.dtype)
+        self.rounding: list[tuple[Tensor, Tensor]] = []  # (b, i, layer) rows and their (margin, bound)
+        self.kept = 0
+        self.nfe = 0
+
+    def observe(self, k: int, run: Run) -> tuple[Tensor, Tensor]:
+        """Layer k: step from Z^k (with its follow sets when layer k is kept), certify its leaders."""
+        if self.res is not None:
+            self.z = self.res.tokens
+        self.res = self.dyn.step(self.z, record_follow=self.save.follow and run.keeps(k))
+        self.nfe += 1
+        flagged = self.res.leader.cpu()
+        self.lead = _certified_leaders(
+            self.z, self.dyn.A, self.dyn.mask, flagged, k, self.since, self.margin, self.rounding
+        )
+        return self.res.moved, self.res.scale
+
+    def keep(self, k: int) -> None:
+        assert self.res is not None  # observe(k) came first
+        i = self.kept
+        if self.z.requires_grad and i == 0:
+            self.ys = self.ys.clone()  # keep autograd history out of a leaf buffer
+        self.ys[i] = self.z if self.unit is None else _unscale(self.z, self.unit, self.z0, self.dyn.mask)
+        self.leader_mask[i] = self.lead
+        if self.follow is not None:
+            follow = self.res.follow
+            if follow is None:  # a run that stops at layer k keeps a layer save= did not plan for
+                follow = self.dyn.follow_sets(self.z)
+            self.follow[i] = follow.cpu()
+        self.kept += 1
+
+    def result(self, run: Run, batched: bool, params: HardmaxParams) -> HardmaxTrajectory:
+        if self.unit is not None:  # margins are scores: they scale with |z|^2 |A|
+            self.margin /= self.unit.score[:, None].to(self.margin.dtype)
+            for at, mb in self.rounding:
+                mb /= self.unit.score[at[:, 0]][:, None].to(mb.dtype)
+        k, T, rounding = run.k, self.kept, self.rounding
+        message = (f"converged after {k} layers" if run.stop_reason == "converged" else f"ran {k} layers") + (
+            "" if run.converged else "; not every sequence has converged"
+        )
+        return HardmaxTrajectory(
+            ts=torch.tensor(run.kept, dtype=torch.long),
+            ys=self.ys[:T],
+            batched=batched,
+            stats=run.stats(function_evals=self.nfe, message=message),
+            mask=self.dyn.mask,
+            params=params,
+            leader_since=self.since,
+            leader_margin=self.margin,
+            rounding_at=torch.cat([r[0] for r in rounding]) if rounding else torch.empty((0, 3), dtype=torch.long),
+            rounding_margin=torch.cat([r[1] for r in rounding])
+            if rounding
+            else torch.empty((0, 2), dtype=self.z0.dtype),
+            leader_mask=self.leader_mask[:T],
+            follow=None if self.follow is None else self.follow[:T],
+        )

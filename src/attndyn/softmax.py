@@ -16,13 +16,13 @@ from torch import Tensor
 
 from . import attention
 from ._budget import check_memory, kept_count
+from ._loop import Run, StepFailure, check_options
 from ._validation import InputError, as_mask, as_matrix, as_tokens, check_int, check_positive
 from .dynamics import SoftmaxAttention
 from .options import SaveAt, StopOnConvergence
-from .progress import progress_bar
 from .solvers import ADAPTIVE, TABLEAUS, rk_step
 from .threads import one_thread_when_small
-from .trajectory import RunStats, SoftmaxTrajectory
+from .trajectory import SoftmaxParams, SoftmaxTrajectory
 
 __all__ = ["softmax", "METHODS"]
 
@@ -52,14 +52,9 @@ _STAGES = {"dopri5": 6, "dopri8": 13, "bosh3": 3, "adaptive_heun": 2}
 class _Counted:
     """Wraps a vector field to count evaluations, remember the last times seen and enforce a budget."""
 
-    def __init__(
-        self,
-        f: Callable[[float, Tensor], Tensor],
-        max_evals: int | None = None,
-        on_time: Callable[[float], None] | None = None,
-    ) -> None:
+    def __init__(self, f: Callable[[float, Tensor], Tensor], max_evals: int | None = None) -> None:
         self.f, self.nfe, self.last_t, self.min_dt = f, 0, 0.0, math.inf
-        self.max_evals, self.on_time = max_evals, on_time
+        self.max_evals = max_evals
 
     def __call__(self, t: Tensor | float, y: Tensor) -> Tensor:
         tf = float(t.detach()) if isinstance(t, torch.Tensor) else float(t)
@@ -71,8 +66,6 @@ class _Counted:
                 tf, self.min_dt, f"step budget exhausted ({self.max_evals} evaluations); raise max_steps"
             )
         self.last_t = tf
-        if self.on_time is not None:
-            self.on_time(tf)
         return self.f(tf, y)
 
 
@@ -142,33 +135,45 @@ def softmax(
     B, n, d = y.shape
     time = check_positive(time, "time")
     step = check_positive(step, "step")
-    if isinstance(beta, (str, bytes, bool)):
-        raise InputError(f"beta must be a finite number, got {beta!r}")
-    try:
-        beta = float(beta)
-    except (TypeError, ValueError):
-        raise InputError(f"beta must be a finite number, got {beta!r}") from None
-    if not math.isfinite(beta):
-        raise InputError(f"beta must be a finite number, got {beta!r}")
+    beta = _check_beta(beta)
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     max_steps = check_int(max_steps, "max_steps", minimum=1)
     rtol = check_positive(rtol, "rtol")
     atol = check_positive(atol, "atol")
-    if not isinstance(save, SaveAt):
-        raise InputError(f"save must be a SaveAt(...) object, got {save!r}")
-    if stop is not None and not isinstance(stop, StopOnConvergence):
-        raise InputError(f"stop must be StopOnConvergence(...) or None, got {stop!r}")
+    check_options(save, stop)
     Qh, Kh, Vh = _heads(Q, K, V, d, dtype, y.device)
     if rescaled and Vh.shape[0] > 1:
         raise InputError("rescaled=True is defined for one head (eq. (4)); pass single Q, K, V matrices")
-    m = as_mask(mask, (B, n), y.device)
-    dyn = SoftmaxAttention(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), mask=m)
+    dyn = SoftmaxAttention(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), mask=as_mask(mask, (B, n), y.device))
     if method == "discrete" and rescaled:
         R = torch.eye(d, dtype=dtype, device=y.device) + step * Vh[0]
         if abs(float(torch.linalg.det(R))) < 1e-12:
             raise InputError("I + step*V is singular, so Remark 4's rescaling is undefined; choose a smaller step")
+    N, dt = _grid(time, step, method, max_steps)
+    _check_softmax_memory(y, Vh.shape[0], N, save, max_memory)
+    _check_score_range(dyn, y, time)
+    params = SoftmaxParams(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), method=method, step=dt, time=time)
+    run = Run(save, stop, N, B)
+    record = _SoftmaxRecord(dyn, y, save, dt, _stepper(dyn, y, method, N, dt, rtol, atol, max_steps))
+    run.loop(record, description=f"softmax {method}", progress=progress)
+    return record.result(run, batched, params)
 
+
+def _check_beta(beta: Any) -> float:
+    if isinstance(beta, (str, bytes, bool)):
+        raise InputError(f"beta must be a finite number, got {beta!r}")
+    try:
+        value = float(beta)
+    except (TypeError, ValueError):
+        raise InputError(f"beta must be a finite number, got {beta!r}") from None
+    if not math.isfinite(value):
+        raise InputError(f"beta must be a finite number, got {beta!r}")
+    return value
+
+
+def _grid(time: float, step: float, method: str, max_steps: int) -> tuple[int, float]:
+    """The step budget of a fixed grid: N = ceil(time / step) steps of time / N (refused over max_steps)."""
     N = math.ceil(time / step - 1e-9)
     if method not in ADAPTIVE and N > max_steps:
         raise InputError(
@@ -176,8 +181,12 @@ def softmax(
             "raise step, lower time or raise max_steps"
         )
     N = max(1, N)
-    dt = time / N
-    H = Vh.shape[0]
+    return N, time / N
+
+
+def _check_softmax_memory(y: Tensor, H: int, N: int, save: SaveAt, max_memory: float | None) -> None:
+    """Refuse a run whose kept states (and attention matrices) would not fit in ``max_memory``."""
+    B, n, d = y.shape
     T = kept_count(N, save.every)
     item = y.element_size()
     check_memory(
@@ -190,28 +199,6 @@ def softmax(
         + (" with attention matrices" if save.attention else ""),
         "keep fewer states with save=SaveAt(every=None) or SaveAt(every=k)"
         + (", or drop attention=True" if save.attention else ""),
-    )
-    _check_score_range(dyn, y, time)
-    run = _Run(dyn, save, stop, N, dt, B, n)
-    run.keep(0, y)
-    with progress_bar(total=N, description=f"softmax {method}", enabled=progress) as advance:
-        if method in ADAPTIVE:
-            _integrate_adaptive(run, y, method, rtol, atol, max_steps, advance)
-        else:
-            _integrate_fixed(run, y, method, advance)
-    return run.result(
-        batched,
-        m,
-        {
-            "Q": Qh,
-            "K": Kh,
-            "V": Vh,
-            "beta": beta,
-            "rescaled": bool(rescaled),
-            "method": method,
-            "step": dt,
-            "time": time,
-        },
     )
 
 
@@ -230,101 +217,109 @@ def _check_score_range(dyn: SoftmaxAttention, y: Tensor, time: float) -> None:
         )
 
 
-class _Run:
-    """What a softmax run records as it goes: kept states, attention, leaders, convergence."""
+# ---- stepping: y_k -> y_{k+1} on the grid, fixed-step or one streamed adaptive solve ----------------
+
+
+def _stepper(
+    dyn: SoftmaxAttention, y0: Tensor, method: str, N: int, dt: float, rtol: float, atol: float, max_steps: int
+) -> tuple[_Counted, Callable[[int, Tensor], Tensor]]:
+    """The field, counted, and ``step(k, y_k) -> y_{k+1}``: fixed schemes step on the grid (``"discrete"``:
+    eq. (3) / Remark 4; else a Runge–Kutta table); adaptive ones read one torchdiffeq solve over [0, T]
+    at every grid time (no restarts)."""
+    if method in ADAPTIVE:
+        f = _Counted(dyn, max_evals=max_steps * _STAGES.get(method, 6))
+        grid = torch.arange(N + 1, dtype=y0.dtype, device=y0.device) * dt
+        stream: list[Callable[[Tensor], Tensor]] = []  # started by the first step: a failed start is a failed step
+
+        def adaptive(k: int, y: Tensor) -> Tensor:
+            try:
+                if not stream:
+                    stream.append(_stream(f, y0, grid, method, rtol, atol, max_steps))
+                return stream[0](grid[k + 1])
+            except _SolverFailure as exc:
+                reason = f"{method} failed at t={exc.t:.6g} with dt={exc.dt:.3g}: {exc.reason}"
+                raise StepFailure(exc.t, exc.dt, reason) from None
+
+        return f, adaptive
+    f = _Counted(dyn)
+    if method == "discrete":
+
+        def discrete(k: int, y: Tensor) -> Tensor:
+            f.nfe += 1
+            return dyn.discrete_step(k, y, dt)
+
+        return f, discrete
+    return f, lambda k, y: rk_step(f, k * dt, y, dt, TABLEAUS[method])
+
+
+class _SoftmaxRecord:
+    """What a softmax run records as it goes (the engine side of :class:`attndyn._loop.Run`): kept states,
+    attention, and the leaders tracked at every grid step; the same for fixed and adaptive schemes."""
 
     def __init__(
-        self, dyn: SoftmaxAttention, save: SaveAt, stop: StopOnConvergence | None, N: int, dt: float, B: int, n: int
-    ):
-        self.dyn, self.save, self.stop, self.N, self.dt = dyn, save, stop, N, dt
-        self.ts: list[float] = []
+        self,
+        dyn: SoftmaxAttention,
+        y: Tensor,
+        save: SaveAt,
+        dt: float,
+        stepper: tuple[_Counted, Callable[[int, Tensor], Tensor]],
+    ) -> None:
+        B, n, _ = y.shape
+        self.dyn, self.save, self.dt = dyn, save, dt
+        self.f, self.step = stepper
+        self.y = y  # the state at the last grid step reached
         self.ys: list[Tensor] = []
         self.atts: list[Tensor] = []
-        self.k = 0
-        self.y: Tensor | None = None
-        self.converged_at = torch.full((B,), -1, dtype=torch.long)
-        self.change = torch.full((B,), float("nan"))
         self.leader_since = torch.full((B, n), -1, dtype=torch.long)
-        self.stop_reason, self.message = "completed", ""
-        self.failed_at: tuple[float, float] | None = None
-        self.nfe = 0
 
-    def keep(self, k: int, y: Tensor) -> None:
-        self.k, self.y = k, y
-        self.ts.append(k * self.dt)
-        self.ys.append(y)
-        if self.save.attention:
-            self.atts.append(self.dyn.attention(k * self.dt, y))
+    def observe(self, k: int, run: Run) -> tuple[Tensor, Tensor] | None:
+        """Grid step k: y_k from y_{k-1} (a failed step when not finite), its leaders, its movement when tested."""
+        if k == 0:
+            self.track_leaders(0, self.y)
+            return None
+        y_prev, y = self.y, self.step(k - 1, self.y)
+        if not bool(torch.isfinite(y).all()):
+            t = (k - 1) * self.dt
+            raise StepFailure(
+                t,
+                self.dt,
+                f"non-finite tokens at t={t:.6g}: the scores overflowed or the solver diverged; "
+                "reduce step or time, or use rescaled=True",
+            )
+        self.track_leaders(k, y)
+        self.y = y
+        if not run.tests(k):
+            return None
+        moved = ((y - y_prev).detach().abs().amax(dim=(1, 2)) / self.dt).cpu()  # per unit time
+        return moved, y_prev.detach().abs().amax(dim=(1, 2)).cpu()
 
     def track_leaders(self, k: int, y: Tensor) -> None:
         """Tokens whose attention row peaks strictly on themselves (first head), and since when without a break."""
         lead = _self_attending(self.dyn, k * self.dt, y).cpu()
         self.leader_since = torch.where(lead, torch.where(self.leader_since < 0, k, self.leader_since), -1)
 
-    def advance(self, k: int, y_prev: Tensor, y: Tensor, span: float) -> bool:
-        """Record grid point k (state y, reached from y_prev over time span); True when the run should stop."""
-        if not bool(torch.isfinite(y).all()):
-            t = (k - 1) * self.dt
-            self.fail(
-                t,
-                span,
-                f"non-finite tokens at t={t:.6g}: the scores overflowed or the solver diverged; "
-                "reduce step or time, or use rescaled=True",
-            )
-            return True
-        if self.stop is not None or k == self.N:
-            moved = ((y - y_prev).detach().abs().amax(dim=(1, 2)) / span).cpu()
-            scale = y_prev.detach().abs().amax(dim=(1, 2)).cpu()
-            self.change = moved / scale.clamp_min(torch.finfo(torch.float64).tiny)
-            if self.stop is not None:
-                now = (moved <= self.stop.rtol * scale) & (self.converged_at < 0)
-                self.converged_at = torch.where(now, torch.tensor(k), self.converged_at)
-        self.track_leaders(k, y)
-        done = self.stop is not None and bool((self.converged_at >= 0).all())
-        if self.save.keeps(k, self.N) or done:
-            self.keep(k, y)
-        else:
-            self.k, self.y = k, y
-        if done and k < self.N:
-            self.stop_reason = "converged"
-        return done
+    def keep(self, k: int) -> None:
+        self.ys.append(self.y)
+        if self.save.attention:
+            self.atts.append(self.dyn.attention(k * self.dt, self.y))
 
-    def fail(self, t: float, dt: float, reason: str) -> None:
-        self.stop_reason, self.failed_at = "solver_failed", (t, dt)
-        self.message = reason
-
-    def result(self, batched: bool, mask: Tensor | None, params: dict) -> SoftmaxTrajectory:
-        k, y = self.k, self.y
-        assert y is not None  # softmax() calls keep(0, y) right after building the run
-        if self.ts[-1] != k * self.dt:
-            self.keep(k, y)  # what was computed before a failure
-        converged = bool((self.converged_at >= 0).all())
-        message = self.message or (
-            f"{'stopped early, converged' if self.stop_reason == 'converged' else 'reached'} t={k * self.dt:.6g} in {k} steps"
-        )
-        if self.stop_reason == "solver_failed" and not message.startswith(params["method"]):
-            message = f"{params['method']} stopped: {message}"
-        stats = RunStats(
-            steps=k,
-            function_evals=self.nfe,
-            converged=converged,
-            converged_at=tuple(int(c) for c in self.converged_at),
-            stop_reason=self.stop_reason,
-            message=message,
-            failed_at=self.failed_at,
-            final_change=tuple(float(c) for c in self.change),
-        )
+    def result(self, run: Run, batched: bool, params: SoftmaxParams) -> SoftmaxTrajectory:
+        k, y = run.k, self.y
+        reached = "stopped early, converged" if run.stop_reason == "converged" else "reached"
+        message = run.message or f"{reached} t={k * self.dt:.6g} in {k} steps"
+        if run.stop_reason == "solver_failed" and not message.startswith(params.method):
+            message = f"{params.method} stopped: {message}"
         final = None
         if self.save.attention:
             final = self.atts[-1]
         elif self.save.final_attention:
             final = self.dyn.attention(k * self.dt, y)
         return SoftmaxTrajectory(
-            ts=torch.tensor(self.ts, dtype=y.dtype),
+            ts=torch.tensor([j * self.dt for j in run.kept], dtype=y.dtype),
             ys=torch.stack(self.ys),
             batched=batched,
-            stats=stats,
-            mask=mask,
+            stats=run.stats(function_evals=self.f.nfe, message=message),
+            mask=self.dyn.mask,
             params=params,
             attention=torch.stack(self.atts) if self.save.attention else None,
             attention_final=final,
@@ -360,62 +355,6 @@ def _self_attending(dyn: SoftmaxAttention, t: float, y: Tensor) -> Tensor:
             lead &= dyn.mask[:, a : a + r]
         out.append(lead)
     return torch.cat(out, dim=1)
-
-
-def _integrate_fixed(run: _Run, y: Tensor, method: str, advance: Callable[[float], None]) -> None:
-    f = _Counted(run.dyn)
-    dyn, dt = run.dyn, run.dt
-    run.track_leaders(0, y)
-    for k in range(run.N):
-        t = k * dt
-        if method == "discrete":
-            f.nfe += 1
-            y_next = dyn.discrete_step(k, y, dt)
-        else:
-            y_next = rk_step(f, t, y, dt, TABLEAUS[method])
-        run.nfe = f.nfe
-        done = run.advance(k + 1, y, y_next, dt)
-        advance(1)
-        if run.stop_reason == "solver_failed":
-            run.k, run.y = k, y
-            return
-        y = y_next
-        if done:
-            return
-
-
-def _integrate_adaptive(
-    run: _Run, y: Tensor, method: str, rtol: float, atol: float, max_steps: int, advance: Callable[[float], None]
-) -> None:
-    """One torchdiffeq solve over [0, T]; its dense output is read at every grid time (no restarts)."""
-    shown = [0]
-
-    def on_time(t: float) -> None:  # the progress bar follows the solver's own time
-        k = min(run.N, int(t / run.dt + 1e-9))
-        if k > shown[0]:
-            advance(k - shown[0])
-            shown[0] = k
-
-    f = _Counted(run.dyn, max_evals=max_steps * _STAGES.get(method, 6), on_time=on_time)
-    grid = torch.arange(run.N + 1, dtype=y.dtype, device=y.device) * run.dt
-    run.track_leaders(0, y)
-    try:
-        stream = _stream(f, y, grid, method, rtol, atol, max_steps)
-        for k in range(1, run.N + 1):
-            y_next = stream(grid[k])
-            run.nfe = f.nfe
-            done = run.advance(k, y, y_next, run.dt)
-            if run.stop_reason == "solver_failed":
-                run.k, run.y = k - 1, y
-                return
-            y = y_next
-            if done:
-                return
-    except _SolverFailure as exc:
-        run.nfe = f.nfe
-        run.fail(exc.t, exc.dt, f"{method} failed at t={exc.t:.6g} with dt={exc.dt:.3g}: {exc.reason}")
-    finally:
-        advance(max(0, run.N - shown[0]))
 
 
 def _stream(

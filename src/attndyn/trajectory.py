@@ -9,13 +9,22 @@ properties drop the batch axis when the input was one sequence.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, overload
 
 import torch
 from torch import Tensor
 
-__all__ = ["RunStats", "Trajectory", "HardmaxTrajectory", "SoftmaxTrajectory"]
+__all__ = [
+    "RunStats",
+    "RunParams",
+    "HardmaxParams",
+    "SoftmaxParams",
+    "Trajectory",
+    "HardmaxTrajectory",
+    "SoftmaxTrajectory",
+]
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,76 @@ class RunStats:
     final_change: tuple[float, ...] = ()
 
 
+@dataclass(frozen=True, eq=False)  # eq=False: compared as mappings, as the dict these replace
+class RunParams(Mapping[str, Any]):
+    """The settings a run was made with, as typed fields (``traj.params.alpha``).
+
+    Also a read-only mapping from field name to value (``traj.params["alpha"]``, ``dict(traj.params)``)
+    for code written when ``params`` was a dict.
+    """
+
+    def _names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(self))
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._names():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+@dataclass(frozen=True, eq=False)
+class HardmaxParams(RunParams):
+    r"""The settings of a hardmax run, eq. (1.1) of the hardmax paper.
+
+    Attributes:
+        alpha: step size :math:`\alpha`; a layer moves a token :math:`\alpha/(1+\alpha)` of the way
+            to the mean of the tokens it follows.
+        A: ``(d, d)`` matrix of the scores :math:`\langle A z_i, z_j\rangle` (identity when none was given).
+        tol: tie tolerance (0: the paper's exact rule).
+        layers: layers asked for (the run may stop earlier, see ``stats.steps``).
+
+    >>> import attndyn
+    >>> p = attndyn.hardmax([[1.0, 0.0], [0.0, 1.0]], alpha=0.5, layers=2).params
+    >>> p.alpha, p["layers"], sorted(p)
+    (0.5, 2, ['A', 'alpha', 'layers', 'tol'])
+    """
+
+    alpha: float
+    A: Tensor
+    tol: float
+    layers: int
+
+
+@dataclass(frozen=True, eq=False)
+class SoftmaxParams(RunParams):
+    r"""The settings of a softmax run (softmax paper eqs. (1)-(4)).
+
+    Attributes:
+        Q, K: ``(H, d_q, d)`` query and key matrices, one per head.
+        V: ``(H, d, d)`` value matrices.
+        beta: inverse temperature of eq. (2).
+        rescaled: the run evolved :math:`z = e^{-tV}x` (eq. (4) or Remark 4), not x.
+        method: the integration scheme (``"discrete"``, ``"rk4"``, ``"dopri5"``, ...).
+        step: the grid spacing actually used, ``time / ceil(time / step)``.
+        time: the final time asked for.
+    """
+
+    Q: Tensor
+    K: Tensor
+    V: Tensor
+    beta: float
+    rescaled: bool
+    method: str
+    step: float
+    time: float
+
+
 @dataclass(frozen=True, repr=False)  # the short __repr__ of Trajectory; _repr_html_ is the rich view
 class Trajectory:
     """Kept states of a run. ``ts`` are layer indices (hardmax) or times (softmax)."""
@@ -55,7 +134,7 @@ class Trajectory:
     batched: bool
     stats: RunStats
     mask: Tensor | None = None  # (B, n), True for real tokens
-    params: dict[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)  # the run's settings; typed in the subclasses
 
     # ---- shapes that mirror the input ------------------------------------------------
     @overload
@@ -169,8 +248,10 @@ class HardmaxTrajectory(Trajectory):
             within the rounding bound: decided by rounding, not reported as a leader.
         rounding_margin: ``(E, 2)`` float, the margin and the bound of each such event.
         follow: ``(T, B, n, n)`` bool follow sets at kept layers (only with ``SaveAt(follow=True)``).
+        params: the run's settings (:class:`HardmaxParams`).
     """
 
+    params: HardmaxParams = field(kw_only=True)
     leader_since: Tensor | None = None
     leader_mask: Tensor | None = None
     follow: Tensor | None = None
@@ -204,7 +285,8 @@ class HardmaxTrajectory(Trajectory):
 class SoftmaxTrajectory(Trajectory):
     """Trajectory of the softmax dynamics (softmax paper eqs. (1), (3), (4)).
 
-    ``ys`` are the original tokens x(t), or the rescaled z(t) when ``params["rescaled"]``.
+    ``ys`` are the original tokens x(t), or the rescaled z(t) when ``params.rescaled``
+    (``params``: the run's settings, :class:`SoftmaxParams`).
     ``attention``: ``(T, B, n, n)`` or, with several heads, ``(T, B, H, n, n)`` at kept times
     (only with ``SaveAt(attention=True)``); ``attention_final`` the final matrix (only with
     ``SaveAt(final_attention=True)`` or ``attention=True``).
@@ -213,6 +295,7 @@ class SoftmaxTrajectory(Trajectory):
     step; -1 for the others. Tracked during the run, whatever is saved.
     """
 
+    params: SoftmaxParams = field(kw_only=True)
     attention: Tensor | None = None
     attention_final: Tensor | None = None
     leader_since: Tensor | None = None

@@ -1,0 +1,145 @@
+r"""The run loop both engines share: what is kept, when a run has converged, the step budget, progress, RunStats.
+
+An engine is a dynamics object with a step (:class:`attndyn.hardmax.HardmaxAttention`, eq. (1.1) of the
+hardmax paper; :class:`attndyn.dynamics.SoftmaxAttention`, eqs. (1)-(4) of the softmax paper) and a
+*record*: the engine-specific part of what a run keeps (tokens, leaders, follow sets, attention). One
+:class:`Run` drives the record over the states :math:`k = 0, 1, \dots, K` (``last``) and owns the rest:
+
+* **saving**: state k is kept when ``save.keeps(k, last)`` (:class:`~attndyn.options.SaveAt`), and so is
+  the state a run stops at;
+* **convergence**: sequence b has converged at step k when the step moved it by
+  :math:`\max_i \lVert \Delta z_i\rVert_\infty \le \mathrm{rtol}\,\max_i \lVert z_i\rVert_\infty`
+  (:class:`~attndyn.options.StopOnConvergence`), or, when no test was asked for, by exactly 0; the run
+  stops once every sequence has converged (only with a test);
+* **the step budget**: at most ``last`` steps; a step that cannot be taken (:class:`StepFailure`: a failed
+  adaptive solve, non-finite tokens) ends the run with ``stop_reason == "solver_failed"``, keeping the
+  last state computed;
+* **progress** (one bar over the steps) and the :class:`~attndyn.trajectory.RunStats`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import torch
+from torch import Tensor
+
+from ._validation import InputError
+from .options import SaveAt, StopOnConvergence
+from .progress import progress_bar
+from .trajectory import RunStats
+
+__all__ = ["Run", "Record", "StepFailure", "check_options"]
+
+
+def check_options(save: Any, stop: Any) -> None:
+    """Refuse a ``save`` that is not a SaveAt or a ``stop`` that is neither a StopOnConvergence nor None."""
+    if not isinstance(save, SaveAt):
+        raise InputError(f"save must be a SaveAt(...) object, got {save!r}")
+    if stop is not None and not isinstance(stop, StopOnConvergence):
+        raise InputError(f"stop must be StopOnConvergence(...) or None, got {stop!r}")
+
+
+class StepFailure(Exception):
+    """A step that cannot be taken: the run ends with ``stop_reason == "solver_failed"`` at ``(t, dt)``."""
+
+    def __init__(self, t: float, dt: float, reason: str):
+        super().__init__(reason)
+        self.t, self.dt, self.reason = t, dt, reason
+
+
+class Record(Protocol):
+    """The engine side of a run: it steps the dynamics and keeps what the engine records."""
+
+    def observe(self, k: int, run: Run) -> tuple[Tensor, Tensor] | None:
+        """Reach state k and return, per sequence, ``(moved, scale)`` of the step the convergence test
+        reads (None when this state is not tested); raise :class:`StepFailure` when it cannot be reached."""
+        ...
+
+    def keep(self, k: int) -> None:
+        """Keep state k (the last one observed)."""
+        ...
+
+
+class Run:
+    """Bookkeeping of one run over the states ``0..last`` of a batch of ``batch`` sequences.
+
+    After :meth:`loop`: ``k`` is the last state reached, ``kept`` the kept state indices,
+    ``converged_at`` (B,) the first step at which each sequence met the test (-1 if none),
+    ``change`` (B,) the relative change of the last tested step, ``stop_reason``, ``message``
+    and ``failed_at`` (set by a failure).
+    """
+
+    def __init__(self, save: SaveAt, stop: StopOnConvergence | None, last: int, batch: int) -> None:
+        self.save, self.stop, self.last = save, stop, last
+        self.k = 0
+        self.kept: list[int] = []
+        self.converged_at = torch.full((batch,), -1, dtype=torch.long)
+        self.change = torch.full((batch,), float("nan"))
+        self.stop_reason = "completed"
+        self.message = ""
+        self.failed_at: tuple[float, float] | None = None
+
+    def keeps(self, k: int) -> bool:
+        """Whether ``save`` keeps state k (a run that stops also keeps the state it stops at)."""
+        return self.save.keeps(k, self.last)
+
+    def tests(self, k: int) -> bool:
+        """Whether state k needs the convergence test: every state with a stop test, else the last one."""
+        return self.stop is not None or k == self.last
+
+    def test(self, k: int, moved: Tensor, scale: Tensor) -> None:
+        r"""The convergence test on step k: ``moved`` and ``scale`` (B,) are :math:`\max|\Delta z|` (per unit
+        time for continuous dynamics) and :math:`\max|z|`; the test is scale-invariant."""
+        self.change = moved / scale.clamp_min(torch.finfo(torch.float64).tiny)
+        met = moved <= self.stop.rtol * scale if self.stop is not None else moved == 0
+        self.converged_at.masked_fill_(met & (self.converged_at < 0), k)
+
+    @property
+    def converged(self) -> bool:
+        """Every sequence met the test (:attr:`attndyn.trajectory.RunStats.converged`)."""
+        return bool((self.converged_at >= 0).all())
+
+    @property
+    def done(self) -> bool:
+        """The run should stop: a stop test was asked for and every sequence met it."""
+        return self.stop is not None and self.converged
+
+    def loop(self, record: Record, *, description: str, progress: bool) -> None:
+        """Observe states 0..last, keep what ``save`` asks for, stop on convergence or on a failed step."""
+        with progress_bar(total=self.last, description=description, enabled=progress) as advance:
+            for k in range(self.last + 1):
+                try:
+                    seen = record.observe(k, self)
+                except StepFailure as exc:
+                    self.stop_reason, self.failed_at, self.message = "solver_failed", (exc.t, exc.dt), exc.reason
+                    break
+                if seen is not None:
+                    self.test(k, *seen)
+                self.k = k
+                if self.keeps(k) or self.done:
+                    self._keep(record, k)
+                if k > 0:
+                    advance(1)
+                if self.done:
+                    self.stop_reason = "converged" if k < self.last else self.stop_reason
+                    break
+        if not self.kept or self.kept[-1] != self.k:  # a failed run keeps the last state it computed
+            self._keep(record, self.k)
+
+    def _keep(self, record: Record, k: int) -> None:
+        record.keep(k)
+        self.kept.append(k)
+
+    def stats(self, *, function_evals: int, message: str) -> RunStats:
+        """The :class:`~attndyn.trajectory.RunStats` of the finished run."""
+        return RunStats(
+            steps=self.k,
+            function_evals=function_evals,
+            converged=self.converged,
+            converged_at=tuple(int(c) for c in self.converged_at),
+            stop_reason=self.stop_reason,
+            message=message,
+            failed_at=self.failed_at,
+            final_change=tuple(float(c) for c in self.change),
+        )
