@@ -127,7 +127,7 @@ def hardmax_theorem(
     b = _one_sequence(traj, sequence)
     pts, idx = _final_points(traj, b)
     z0 = traj.ys[0, b].detach().cpu().numpy()[idx]
-    A = traj.params["A"]
+    A = traj.params.A
     hyp = {
         "nonzero_tokens": bool((np.abs(z0).max(axis=1) > 0).all()),
         "distinct_tokens": _distinct(z0),
@@ -135,7 +135,7 @@ def hardmax_theorem(
     }
     change = traj.stats.final_change[b] if traj.stats.final_change else float("inf")
     scale = max(1.0, float(np.abs(pts).max()))
-    alpha = float(traj.params["alpha"])
+    alpha = traj.params.alpha
     tol = cluster_tol if cluster_tol is not None else max(10.0 * change / alpha, 1e-9) * scale
     cl = clusters(pts, members=idx, tol=tol)
     lead = leaders(traj, b)
@@ -177,12 +177,7 @@ def _final_attention(traj: SoftmaxTrajectory, b: int) -> np.ndarray:
     p = traj.params
     mask = None if traj.mask is None else traj.mask[b : b + 1]
     dyn = SoftmaxAttention(
-        Q=p["Q"][:1].detach(),
-        K=p["K"][:1].detach(),
-        V=p["V"][:1].detach(),
-        beta=p["beta"],
-        rescaled=p["rescaled"],
-        mask=mask,
+        Q=p.Q[:1].detach(), K=p.K[:1].detach(), V=p.V[:1].detach(), beta=p.beta, rescaled=p.rescaled, mask=mask
     )
     return dyn.attention(float(traj.ts[-1]), traj.ys[-1, b : b + 1].detach())[0].cpu().numpy()
 
@@ -254,10 +249,10 @@ def softmax_geometry(
     if not isinstance(traj, SoftmaxTrajectory):
         raise InputError(f"softmax_geometry() needs a SoftmaxTrajectory, got {type(traj).__name__}")
     b = _one_sequence(traj, sequence)
-    Q, K, V = (traj.params[k][0].detach().cpu().numpy() for k in ("Q", "K", "V"))
+    Q, K, V = (m[0].detach().cpu().numpy() for m in (traj.params.Q, traj.params.K, traj.params.V))
     d = V.shape[0]
     pts, idx = _final_points(traj, b)
-    rescaled = traj.params["rescaled"]
+    rescaled = traj.params.rescaled
     if regime is None:
         if d == 1 and V[0, 0] > 0:
             regime = "boolean"

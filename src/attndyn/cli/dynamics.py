@@ -65,7 +65,7 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
         "converged": bool(traj.stats.converged_at[b] >= 0)
         or bool(traj.stats.final_change and traj.stats.final_change[b] <= 1e-6),
         "layers": int(traj.stats.steps),
-        "rescaled": bool(traj.params.get("rescaled", False)),
+        "rescaled": traj.params.rescaled,
         "theorem": theorem,
         "attention_final": None if P is None else _floats(P),
         "stats": {

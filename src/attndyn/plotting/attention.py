@@ -83,10 +83,10 @@ def query_key_clouds(
     between each pair of width :math:`P_{ij}(t)`. Two-dimensional queries/keys only."""
     attention = _need_attention(traj)
     states, b = sequence_states(traj, sequence)
-    Q, K = (to_numpy(traj.params[k][0]) for k in ("Q", "K"))
+    Q, K = to_numpy(traj.params.Q[0]), to_numpy(traj.params.K[0])
     if Q.shape[0] != 2:
         raise InputError(f"query/key clouds are drawn in the plane; Q maps to dimension {Q.shape[0]}, not 2")
-    if traj.params.get("rescaled"):
+    if traj.params.rescaled:
         raise InputError("query/key clouds show the original tokens x(t); run with rescaled=False")
     ts = to_numpy(traj.ts)
     picks = (

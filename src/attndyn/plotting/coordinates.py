@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._validation import InputError
-from ..trajectory import Trajectory
+from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
 from ._style import color, new_figure, sequence_states, to_numpy
 
 if TYPE_CHECKING:
@@ -44,8 +44,7 @@ def coordinates(
     if not isinstance(traj, Trajectory):
         raise InputError(f"coordinates() needs a trajectory, got {type(traj).__name__}")
     states, _ = sequence_states(traj, sequence)
-    V = traj.params.get("V")
-    V = None if V is None else to_numpy(V[0] if to_numpy(V).ndim == 3 else V)
+    V = to_numpy(traj.params.V[0]) if isinstance(traj, SoftmaxTrajectory) else None  # (d, d), the first head
     c, labels = eigen_coordinates(states, V)
     ts = to_numpy(traj.ts)
     d = c.shape[-1]
@@ -57,7 +56,7 @@ def coordinates(
         ax.plot(ts, y, color=color(j), lw=0.6, alpha=0.6)
         ax.plot(ts, y.mean(axis=1), color="#111111", lw=1.6)
         ax.set_title(labels[j], fontsize=10)
-        ax.set_xlabel("layer" if "alpha" in traj.params else "t", fontsize=9)
+        ax.set_xlabel("layer" if isinstance(traj, HardmaxTrajectory) else "t", fontsize=9)
         ax.grid(alpha=0.25, lw=0.5)
         if log_time:
             ax.set_xscale("symlog")

@@ -47,10 +47,10 @@ def _state_scores(traj: SoftmaxTrajectory, index: int, b: int) -> torch.Tensor:
     """beta times the first head's scores of kept state ``index`` of sequence b (a reading, not a run)."""
     p = traj.params
     y = traj.ys[index, b].detach()[None]  # (1, n, d)
-    if p["rescaled"]:  # the scores see e^{tV} z (eq. (4))
-        y = y @ torch.linalg.matrix_exp(float(traj.ts[index]) * p["V"][0].detach()).T
-    A = p["K"][0].detach().T @ p["Q"][0].detach()
-    s = p["beta"] * attention.scores(y, A)[0]
+    if p.rescaled:  # the scores see e^{tV} z (eq. (4))
+        y = y @ torch.linalg.matrix_exp(float(traj.ts[index]) * p.V[0].detach()).T
+    A = p.K[0].detach().T @ p.Q[0].detach()
+    s = p.beta * attention.scores(y, A)[0]
     if traj.mask is not None:
         s = s.masked_fill(~traj.mask[b][None, :], -torch.inf)
     return s
@@ -70,10 +70,8 @@ def follow_matrix(traj: Trajectory, index: int, sequence: int | None = None) -> 
         if traj.follow is not None:
             return to_numpy(traj.follow[index, b])[np.ix_(idx, idx)] > 0
         z = torch.as_tensor(states[index][None])  # (1, n, d)
-        A = traj.params.get("A")
-        A = None if A is None else torch.as_tensor(to_numpy(A))
-        tol = float(traj.params.get("tol", 0.0) or 0.0)
-        return attention.follow_sets(attention.scores(z, A, exact=True), tol=tol)[0].numpy()
+        A = torch.as_tensor(to_numpy(traj.params.A))
+        return attention.follow_sets(attention.scores(z, A, exact=True), tol=traj.params.tol)[0].numpy()
     if isinstance(traj, SoftmaxTrajectory):
         if traj.attention is not None:
             P = to_numpy(traj.attention[index, b])

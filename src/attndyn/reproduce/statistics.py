@@ -27,7 +27,7 @@ def hyperplane_report(traj: SoftmaxTrajectory, b: int, rtol: float = 1e-3) -> an
     the origin") that scale is itself ~0 and rounding noise counts as dozens of hyperplanes. The
     initial coordinates give the problem's scale instead.
     """
-    V = traj.params["V"][0].numpy()
+    V = traj.params.V[0].numpy()
     found = leading_direction(V)
     assert found is not None, "hyperplane_report is for V with a simple positive leading eigenvalue (Thm 4.1)"
     _, phi, psi = found
