@@ -8,7 +8,7 @@ Every report has ``holds`` and a JSON-able ``record()``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,10 @@ from .polytope import Polytope
 from .spectral import is_good_triple, is_paranormal, leading_direction, positive_coordinates
 
 __all__ = [
+    "SETTLED_RTOL",
+    "SOFTMAX_SETTLED_RTOL",
+    "sequence_converged",
+    "sequence_settled",
     "HardmaxTheoremReport",
     "hardmax_theorem",
     "GeometryReport",
@@ -30,7 +34,23 @@ __all__ = [
     "boolean_distance",
 ]
 
-DEFAULT_CONVERGED_RTOL = 1e-4
+# Two words, two meanings. A sequence has *converged* when it met its run's convergence test
+# (RunStats.converged: StopOnConvergence's rtol, or, with no test asked for, a step that left it exactly
+# unchanged). It has *settled* when the last step moved its tokens by at most a small fraction of their
+# size (RunStats.final_change <= one of these): its final tokens show the limits the theorems speak of.
+SETTLED_RTOL = 1e-4  # hardmax, per layer: the Theorem 1.1 report and `attndyn hardmax`
+SOFTMAX_SETTLED_RTOL = 1e-6  # softmax, per unit time: `attndyn softmax`
+DEFAULT_CONVERGED_RTOL = SETTLED_RTOL  # the name of SETTLED_RTOL before "settled" was told apart from "converged"
+
+
+def sequence_converged(traj: Trajectory, b: int) -> bool:
+    """Sequence b met the run's convergence test: ``traj.sequence(b).stats.converged``."""
+    return traj.stats.converged_at[b] >= 0
+
+
+def sequence_settled(traj: Trajectory, b: int, rtol: float) -> bool:
+    """Sequence b's last step moved its tokens by at most ``rtol`` of their size (``stats.final_change``)."""
+    return (traj.stats.final_change[b] if traj.stats.final_change else float("inf")) <= rtol
 
 
 def _final_points(traj: Trajectory, b: int) -> tuple[np.ndarray, np.ndarray]:
@@ -48,7 +68,11 @@ class HardmaxTheoremReport:
 
     Attributes:
         hypotheses: ``{"nonzero_tokens", "distinct_tokens", "A_spd"}``.
-        converged: the last layer moved the tokens by at most ``converged_rtol`` (relative).
+        converged: the sequence met the run's convergence test; equal to ``traj.stats.converged``
+            of the sequence (:class:`~attndyn.trajectory.RunStats`).
+        settled: the last layer moved the tokens by at most ``settled_rtol`` of their size
+            (``stats.final_change``; :data:`SETTLED_RTOL` = 1e-4 by default): the final tokens show
+            the limits. The theorem is checked on a settled run; ``holds`` requires it.
         leaders_nonempty: the leader set is not empty.
         limits_on_boundary: every cluster center (token limit) lies on the boundary of
             K = conv(leaders' limits).
@@ -67,12 +91,14 @@ class HardmaxTheoremReport:
     vertices_are_leader_limits: bool
     centers_in_leader_hull: bool
     cluster_tol: float
+    settled: bool = field(kw_only=True)
+    settled_rtol: float = field(kw_only=True)
 
     @property
     def holds(self) -> bool:
         return all(
             [
-                self.converged,
+                self.settled,
                 self.leaders_nonempty,
                 self.limits_on_boundary,
                 self.vertices_are_leader_limits,
@@ -92,6 +118,8 @@ class HardmaxTheoremReport:
             "holds": self.holds,
             "hypotheses": self.hypotheses,
             "converged": self.converged,
+            "settled": self.settled,
+            "settled_rtol": self.settled_rtol,
             "leaders_nonempty": self.leaders_nonempty,
             "limits_on_boundary": self.limits_on_boundary,
             "vertices_are_leader_limits": self.vertices_are_leader_limits,
@@ -106,7 +134,8 @@ def hardmax_theorem(
     sequence: int | None = None,
     *,
     cluster_tol: float | None = None,
-    converged_rtol: float = DEFAULT_CONVERGED_RTOL,
+    settled_rtol: float = SETTLED_RTOL,
+    converged_rtol: float | None = None,
 ) -> HardmaxTheoremReport:
     r"""Check Theorem 1.1 on one sequence of a finished hardmax run.
 
@@ -114,8 +143,9 @@ def hardmax_theorem(
     ``cluster_tol``), and K is the convex hull of the leaders' limits. A token that keeps following
     the same tokens approaches them geometrically with ratio :math:`1/(1+\alpha)`, so it has at most
     ``change / alpha`` (relative) left to travel; the default tolerance is ten times that, and at
-    least ``1e-9`` relative. "Converged" means the last layer's relative change is at most
-    ``converged_rtol``.
+    least ``1e-9`` relative. ``settled`` means the last layer's relative change is at most
+    ``settled_rtol`` (``converged_rtol``, its former name, is still accepted and wins when given);
+    ``converged`` is the run's own verdict, ``traj.stats.converged`` of the sequence.
 
     >>> import attndyn
     >>> traj = attndyn.hardmax([[1, 1], [-1, 1], [-1, -1], [1, -1], [0.2, 0.1]], alpha=0.5, layers=60)
@@ -134,6 +164,7 @@ def hardmax_theorem(
         "A_spd": is_spd(A.detach().cpu()),
     }
     change = traj.stats.final_change[b] if traj.stats.final_change else float("inf")
+    rtol = settled_rtol if converged_rtol is None else converged_rtol
     scale = max(1.0, float(np.abs(pts).max()))
     alpha = traj.params.alpha
     tol = cluster_tol if cluster_tol is not None else max(10.0 * change / alpha, 1e-9) * scale
@@ -152,7 +183,9 @@ def hardmax_theorem(
         )
     return HardmaxTheoremReport(
         hypotheses=hyp,
-        converged=change <= converged_rtol,
+        converged=sequence_converged(traj, b),
+        settled=sequence_settled(traj, b, rtol),
+        settled_rtol=rtol,
         leaders=lead,
         leaders_nonempty=len(lead) > 0,
         clusters=cl,

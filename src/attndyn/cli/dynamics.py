@@ -16,6 +16,7 @@ from rich.table import Table
 
 from .. import analysis
 from .._validation import InputError
+from ..analysis.theorems import SOFTMAX_SETTLED_RTOL, sequence_converged, sequence_settled
 from ..hardmax import hardmax
 from ..io import load_array, write_json
 from ..options import SaveAt
@@ -40,6 +41,8 @@ def hardmax_summary(traj: HardmaxTrajectory, b: int) -> dict[str, Any]:
         "rounding_events": rep.leaders.rounding_records(),
         "clusters": [c.record() for c in rep.clusters],
         "converged": rep.converged,
+        "settled": rep.settled,
+        "settled_rtol": rep.settled_rtol,
         "layers": int(traj.stats.steps),
         "theorem": rep.record(),
     }
@@ -62,8 +65,9 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
         "final_tokens": pts.tolist(),
         "leaders": analysis.leaders(traj, b).records(),
         "clusters": [c.record() for c in analysis.clusters(pts, members=real.numpy(), tol=1e-3 * scale)],
-        "converged": bool(traj.stats.converged_at[b] >= 0)
-        or bool(traj.stats.final_change and traj.stats.final_change[b] <= 1e-6),
+        "converged": sequence_converged(traj, b),
+        "settled": sequence_settled(traj, b, SOFTMAX_SETTLED_RTOL),
+        "settled_rtol": SOFTMAX_SETTLED_RTOL,
         "layers": int(traj.stats.steps),
         "rescaled": traj.params.rescaled,
         "theorem": theorem,
@@ -86,6 +90,7 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
             f"[bold]{head}[/bold]: {len(rec['final_tokens'])} tokens, {rec['layers']} steps, "
             f"converged: {rec['converged']}"
         )
+        console.print(f"  settled (relative change of the last step <= {rec['settled_rtol']:g}): {rec['settled']}")
         if rec.get("rescaled"):
             console.print(
                 "  rescaled run: the tokens shown are z(t) = exp(-tV) x(t) (softmax paper, eq. (4)), not x(t)"
