@@ -78,30 +78,43 @@ def hardmax_step(
     >>> leader.tolist(), z1[0, 2].tolist()
     ([[True, True, False]], [0.75, 0.125])
     """
-    B, n, d = z.shape
     if A is None:
-        A = torch.eye(d, dtype=z.dtype, device=z.device)
-    coef = alpha / (1.0 + alpha)
+        A = torch.eye(z.shape[-1], dtype=z.dtype, device=z.device)
+    coef = alpha / (1.0 + alpha)  # the normalization sublayer
     if _use_kernel(z, A):
-        from ._kernels import hardmax_layer_2d, hardmax_layer_dense
+        return _kernel_step(z, A, mask, coef, tol, record_follow)
+    return _torch_step(z, A, mask, coef, tol, record_follow)
 
-        zn = z.detach().cpu().numpy()
-        out = np.empty_like(zn)
-        leader_np = np.empty((B, n), dtype=np.bool_)
-        follow_np = np.zeros((B, n, n) if record_follow else (1, 1, 1), dtype=np.bool_)
-        m = np.ones((B, n), dtype=np.bool_) if mask is None else mask.cpu().numpy()
-        moved, scale = np.empty(B), np.empty(B)
-        A_np = A.detach().cpu().numpy()
-        layer = hardmax_layer_2d if d == 2 else hardmax_layer_dense
-        layer(zn, A_np, m, coef, float(tol), out, leader_np, follow_np, record_follow, moved, scale)
-        return HardmaxStep(
-            torch.from_numpy(out),
-            torch.from_numpy(leader_np),
-            torch.from_numpy(follow_np) if record_follow else None,
-            torch.from_numpy(moved),
-            torch.from_numpy(scale),
-        )
-    # Dense path: (c, L, L) score chunks over sequences of similar length (padding trimmed).
+
+def _kernel_step(
+    z: Tensor, A: Tensor, mask: Tensor | None, coef: float, tol: float, record_follow: bool
+) -> HardmaxStep:
+    """One layer by the compiled kernels (float64 on the CPU, no gradient): planar or dense rows of scores."""
+    from ._kernels import hardmax_layer_2d, hardmax_layer_dense
+
+    B, n, d = z.shape
+    zn = z.detach().cpu().numpy()
+    out = np.empty_like(zn)
+    leader_np = np.empty((B, n), dtype=np.bool_)
+    follow_np = np.zeros((B, n, n) if record_follow else (1, 1, 1), dtype=np.bool_)
+    m = np.ones((B, n), dtype=np.bool_) if mask is None else mask.cpu().numpy()
+    moved, scale = np.empty(B), np.empty(B)
+    A_np = A.detach().cpu().numpy()
+    layer = hardmax_layer_2d if d == 2 else hardmax_layer_dense
+    layer(zn, A_np, m, coef, float(tol), out, leader_np, follow_np, record_follow, moved, scale)
+    return HardmaxStep(
+        torch.from_numpy(out),
+        torch.from_numpy(leader_np),
+        torch.from_numpy(follow_np) if record_follow else None,
+        torch.from_numpy(moved),
+        torch.from_numpy(scale),
+    )
+
+
+def _torch_step(z: Tensor, A: Tensor, mask: Tensor | None, coef: float, tol: float, record_follow: bool) -> HardmaxStep:
+    """One layer in torch (any device and dtype, differentiable): (c, L, L) score chunks over sequences of
+    similar length, padding trimmed (:func:`attndyn.attention.ragged_chunks`)."""
+    B, n, _ = z.shape
     grad = torch.is_grad_enabled() and (z.requires_grad or A.requires_grad)
     if mask is None:
         lengths = torch.full((B,), n)
