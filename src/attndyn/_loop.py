@@ -122,7 +122,8 @@ class Run:
                 if k > 0:
                     advance(1)
                 if self.done:
-                    self.stop_reason = "converged" if k < self.last else self.stop_reason
+                    if k < self.last:
+                        self.stop_reason = "converged"  # stopped early; at the last state it simply completed
                     break
         if not self.kept or self.kept[-1] != self.k:  # a failed run keeps the last state it computed
             self._keep(record, self.k)

@@ -123,8 +123,13 @@ def softmax(
         dtype: float64 by default; no global setting is changed. Everything is differentiable
             with respect to the tokens and Q, K, V (pass tensors with ``requires_grad``).
 
+    The grid steps are run by the loop both engines share (:class:`attndyn._loop.Run`: saving,
+    convergence, the step budget, progress, :class:`~attndyn.trajectory.RunStats`) on a
+    :class:`~attndyn.dynamics.SoftmaxAttention`; fixed and adaptive schemes feed the same record.
+
     Returns:
-        A :class:`~attndyn.trajectory.SoftmaxTrajectory`.
+        A :class:`~attndyn.trajectory.SoftmaxTrajectory`; ``params`` holds the settings
+        (:class:`~attndyn.trajectory.SoftmaxParams`).
 
     >>> import attndyn
     >>> traj = attndyn.softmax([[1.0], [2.0], [-1.0]], time=2.0, V=[[-1.0]])
