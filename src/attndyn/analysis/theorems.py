@@ -210,7 +210,12 @@ def _final_attention(traj: SoftmaxTrajectory, b: int) -> np.ndarray:
     p = traj.params
     mask = None if traj.mask is None else traj.mask[b : b + 1]
     dyn = SoftmaxAttention(
-        Q=p.Q[:1].detach(), K=p.K[:1].detach(), V=p.V[:1].detach(), beta=p.beta, rescaled=p.rescaled, mask=mask
+        Q=p.Q[:1].detach(),
+        K=p.K[:1].detach(),
+        V=p.V[:1].detach(),
+        beta=p.beta,
+        rescaled=p.rescaled,
+        mask=mask,
     )
     return dyn.attention(float(traj.ts[-1]), traj.ys[-1, b : b + 1].detach())[0].cpu().numpy()
 
