@@ -388,7 +388,7 @@ class _HardmaxRecord:
         self.since = torch.full((B, n), -1, dtype=torch.long)
         self.margin = torch.full((B, n), float("nan"), dtype=z.dtype)
         self.rounding: list[tuple[Tensor, Tensor]] = []  # (b, i, layer) rows and their (margin, bound)
-        self.kept = 0
+        self.count = 0  # kept layers so far
         self.nfe = 0
 
     def observe(self, k: int, run: Run) -> tuple[Tensor, Tensor]:
@@ -405,7 +405,7 @@ class _HardmaxRecord:
 
     def keep(self, k: int) -> None:
         assert self.res is not None  # observe(k) came first
-        i = self.kept
+        i = self.count
         if self.z.requires_grad and i == 0:
             self.ys = self.ys.clone()  # keep autograd history out of a leaf buffer
         self.ys[i] = self.z if self.unit is None else _unscale(self.z, self.unit, self.z0, self.dyn.mask)
@@ -415,14 +415,14 @@ class _HardmaxRecord:
             if follow is None:  # a run that stops at layer k keeps a layer save= did not plan for
                 follow = self.dyn.follow_sets(self.z)
             self.follow[i] = follow.cpu()
-        self.kept += 1
+        self.count += 1
 
     def result(self, run: Run, batched: bool, params: HardmaxParams) -> HardmaxTrajectory:
         if self.unit is not None:  # margins are scores: they scale with |z|^2 |A|
             self.margin /= self.unit.score[:, None].to(self.margin.dtype)
             for at, mb in self.rounding:
                 mb /= self.unit.score[at[:, 0]][:, None].to(mb.dtype)
-        k, T, rounding = run.k, self.kept, self.rounding
+        k, T, rounding = run.k, self.count, self.rounding
         message = (f"converged after {k} layers" if run.stop_reason == "converged" else f"ran {k} layers") + (
             "" if run.converged else "; not every sequence has converged"
         )
