@@ -1,6 +1,8 @@
 """Analysis of finished trajectories: leaders, clusters, polytopes, theorem checks."""
 
 from .clusters import Cluster, clusters
+from .collapse import RadiusDecay, collapse_decay, radius_decay
+from .geometry import regime_of
 from .leaders import LeaderSet, RoundingEvent, follow_graph, leaders
 from .polytope import Polytope
 from .spectral import is_good_triple, is_good_triple_with_multiplicity, is_paranormal, leading_direction
@@ -31,4 +33,8 @@ __all__ = [
     "boolean_distance",
     "hardmax_theorem",
     "softmax_geometry",
+    "regime_of",
+    "RadiusDecay",
+    "radius_decay",
+    "collapse_decay",
 ]
