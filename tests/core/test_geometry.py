@@ -133,3 +133,20 @@ def test_reproduce_uses_the_one_theorem_4_1_check():
 
     assert "statistics" not in imported(softmax_experiments)  # no import circle with reproduce.statistics
     assert "softmax_experiments" in imported(statistics)
+
+
+@pytest.mark.parametrize("rescaled, V", [(True, np.eye(2)), (True, np.diag([1.5, 0.5])), (False, np.eye(2))])
+def test_the_engine_tracks_the_leaders_that_self_attending_defines(rescaled, V):
+    """Differential: the leaders softmax() tracks during the run (strict peak of the scores) are the
+    tokens whose final attention row peaks strictly on themselves, per analysis.self_attending."""
+    x = np.random.default_rng(7).standard_normal((4, 10, 2))
+    traj = attndyn.softmax(x, time=3.0, V=V, rescaled=rescaled, save=SaveAt(every=None, final_attention=True))
+    for b in range(4):
+        expected = attndyn.analysis.self_attending(traj.attention_final[b])
+        assert sorted(attndyn.leaders(traj, b).indices) == np.nonzero(expected)[0].tolist()
+    assert 0 < sum(len(attndyn.leaders(traj, b)) for b in range(4)) < 40
+
+
+def test_self_attending_refuses_a_non_square_matrix():
+    with pytest.raises(InputError, match=r"needs one square \(n, n\) matrix, got shape \(2, 3\)"):
+        attndyn.analysis.self_attending(np.ones((2, 3)))

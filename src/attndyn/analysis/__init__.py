@@ -3,7 +3,7 @@
 from .clusters import Cluster, clusters
 from .collapse import RadiusDecay, collapse_decay, radius_decay
 from .geometry import regime_of
-from .leaders import LeaderSet, RoundingEvent, follow_graph, leaders
+from .leaders import LeaderSet, RoundingEvent, follow_graph, leaders, self_attending
 from .polytope import Polytope
 from .spectral import is_good_triple, is_good_triple_with_multiplicity, is_paranormal, leading_direction
 from .theorems import (
@@ -22,6 +22,7 @@ __all__ = [
     "RoundingEvent",
     "leaders",
     "follow_graph",
+    "self_attending",
     "Polytope",
     "is_good_triple",
     "is_good_triple_with_multiplicity",
