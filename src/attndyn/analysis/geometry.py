@@ -2,21 +2,18 @@ r"""The limit geometry of a softmax run, checked against its row of Table 1 (sof
 
 One check function per regime, chosen from a table by the regime of (Q, K, V):
 
-================  ==========================================================  ===============
-regime            the theorem's conclusion, as measured                        rescaled run?
-================  ==========================================================  ===============
-``boolean``       Thm 2.1 (d = 1, V > 0): P(t) tends to a Boolean matrix of    either
-                  rank <= 3, one row excepted
-``collapse``      Thm C.5 (V = -cI): every token tends to 0                     no (eq. (1))
-``polytope``      Thm 3.1 (V = cI): every token tends to 0 or to the boundary   yes (eq. (4))
-                  of a convex polytope
-``hyperplanes``   Thm 4.1 (good triple, Definition 1): the coordinates along    yes
-                  :math:`\varphi_1` take at most three values
-``paranormal``    Thm 5.1 (Definition 2): the coordinates in F tend to the      yes
-                  boundary of a polytope in F, or 0
-``codimension``   Conj. 4.2 (otherwise): the coordinates in the positive        yes
-                  eigenspace take at most three values
-================  ==========================================================  ===============
+* ``boolean``: Thm 2.1 (d = 1, V > 0), P(t) tends to a Boolean matrix of rank <= 3, one row
+  excepted (original or rescaled run);
+* ``collapse``: Thm C.5 (V = -cI), every token tends to 0, like :math:`t^{-1/2}` near the origin
+  (original run, eq. (1));
+* ``polytope``: Thm 3.1 (V = cI), every token tends to 0 or to the boundary of a convex polytope
+  (rescaled run, eq. (4), as for the rows below);
+* ``hyperplanes``: Thm 4.1 (good triple, Definition 1), the coordinates along :math:`\varphi_1`
+  take at most three values;
+* ``paranormal``: Thm 5.1 (Definition 2), the coordinates in F tend to the boundary of a polytope
+  in F, or 0;
+* ``codimension``: Conj. 4.2 (otherwise), the coordinates in the positive eigenspace take at most
+  three values.
 
 The theorems are stated for one head. A multi-head run (``Q``, ``K``, ``V`` stacks of H matrices,
 summed as in Section 6) has no theorem (Section 6 calls it an open problem); the check then reads
