@@ -16,7 +16,7 @@ from ..softmax import softmax
 from ..trajectory import SoftmaxTrajectory
 from .hardmax_experiments import random_spd
 from .registry import Check, Context, ExperimentResult, experiment, fmt
-from .softmax_experiments import SOURCE
+from .softmax_experiments import SOURCE, VERTEX_REDUCTION_MAX  # Table 1 compares the mean vertex counts
 
 
 def hyperplane_report(traj: SoftmaxTrajectory, b: int, rtol: float = 1e-3) -> analysis.GeometryReport:
@@ -54,11 +54,6 @@ def _instance(regime: str, rng: np.random.Generator, d: int) -> dict:
         return {"Q": O, "K": O, "V": -np.eye(d)}
     raise ValueError(regime)
 
-
-# Table 1, V = I: K's vertex count is "significantly smaller than n" when, on average, it is at most
-# this fraction of the vertex count of conv(z_i(0)). The rescaled V = I dynamics keep every token in
-# conv(z_i(0)); without clustering (tokens frozen, or all contracting alike) K would be that hull, ratio 1.
-VERTEX_REDUCTION_MAX = 0.75
 
 REGIMES = {
     "polytope": ("V = I", "Q^T K > 0", "vertices of a convex polytope", "Theorem 3.1"),
