@@ -150,3 +150,14 @@ def test_the_engine_tracks_the_leaders_that_self_attending_defines(rescaled, V):
 def test_self_attending_refuses_a_non_square_matrix():
     with pytest.raises(InputError, match=r"needs one square \(n, n\) matrix, got shape \(2, 3\)"):
         attndyn.analysis.self_attending(np.ones((2, 3)))
+
+
+def test_collapse_without_enough_kept_states_is_judged_without_the_rate_and_says_so():
+    x = np.random.default_rng(8).standard_normal((10, 2))
+    traj = attndyn.softmax(x, time=12.0, V=-np.eye(2), save=SaveAt(every=None))  # first and last state only
+    rep = attndyn.softmax_geometry(traj)
+    assert rep.holds and rep.measured["decay_exponent"] is None and rep.measured["decay_matches"] is None
+    assert "[rate not tested: fewer than 3 kept times after T/4" in rep.statement
+    kept = attndyn.softmax(x, time=12.0, V=-np.eye(2), save=SaveAt(every=10))
+    full = attndyn.softmax_geometry(kept)
+    assert full.holds and full.measured["decay_matches"] is True and "rate not tested" not in full.statement

@@ -67,6 +67,11 @@ class RadiusDecay:
     fit_window: tuple[float, float]
 
     @property
+    def has_fit(self) -> bool:
+        """An exponent was fitted (the window held at least three kept times with a nonzero radius)."""
+        return self.exponent is not None
+
+    @property
     def reached_origin(self) -> bool:
         """The last kept radius is exactly 0."""
         return self.radius[-1] == 0.0
@@ -103,7 +108,7 @@ class RadiusDecay:
             "decay_exponent_atol": COLLAPSE_EXPONENT_ATOL,
             "fit_window": list(self.fit_window),
             "fit_rms": self.fit_rms,
-            "decay_matches": self.matches,
+            "decay_matches": self.matches if self.has_fit or self.reached_origin else None,
         }
 
 

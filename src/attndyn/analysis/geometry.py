@@ -195,9 +195,13 @@ def _collapse(s: _Sequence) -> tuple[str, bool, dict[str, Any]]:
     radius = np.array(decay.radius)  # (T,) largest coordinate at each kept time
     ratio = float(radius[-1] / max(radius[0], 1e-300))
     shrinking = bool(np.all(np.diff(radius) <= MONOTONE_RTOL * radius[0]))
+    tested = decay.has_fit or decay.reached_origin
+    statement = "Thm C.5: V = -I, every token tends to the origin (the radius shrinks to 0, like t^(-1/2) near 0)"
+    if not tested:
+        statement += " [rate not tested: fewer than 3 kept times after T/4; keep more states, e.g. SaveAt(every=10)]"
     return (
-        "Thm C.5: V = -I, every token tends to the origin (the radius shrinks to 0, like t^(-1/2) near 0)",
-        shrinking and ratio <= s.collapse_ratio and decay.matches,
+        statement,
+        shrinking and ratio <= s.collapse_ratio and (decay.matches or not tested),
         {"final_over_initial_radius": ratio, "monotone": shrinking, **decay.record()},
     )
 
@@ -303,7 +307,8 @@ def softmax_geometry(
     the larger of the initial and final scale along :math:`\varphi_1`, since every token may end on
     the hyperplane through the origin). The collapse holds when the radius never grows, ends below
     ``collapse_ratio`` of its initial value, and decays like :math:`t^{-1/2}`
-    (:mod:`attndyn.analysis.collapse`). Multi-head runs: the theorems are for one head, and the
+    (:mod:`attndyn.analysis.collapse`); a run that kept too few states for that fit (fewer than three
+    after T/4, e.g. ``SaveAt(every=None)``) is judged without the rate, and its statement says so. Multi-head runs: the theorems are for one head, and the
     check reads head ``head`` only (``report.head``, ``report.heads``).
     """
     if not isinstance(traj, SoftmaxTrajectory):
