@@ -117,7 +117,12 @@ def test_demo_writes_results(capsys, tmp_path):
     assert code == 0
     res = json.loads((tmp_path / "demo" / "results.json").read_text())
     assert res["hardmax: square polytope"]["theorem"]["holds"]
-    assert (tmp_path / "demo" / "config.json").exists()
+    cfg = json.loads((tmp_path / "demo" / "config.json").read_text())
+    assert cfg == {
+        "seed": 0,
+        "hardmax": {"alpha": 0.5, "layers": 30},
+        "softmax": {"time": 10.0, "method": "rk4", "step": 0.1, "rescaled": True},
+    }
 
 
 def test_atomic_write_leaves_no_temporary_and_normal_permissions(tmp_path):

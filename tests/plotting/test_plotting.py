@@ -115,7 +115,11 @@ def test_batched_trajectory_needs_sequence():
     traj = attndyn.hardmax(z, alpha=1.0, layers=3)
     with pytest.raises(InputError, match="pass sequence=b"):
         plotting.plot_trajectory(traj)
-    assert plotting.plot_trajectory(traj, sequence=1) is not None
+    ax = plotting.plot_trajectory(traj, sequence=1).axes[0]
+    drawn = sorted(
+        (float(ln.get_xdata()[0]), float(ln.get_ydata()[0])) for ln in ax.get_lines() if ln.get_marker() != "None"
+    )
+    assert drawn == sorted(map(tuple, traj.ys[-1, 1].tolist()))  # sequence 1's final tokens, not sequence 0's
 
 
 def test_gif_and_mp4(tmp_path, hard, monkeypatch):

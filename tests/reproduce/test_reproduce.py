@@ -137,7 +137,8 @@ def test_cli(tmp_path, capsys):
         == 0
     )
     assert "report:" in capsys.readouterr().out
-    assert (tmp_path / "o" / "report.html").is_file()
+    page = (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
+    assert "hardmax-emerging-leader" in page and "softmax-table1" not in page  # only the experiment asked for
     assert main(["reproduce", "--list"]) == 0
     assert "softmax-table1" in capsys.readouterr().out
 

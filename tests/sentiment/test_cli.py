@@ -62,7 +62,8 @@ def test_evaluate_and_figures(run_dir, capsys):
     for name in ("evaluation.json", "figure8.png", "figure10.png", "accuracy.png"):
         assert (run_dir / name).stat().st_size > 0
     assert main(["sentiment", "evaluate", "--run", str(run_dir), "--no-figures", "--out", str(run_dir / "again")]) == 0
-    assert (run_dir / "again" / "evaluation.json").is_file()
+    again = json.loads((run_dir / "again" / "evaluation.json").read_text())
+    assert again["hardmax_acc"] == rep["hardmax_acc"] and again["agreement"] == rep["agreement"]  # same model, data
     assert main(["sentiment", "evaluate"]) == 2
     assert "give the run folder once" in capsys.readouterr().err
 

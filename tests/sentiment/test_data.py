@@ -19,7 +19,8 @@ def test_read_csv_plain_and_gzip(tmp_path, gz, make_corpus, write_csv):
     p = write_csv(tmp_path / ("a.csv.gz" if gz else "a.csv"), texts, labels, gz=gz)
     r = read_csv(p)
     assert r.texts == texts and r.labels.tolist() == labels
-    assert set(r.split) == {"train", "test"} and r.rating is not None
+    assert list(r.split) == ["train" if i % 2 == 0 or i % 4 == 1 else "test" for i in range(8)]  # as written
+    assert r.rating is not None and r.rating.tolist() == [9 if y else 2 for y in labels]
 
 
 def test_read_csv_errors(tmp_path):

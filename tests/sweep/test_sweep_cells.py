@@ -48,7 +48,15 @@ def test_theorem_1_1_cell_matches_the_engine_and_the_theorem():
     row = EXPERIMENTS["theorem_1_1"](3, params)
     assert row["holds"] and row["converged"]
     assert 1 <= row["vertices"] <= row["leaders"] <= 6 and row["clusters"] <= 6
-    assert row["late_leaders"] >= 0 and 0 < row["layers_used"] < 2000
+    assert 0 < row["layers_used"] < 2000
+    # the same run through the public API: the leaders that emerged after layer 0
+    from attndyn.reproduce.hardmax_experiments import random_spd
+
+    rng = np.random.default_rng(3)
+    z = rng.uniform(-1.0, 1.0, (6, 2))
+    traj = attndyn.hardmax(z, alpha=0.5, A=random_spd(rng, 2, cond_max=10.0), layers=row["layers_used"])
+    lead = attndyn.leaders(traj)
+    assert row["leaders"] == len(lead) and row["late_leaders"] == sum(k > 0 for k in lead.since)
     assert EXPERIMENTS["theorem_1_1"](3, params) == row  # a pure function of (parameters, seed)
 
 

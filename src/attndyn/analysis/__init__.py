@@ -1,7 +1,9 @@
 """Analysis of finished trajectories: leaders, clusters, polytopes, theorem checks."""
 
 from .clusters import Cluster, clusters
-from .leaders import LeaderSet, RoundingEvent, follow_graph, leaders
+from .collapse import RadiusDecay, collapse_decay, radius_decay
+from .geometry import regime_of
+from .leaders import LeaderSet, RoundingEvent, follow_graph, leaders, self_attending
 from .polytope import Polytope
 from .spectral import is_good_triple, is_good_triple_with_multiplicity, is_paranormal, leading_direction
 from .theorems import (
@@ -20,6 +22,7 @@ __all__ = [
     "RoundingEvent",
     "leaders",
     "follow_graph",
+    "self_attending",
     "Polytope",
     "is_good_triple",
     "is_good_triple_with_multiplicity",
@@ -31,4 +34,8 @@ __all__ = [
     "boolean_distance",
     "hardmax_theorem",
     "softmax_geometry",
+    "regime_of",
+    "RadiusDecay",
+    "radius_decay",
+    "collapse_decay",
 ]

@@ -11,13 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
 import torch
+from numpy.typing import ArrayLike
 from torch import Tensor
 
 from .._validation import InputError
 from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
 
-__all__ = ["LeaderSet", "RoundingEvent", "leaders", "follow_graph"]
+__all__ = ["LeaderSet", "RoundingEvent", "leaders", "follow_graph", "self_attending"]
 
 
 class RoundingEvent(NamedTuple):
@@ -125,3 +127,28 @@ def follow_graph(traj: HardmaxTrajectory, layer_index: int, sequence: int | None
         raise InputError("this trajectory did not keep follow sets; rerun with save=SaveAt(follow=True)")
     b = _one_sequence(traj, sequence)
     return traj.follow[layer_index, b]
+
+
+def self_attending(P: ArrayLike | Tensor) -> np.ndarray:
+    r"""Softmax leaders at one time: the tokens whose attention row peaks strictly on themselves.
+
+    Softmax paper: the leaders are the tokens the others end up attending to, the columns of the
+    Boolean limit :math:`P^*` (Theorem 2.1) and the vertices of the polytope K (Theorem 3.1), and a
+    leader's own row tends to :math:`e_i`. At a time t, token i leads when
+    :math:`P_{ii}(t) > P_{ij}(t)` for every :math:`j \ne i`; the softmax being monotone, that is
+    :math:`\langle Qx_i, Kx_i\rangle > \langle Qx_i, Kx_j\rangle`, which is what
+    :func:`attndyn.softmax` tracks at every step (``traj.leader_since``, read by :func:`leaders`).
+    ``P`` is one ``(n, n)`` attention (or score) matrix, one head; returns ``(n,)`` bool.
+
+    >>> self_attending([[0.7, 0.3], [0.6, 0.4]]).tolist()   # token 1 attends to token 0 more
+    [True, False]
+    >>> self_attending([[0.5, 0.5], [0.0, 1.0]]).tolist()   # a tie is not a strict peak
+    [False, True]
+    """
+    a = np.asarray(P.detach().cpu() if isinstance(P, Tensor) else P, dtype=np.float64)
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise InputError(f"self_attending() needs one square (n, n) matrix, got shape {a.shape}")
+    own = np.diag(a).copy()
+    others = a.copy()
+    np.fill_diagonal(others, -np.inf)
+    return own > others.max(axis=1) if len(a) > 1 else np.ones(len(a), dtype=bool)

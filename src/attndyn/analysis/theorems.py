@@ -2,24 +2,24 @@ r"""Does the theorem's picture hold for this run? One report per theorem, read o
 
 Hardmax paper: Theorem 1.1. Softmax paper: Theorem 2.1 (Boolean attention, d = 1),
 Theorem 3.1 (V = I, polytope), Theorem 4.1 (good triple, <= 3 hyperplanes), Conjecture 4.2
-(codimension k), Theorem 5.1 (paranormal V), Theorem C.5 (V = -I, collapse).
+(codimension k), Theorem 5.1 (paranormal V), Theorem C.5 (V = -I, collapse): checked in
+:mod:`attndyn.analysis.geometry` and re-exported here.
 Every report has ``holds`` and a JSON-able ``record()``.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import torch
 
 from .._validation import InputError, is_spd
-from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
+from ..trajectory import HardmaxTrajectory, Trajectory
 from .clusters import Cluster, clusters
+from .geometry import GeometryReport, _final_points, attention_rank, boolean_distance, softmax_geometry
 from .leaders import LeaderSet, _one_sequence, leaders
 from .polytope import Polytope
-from .spectral import is_good_triple, is_paranormal, leading_direction, positive_coordinates
 
 __all__ = [
     "SETTLED_RTOL",
@@ -51,11 +51,6 @@ def sequence_converged(traj: Trajectory, b: int) -> bool:
 def sequence_settled(traj: Trajectory, b: int, rtol: float) -> bool:
     """Sequence b's last step moved its tokens by at most ``rtol`` of their size (``stats.final_change``)."""
     return (traj.stats.final_change[b] if traj.stats.final_change else float("inf")) <= rtol
-
-
-def _final_points(traj: Trajectory, b: int) -> tuple[np.ndarray, np.ndarray]:
-    idx = traj.real_tokens(b).numpy()
-    return traj.ys[-1, b].detach().cpu().numpy()[idx], idx
 
 
 def _distinct(points: np.ndarray) -> bool:
@@ -194,210 +189,4 @@ def hardmax_theorem(
         vertices_are_leader_limits=verts_ok,
         centers_in_leader_hull=in_hull,
         cluster_tol=tol,
-    )
-
-
-# ---- softmax ------------------------------------------------------------------------------
-
-
-def _final_attention(traj: SoftmaxTrajectory, b: int) -> np.ndarray:
-    """The final (n, n) attention matrix of sequence b (first head): kept, or read off the final state."""
-    if traj.attention_final is not None:
-        P = traj.attention_final[b].detach().cpu()
-        return (P[0] if P.ndim == 3 else P).numpy()
-    from ..dynamics import SoftmaxAttention
-
-    p = traj.params
-    mask = None if traj.mask is None else traj.mask[b : b + 1]
-    dyn = SoftmaxAttention(
-        Q=p.Q[:1].detach(),
-        K=p.K[:1].detach(),
-        V=p.V[:1].detach(),
-        beta=p.beta,
-        rescaled=p.rescaled,
-        mask=mask,
-    )
-    return dyn.attention(float(traj.ts[-1]), traj.ys[-1, b : b + 1].detach())[0].cpu().numpy()
-
-
-def attention_rank(P: Any, *, rtol: float = 1e-6) -> int:
-    """Numerical rank of an (n, n) attention matrix: singular values above ``rtol * largest``."""
-    a = np.asarray(P.detach().cpu() if isinstance(P, torch.Tensor) else P, dtype=np.float64)
-    s = np.linalg.svd(a, compute_uv=False)
-    return int((s > rtol * s.max()).sum()) if s.size and s.max() > 0 else 0
-
-
-def boolean_distance(P: Any, *, free_rows: int = 0) -> float:
-    r"""Distance to the nearest Boolean row-stochastic matrix, ignoring the ``free_rows`` worst rows.
-
-    Each row's nearest Boolean row-stochastic row is the unit vector at its largest entry; the
-    distance of a row is :math:`\lVert P_i - e_{\arg\max P_i}\rVert_1 = 2(1 - \max_j P_{ij})`, and
-    the matrix distance is the largest row distance. Theorem 2.1 allows one free row (asterisks).
-    """
-    a = np.asarray(P.detach().cpu() if isinstance(P, torch.Tensor) else P, dtype=np.float64)
-    row = 2.0 * (1.0 - a.max(axis=-1))
-    row = np.sort(row)
-    if free_rows:
-        row = row[:-free_rows] if len(row) > free_rows else row[:0]
-    return float(row.max()) if row.size else 0.0
-
-
-@dataclass(frozen=True)
-class GeometryReport:
-    """The limit geometry a softmax-paper theorem predicts, measured on one sequence.
-
-    ``regime`` names the theorem; ``measured`` holds the numbers; ``holds`` the verdict.
-    """
-
-    regime: str
-    statement: str
-    holds: bool
-    measured: dict[str, Any]
-
-    def record(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def _levels(values: np.ndarray, tol: float) -> list[float]:
-    """Distinct values up to ``tol`` (gaps larger than tol separate groups), as group means."""
-    if values.size == 0:
-        return []
-    v = np.sort(values.reshape(-1))
-    groups = np.split(v, np.nonzero(np.diff(v) > tol)[0] + 1)
-    return [float(g.mean()) for g in groups]
-
-
-def softmax_geometry(
-    traj: SoftmaxTrajectory,
-    sequence: int | None = None,
-    *,
-    regime: str | None = None,
-    rtol: float = 1e-3,
-    collapse_ratio: float = 0.25,
-) -> GeometryReport:
-    r"""Check the limit geometry of the regime of (Q, K, V) on one sequence of a finished run.
-
-    ``regime`` is inferred from the matrices when None: ``"boolean"`` (d = 1, Thm 2.1),
-    ``"collapse"`` (V = -cI, Thm C.5), ``"polytope"`` (V = cI, Thm 3.1), ``"paranormal"``
-    (Thm 5.1), ``"hyperplanes"`` (good triple, Thm 4.1), else ``"codimension"`` (Conj. 4.2).
-    Tolerances are relative: ``rtol`` times the spread of the measured coordinates. The collapse
-    (whose rate is slow, algebraic once the tokens are near the origin) holds when the radius
-    never grows and ends below ``collapse_ratio`` of its initial value.
-    """
-    if not isinstance(traj, SoftmaxTrajectory):
-        raise InputError(f"softmax_geometry() needs a SoftmaxTrajectory, got {type(traj).__name__}")
-    b = _one_sequence(traj, sequence)
-    Q, K, V = (m[0].detach().cpu().numpy() for m in (traj.params.Q, traj.params.K, traj.params.V))
-    d = V.shape[0]
-    pts, idx = _final_points(traj, b)
-    rescaled = traj.params.rescaled
-    if regime is None:
-        if d == 1 and V[0, 0] > 0:
-            regime = "boolean"
-        elif np.allclose(V, V[0, 0] * np.eye(d)) and V[0, 0] < 0:
-            regime = "collapse"
-        elif np.allclose(V, V[0, 0] * np.eye(d)) and V[0, 0] > 0:
-            regime = "polytope"
-        elif is_paranormal(V) and not is_good_triple(Q, K, V):
-            regime = "paranormal"
-        elif is_good_triple(Q, K, V):
-            regime = "hyperplanes"
-        else:
-            regime = "codimension"
-    P = None
-    if regime == "boolean":
-        P = _final_attention(traj, b)[np.ix_(idx, idx)]
-    spread = max(float(np.abs(pts).max()), 1e-300)
-    if regime == "boolean":
-        dist = boolean_distance(P, free_rows=1)
-        rank = attention_rank(P)
-        return GeometryReport(
-            regime,
-            "Thm 2.1: P(t) tends to a Boolean matrix of rank <= 3 except one free row",
-            holds=dist <= 1e-3 and rank <= 3,
-            measured={"boolean_distance": dist, "rank": rank, "boolean_distance_all_rows": boolean_distance(P)},
-        )
-    if regime == "collapse":
-        if rescaled:
-            raise InputError("the collapse regime (Thm C.5) concerns the original tokens; run with rescaled=False")
-        norms = traj.ys[:, b].detach().cpu().numpy()[:, idx]
-        radius = np.abs(norms).max(axis=(1, 2))  # (T,) largest coordinate at each kept time
-        ratio = float(radius[-1] / max(radius[0], 1e-300))
-        shrinking = bool(np.all(np.diff(radius) <= 1e-12 * radius[0]))
-        return GeometryReport(
-            regime,
-            "Thm C.5: V = -I, every token tends to the origin (the radius shrinks to 0)",
-            holds=shrinking and ratio <= collapse_ratio,
-            measured={"final_over_initial_radius": ratio, "monotone": shrinking},
-        )
-    if not rescaled:
-        raise InputError(f"the {regime} regime is stated for the rescaled tokens (eq. (4)); run with rescaled=True")
-    if regime == "polytope":
-        tol = rtol * spread
-        cl = clusters(pts, members=idx, tol=tol)
-        centers = np.array([c.center for c in cl])
-        nonzero = [c for c in cl if np.abs(c.center).max() > tol]
-        poly = Polytope.from_points(centers, tol=tol)
-        on_bd = all(poly.on_boundary(c.center) for c in nonzero)
-        at_vertex = sum(len(cl[v].members) for v in poly.vertices) / len(idx)
-        return GeometryReport(
-            regime,
-            "Thm 3.1: every token tends to 0 or to the boundary of a convex polytope (generically a vertex)",
-            holds=on_bd,
-            measured={
-                "clusters": len(cl),
-                "vertices": len(poly.vertices),
-                "fraction_at_vertices": at_vertex,
-                "all_on_boundary_or_zero": on_bd,
-            },
-        )
-    if regime == "hyperplanes":
-        found = leading_direction(V)
-        if found is None:
-            raise InputError(
-                "regime='hyperplanes' needs V's largest-modulus eigenvalue real, positive and simple "
-                "(Theorem 4.1); this V has none: pass regime=None to infer the regime"
-            )
-        lam, phi, psi = found
-        coord = pts @ psi  # coordinate along phi_1 in V's eigenbasis
-        # Tolerance relative to the initial size of the tokens: every token may end on the
-        # hyperplane through the origin, where the final coordinates are ~0 and carry no scale.
-        start = np.abs(traj.ys[0, b].detach().cpu().numpy()[idx]).max() * np.abs(psi).sum()
-        levels = _levels(coord, rtol * max(start, np.abs(coord).max(), 1e-300))
-        return GeometryReport(
-            regime,
-            "Thm 4.1: the coordinates along phi_1 tend to at most three values (<= 3 parallel hyperplanes)",
-            holds=len(levels) <= 3,
-            measured={"hyperplanes": len(levels), "lambda_1": lam, "phi_1": phi.tolist(), "levels": levels[:10]},
-        )
-    if regime == "paranormal":
-        ev = np.linalg.eigvals(V)
-        lam = float(np.abs(ev).max())
-        w, R = np.linalg.eig(V)
-        top = np.abs(w - lam) < 1e-6 * lam
-        coords = np.real(np.linalg.solve(R, pts.T.astype(complex)).T)[:, top]  # coordinates in F
-        tol = rtol * max(np.abs(coords).max(), 1e-300)
-        cl = clusters(coords, tol=tol)
-        centers = np.array([q.center for q in cl])
-        poly_f = Polytope.from_points(centers, tol=tol) if len(centers) else None
-        nonzero = [q for q in cl if np.abs(q.center).max() > tol]
-        ok = poly_f is not None and all(poly_f.on_boundary(q.center) for q in nonzero)
-        return GeometryReport(
-            regime,
-            "Thm 5.1: the F-coordinates tend to the boundary of a polytope K in F, or 0 (polytope x subspace)",
-            holds=ok,
-            measured={
-                "dim_F": int(top.sum()),
-                "clusters_in_F": len(cl),
-                "vertices": 0 if poly_f is None else len(poly_f.vertices),
-            },
-        )
-    k, c = positive_coordinates(V, pts)
-    tol = rtol * max(np.abs(c).max(), 1e-300) if c.size else 0.0
-    groups = len(clusters(c, tol=tol)) if c.size else 0
-    return GeometryReport(
-        "codimension",
-        "Conj. 4.2: the coordinates in the positive eigenspace (dim k) take at most three values",
-        holds=groups <= 3,
-        measured={"k": k, "subspaces": groups},
     )

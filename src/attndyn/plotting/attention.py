@@ -63,7 +63,9 @@ def attention_matrices(
         im = ax.imshow(P, cmap="magma_r", vmin=0, vmax=1, interpolation="nearest")
         ax.set_title(f"t = {ts[k]:.3g}", fontsize=10)
         ax.set_xticks([]), ax.set_yticks([])
-    axes[0].set_ylabel("query i (sorted)" if sort else "query i", fontsize=9)
+        order_note = " (sorted by $x(0)$)" if sort and states.shape[-1] == 1 else ""
+        ax.set_xlabel("key j" + order_note, fontsize=9)
+        ax.set_ylabel("query i" + order_note, fontsize=9)
     assert im is not None  # picks is never empty
     fig.colorbar(im, ax=list(axes), shrink=0.8, label="$P_{ij}(t)$")
     if title:

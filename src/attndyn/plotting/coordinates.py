@@ -36,6 +36,18 @@ def eigen_coordinates(states: np.ndarray, V: np.ndarray | None) -> tuple[np.ndar
     return c[..., order], labels
 
 
+def _legend_handles() -> list:
+    """What the lines and the band of every panel mean (one legend, in the first panel)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    return [
+        Line2D([], [], color=color(0), lw=0.8, alpha=0.8, label="one token each"),
+        Line2D([], [], color="#111111", lw=1.6, label="mean over tokens"),
+        Patch(color=color(0), alpha=0.15, lw=0, label="range (min to max)"),
+    ]
+
+
 def coordinates(
     traj: Trajectory, *, sequence: int | None = None, title: str | None = None, log_time: bool = False
 ) -> Figure:
@@ -60,6 +72,7 @@ def coordinates(
         ax.grid(alpha=0.25, lw=0.5)
         if log_time:
             ax.set_xscale("symlog")
+    axes[0].legend(handles=_legend_handles(), fontsize=7, loc="best")
     if title:
         fig.suptitle(title, fontsize=11)
     return fig

@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 
 __all__ = ["follow_matrix", "draw_state", "plot_trajectory", "hardmax_panels", "hardmax_grid", "state_index"]
 
+# Drawing order: trails (1) under tokens, leader stars above the tokens (softmax Fig. 6: a star must
+# not hide under the followers that reach it), token labels on top.
+TOKEN_ZORDER, LEADER_ZORDER, LABEL_ZORDER = 3, 4, 5
+
 
 def state_index(traj: Trajectory, layer_or_time: float) -> int:
     """Index of the kept state whose layer (hardmax) or time (softmax) is closest to the one asked."""
@@ -186,7 +190,7 @@ def draw_state(
                 edgecolors=edge[i],
                 linewidths=0.8,
                 depthshade=False,
-                zorder=3,
+                zorder=LEADER_ZORDER if leader[i] else TOKEN_ZORDER,
             )
         else:
             ax.plot(
@@ -199,10 +203,10 @@ def draw_state(
                 fillstyle="left" if len(inner[i]) > 1 else "full",
                 markeredgecolor=edge[i],
                 markeredgewidth=1.3,
-                zorder=3,
+                zorder=LEADER_ZORDER if leader[i] else TOKEN_ZORDER,
             )
         if labels is not None:
-            ax.text(*p, " " + str(labels[i]), fontsize=7, zorder=4)
+            ax.text(*p, " " + str(labels[i]), fontsize=7, zorder=LABEL_ZORDER)
     if not three:
         xl, yl = limits if limits is not None else _limits(traj, states, index if trail else None)
         finish_plane(ax, xl, yl, title)

@@ -1,0 +1,163 @@
+"""The softmax limit-geometry checks (analysis/geometry.py) and the collapse rate (analysis/collapse.py)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import attndyn
+from attndyn import InputError, SaveAt
+from attndyn.analysis import Polytope, collapse_decay, radius_decay, regime_of
+from attndyn.analysis.collapse import COLLAPSE_EXPONENT, COLLAPSE_EXPONENT_ATOL
+from attndyn.analysis.geometry import REGIMES
+
+TIMES = np.concatenate([[0.0], np.geomspace(0.5, 40.0, 30)])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(-2.0, -0.02), st.floats(0.1, 10.0))
+def test_radius_decay_recovers_the_exponent_of_a_power_law(p, c):
+    r = np.concatenate([[c * 3], c * TIMES[1:] ** p])
+    fit = radius_decay(TIMES, r)
+    assert fit.exponent == pytest.approx(p, abs=1e-9)
+    assert fit.fit_rms == pytest.approx(0.0, abs=1e-9)
+    assert fit.fit_window == (float(TIMES[TIMES >= 10.0][0]), 40.0)
+    assert fit.matches == (abs(p - COLLAPSE_EXPONENT) <= COLLAPSE_EXPONENT_ATOL)
+    np.testing.assert_allclose(fit.fitted(TIMES[-3:]), r[-3:], rtol=1e-9)
+
+
+def test_exponential_decay_and_a_stalled_radius_do_not_match_the_collapse_rate():
+    assert radius_decay(TIMES, np.exp(-TIMES)).exponent < -5  # log r = -t: slope -t in log-log
+    stalled = radius_decay(TIMES, 1.0 + np.exp(-TIMES))
+    assert abs(stalled.exponent) < 1e-3 and not stalled.matches
+
+
+def test_radius_decay_without_enough_points_or_at_the_origin():
+    few = radius_decay([0.0, 1.0, 2.0], [1.0, 0.5, 0.4])
+    assert few.exponent is None and not few.matches and np.isnan(few.fitted([1.0])).all()
+    assert radius_decay([0.0, 1.0, 2.0], [1.0, 0.5, 0.0]).matches  # reached the origin exactly
+    with pytest.raises(ValueError, match=r"two equal, non-empty sequences, got \(2,\) and \(3,\)"):
+        radius_decay([0.0, 1.0], [1.0, 0.5, 0.2])
+
+
+def test_V_minus_identity_collapses_like_t_to_the_minus_one_half():
+    """Table 1's hypotheses (Q^T K = I with Q = K orthogonal): the derived rate, within 0.05."""
+    rng = np.random.default_rng(4)
+    O = np.linalg.qr(rng.standard_normal((3, 3)))[0]
+    x = rng.standard_normal((16, 3))
+    traj = attndyn.softmax(x, time=40.0, Q=O, K=O, V=-np.eye(3), step=0.1, save=SaveAt(every=10))
+    rep = attndyn.softmax_geometry(traj)
+    assert rep.regime == "collapse" and rep.holds
+    assert rep.measured["decay_exponent"] == pytest.approx(-0.5, abs=0.05)
+    assert rep.measured["decay_exponent"] == collapse_decay(traj).exponent
+    assert list(rep.measured["radius_at"]) == ["0", "2", "5", "10", "20", "40"]
+
+
+def test_collapse_verdict_fails_when_the_cloud_stops_shrinking():
+    """Q = 0: uniform attention, dx_i/dt = -mean(x): the mean dies out, the spread stays. Not a collapse."""
+    x = np.random.default_rng(6).standard_normal((12, 2))
+    traj = attndyn.softmax(x, time=20.0, Q=np.zeros((2, 2)), V=-np.eye(2), step=0.1, save=SaveAt(every=5))
+    rep = attndyn.softmax_geometry(traj, regime="collapse")
+    assert not rep.holds and not rep.measured["decay_matches"]
+    assert abs(rep.measured["decay_exponent"]) < 0.05
+
+
+def test_regime_of_each_row_of_table_1():
+    eye2, eye3 = np.eye(2), np.eye(3)
+    assert regime_of([[1.0]], [[1.0]], [[2.0]]) == "boolean"
+    assert regime_of(eye2, eye2, -2 * eye2) == "collapse"
+    assert regime_of(eye3, eye3, 3 * eye3) == "polytope"
+    assert regime_of(eye2, eye2, np.diag([2.0, 1.0])) == "hyperplanes"
+    assert regime_of(eye3, eye3, np.diag([1.0, 1.0, -0.5])) == "paranormal"
+    assert regime_of(eye2, eye2, np.diag([-2.0, 1.0])) == "codimension"  # leading eigenvalue negative
+    # not a good triple (<Q phi_1, K phi_1> < 0), but V = 2 Id on F = span(e_1), |1| < 2 on G: Definition 2
+    assert regime_of(eye2, -eye2, np.diag([2.0, 1.0])) == "paranormal"
+    assert set(REGIMES) == {"boolean", "collapse", "polytope", "hyperplanes", "paranormal", "codimension"}
+
+
+def test_unknown_regime_and_head_out_of_range_are_refused():
+    traj = attndyn.softmax(np.random.default_rng(0).standard_normal((5, 2)), time=0.5, rescaled=True)
+    with pytest.raises(InputError, match=r"regime='vertices' is not one of boolean, collapse, polytope"):
+        attndyn.softmax_geometry(traj, regime="vertices")
+    with pytest.raises(InputError, match=r"head=1 is out of range for a run with 1 head\(s\); pass 0 <= head < 1"):
+        attndyn.softmax_geometry(traj, head=1)
+
+
+def test_a_multi_head_run_reports_which_head_it_reads():
+    """Multi-head runs are not rescaled (eq. (4) is for one head): in d = 1, head 0 (V = 1) is Thm 2.1's
+    Boolean regime and head 1 (V = -1/2) the collapse; each report names its head."""
+    x = np.random.default_rng(1).standard_normal((8, 1))
+    one = np.ones((2, 1, 1))
+    V = np.array([[[1.0]], [[-0.5]]])
+    traj = attndyn.softmax(x, time=3.0, Q=one, K=one, V=V, save=SaveAt(every=5, final_attention=True))
+    first, second = attndyn.softmax_geometry(traj), attndyn.softmax_geometry(traj, head=1)
+    assert (first.regime, first.head, first.heads) == ("boolean", 0, 2)
+    assert (second.regime, second.head, second.heads) == ("collapse", 1, 2)
+    assert "[head 1 of 2 only" in second.statement and "open problem (Section 6)" in second.statement
+    assert second.record()["head"] == 1
+    P = traj.attention_final[0, 0].numpy()  # (H, n, n): head 0's matrix is the one checked
+    assert first.measured["boolean_distance_all_rows"] == attndyn.analysis.boolean_distance(P)
+    unkept = attndyn.softmax(x, time=3.0, Q=one, K=one, V=V, save=SaveAt(every=5))  # P read off the final state
+    assert attndyn.softmax_geometry(unkept).measured == pytest.approx(first.measured, rel=1e-12, abs=1e-15)
+    single = attndyn.softmax(x, time=3.0)
+    rep = attndyn.softmax_geometry(single)
+    assert (rep.head, rep.heads) == (0, 1) and "head" not in rep.statement
+
+
+def test_without_clustering_K_has_the_vertices_of_the_initial_hull():
+    """The Table 1 bound on K's vertices can fail: a run too short to cluster keeps conv(z(0))."""
+    x = np.random.default_rng(2).standard_normal((12, 3))
+    short = attndyn.softmax(x, time=0.01, step=0.01, rescaled=True)
+    rep = attndyn.softmax_geometry(short, regime="polytope")
+    assert rep.measured["vertices"] == len(Polytope.from_points(x).vertices) > 0.75 * rep.measured["vertices"]
+    long = attndyn.softmax(x, time=10.0, rescaled=True)
+    assert attndyn.softmax_geometry(long).measured["vertices"] < rep.measured["vertices"]
+
+
+def test_reproduce_uses_the_one_theorem_4_1_check():
+    from attndyn.reproduce import softmax_experiments, statistics
+
+    V = np.array([[1.2, 0.2], [0.2, -0.05]])
+    traj = attndyn.softmax(np.random.default_rng(3).standard_normal((3, 10, 2)), time=5.0, V=V, rescaled=True)
+    for b in range(3):
+        assert statistics.hyperplane_report(traj, b) == attndyn.softmax_geometry(traj, b, regime="hyperplanes")
+
+    def imported(module):
+        tree = ast.parse(inspect.getsource(module))
+        return {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+
+    assert "statistics" not in imported(softmax_experiments)  # no import circle with reproduce.statistics
+    assert "softmax_experiments" in imported(statistics)
+
+
+@pytest.mark.parametrize("rescaled, V", [(True, np.eye(2)), (True, np.diag([1.5, 0.5])), (False, np.eye(2))])
+def test_the_engine_tracks_the_leaders_that_self_attending_defines(rescaled, V):
+    """Differential: the leaders softmax() tracks during the run (strict peak of the scores) are the
+    tokens whose final attention row peaks strictly on themselves, per analysis.self_attending."""
+    x = np.random.default_rng(7).standard_normal((4, 10, 2))
+    traj = attndyn.softmax(x, time=3.0, V=V, rescaled=rescaled, save=SaveAt(every=None, final_attention=True))
+    for b in range(4):
+        expected = attndyn.analysis.self_attending(traj.attention_final[b])
+        assert sorted(attndyn.leaders(traj, b).indices) == np.nonzero(expected)[0].tolist()
+    assert 0 < sum(len(attndyn.leaders(traj, b)) for b in range(4)) < 40
+
+
+def test_self_attending_refuses_a_non_square_matrix():
+    with pytest.raises(InputError, match=r"needs one square \(n, n\) matrix, got shape \(2, 3\)"):
+        attndyn.analysis.self_attending(np.ones((2, 3)))
+
+
+def test_collapse_without_enough_kept_states_is_judged_without_the_rate_and_says_so():
+    x = np.random.default_rng(8).standard_normal((10, 2))
+    traj = attndyn.softmax(x, time=12.0, V=-np.eye(2), save=SaveAt(every=None))  # first and last state only
+    rep = attndyn.softmax_geometry(traj)
+    assert rep.holds and rep.measured["decay_exponent"] is None and rep.measured["decay_matches"] is None
+    assert "[rate not tested: fewer than 3 kept times after T/4" in rep.statement
+    kept = attndyn.softmax(x, time=12.0, V=-np.eye(2), save=SaveAt(every=10))
+    full = attndyn.softmax_geometry(kept)
+    assert full.holds and full.measured["decay_matches"] is True and "rate not tested" not in full.statement
