@@ -94,7 +94,7 @@ def _octagon(xr, yr, m, ext):  # pragma: no cover - compiled
     my = mny = yr[0]
     mp = mnp = xr[0] + yr[0]
     mq = mnq = xr[0] - yr[0]
-    for t in range(1, m):  # the extreme values (vectorised reductions)
+    for t in range(1, m):  # the extreme values (eight independent chains of scalar maxima)
         x = xr[t]
         y = yr[t]
         p = x + y
@@ -154,14 +154,19 @@ def _convex_once(xr, yr, poly, h):  # pragma: no cover - compiled
 
 @njit(cache=True, inline="always")
 def _outside(xr, yr, m, nx, ny, off, h, keep):  # pragma: no cover - compiled
-    """keep[t] = 1 where token t is in front of (or within the margin behind) some edge e,
-    i.e. nx[e] x + ny[e] y >= off[e]; else 0 (vectorised over the tokens)."""
+    """keep[t] = 1 where token t is in front of (or within the margin behind) some edge e < h <= 8,
+    i.e. nx[e] x + ny[e] y >= off[e]; else 0 (one pass over the tokens with the eight edges in
+    registers, vectorised; missing edges repeat edge 0)."""
+    for e in range(h, 8):
+        nx[e], ny[e], off[e] = nx[0], ny[0], off[0]
+    a0, a1, a2, a3, a4, a5, a6, a7 = nx[0], nx[1], nx[2], nx[3], nx[4], nx[5], nx[6], nx[7]
+    c0, c1, c2, c3, c4, c5, c6, c7 = ny[0], ny[1], ny[2], ny[3], ny[4], ny[5], ny[6], ny[7]
+    o0, o1, o2, o3, o4, o5, o6, o7 = off[0], off[1], off[2], off[3], off[4], off[5], off[6], off[7]
     for t in range(m):
-        keep[t] = 0.0
-    for e in range(h):
-        a, c, o = nx[e], ny[e], off[e]
-        for t in range(m):
-            keep[t] = 1.0 if a * xr[t] + c * yr[t] >= o else keep[t]
+        x, y = xr[t], yr[t]
+        out = (a0 * x + c0 * y >= o0) | (a1 * x + c1 * y >= o1) | (a2 * x + c2 * y >= o2) | (a3 * x + c3 * y >= o3)
+        out |= (a4 * x + c4 * y >= o4) | (a5 * x + c5 * y >= o5) | (a6 * x + c6 * y >= o6) | (a7 * x + c7 * y >= o7)
+        keep[t] = 1.0 if out else 0.0
 
 
 @njit(cache=True, inline="always")
@@ -217,7 +222,7 @@ def _planar_seqs(
     n = z.shape[1]
     a00, a01, a10, a11 = A[0, 0], A[0, 1], A[1, 0], A[1, 1]
     real, cand, arg, cnt = ib
-    xr, yr, w0, w1, best, cx, cy, ox, oy = qb
+    xr, yr, w0, w1, best, cx, cy, ox, oy, bx, by = qb
     known = book[7]
     for b in range(lo, hi):
         m = 0
@@ -246,25 +251,30 @@ def _planar_seqs(
         for c in range(nc):
             cx[c] = xr[cand[c]]
             cy[c] = yr[cand[c]]
-        for k in range(m):  # maximum, its multiplicity and first index; vectorised over the queries
-            best[k] = w0[k] * cx[0] + w1[k] * cy[0]
+        # The maximum, its multiplicity, the first token attaining it and its coordinates
+        # (selects, not gathers: the loops vectorise over the queries).
+        ux, uy, first = cx[0], cy[0], cand[0]
+        for k in range(m):
+            best[k] = w0[k] * ux + w1[k] * uy
             cnt[k] = 1
-            arg[k] = 0
+            arg[k] = first
+            bx[k] = ux
+            by[k] = uy
         for c in range(1, nc):
-            ux, uy = cx[c], cy[c]
+            ux, uy, tc = cx[c], cy[c], cand[c]
             for k in range(m):
                 s = w0[k] * ux + w1[k] * uy
                 gt = s > best[k]
                 cnt[k] = 1 if gt else cnt[k] + (1 if s == best[k] else 0)
-                arg[k] = c if gt else arg[k]
+                arg[k] = tc if gt else arg[k]
+                bx[k] = ux if gt else bx[k]
+                by[k] = uy if gt else by[k]
                 best[k] = s if gt else best[k]
         nfix = 0
         for k in range(m):  # the generic case, one maximiser: z_i moves towards it
-            c = arg[k]
             x, y = xr[k], yr[k]
-            ox[k] = x + coef * (cx[c] - x)
-            oy[k] = y + coef * (cy[c] - y)
-            arg[k] = cand[c]  # from now on a token index
+            ox[k] = x + coef * (bx[k] - x)
+            oy[k] = y + coef * (by[k] - y)
             g = (abs(w0[k]) + abs(w1[k])) * sc
             nfix += 1 if (cnt[k] != 1) | (g < SCORE_MIN) | (g > SCORE_MAX) else 0
         if nfix > 0 or tol > 0.0 or record_follow:
@@ -441,10 +451,11 @@ def _planar_block(
 ):  # pragma: no cover
     n = z.shape[1]
     iscratch = np.empty((4, n + 8), dtype=np.int64)
-    scratch = np.empty((13, n + 8))
+    scratch = np.empty((15, n + 8))
     ib = (iscratch[0], iscratch[1], iscratch[2], iscratch[3])  # views made once, not per sequence
     qb = (scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5], scratch[6], scratch[7], scratch[8])
-    nrm = scratch[9:13]
+    qb = (*qb, scratch[9], scratch[10])
+    nrm = scratch[11:15]
     _planar_seqs(
         lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb, nrm, layer, book
     )
