@@ -472,11 +472,21 @@ def _planar_parallel(
         _planar_block(lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book)
 
 
-@njit(cache=True, fastmath={"nnan", "nsz"})
-def _rowmax(s, m):  # pragma: no cover - compiled
-    """max(s[:m]) (a vectorised reduction; comparisons only, no score is recomputed)."""
+@njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
+def _rowmax(s, m, lanes):  # pragma: no cover - compiled
+    """max(s[:m]) (-inf if m = 0), s unchanged: eight lanes updated block by block (vectorised;
+    one chain of scalar maxima is not, see :func:`_fold_max`); ``lanes`` holds 8 entries."""
+    for i in range(8):
+        lanes[i] = -np.inf
+    top = m // 8 * 8
+    for j in range(0, top, 8):
+        for i in range(8):
+            v = s[j + i]
+            lanes[i] = v if v > lanes[i] else lanes[i]
     best = -np.inf
-    for t in range(m):
+    for i in range(8):
+        best = lanes[i] if lanes[i] > best else best
+    for t in range(top, m):
         best = s[t] if s[t] > best else best
     return best
 
@@ -510,6 +520,7 @@ def _dense_one(
     q = np.zeros((QB, d))
     acc = np.empty(d)
     S = np.empty((QB, m))
+    lanes = np.empty(8)
     big = np.full(d, -1.0)
     mv = 0.0
     sc = 0.0
@@ -549,7 +560,7 @@ def _dense_one(
             ii = i0 + r
             i = real[ii]
             s = S[r]
-            thr = _rowmax(s, m) - tol
+            thr = _rowmax(s, m, lanes) - tol
             cnt = 0
             acc[:] = 0.0
             self_in = False
@@ -589,7 +600,8 @@ def _dense_one(
 def _certify_dense(b, i, ii, s, m, z, A, identity, big, layer, book):  # pragma: no cover - compiled
     """Certify token (b, i) (position ii among the real tokens, scores s[:m]) as :func:`_certify_one`."""
     d = z.shape[2]
-    rival = max(_rowmax(s[:ii], ii), _rowmax(s[ii + 1 :], m - ii - 1))
+    lanes = np.empty(8)
+    rival = max(_rowmax(s[:ii], ii, lanes), _rowmax(s[ii + 1 :], m - ii - 1, lanes))
     t = 0.0
     for k in range(d):
         if identity:
