@@ -69,7 +69,7 @@ SCALE_MIN, SCALE_MAX = 1e-140, 1e140  # largest coordinate of a sequence
 SCORE_MIN, SCORE_MAX = 1e-280, 1e280  # (|w_1| + |w_2|) * largest coordinate, per query
 
 
-@njit(cache=True, fastmath={"nnan", "nsz"})
+@njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
 def _absmax(xr, yr, m):  # pragma: no cover - compiled
     """Largest |coordinate| of the m tokens (vectorised min/max reductions; tokens are finite)."""
     hx = lx = hy = ly = 0.0  # one accumulator per reduction, so that they vectorise
@@ -82,7 +82,7 @@ def _absmax(xr, yr, m):  # pragma: no cover - compiled
     return max(hx, -lx, hy, -ly)
 
 
-@njit(cache=True, fastmath={"nnan", "nsz"})
+@njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
 def _octagon(xr, yr, m, ext):  # pragma: no cover - compiled
     """Extreme tokens in the directions k * 45 degrees, k = 0..7 (counter-clockwise), into ext;
     returns how many there are once consecutive repeats are removed (the list is cyclic), and
@@ -94,7 +94,7 @@ def _octagon(xr, yr, m, ext):  # pragma: no cover - compiled
     my = mny = yr[0]
     mp = mnp = xr[0] + yr[0]
     mq = mnq = xr[0] - yr[0]
-    for t in range(1, m):  # the extreme values (vectorised reductions)
+    for t in range(1, m):  # the extreme values (eight independent chains of scalar maxima)
         x = xr[t]
         y = yr[t]
         p = x + y
@@ -132,7 +132,7 @@ def _octagon(xr, yr, m, ext):  # pragma: no cover - compiled
     return h, max(mx, -mn, my, -mny)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _convex_once(xr, yr, poly, h):  # pragma: no cover - compiled
     """True when the closed polygon xr/yr[poly[:h]] turns strictly left at every corner and its
     edge directions go round exactly once (so it is convex and counter-clockwise)."""
@@ -152,19 +152,24 @@ def _convex_once(xr, yr, poly, h):  # pragma: no cover - compiled
     return entries == 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _outside(xr, yr, m, nx, ny, off, h, keep):  # pragma: no cover - compiled
-    """keep[t] = 1 where token t is in front of (or within the margin behind) some edge e,
-    i.e. nx[e] x + ny[e] y >= off[e]; else 0 (vectorised over the tokens)."""
+    """keep[t] = 1 where token t is in front of (or within the margin behind) some edge e < h <= 8,
+    i.e. nx[e] x + ny[e] y >= off[e]; else 0 (one pass over the tokens with the eight edges in
+    registers, vectorised; missing edges repeat edge 0)."""
+    for e in range(h, 8):
+        nx[e], ny[e], off[e] = nx[0], ny[0], off[0]
+    a0, a1, a2, a3, a4, a5, a6, a7 = nx[0], nx[1], nx[2], nx[3], nx[4], nx[5], nx[6], nx[7]
+    c0, c1, c2, c3, c4, c5, c6, c7 = ny[0], ny[1], ny[2], ny[3], ny[4], ny[5], ny[6], ny[7]
+    o0, o1, o2, o3, o4, o5, o6, o7 = off[0], off[1], off[2], off[3], off[4], off[5], off[6], off[7]
     for t in range(m):
-        keep[t] = 0.0
-    for e in range(h):
-        a, c, o = nx[e], ny[e], off[e]
-        for t in range(m):
-            keep[t] = 1.0 if a * xr[t] + c * yr[t] >= o else keep[t]
+        x, y = xr[t], yr[t]
+        out = (a0 * x + c0 * y >= o0) | (a1 * x + c1 * y >= o1) | (a2 * x + c2 * y >= o2) | (a3 * x + c3 * y >= o3)
+        out |= (a4 * x + c4 * y >= o4) | (a5 * x + c5 * y >= o5) | (a6 * x + c6 * y >= o6) | (a7 * x + c7 * y >= o7)
+        keep[t] = 1.0 if out else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _candidates(xr, yr, m, scale, h, exact, cand, poly, nrm):  # pragma: no cover - compiled
     """Indices (ascending) of the tokens that may be in some C_i into cand; returns how many.
 
@@ -207,123 +212,203 @@ def _ties(w0, w1, xs, ys, idx, nc, bst):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _planar_one(b, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb):  # pragma: no cover
-    """Eq. (1.1) for sequence b of the batch (see hardmax_layer_2d); ib (4, n + 8) int64 and
-    qb (13, n + 8) float64 are scratch."""
+def _planar_seqs(
+    lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb, nrm, layer, book
+):  # pragma: no cover
+    """Eq. (1.1) for sequences lo..hi-1 of the batch (see hardmax_layer_2d); ib (int64) and qb,
+    nrm (float64) are tuples of scratch rows of length n + 8; ``book`` certifies new leaders
+    when ``layer >= 0``. (One call for many sequences, and helpers inlined: a call per sequence,
+    with its array arguments, costs as much as loading the sequence's tokens.)"""
     n = z.shape[1]
     a00, a01, a10, a11 = A[0, 0], A[0, 1], A[1, 0], A[1, 1]
-    real, cand, arg, cnt = ib[0], ib[1], ib[2], ib[3]
-    xr, yr, w0, w1, best, cx, cy, ox, oy = qb[0], qb[1], qb[2], qb[3], qb[4], qb[5], qb[6], qb[7], qb[8]
-    m = 0
-    for i in range(n):
-        if mask[b, i]:
+    real, cand, arg, cnt = ib
+    xr, yr, w0, w1, best, cx, cy, ox, oy, bx, by = qb
+    known = book[7]
+    for b in range(lo, hi):
+        m = 0
+        mb = mask[b]
+        for i in range(n):  # the real tokens' positions (branch-free)
             real[m] = i
-            m += 1
-        else:  # padding stays and leads nobody
-            out[b, i, 0], out[b, i, 1] = z[b, i, 0], z[b, i, 1]
-            leader[b, i] = False
-    zb = z[b]  # (n, 2)
-    for k in range(m):  # the real tokens and w = A z_i, rounded as the dense rule rounds it
-        j = k if m == n else real[k]
-        x = zb[j, 0]
-        y = zb[j, 1]
-        xr[k] = x
-        yr[k] = y
-        w0[k] = a00 * x + a01 * y
-        w1[k] = a10 * x + a11 * y
-    if m > 8:
-        h, sc = _octagon(xr, yr, m, ib[2])
-    else:
-        h, sc = 0, _absmax(xr, yr, m)
-    nc = _candidates(xr, yr, m, sc, h, tol == 0.0, cand, ib[2], qb[9:13])
-    for c in range(nc):
-        cx[c] = xr[cand[c]]
-        cy[c] = yr[cand[c]]
-    for k in range(m):  # maximum, its multiplicity and first index; vectorised over the queries
-        best[k] = w0[k] * cx[0] + w1[k] * cy[0]
-        cnt[k] = 1
-        arg[k] = 0
-    for c in range(1, nc):
-        ux, uy = cx[c], cy[c]
+            m += 1 if mb[i] else 0
+        for i in range(n if m < n else 0):
+            if not mb[i]:  # padding stays and leads nobody
+                out[b, i, 0], out[b, i, 1] = z[b, i, 0], z[b, i, 1]
+                leader[b, i] = False
+        zb = z[b]  # (n, 2)
+        for k in range(m):  # the real tokens and w = A z_i, rounded as the dense rule rounds it
+            j = k if m == n else real[k]
+            x = zb[j, 0]
+            y = zb[j, 1]
+            xr[k] = x
+            yr[k] = y
+            w0[k] = a00 * x + a01 * y
+            w1[k] = a10 * x + a11 * y
+        if m > 8:
+            h, sc = _octagon(xr, yr, m, arg)
+        else:
+            h, sc = 0, _absmax(xr, yr, m)
+        nc = _candidates(xr, yr, m, sc, h, tol == 0.0, cand, arg, nrm)
+        for c in range(nc):
+            cx[c] = xr[cand[c]]
+            cy[c] = yr[cand[c]]
+        # The maximum, its multiplicity, the first token attaining it and its coordinates
+        # (selects, not gathers: the loops vectorise over the queries).
+        ux, uy, first = cx[0], cy[0], cand[0]
         for k in range(m):
-            s = w0[k] * ux + w1[k] * uy
-            gt = s > best[k]
-            cnt[k] = 1 if gt else cnt[k] + (1 if s == best[k] else 0)
-            arg[k] = c if gt else arg[k]
-            best[k] = s if gt else best[k]
-    nfix = 0
-    hx = lx = hy = ly = 0.0
-    for k in range(m):  # the generic case, one maximiser: z_i moves towards it
-        c = arg[k]
-        x, y = xr[k], yr[k]
-        u = x + coef * (cx[c] - x)
-        v = y + coef * (cy[c] - y)
-        ox[k] = u
-        oy[k] = v
-        arg[k] = cand[c]  # from now on a token index
-        g = (abs(w0[k]) + abs(w1[k])) * sc
-        nfix += 1 if (cnt[k] != 1) | (g < SCORE_MIN) | (g > SCORE_MAX) else 0
-        u -= x
-        v -= y
-        hx = u if u > hx else hx
-        lx = u if u < lx else lx
-        hy = v if v > hy else hy
-        ly = v if v < ly else ly
-    if nfix > 0 or tol > 0.0 or record_follow:
-        for k in range(m):  # ties, and queries whose rounding is not relative (see _planar_fix)
+            best[k] = w0[k] * ux + w1[k] * uy
+            cnt[k] = 1
+            arg[k] = first
+            bx[k] = ux
+            by[k] = uy
+        for c in range(1, nc):
+            ux, uy, tc = cx[c], cy[c], cand[c]
+            for k in range(m):
+                s = w0[k] * ux + w1[k] * uy
+                gt = s > best[k]
+                cnt[k] = 1 if gt else cnt[k] + (1 if s == best[k] else 0)
+                arg[k] = tc if gt else arg[k]
+                bx[k] = ux if gt else bx[k]
+                by[k] = uy if gt else by[k]
+                best[k] = s if gt else best[k]
+        nfix = 0
+        for k in range(m):  # the generic case, one maximiser: z_i moves towards it
+            x, y = xr[k], yr[k]
+            ox[k] = x + coef * (bx[k] - x)
+            oy[k] = y + coef * (by[k] - y)
             g = (abs(w0[k]) + abs(w1[k])) * sc
-            if tol > 0.0 or record_follow or cnt[k] != 1 or not (SCORE_MIN <= g <= SCORE_MAX):
-                _planar_fix(
-                    k,
-                    b,
-                    w0,
-                    w1,
-                    xr,
-                    yr,
-                    m,
-                    sc,
-                    cand,
-                    nc,
-                    best,
-                    cnt,
-                    arg,
-                    ox,
-                    oy,
-                    coef,
-                    tol,
-                    real,
-                    follow,
-                    record_follow,
-                )
-        moved[b] = _maxdiff(ox, oy, xr, yr, m)  # the fixed queries moved differently
-    else:
-        moved[b] = max(hx, -lx, hy, -ly)
-    ob, lb = out[b], leader[b]  # (n, 2), (n,)
-    if m == n:
-        for k in range(m):
-            ob[k, 0] = ox[k]
-            ob[k, 1] = oy[k]
-            lb[k] = (cnt[k] == 1) & (arg[k] == k)  # C_i = {i}
-    else:
-        for k in range(m):
-            i = real[k]
-            ob[i, 0] = ox[k]
-            ob[i, 1] = oy[k]
-            lb[i] = (cnt[k] == 1) & (arg[k] == k)
-    scale[b] = sc
+            nfix += 1 if (cnt[k] != 1) | (g < SCORE_MIN) | (g > SCORE_MAX) else 0
+        if nfix > 0 or tol > 0.0 or record_follow:
+            for k in range(m):  # ties, and queries whose rounding is not relative (see _planar_fix)
+                g = (abs(w0[k]) + abs(w1[k])) * sc
+                if tol > 0.0 or record_follow or cnt[k] != 1 or not (SCORE_MIN <= g <= SCORE_MAX):
+                    _planar_fix(
+                        k,
+                        b,
+                        w0,
+                        w1,
+                        xr,
+                        yr,
+                        m,
+                        sc,
+                        cand,
+                        nc,
+                        best,
+                        cnt,
+                        arg,
+                        ox,
+                        oy,
+                        coef,
+                        tol,
+                        real,
+                        follow,
+                        record_follow,
+                    )
+        moved[b] = _maxdiff(ox, oy, xr, yr, m, best)  # best is free from here on
+        ob, lb = out[b], leader[b]  # (n, 2), (n,)
+        if m == n:
+            for k in range(m):
+                ob[k, 0] = ox[k]
+                ob[k, 1] = oy[k]
+                lb[k] = (cnt[k] == 1) & (arg[k] == k)  # C_i = {i}
+        else:
+            for k in range(m):
+                i = real[k]
+                ob[i, 0] = ox[k]
+                ob[i, 1] = oy[k]
+                lb[i] = (cnt[k] == 1) & (arg[k] == k)
+        scale[b] = sc
+        if layer >= 0:
+            _certify_planar(b, lb, real, cand, nc, m, xr, yr, w0, w1, A, layer, book, known, best)
 
 
-@njit(cache=True, fastmath={"nnan", "nsz"})
-def _maxdiff(ox, oy, xr, yr, m):  # pragma: no cover - compiled
-    """Largest coordinate change (a vectorised reduction)."""
-    hx = lx = hy = ly = 0.0
+@njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
+def _rival(w0, w1, xr, yr, k, m, tmp):  # pragma: no cover - compiled
+    """max over t != k of the score w0 * xr[t] + w1 * yr[t], rounded as the engine rounds it."""
+    for t in range(m):
+        tmp[t] = w0 * xr[t] + w1 * yr[t]
+    tmp[k] = -np.inf
+    return _fold_max(tmp, m)
+
+
+@njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
+def _absmax1(a, m, tmp):  # pragma: no cover - compiled
+    """max |a[:m]| (0 if m = 0)."""
+    for t in range(m):
+        tmp[t] = abs(a[t])
+    return max(_fold_max(tmp, m), 0.0)
+
+
+@njit(cache=True, inline="always")
+def _certify_planar(b, lb, real, cand, nc, m, xr, yr, w0, w1, A, layer, book, known, tmp):  # pragma: no cover
+    """Certify sequence b's new leaders (lb, flagged C_i = {i}) as :func:`_certify_one` does.
+
+    A leader is in its own C_i, so it is one of the nc candidates: only they are looked at."""
+    big0 = -1.0
+    big1 = 0.0
+    for c in range(nc):
+        k = cand[c]
+        i = real[k]
+        if not lb[i] or known[b, i]:
+            continue
+        if big0 < 0.0:  # M_k, the largest coordinates of the real tokens (once per sequence)
+            big0 = _absmax1(xr, m, tmp)
+            big1 = _absmax1(yr, m, tmp)
+        own = w0[k] * xr[k] + w1[k] * yr[k]
+        mu = own - _rival(w0[k], w1[k], xr, yr, k, m, tmp)
+        x, y = abs(xr[k]), abs(yr[k])
+        a0 = abs(A[0, 0]) * x + abs(A[0, 1]) * y  # |A| |z_i|
+        a1 = abs(A[1, 0]) * x + abs(A[1, 1]) * y
+        bound = a0 * (x + big0) + a1 * (y + big1)
+        lb[i] = _certify_one(b, i, mu, bound, layer, book)
+
+
+@njit(cache=True, inline="always")
+def _certify_one(b, i, mu, bound, layer, book):  # pragma: no cover - compiled
+    r"""Token (b, i), flagged C_i = {i} for the first time, with computed margin mu and the sum
+    of :math:`(|A||z_i|)\cdot(|z_i| + M)`: it leads from ``layer`` on when mu beats the rounding
+    bound (attndyn.margins), else the event is recorded as decided by rounding. Returns whether
+    it leads."""
+    since, margin, ev_layer, ev_mu, ev_bound, nev, g, known = book
+    bound = g[0] * bound
+    if mu > bound:
+        since[b, i] = layer
+        margin[b, i] = mu
+        known[b, i] = True
+        return True
+    ev_layer[b, i] = layer + 1
+    ev_mu[b, i] = mu
+    ev_bound[b, i] = bound
+    nev[b] += 1
+    return False
+
+
+@njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
+def _fold_max(tmp, m):  # pragma: no cover - compiled
+    """max(tmp[:m]) (-inf if m = 0); tmp has at least m + 8 entries and is overwritten.
+
+    LLVM does not vectorise a floating-point max reduction (one dependent chain of scalar
+    maxima); folding eight lanes block by block does vectorise: 2.5x faster at m = 128. Callers
+    fill tmp element-wise (a vectorised map) and fold it."""
+    top = (m + 7) // 8 * 8
+    for k in range(m, top):
+        tmp[k] = -np.inf
+    for j in range(8, top, 8):
+        for i in range(8):
+            tmp[i] = tmp[j + i] if tmp[j + i] > tmp[i] else tmp[i]
+    h = -np.inf
+    for i in range(min(8, top)):
+        h = tmp[i] if tmp[i] > h else h
+    return h
+
+
+@njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
+def _maxdiff(ox, oy, xr, yr, m, tmp):  # pragma: no cover - compiled
+    """Largest coordinate change max_k max(|ox - xr|, |oy - yr|) (0 if m = 0); tmp is scratch."""
     for k in range(m):
-        a, b = ox[k] - xr[k], oy[k] - yr[k]
-        hx = a if a > hx else hx
-        lx = a if a < lx else lx
-        hy = b if b > hy else hy
-        ly = b if b < ly else ly
-    return max(hx, -lx, hy, -ly)
+        a = abs(ox[k] - xr[k])
+        c = abs(oy[k] - yr[k])
+        tmp[k] = a if a > c else c
+    return max(_fold_max(tmp, m), 0.0)
 
 
 @njit(cache=True)
@@ -361,31 +446,47 @@ def _planar_fix(
 
 
 @njit(cache=True)
-def _planar_block(lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):  # pragma: no cover
+def _planar_block(
+    lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book
+):  # pragma: no cover
     n = z.shape[1]
-    ib = np.empty((4, n + 8), dtype=np.int64)
-    qb = np.empty((13, n + 8))
-    for b in range(lo, hi):
-        _planar_one(b, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb)
+    iscratch = np.empty((4, n + 8), dtype=np.int64)
+    scratch = np.empty((15, n + 8))
+    ib = (iscratch[0], iscratch[1], iscratch[2], iscratch[3])  # views made once, not per sequence
+    qb = (scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5], scratch[6], scratch[7], scratch[8])
+    qb = (*qb, scratch[9], scratch[10])
+    nrm = scratch[11:15]
+    _planar_seqs(
+        lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb, nrm, layer, book
+    )
 
 
 @njit(parallel=True, cache=True)
 def _planar_parallel(
-    blocks, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale
+    blocks, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book
 ):  # pragma: no cover
     B = z.shape[0]
     size = (B + blocks - 1) // blocks
     for k in prange(blocks):
-        _planar_block(
-            k * size, min(B, (k + 1) * size), z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale
-        )
+        lo, hi = k * size, min(B, (k + 1) * size)
+        _planar_block(lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book)
 
 
-@njit(cache=True, fastmath={"nnan", "nsz"})
-def _rowmax(s, m):  # pragma: no cover - compiled
-    """max(s[:m]) (a vectorised reduction; comparisons only, no score is recomputed)."""
+@njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
+def _rowmax(s, m, lanes):  # pragma: no cover - compiled
+    """max(s[:m]) (-inf if m = 0), s unchanged: eight lanes updated block by block (vectorised;
+    one chain of scalar maxima is not, see :func:`_fold_max`); ``lanes`` holds 8 entries."""
+    for i in range(8):
+        lanes[i] = -np.inf
+    top = m // 8 * 8
+    for j in range(0, top, 8):
+        for i in range(8):
+            v = s[j + i]
+            lanes[i] = v if v > lanes[i] else lanes[i]
     best = -np.inf
-    for t in range(m):
+    for i in range(8):
+        best = lanes[i] if lanes[i] > best else best
+    for t in range(top, m):
         best = s[t] if s[t] > best else best
     return best
 
@@ -404,7 +505,7 @@ QB = 4  # queries scored together by the d >= 3 kernel (each row of keys is load
 
 @njit(cache=True)
 def _dense_one(
-    b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale
+    b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book
 ):  # pragma: no cover
     """Eq. (1.1) for sequence b, any d: scores of each real query against the real keys, QB
     queries at a time (each key coordinate row is read once for the block; every score is still
@@ -419,6 +520,8 @@ def _dense_one(
     q = np.zeros((QB, d))
     acc = np.empty(d)
     S = np.empty((QB, m))
+    lanes = np.empty(8)
+    big = np.full(d, -1.0)
     mv = 0.0
     sc = 0.0
     for i in range(n):
@@ -457,7 +560,7 @@ def _dense_one(
             ii = i0 + r
             i = real[ii]
             s = S[r]
-            thr = _rowmax(s, m) - tol
+            thr = _rowmax(s, m, lanes) - tol
             cnt = 0
             acc[:] = 0.0
             self_in = False
@@ -484,24 +587,47 @@ def _dense_one(
                 mv = max(mv, abs(out[b, i, k] - x))
                 sc = max(sc, abs(x))
             leader[b, i] = self_in and cnt == 1
+            if layer >= 0 and leader[b, i] and not book[7][b, i]:
+                if big[0] < 0.0:  # M_k, the largest coordinates of the real tokens (once per sequence)
+                    for k in range(d):
+                        big[k] = _absmax(keys[k], keys[k], m)
+                leader[b, i] = _certify_dense(b, i, ii, s, m, z, A, identity, big, layer, book)
     moved[b] = mv
     scale[b] = sc
 
 
 @njit(cache=True)
+def _certify_dense(b, i, ii, s, m, z, A, identity, big, layer, book):  # pragma: no cover - compiled
+    """Certify token (b, i) (position ii among the real tokens, scores s[:m]) as :func:`_certify_one`."""
+    d = z.shape[2]
+    lanes = np.empty(8)
+    rival = max(_rowmax(s[:ii], ii, lanes), _rowmax(s[ii + 1 :], m - ii - 1, lanes))
+    t = 0.0
+    for k in range(d):
+        if identity:
+            a = abs(z[b, i, k])
+        else:
+            a = 0.0
+            for l in range(d):
+                a += abs(A[k, l]) * abs(z[b, i, l])
+        t += a * (abs(z[b, i, k]) + big[k])
+    return _certify_one(b, i, s[ii] - rival, t, layer, book)
+
+
+@njit(cache=True)
 def _dense_serial(
-    z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale
+    z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book
 ):  # pragma: no cover
     for b in range(z.shape[0]):
-        _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale)
+        _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book)
 
 
 @njit(parallel=True, cache=True)
 def _dense_parallel(
-    z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale
+    z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book
 ):  # pragma: no cover
     for b in prange(z.shape[0]):
-        _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale)
+        _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book)
 
 
 # Threads pay off once a layer has this much work (tokens x candidates-or-tokens, see threads_for).
@@ -527,22 +653,39 @@ def threads_for(B: int, n: int, d: int) -> int:
     return max(1, min(B, numba.get_num_threads()))
 
 
-def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):
-    """One layer of eq. (1.1) for a (B, n, 2) batch.
+def _no_book() -> tuple:
+    """A book that certifies nothing (``layer = -1``): the kernels' argument types stay fixed."""
+    one = np.zeros((1, 1))
+    ints = np.zeros((1, 1), np.int64)
+    return (ints, one, ints, one, one, np.zeros(1, np.int64), np.ones(1), np.ones((1, 1), np.bool_))
+
+
+def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer=-1, book=None):
+    r"""One layer of eq. (1.1) for a (B, n, 2) batch.
 
     Writes out (B, n, 2), leader (B, n), follow (B, n, n) when record_follow, and per sequence
     the largest coordinate change ``moved`` (B,) and largest coordinate ``scale`` (B,).
+
+    With ``layer >= 0``, ``leader`` holds the *certified* leaders of that layer and ``book`` is
+    the run's record ``(since, margin, ev_layer, ev_mu, ev_bound, nev, g, known)`` (see
+    :class:`attndyn.margins.LeaderBook`): a token flagged :math:`C_i = \{i\}` for the first time
+    gets its margin over every other real token and leads from this layer on when the margin
+    beats ``g[0]`` times :math:`(|A||z_i|)\cdot(|z_i| + M)`, else the event is recorded (``ev_layer[b, i] = layer + 1``,
+    ``ev_mu``, ``ev_bound``, ``nev[b] += 1``) and it does not lead.
     """
+    book = _no_book() if book is None else book
     B, n = z.shape[0], z.shape[1]
     threads = threads_for(B, n, 2)
     if threads == 1:
-        _planar_block(0, B, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale)
+        _planar_block(0, B, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book)
     else:
-        _planar_parallel(4 * threads, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale)
+        blocks = 4 * threads
+        _planar_parallel(blocks, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book)
 
 
-def hardmax_layer_dense(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale):
+def hardmax_layer_dense(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer=-1, book=None):
     """One layer of eq. (1.1) for a (B, n, d) batch, any d; same outputs as :func:`hardmax_layer_2d`."""
+    book = _no_book() if book is None else book
     identity = bool(np.array_equal(A, np.eye(A.shape[0])))
     run = _dense_parallel if threads_for(*z.shape) > 1 else _dense_serial
-    run(z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale)
+    run(z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book)

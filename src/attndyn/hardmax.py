@@ -48,6 +48,7 @@ class HardmaxStep(NamedTuple):
     follow: Tensor | None  # (B, n, n) bool, j in C_i(Z^k); only when asked
     moved: Tensor  # (B,) max |Z^{k+1} - Z^k| per sequence
     scale: Tensor  # (B,) max |Z^k| per sequence
+    certified: Tensor | None = None  # (B, n) bool, the leaders ``book`` certified at this layer
 
 
 def _use_kernel(z: Tensor, A: Tensor) -> bool:
@@ -63,14 +64,20 @@ def hardmax_step(
     mask: Tensor | None = None,
     tol: float = 0.0,
     record_follow: bool = False,
+    book: margins.LeaderBook | None = None,
+    layer: int = 0,
+    out: Tensor | None = None,
 ) -> HardmaxStep:
     r"""One layer of eq. (1.1) on a batch ``z`` of shape (B, n, d).
 
     Returns a :class:`HardmaxStep`: the new tokens; ``leader`` (B, n), True where
     :math:`C_i(Z)=\{i\}`; ``follow`` (B, n, n), the boolean follow relation when
     ``record_follow`` (else None); the per-sequence movement and scale. ``mask`` (B, n) marks real tokens: padding neither attends
-    nor is attended and stays where it is. Inputs are taken as already validated; use
-    :func:`hardmax` for checked input.
+    nor is attended and stays where it is. With a ``book``
+    (:class:`attndyn.margins.LeaderBook`), ``certified`` holds the leaders of this ``layer`` whose
+    margin beats the rounding bound, and the book is updated. ``out`` (B, n, d) receives the new
+    tokens on the compiled path when given (the run loop reuses two buffers). Inputs are taken as
+    already validated; use :func:`hardmax` for checked input.
 
     >>> import torch
     >>> z = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [0.5, 0.25]]], dtype=torch.float64)
@@ -82,38 +89,59 @@ def hardmax_step(
         A = torch.eye(z.shape[-1], dtype=z.dtype, device=z.device)
     coef = alpha / (1.0 + alpha)  # the normalization sublayer
     if _use_kernel(z, A):
-        return _kernel_step(z, A, mask, coef, tol, record_follow)
-    return _torch_step(z, A, mask, coef, tol, record_follow)
+        return _kernel_step(z, A, mask, coef, tol, record_follow, book, layer, out)
+    return _torch_step(z, A, mask, coef, tol, record_follow, book, layer)
 
 
 def _kernel_step(
-    z: Tensor, A: Tensor, mask: Tensor | None, coef: float, tol: float, record_follow: bool
+    z: Tensor,
+    A: Tensor,
+    mask: Tensor | None,
+    coef: float,
+    tol: float,
+    record_follow: bool,
+    book: margins.LeaderBook | None,
+    layer: int,
+    out: Tensor | None,
 ) -> HardmaxStep:
-    """One layer by the compiled kernels (float64 on the CPU, no gradient): planar or dense rows of scores."""
+    """One layer by the compiled kernels (float64 on the CPU, no gradient): planar or dense rows of
+    scores; the kernels certify new leaders themselves (``book``)."""
     from ._kernels import hardmax_layer_2d, hardmax_layer_dense
 
     B, n, d = z.shape
     zn = z.detach().cpu().numpy()
-    out = np.empty_like(zn)
+    new = torch.empty_like(z) if out is None else out
     leader_np = np.empty((B, n), dtype=np.bool_)
     follow_np = np.zeros((B, n, n) if record_follow else (1, 1, 1), dtype=np.bool_)
     m = np.ones((B, n), dtype=np.bool_) if mask is None else mask.cpu().numpy()
     moved, scale = np.empty(B), np.empty(B)
     A_np = A.detach().cpu().numpy()
-    layer = hardmax_layer_2d if d == 2 else hardmax_layer_dense
-    layer(zn, A_np, m, coef, float(tol), out, leader_np, follow_np, record_follow, moved, scale)
+    run = hardmax_layer_2d if d == 2 else hardmax_layer_dense
+    arrays = None if book is None else book.kernel_arrays(d)
+    args = (zn, A_np, m, coef, float(tol), new.numpy(), leader_np, follow_np, record_follow, moved, scale)
+    run(*args, -1 if book is None else layer, arrays)
+    if book is not None:
+        book.collect(layer)
+    lead = torch.from_numpy(leader_np)  # certified when a book is kept
+    follow = torch.from_numpy(follow_np) if record_follow else None
     return HardmaxStep(
-        torch.from_numpy(out),
-        torch.from_numpy(leader_np),
-        torch.from_numpy(follow_np) if record_follow else None,
-        torch.from_numpy(moved),
-        torch.from_numpy(scale),
+        new, lead, follow, torch.from_numpy(moved), torch.from_numpy(scale), None if book is None else lead
     )
 
 
-def _torch_step(z: Tensor, A: Tensor, mask: Tensor | None, coef: float, tol: float, record_follow: bool) -> HardmaxStep:
+def _torch_step(
+    z: Tensor,
+    A: Tensor,
+    mask: Tensor | None,
+    coef: float,
+    tol: float,
+    record_follow: bool,
+    book: margins.LeaderBook | None = None,
+    layer: int = 0,
+) -> HardmaxStep:
     """One layer in torch (any device and dtype, differentiable): (c, L, L) score chunks over sequences of
-    similar length, padding trimmed (:func:`attndyn.attention.ragged_chunks`)."""
+    similar length, padding trimmed (:func:`attndyn.attention.ragged_chunks`); new leaders are
+    certified by ``book`` (:meth:`attndyn.margins.LeaderBook.certify`)."""
     B, n, _ = z.shape
     grad = torch.is_grad_enabled() and (z.requires_grad or A.requires_grad)
     if mask is None:
@@ -139,9 +167,9 @@ def _torch_step(z: Tensor, A: Tensor, mask: Tensor | None, coef: float, tol: flo
     extent = z.detach().abs().amax(dim=-1)  # (B, n)
     if mask is not None:
         extent = extent.masked_fill(~mask, 0.0)  # the scale of the real tokens, as in the kernels
-    return HardmaxStep(
-        z_next, leader, follow_all, (z_next - z).detach().abs().amax(dim=(1, 2)).cpu(), extent.amax(dim=1).cpu()
-    )
+    certified = None if book is None else book.certify(z, A, mask, leader.cpu(), layer)
+    step = (z_next - z).detach().abs().amax(dim=(1, 2)).cpu()
+    return HardmaxStep(z_next, leader, follow_all, step, extent.amax(dim=1).cpu(), certified)
 
 
 @dataclass(frozen=True)
@@ -165,9 +193,28 @@ class HardmaxAttention:
     tol: float = 0.0
     mask: Tensor | None = None
 
-    def step(self, z: Tensor, *, record_follow: bool = False) -> HardmaxStep:
-        """One layer of eq. (1.1) on a batch ``z`` (B, n, d): :func:`hardmax_step` with this object's settings."""
-        return hardmax_step(z, alpha=self.alpha, A=self.A, mask=self.mask, tol=self.tol, record_follow=record_follow)
+    def step(
+        self,
+        z: Tensor,
+        *,
+        record_follow: bool = False,
+        book: margins.LeaderBook | None = None,
+        layer: int = 0,
+        out: Tensor | None = None,
+    ) -> HardmaxStep:
+        """One layer of eq. (1.1) on a batch ``z`` (B, n, d): :func:`hardmax_step` with this object's settings
+        (``book``, ``layer``, ``out``: see there)."""
+        return hardmax_step(
+            z,
+            alpha=self.alpha,
+            A=self.A,
+            mask=self.mask,
+            tol=self.tol,
+            record_follow=record_follow,
+            book=book,
+            layer=layer,
+            out=out,
+        )
 
     def follow_sets(self, z: Tensor) -> Tensor:
         r"""(B, n, n) bool, :math:`j \in C_i(Z)` (eq. (1.1b)) for the state ``z``, from one :meth:`step`."""
@@ -220,37 +267,6 @@ def _unscale(zs: Tensor, unit: _Unit, z0: Tensor, mask: Tensor | None) -> Tensor
     """Tokens back in the caller's units; padding (which never moves) is returned as given."""
     out = zs / unit.token
     return out if mask is None else torch.where(mask[..., None], out, z0)
-
-
-def _certified_leaders(
-    z: Tensor,
-    A: Tensor,
-    mask: Tensor | None,
-    flagged: Tensor,
-    k: int,
-    since: Tensor,
-    margin: Tensor,
-    rounding: list[tuple[Tensor, Tensor]],
-) -> Tensor:
-    r"""Leaders at layer k: tokens with :math:`C_i(Z^k)=\{i\}` whose margin beats the rounding bound.
-
-    ``flagged`` (B, n) is the engine's :math:`C_i = \{i\}`. A token flagged for the first time is
-    checked by :func:`attndyn.margins.leader_margins`: above the bound it leads from layer k on
-    (``since`` and ``margin`` are updated in place); within it, the event goes to ``rounding``.
-    Returns the (B, n) leaders of this layer: flagged tokens known to lead.
-    """
-    check = flagged & (since < 0)
-    if bool(check.any()):
-        b, i = torch.nonzero(check, as_tuple=True)
-        mu, bound = margins.leader_margins(z, A, mask, b, i)
-        ok = mu > bound
-        since[b[ok], i[ok]] = k
-        margin[b[ok], i[ok]] = mu[ok].to(margin.dtype)
-        if not bool(ok.all()):
-            bad = ~ok
-            at = torch.stack([b[bad], i[bad], torch.full_like(b[bad], k)], dim=1)
-            rounding.append((at, torch.stack([mu[bad], bound[bad]], dim=1).to(margin.dtype)))
-    return flagged & (since >= 0)
 
 
 def _warn_outside_theorem(z: Tensor, A: Tensor, mask: Tensor | None) -> None:
@@ -370,7 +386,7 @@ class _HardmaxRecord:
     """What a hardmax run keeps as it goes (the engine side of :class:`attndyn._loop.Run`).
 
     ``dyn`` runs on the rescaled tokens ``zs`` (see :func:`_rescale`); kept tokens are scaled back to
-    the caller's units. Leaders are certified at every layer (:func:`_certified_leaders`).
+    the caller's units. Leaders are certified at every layer (:class:`attndyn.margins.LeaderBook`).
     """
 
     def __init__(
@@ -385,9 +401,9 @@ class _HardmaxRecord:
         self.ys = torch.empty((T, B, n, d), dtype=z.dtype, device=z.device)  # filled as we go, no final copy
         self.follow = torch.zeros((T, B, n, n), dtype=torch.bool) if save.follow else None
         self.leader_mask = torch.zeros((T, B, n), dtype=torch.bool)
-        self.since = torch.full((B, n), -1, dtype=torch.long)
-        self.margin = torch.full((B, n), float("nan"), dtype=z.dtype)
-        self.rounding: list[tuple[Tensor, Tensor]] = []  # (b, i, layer) rows and their (margin, bound)
+        self.book = margins.LeaderBook(B, n, z.dtype)  # who leads since when; events decided by rounding
+        # The compiled path writes each layer into one of two reused buffers (no fresh pages per layer).
+        self.spare = [torch.empty_like(zs), torch.empty_like(zs)] if _use_kernel(zs, dyn.A) else None
         self.count = 0  # kept layers so far
         self.nfe = 0
 
@@ -395,12 +411,13 @@ class _HardmaxRecord:
         """Layer k: step from Z^k (with its follow sets when layer k is kept), certify its leaders."""
         if self.res is not None:
             self.z = self.res.tokens
-        self.res = self.dyn.step(self.z, record_follow=self.save.follow and run.keeps(k))
-        self.nfe += 1
-        flagged = self.res.leader.cpu()
-        self.lead = _certified_leaders(
-            self.z, self.dyn.A, self.dyn.mask, flagged, k, self.since, self.margin, self.rounding
+        out = None if self.spare is None else self.spare[k % 2]  # never the state it reads
+        self.res = self.dyn.step(
+            self.z, record_follow=self.save.follow and run.keeps(k), book=self.book, layer=k, out=out
         )
+        self.nfe += 1
+        assert self.res.certified is not None  # a book was given
+        self.lead = self.res.certified
         return self.res.moved, self.res.scale
 
     def keep(self, k: int) -> None:
@@ -418,11 +435,12 @@ class _HardmaxRecord:
         self.count += 1
 
     def result(self, run: Run, batched: bool, params: HardmaxParams) -> HardmaxTrajectory:
+        since, margin, rounding = self.book.since, self.book.margin, self.book.rounding
         if self.unit is not None:  # margins are scores: they scale with |z|^2 |A|
-            self.margin /= self.unit.score[:, None].to(self.margin.dtype)
-            for at, mb in self.rounding:
+            margin /= self.unit.score[:, None].to(margin.dtype)
+            for at, mb in rounding:
                 mb /= self.unit.score[at[:, 0]][:, None].to(mb.dtype)
-        k, T, rounding = run.k, self.count, self.rounding
+        k, T = run.k, self.count
         message = (f"converged after {k} layers" if run.stop_reason == "converged" else f"ran {k} layers") + (
             "" if run.converged else "; not every sequence has converged"
         )
@@ -433,8 +451,8 @@ class _HardmaxRecord:
             stats=run.stats(function_evals=self.nfe, message=message),
             mask=self.dyn.mask,
             params=params,
-            leader_since=self.since,
-            leader_margin=self.margin,
+            leader_since=since,
+            leader_margin=margin,
             rounding_at=torch.cat([r[0] for r in rounding]) if rounding else torch.empty((0, 3), dtype=torch.long),
             rounding_margin=torch.cat([r[1] for r in rounding])
             if rounding

@@ -58,7 +58,7 @@ import torch
 from numba import njit, prange
 from torch import Tensor
 
-__all__ = ["unit_roundoff", "gamma", "leader_margins"]
+__all__ = ["unit_roundoff", "gamma", "leader_margins", "LeaderBook"]
 
 # numba's OpenMP layer slows torch's small kernels afterwards (see attndyn._kernels).
 if "NUMBA_THREADING_LAYER" not in os.environ:
@@ -145,6 +145,64 @@ def _compiled(z: Tensor, A: Tensor | None, mask: Tensor | None, b: Tensor, i: Te
     big[seqs.numpy()] = absz.amax(dim=1).numpy()  # (B, d): the largest coordinates of the real tokens
     run(zn, An, identity, m, big, bb, ii, 2.0 * gamma(2 * d + 1, torch.float64), mu, bound)
     return torch.from_numpy(mu), torch.from_numpy(bound)
+
+
+class LeaderBook:
+    r"""A run's record of who leads: the first layer each token led (``since``, -1 if never), its
+    margin then, and the events decided by rounding (``rounding``: ``(b, i, layer)`` rows and their
+    ``(margin, bound)``).
+
+    A token flagged :math:`C_i = \{i\}` by the engine is checked once, the first time: above the
+    bound it leads from that layer on; within it, the event is recorded and it is checked again
+    the next time it is flagged. The compiled kernels keep the book themselves
+    (:meth:`kernel_arrays`, :meth:`collect`); other paths call :meth:`certify`.
+    """
+
+    def __init__(self, B: int, n: int, dtype: torch.dtype):
+        self.since = torch.full((B, n), -1, dtype=torch.long)
+        self.margin = torch.full((B, n), float("nan"), dtype=dtype)
+        self.rounding: list[tuple[Tensor, Tensor]] = []
+        self._kernel: tuple | None = None
+
+    def certify(self, z: Tensor, A: Tensor, mask: Tensor | None, flagged: Tensor, k: int) -> Tensor:
+        """The (B, n) leaders of layer k among the ``flagged`` tokens, by :func:`leader_margins`."""
+        check = flagged & (self.since < 0)
+        if bool(check.any()):
+            b, i = torch.nonzero(check, as_tuple=True)
+            mu, bound = leader_margins(z, A, mask, b, i)
+            ok = mu > bound
+            self.since[b[ok], i[ok]] = k
+            self.margin[b[ok], i[ok]] = mu[ok].to(self.margin.dtype)
+            if self._kernel is not None:
+                self._kernel[7][b[ok].numpy(), i[ok].numpy()] = True
+            if not bool(ok.all()):
+                bad = ~ok
+                at = torch.stack([b[bad], i[bad], torch.full_like(b[bad], k)], dim=1)
+                self.rounding.append((at, torch.stack([mu[bad], bound[bad]], dim=1).to(self.margin.dtype)))
+        return flagged & (self.since >= 0)
+
+    def kernel_arrays(self, d: int) -> tuple:
+        """``(since, margin, ev_layer, ev_mu, ev_bound, nev, g, known)`` for the float64 kernels (shared memory)."""
+        if self._kernel is None:
+            B, n = self.since.shape
+            ev = np.zeros((B, n), dtype=np.int64)  # 1 + the layer of the last event (calloc: untouched pages stay free)
+            g = np.array([2.0 * gamma(2 * d + 1, torch.float64)])
+            arrays = (self.since.numpy(), self.margin.numpy(), ev, np.empty((B, n)), np.empty((B, n)))
+            known = (self.since >= 0).numpy()  # since >= 0, one byte a token: what the kernels read
+            self._kernel = (*arrays, np.zeros(B, dtype=np.int64), g, known)
+        return self._kernel
+
+    def collect(self, k: int) -> None:
+        """Move the rounding events a kernel recorded at layer k into :attr:`rounding`."""
+        assert self._kernel is not None  # kernel_arrays() came first
+        ev, mu, bound, nev = self._kernel[2], self._kernel[3], self._kernel[4], self._kernel[5]
+        seqs = np.flatnonzero(nev)
+        if len(seqs):
+            sb, i = np.nonzero(ev[seqs] == k + 1)
+            b = seqs[sb]
+            at = np.stack([b, i, np.full_like(b, k)], axis=1)
+            self.rounding.append((torch.from_numpy(at), torch.from_numpy(np.stack([mu[b, i], bound[b, i]], axis=1))))
+            nev[seqs] = 0
 
 
 # Any order of the sums is covered by the bound, so the compiler may reassociate and fuse them.

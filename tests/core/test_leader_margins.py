@@ -167,3 +167,34 @@ def test_batch_selection_keeps_each_sequence_rounding_events():
     assert attndyn.leaders(traj, 0).rounding == attndyn.leaders(traj.sequence(0)).rounding
     assert attndyn.leaders(traj, 0).rounding
     assert attndyn.leaders(traj, 1).rounding == ()
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_kernel_book_keeping_equals_the_torch_path_with_padding_and_rounding_events(monkeypatch, d):
+    # The compiled kernels certify leaders themselves (attndyn._kernels, margins.LeaderBook); the
+    # torch path calls margins.leader_margins. Same first layers, same rounding events, and margins
+    # equal up to the order of a two-term sum (the torch path may fuse a multiply-add).
+    seqs = [random_instance(seed, d)[0] for seed in range(8)]
+    _, A = random_instance(0, d)
+    n = max(len(s) for s in seqs)
+    z = np.zeros((len(seqs), n, d))
+    mask = np.zeros((len(seqs), n), dtype=bool)
+    for b, s in enumerate(seqs):
+        z[b, : len(s)] = s
+        mask[b, : len(s)] = True
+    kernel = run(z, A, 1.0, 200, mask=mask, save=attndyn.SaveAt(every=None))
+    with monkeypatch.context() as m:
+        m.setattr(hardmax_module, "_use_kernel", lambda *a: False)
+        dense = run(z, A, 1.0, 200, mask=mask, save=attndyn.SaveAt(every=None))
+    assert torch.equal(kernel.leader_since, dense.leader_since)
+    assert torch.equal(kernel.rounding_at, dense.rounding_at)
+    if d == 2:
+        assert kernel.rounding_at.shape[0] > 0  # the instances hold phantom-leader events
+    led = kernel.leader_since >= 0
+    torch.testing.assert_close(kernel.leader_margin[led], dense.leader_margin[led], rtol=1e-12, atol=0)
+    # An event's margin is itself rounding noise: the two agree to within the bound.
+    km, kb = kernel.rounding_margin.unbind(1)
+    dm, db = dense.rounding_margin.unbind(1)
+    torch.testing.assert_close(kb, db, rtol=1e-12, atol=0)
+    assert bool(((km - dm).abs() <= 2 * kb).all()) and bool((km <= kb).all()) and bool((dm <= db).all())
+    assert torch.equal(kernel.leader_margin.isnan(), dense.leader_margin.isnan())
