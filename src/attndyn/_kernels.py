@@ -453,8 +453,18 @@ def _planar_block(
     iscratch = np.empty((4, n + 8), dtype=np.int64)
     scratch = np.empty((15, n + 8))
     ib = (iscratch[0], iscratch[1], iscratch[2], iscratch[3])  # views made once, not per sequence
-    qb = (scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5], scratch[6], scratch[7], scratch[8])
-    qb = (*qb, scratch[9], scratch[10])
+    xr, yr, w0, w1, best, cx, cy, ox, oy = (
+        scratch[0],
+        scratch[1],
+        scratch[2],
+        scratch[3],
+        scratch[4],
+        scratch[5],
+        scratch[6],
+        scratch[7],
+        scratch[8],
+    )
+    qb = (xr, yr, w0, w1, best, cx, cy, ox, oy, scratch[9], scratch[10])
     nrm = scratch[11:15]
     _planar_seqs(
         lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb, nrm, layer, book
