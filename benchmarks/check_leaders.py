@@ -18,6 +18,7 @@ another order of operations), and prints
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import time
@@ -32,7 +33,7 @@ from attndyn import margins
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "core"))
 import naive  # noqa: E402  (the test suite's deliberately naive loop)
 
-hardmax_module = sys.modules["attndyn.hardmax"]
+hardmax_module = importlib.import_module("attndyn._hardmax")
 
 
 def instance(seed: int) -> tuple[np.ndarray, np.ndarray, int, float]:

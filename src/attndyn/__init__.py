@@ -8,6 +8,8 @@ geometry.
 from typing import Any
 
 from . import analysis
+from ._hardmax import HardmaxAttention, hardmax, hardmax_step
+from ._softmax import softmax
 from ._validation import HypothesisWarning, InputError
 from ._version import __version__ as __version__
 from .analysis import (
@@ -20,9 +22,8 @@ from .analysis import (
     leaders,
     softmax_geometry,
 )
-from .hardmax import hardmax, hardmax_step
+from .dynamics import SoftmaxAttention
 from .options import SaveAt, StopOnConvergence
-from .softmax import softmax
 from .trajectory import HardmaxTrajectory, RunStats, SoftmaxTrajectory, Trajectory
 
 
@@ -39,6 +40,8 @@ __all__ = [
     "hardmax",
     "hardmax_step",
     "softmax",
+    "HardmaxAttention",
+    "SoftmaxAttention",
     "leaders",
     "follow_graph",
     "clusters",

@@ -1,6 +1,6 @@
 r"""The run loop both engines share: what is kept, when a run has converged, the step budget, progress, RunStats.
 
-An engine is a dynamics object with a step (:class:`attndyn.hardmax.HardmaxAttention`, eq. (1.1) of the
+An engine is a dynamics object with a step (:class:`attndyn.HardmaxAttention`, eq. (1.1) of the
 hardmax paper; :class:`attndyn.dynamics.SoftmaxAttention`, eqs. (1)-(4) of the softmax paper) and a
 *record*: the engine-specific part of what a run keeps (tokens, leaders, follow sets, attention). One
 :class:`Run` drives the record over the states :math:`k = 0, 1, \dots, K` (``last``) and owns the rest:

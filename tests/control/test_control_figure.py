@@ -1,5 +1,7 @@
 """The control figures read results; they never simulate."""
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -10,9 +12,8 @@ from attndyn.plotting import control_comparison, counterfactual_bars
 
 def test_comparison_has_two_panels_with_the_leaders_in_the_titles(monkeypatch):
     res = choose_A([[2.0, 0.0], [0.0, 2.0], [-1.0, -1.5], [0.1, 0.2]], [1, 2], spd=False, layers=20)
-    import sys
 
-    hm = sys.modules["attndyn.hardmax"]  # the module (attndyn.hardmax is the function)
+    hm = importlib.import_module("attndyn._hardmax")  # the module (attndyn.hardmax is the function)
     for name in ("hardmax", "hardmax_step"):
         monkeypatch.setattr(hm, name, lambda *a, **k: pytest.fail("a plot ran the dynamics"))
     fig = control_comparison(res, title="t")

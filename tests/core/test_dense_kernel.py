@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attndyn
-from attndyn.hardmax import hardmax_step
+from attndyn._hardmax import hardmax_step
 
 from . import naive
 

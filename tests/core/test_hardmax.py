@@ -11,7 +11,7 @@ from hypothesis.extra.numpy import arrays
 
 import attndyn
 from attndyn import attention
-from attndyn.hardmax import hardmax_step
+from attndyn._hardmax import hardmax_step
 
 from . import naive
 

@@ -1,6 +1,6 @@
 """The compiled planar hardmax kernel (d = 2) against the dense rule and the naive loop, bit for bit.
 
-The dense rule is the torch path of :func:`attndyn.hardmax.hardmax_step` (forced by requiring a
+The dense rule is the torch path of :func:`attndyn._hardmax.hardmax_step` (forced by requiring a
 gradient); the naive loop is tests/core/naive.py (plain Python floats). All three round the
 scores the same way (``attention.scores(..., exact=True)``), so follow sets, leaders and new
 tokens must be *equal*, not close — ties included.
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import attndyn
 from attndyn import _kernels, attention
-from attndyn.hardmax import hardmax_step
+from attndyn._hardmax import hardmax_step
 
 from . import naive
 

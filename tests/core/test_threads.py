@@ -34,7 +34,7 @@ def test_entry_points_run_small_problems_on_one_thread(monkeypatch):
 
     import importlib
 
-    monkeypatch.setattr(importlib.import_module("attndyn.hardmax"), "hardmax_step", spy)
+    monkeypatch.setattr(importlib.import_module("attndyn._hardmax"), "hardmax_step", spy)
     try:
         attndyn.hardmax(
             np.random.default_rng(0).standard_normal((4, 6, 2)), alpha=1.0, layers=2, check_hypotheses=False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+import importlib
 
 import numpy as np
 import pytest
@@ -40,7 +40,7 @@ def no_simulation(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("a plot function ran the dynamics")
 
-    hardmax_module = sys.modules["attndyn.hardmax"]  # (attndyn.hardmax is also the function)
+    hardmax_module = importlib.import_module("attndyn._hardmax")  # (attndyn.hardmax is also the function)
     monkeypatch.setattr(hardmax_module, "hardmax_step", boom)
     monkeypatch.setattr(hardmax_module, "hardmax", boom)
     monkeypatch.setattr("attndyn.dynamics.SoftmaxAttention.__call__", boom)

@@ -1,9 +1,9 @@
 """Analysis of finished trajectories: leaders, clusters, polytopes, theorem checks."""
 
-from .clusters import Cluster, clusters
+from ._clusters import Cluster, clusters
+from ._leaders import LeaderSet, RoundingEvent, follow_graph, leaders, self_attending
 from .collapse import RadiusDecay, collapse_decay, radius_decay
 from .geometry import regime_of
-from .leaders import LeaderSet, RoundingEvent, follow_graph, leaders, self_attending
 from .polytope import Polytope
 from .spectral import is_good_triple, is_good_triple_with_multiplicity, is_paranormal, leading_direction
 from .theorems import (

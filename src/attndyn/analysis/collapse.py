@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..trajectory import Trajectory
-from .leaders import _one_sequence
+from ._leaders import _one_sequence
 
 __all__ = [
     "COLLAPSE_EXPONENT",

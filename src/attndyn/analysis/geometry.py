@@ -31,9 +31,9 @@ import torch
 
 from .._validation import InputError
 from ..trajectory import SoftmaxTrajectory, Trajectory
-from .clusters import clusters
+from ._clusters import clusters
+from ._leaders import _one_sequence
 from .collapse import collapse_decay
-from .leaders import _one_sequence
 from .polytope import Polytope
 from .spectral import is_good_triple, is_paranormal, leading_direction, positive_coordinates
 

@@ -16,9 +16,9 @@ import numpy as np
 
 from .._validation import InputError, is_spd
 from ..trajectory import HardmaxTrajectory, Trajectory
-from .clusters import Cluster, clusters
+from ._clusters import Cluster, clusters
+from ._leaders import LeaderSet, _one_sequence, leaders
 from .geometry import GeometryReport, _final_points, attention_rank, boolean_distance, softmax_geometry
-from .leaders import LeaderSet, _one_sequence, leaders
 from .polytope import Polytope
 
 __all__ = [

@@ -40,7 +40,9 @@ def _root(
     """What self-attention does to tokens: hardmax and softmax attention dynamics."""
 
 
-from . import dynamics as _dynamics  # noqa: E402,F401  (registers hardmax, softmax, demo)
+from .dynamics import register as _register_dynamics  # noqa: E402
+
+_register_dynamics(app)  # hardmax, softmax, demo
 
 # ---- sub-command groups (one line each) -------------------------------------------------
 # (sentiment and reproduce register here)

@@ -15,14 +15,13 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import analysis
+from .._hardmax import hardmax
+from .._softmax import METHODS, softmax
 from .._validation import InputError
 from ..analysis.theorems import SOFTMAX_SETTLED_RTOL, sequence_converged, sequence_settled
-from ..hardmax import hardmax
 from ..io import load_array, write_json
 from ..options import SaveAt
-from ..softmax import METHODS, softmax
 from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory
-from . import app
 
 console = Console(stderr=False)
 
@@ -136,7 +135,6 @@ def _matrix(path: Path | None, name: str) -> np.ndarray | None:
     return None if path is None else load_array(path, name)
 
 
-@app.command("hardmax")
 def hardmax_cmd(
     tokens: Path = typer.Argument(..., help="Tokens: .npy, .csv or .json, shape (n, d) or (B, n, d)."),
     alpha: float = typer.Option(0.5, help="Step size alpha > 0."),
@@ -154,7 +152,6 @@ def hardmax_cmd(
     _emit(recs, traj.batched, as_json, "hardmax")
 
 
-@app.command("softmax")
 def softmax_cmd(
     tokens: Path = typer.Argument(..., help="Tokens: .npy, .csv or .json, shape (n, d) or (B, n, d)."),
     Q: Path | None = typer.Option(None, "--Q", help="Query matrix file; identity if absent."),
@@ -202,7 +199,6 @@ DEMO_CONFIGS: dict[str, list[list[float]]] = {
 }
 
 
-@app.command("demo")
 def demo_cmd(
     out: Path = typer.Option(Path("attndyn-demo"), "--out", help="Folder for the JSON results and figures."),
     seed: int = typer.Option(0, help="Seed of the random configurations."),
@@ -255,3 +251,10 @@ def _demo_figures(runs: dict[str, Any], out: Path) -> list[Path]:
         fig = plot_trajectory(traj, title=name)
         paths += save_figure(fig, out / f"demo_{k}", formats=("png",))
     return paths
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``hardmax``, ``softmax`` and ``demo`` commands to the ``attndyn`` app."""
+    app.command("hardmax")(hardmax_cmd)
+    app.command("softmax")(softmax_cmd)
+    app.command("demo")(demo_cmd)

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from .. import analysis
+from .._hardmax import hardmax
 from .._validation import InputError, as_tokens, check_int, check_nonnegative, check_positive
-from ..hardmax import hardmax
 from ..options import SaveAt
 from ..trajectory import HardmaxTrajectory
 from .assign import Attempt, best_assignment, solve_assignment

@@ -7,15 +7,15 @@ state, no global backend change); :func:`save_figure` writes PNG, SVG and PDF at
   token, hull of the leaders (hardmax Fig. 2; softmax Figs. 1, 5, 6, 8).
 - :mod:`~attndyn.plotting.geometry`: one hardmax step, direction A z_i and half-space H_i (hardmax Fig. 1).
 - :mod:`~attndyn.plotting.attention`: attention matrices over time (softmax Fig. 3), query/key clouds (Fig. 4).
-- :mod:`~attndyn.plotting.coordinates`: coordinates converging or diverging (softmax Fig. 7).
+- :mod:`~attndyn.plotting._coordinates`: coordinates converging or diverging (softmax Fig. 7).
 - :mod:`~attndyn.plotting.control`: trajectories under A = I and under a chosen A; counterfactual predictions.
 - :mod:`~attndyn.plotting.animation`: GIF / MP4 of a run, and frames for the report's slider.
 """
 
+from ._coordinates import coordinates
 from .animation import animate, ffmpeg_available, render_frames
 from .attention import attention_matrices, query_key_clouds
 from .control import control_comparison, counterfactual_bars
-from .coordinates import coordinates
 from .geometry import draw_step_geometry, step_geometry
 from .save import FORMATS, png_bytes, save_figure
 from .trajectories import draw_state, follow_matrix, hardmax_grid, hardmax_panels, plot_trajectory

@@ -248,7 +248,7 @@ def plot_trajectory(
     states, _ = sequence_states(traj, sequence)
     d = states.shape[-1]
     if d == 1:
-        from .coordinates import coordinates
+        from ._coordinates import coordinates
 
         return coordinates(traj, sequence=sequence, title=title)
     fig = new_figure(width, width * (0.95 if d >= 3 else 0.9))

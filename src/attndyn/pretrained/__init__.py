@@ -9,12 +9,12 @@ attention, token states and per-head weights; ``leaders``, ``clustering``, ``spe
 Importing this package never imports ``transformers``; loading a model does.
 """
 
+from ._spectra import Spectra, spectra
 from .adapter import Forward, LayerWeights, PretrainedModel, default_model_path, load_model
 from .analyzer import PretrainedAnalysis, analyze
 from .clustering import DepthClusters, depth_clusters, effective_rank
 from .idealized import IdealizedRun, idealized_run
 from .leaders import LeaderMap, head_attention, head_scores, leader_map
-from .spectra import Spectra, spectra
 
 __all__ = [
     "load_model",

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._validation import InputError
+from ._spectra import Spectra, spectra
 from ._threads import single_thread_blas, single_thread_torch
 from .adapter import Forward, PretrainedModel, load_model
 from .clustering import DEFAULT_TOL, DepthClusters, depth_clusters
 from .idealized import IdealizedRun, idealized_run
 from .leaders import LeaderMap, leader_map
-from .spectra import Spectra, spectra
 
 __all__ = ["PretrainedAnalysis", "analyze"]
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from .._softmax import softmax
 from .._validation import InputError
 from ..analysis import GeometryReport, is_good_triple, is_paranormal, leading_direction, softmax_geometry
-from ..softmax import softmax
 from ..trajectory import SoftmaxTrajectory
 from ._threads import single_thread_blas, single_thread_torch
 from .adapter import Forward, LayerWeights

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import analysis
-from ..hardmax import hardmax
+from .._hardmax import hardmax
 from ..options import SaveAt, StopOnConvergence
 from ..plotting import hardmax_grid, plot_trajectory, step_geometry
 from ..plotting._style import new_figure, square_limits

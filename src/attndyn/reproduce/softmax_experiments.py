@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import analysis
+from .._softmax import softmax
 from ..analysis import RadiusDecay, attention_rank, boolean_distance, is_good_triple, is_paranormal
 from ..analysis.collapse import COLLAPSE_EXPONENT, COLLAPSE_EXPONENT_ATOL, COLLAPSE_FIT_FROM
 from ..analysis.geometry import BOOLEAN_MAX_DISTANCE
@@ -18,7 +19,6 @@ from ..options import SaveAt
 from ..plotting import attention_matrices, coordinates, plot_trajectory, query_key_clouds
 from ..plotting._style import color, new_figure
 from ..plotting.trajectories import state_index
-from ..softmax import softmax
 from ..trajectory import SoftmaxTrajectory
 from .registry import Check, Context, ExperimentResult, experiment, fmt
 

@@ -8,11 +8,11 @@ import math
 import numpy as np
 
 from .. import analysis
+from .._softmax import softmax
 from ..analysis import Polytope, is_good_triple
 from ..analysis.spectral import leading_direction
 from ..options import SaveAt
 from ..plotting._style import color, new_figure
-from ..softmax import softmax
 from ..trajectory import SoftmaxTrajectory
 from .hardmax_experiments import random_spd
 from .registry import Check, Context, ExperimentResult, experiment, fmt

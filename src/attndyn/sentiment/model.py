@@ -9,7 +9,7 @@ r"""The hardmax-transformer sentiment model of the hardmax paper (Section 6), in
 with one attention sublayer shared by all K layers: :math:`Q = K = I`, :math:`V = \alpha I`, and
 :math:`P` the row softmax of :math:`\langle z_i, z_j\rangle/\tau` while training (padding keys
 masked). Inference replaces :math:`P` by the hardmax of :func:`attndyn.hardmax` with the same
-weights; both are the core engine's code path (:mod:`attndyn.attention`, :mod:`attndyn.hardmax`).
+weights; both are the core engine's code path (:mod:`attndyn.attention`, :mod:`attndyn._hardmax`).
 :math:`\alpha = \alpha_{\min} + \mathrm{softplus}(\rho)` stays positive by construction, and the
 floor :math:`\alpha_{\min}` keeps the dynamics from switching themselves off.
 
@@ -28,8 +28,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .. import attention
+from .._hardmax import hardmax
 from .._validation import InputError
-from ..hardmax import hardmax
 from ..options import SaveAt
 from ..trajectory import HardmaxTrajectory
 from ._config import JsonConfig, check_number

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import analysis
+from .._hardmax import hardmax
+from .._softmax import softmax
 from ..analysis.spectral import is_good_triple, is_paranormal
-from ..hardmax import hardmax
 from ..options import SaveAt, StopOnConvergence
-from ..softmax import softmax
 from .registry import Param, experiment
 
 if TYPE_CHECKING:
