@@ -29,21 +29,34 @@ the polygon's edges; were the polygon only nearly convex — a corner whose turn
 rounding — the intersection of the edges' inner half-planes would still lie inside it.)
 
 Per sequence and layer: (1) the extreme tokens in the 8 directions :math:`k\cdot 45°` span an
-inscribed octagon (two vectorised passes); (2) the candidates are the tokens not deeper than
-the margin inside it (one vectorised pass over the 8 edges) — about 11 of 128 Gaussian tokens,
-the hull's vertices and a few near them; (3) every query is compared with the candidates in one
-pass vectorised over the queries, which keeps the maximum, how many candidates attain it and
-the first that does; (4) the generic query (one maximiser) moves towards it, and the rare others
-(ties: their mean in index order; see below) are finished one by one. The octagon must turn
-left at every corner and wind once, else the sequence compares with all its tokens; so does a
-positive tie tolerance, a sequence of at most 8 tokens, coordinates outside
-``[SCALE_MIN, SCALE_MAX]``, and a query with :math:`(|w_1| + |w_2|) S` outside
-``[SCORE_MIN, SCORE_MAX]`` (where rounding stops being relative: underflow, overflow) — in
-particular :math:`A z_i = 0`, whose scores are all exactly 0: it follows every token.
+inscribed octagon (two passes of eight independent scalar chains); (2) the candidates are the
+tokens not deeper than the margin inside it (one vectorised pass testing all 8 edges) — about 11
+of 128 Gaussian tokens, the hull's vertices and a few near them; (3) every query is compared with
+the candidates in one pass vectorised over the queries, which keeps the maximum, how many
+candidates attain it, the first token that does and its coordinates (selects, no gathers);
+(4) the generic query (one maximiser) moves towards it, and the rare others (ties: their mean
+in index order; see below) are finished one by one. The octagon must turn left at every corner
+and wind once, else the sequence compares with all its tokens; so does a positive tie
+tolerance, a sequence of at most 8 tokens, coordinates outside ``[SCALE_MIN, SCALE_MAX]``, and a
+query with :math:`(|w_1| + |w_2|) S` outside ``[SCORE_MIN, SCORE_MAX]`` (where rounding stops
+being relative: underflow, overflow) — in particular :math:`A z_i = 0`, whose scores are all
+exactly 0: it follows every token.
 
-**Any other d** (:func:`hardmax_layer_dense`): per sequence and per query, the row of scores over
-the real tokens only (vectorised over keys), its maximum, then the mean of the maximisers, in
-one pass with everything in cache; padding costs nothing.
+**Any other d** (:func:`hardmax_layer_dense`): per sequence, QB queries at a time, the rows of
+scores over the real tokens only (vectorised over the keys), each row's maximum (eight lanes),
+then the mean of the maximisers, with everything in cache; padding costs nothing.
+
+**Leaders, certified in the kernels.** With ``layer >= 0`` the kernels keep the run's
+:class:`attndyn.margins.LeaderBook` themselves: a token with :math:`C_i = \{i\}` seen for the first
+time gets its margin over every other real token (the same rounded scores the layer compared)
+and leads from this layer on when the margin beats the rounding bound of :mod:`attndyn.margins`;
+otherwise the event is recorded as decided by rounding. A leader is in its own :math:`C_i`, so
+the planar kernel looks only at its candidates.
+
+**Why the loops look as they do** (measured on the project machine, numba 0.6x / LLVM): LLVM
+does not vectorise a floating-point max reduction, so maxima are folded in eight lanes; a call
+to a compiled function, with its array arguments, costs about as much as loading a sequence of
+128 planar tokens, so one call handles a block of sequences and the small helpers are inlined.
 
 **Threads.** Sequences are independent; a batch is cut into blocks of sequences that numba's
 threads share. How many threads a layer uses is :func:`threads_for` (a measured rule).
