@@ -53,12 +53,16 @@ class TrainConfig(JsonConfig):
     ``tau_start`` to the model's tau over the first ``anneal_epochs`` epochs (None: no annealing).
     ``train_eval_size``: training reviews scored each epoch for the softmax/hardmax curves.
     ``lr_decay``: both learning rates are multiplied by it once per epoch (epoch e, counted from
-    0, uses ``lr * lr_decay**e``); 1 keeps them constant.
+    0, uses ``lr * lr_decay**e``); 1 keeps them constant. ``aux_weight``: deep supervision, the
+    weight of the decoder's loss at layers 0..K-1 (needs ``model.layer_logits``; 0: the last layer only).
+
+    The defaults are the reported d = 2 settings (the only place they are written);
+    :func:`attndyn.sentiment.recipe.recipe` gives those of other d.
     """
 
     _kind = "training config"
 
-    epochs: int = 15
+    epochs: int = 8
     batch_size: int = 64
     lr: float = 3e-3
     embed_lr: float = 3e-2
@@ -67,11 +71,11 @@ class TrainConfig(JsonConfig):
     word_dropout: float = 0.1
     clip_norm: float = 5.0
     val_fraction: float = 0.1
-    patience: int = 3
+    patience: int = 2
     tau_start: float | None = None
     anneal_epochs: int = 0
-    aux_weight: float = 0.0
-    train_eval_size: int = 5000
+    aux_weight: float = 1.0
+    train_eval_size: int = 2000
     eval_batch_size: int = 1024
     seed: int = 0
 
