@@ -467,11 +467,11 @@ def evaluate(
     dest = out or run
     write_json(dest / "evaluation.json", rep)
     if figures:
-        from ..sentiment import plots
+        from ..plotting import sentiment as figs
 
-        plots.figure8(rep["figure8"], dest / "figure8.png")
-        plots.accuracy_curves(rep["figure8"], dest / "accuracy.png")
-        plots.figure10(rep["figure10"], dest / "figure10.png")
+        figs.write(figs.draw_figure8(rep["figure8"]), dest / "figure8.png")
+        figs.write(figs.draw_accuracy_curves(rep["figure8"]), dest / "accuracy.png")
+        figs.write(figs.draw_figure10(rep["figure10"]), dest / "figure10.png")
     if as_json:
         typer.echo(json.dumps({k: v for k, v in rep.items() if k != "figure8"}, indent=2))
     else:
@@ -558,13 +558,14 @@ def explain(
         )
     e = run_explain(est, text)
     if figure or gif:
-        from ..sentiment import plots
+        from ..plotting import sentiment as figs
+        from ..sentiment.explain import figure9_data
 
-        data = plots.figure9_data(est, text)
+        data = figure9_data(est, text)
         if figure:
-            plots.figure9(data, figure)
+            figs.write(figs.draw_figure9(data), figure)
         if gif:
-            plots.figure9_gif(data, gif)
+            figs.figure9_gif(data, gif)
     if as_json:
         typer.echo(json.dumps(e.to_dict(), indent=2))
         return
