@@ -12,7 +12,7 @@ from attndyn import InputError
 from attndyn.cli import main
 from attndyn.cli.sentiment import _show, app
 from attndyn.sentiment import HardmaxSentimentClassifier, SentimentConfig, TextConfig, TrainConfig
-from attndyn.sentiment.recipe import NOT_SETTINGS, RECIPES, SETTINGS, Recipe, recipe, recipe_for, resolve
+from attndyn.sentiment.recipes import NOT_SETTINGS, RECIPES, SETTINGS, Recipe, recipe, recipe_for, resolve
 
 #: Estimator parameters that are not training settings (how and where it runs, what it is seeded with).
 ESTIMATOR_ONLY = {"d", "inference", "random_state", "run_dir", "verbose", "device"}
@@ -114,3 +114,17 @@ def test_cli_train_d16_records_the_recipe_and_flags_override(tmp_path, make_corp
     back = HardmaxSentimentClassifier.load(tmp_path / "r")
     assert back.get_params()["bigrams"] is None and back.resolved_params()["bigrams"] == 5
     assert back.tokenizer.bigrams
+
+
+def test_a_fitted_model_keeps_the_settings_it_was_trained_with(fitted, monkeypatch):
+    from attndyn.sentiment import recipes
+
+    before = fitted.resolved_params()
+    assert before == {
+        **fitted.get_params(),
+        **recipe(2),
+        **{k: v for k, v in fitted.get_params().items() if v is not None},
+    }
+    monkeypatch.setattr(recipes, "RECIPES", (recipes.Recipe("other", 1, {"max_len": 3, "bigrams": 9}, ""),))
+    assert HardmaxSentimentClassifier(d=2).resolved_params()["max_len"] == 3  # the table is read when resolving
+    assert fitted.resolved_params() == before and not fitted.tokenizer.bigrams  # ... but not by a fitted model

@@ -150,7 +150,7 @@ def _check_figure_path(path: Path | None, option: str, formats: tuple[str, ...] 
 
 def _by_d(name: str) -> str:
     """' Default: the recipe for --d, X for d < 16; Y for d >= 16.' for a setting, read from the recipe table."""
-    from ..sentiment.recipe import RECIPES, recipe
+    from ..sentiment.recipes import RECIPES, recipe
 
     values = [(r, recipe(r.min_d)[name]) for r in RECIPES]
     if len({repr(v) for _, v in values}) == 1:

@@ -1,6 +1,6 @@
 """Interpretable sentiment analysis with a hardmax transformer (hardmax paper, Section 6).
 
-``recipe`` holds every setting's default per d, ``data`` reads IMDb, ``text`` tokenizes, ``model`` is the network, ``train`` the loop,
+``recipes`` holds every setting's default per d, ``data`` reads IMDb, ``text`` tokenizes, ``model`` is the network, ``train`` the loop,
 ``estimator`` the scikit-learn face, ``explain``/``evaluate`` read a fitted model, ``plots``
 draw their results.
 """
@@ -19,7 +19,7 @@ from .data import (
 from .estimator import HardmaxSentimentClassifier
 from .explain import Explanation, explain
 from .model import SentimentConfig, SentimentTransformer
-from .recipe import RECIPES, recipe
+from .recipes import RECIPES, recipe
 from .text import TextConfig, Tokenizer, Vocabulary
 from .train import TrainConfig
 

@@ -28,7 +28,7 @@ from ._config import check_integer
 from .lexicon import PROTECTED, lexicon_examples
 from .model import SentimentConfig, SentimentTransformer
 from .modelfile import FORMAT, check_config_record, check_vocab, check_weights, read_json
-from .recipe import SETTINGS, recipe_for, resolve, split_settings
+from .recipes import SETTINGS, recipe_for, resolve, split_settings
 from .text import TextConfig, Tokenizer, Vocabulary, encode
 from .train import EncodedSplit, TrainConfig, predict_logits, train
 
@@ -69,7 +69,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     :class:`~attndyn.sentiment.train.TrainConfig` (``epochs``, ``batch_size``, ``lr``,
     ``embed_lr``, ``lr_decay``, ``weight_decay``, ``word_dropout``, ``val_fraction``,
     ``patience``, ``tau_start``, ``anneal_epochs``, ``aux_weight``, ``train_eval_size``). Each
-    defaults to None: **the recipe for d** (:mod:`attndyn.sentiment.recipe`), so ``d=2`` and
+    defaults to None: **the recipe for d** (:mod:`attndyn.sentiment.recipes`), so ``d=2`` and
     ``d=16`` give the reported models of docs/sentiment.md; an explicit value wins (for the
     settings whose own None means something, ``embed_init_std``, ``max_vocab``, ``tau_start``,
     None is the recipe's value). :meth:`resolved_params` shows them filled in; the fitted model
@@ -164,7 +164,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     # ---- settings: the recipe for d, filled in ------------------------------------------
     def resolved_params(self) -> dict[str, Any]:
         """:meth:`get_params` with every setting left at None replaced by the recipe for ``d``
-        (:func:`attndyn.sentiment.recipe.resolve`). A fitted model answers with the settings it
+        (:func:`attndyn.sentiment.recipes.resolve`). A fitted model answers with the settings it
         was trained with (``settings_``), whatever the recipe table says now.
 
         >>> HardmaxSentimentClassifier(d=16).resolved_params()["bigrams"]
@@ -173,7 +173,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         0
         """
         if hasattr(self, "settings_"):
-            return dict(self.settings_)
+            return {**self.get_params(), **self.settings_}
         return resolve(self.get_params())
 
     def check_params(self) -> dict[str, Any]:

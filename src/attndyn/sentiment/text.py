@@ -217,7 +217,7 @@ class TextConfig(JsonConfig):
             by the log-odds filter (:mod:`attndyn.sentiment.lexicon`).
         lexicon_examples: k > 0: train also on each lexicon word alone and negated, k times each.
 
-    The defaults are the reported d = 2 settings; :mod:`attndyn.sentiment.recipe` holds those of
+    The defaults are the reported d = 2 settings; :mod:`attndyn.sentiment.recipes` holds those of
     other d.
 
     >>> TextConfig(bigrams=5).tokenizer().bigrams

@@ -61,7 +61,7 @@ class TrainConfig(JsonConfig):
     weight of the decoder's loss at layers 0..K-1 (needs ``model.layer_logits``; 0: the last layer only).
 
     The defaults are the reported d = 2 settings (the only place they are written);
-    :func:`attndyn.sentiment.recipe.recipe` gives those of other d.
+    :func:`attndyn.sentiment.recipes.recipe` gives those of other d.
     """
 
     _kind = "training config"
