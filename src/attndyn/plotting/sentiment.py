@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from .._validation import InputError
+from ..analysis import clusters as find_clusters
 from ..io import atomic_write
 from ._style import DPI, new_figure
 from .animation import animate
@@ -109,18 +110,20 @@ def draw_figure10(rows: list[dict]) -> Figure:
 
 # ---- Figure 9: one review's words through the layers ----------------------------------------
 def figure9_labels(points: np.ndarray, words: list[str], leaders: np.ndarray) -> list[tuple[int, str]]:
-    """One label per group of words at one place (closer than 4% of the span): ``(token, text)``,
-    the text naming the group's leader words first, then the others by count ("waste, acting×2,
-    plot …", at most three names); groups with a leader come first, then larger groups.
+    """One label per group of words at one place: ``(token, text)``. Groups are the single-linkage
+    clusters (:func:`attndyn.clusters`) at 4% of the points' span, so a leader and the words
+    nearly on it share one label. The text names the group's leader words first, then the others
+    by count ("waste, acting×2, plot …", at most three names) and the label is anchored at the
+    leader; groups with a leader come first, then larger groups.
 
     >>> figure9_labels(np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]]), ["plot", "waste", "good"], np.array([0, 1, 1]))
     [(1, 'waste, plot'), (2, 'good')]
     """
-    cell = 0.04 * (float(np.ptp(points, axis=0).max()) or 1.0) if len(points) else 1.0
-    keyed: dict[tuple, list[int]] = {}
-    for i, p in enumerate(points):
-        keyed.setdefault(tuple(np.round(p / cell).astype(int)), []).append(i)
-    groups = sorted(keyed.values(), key=lambda g: (-int(any(leaders[i] for i in g)), -len(g), g[0]))
+    if not len(points):
+        return []
+    tol = 0.04 * (float(np.ptp(points, axis=0).max()) or 1.0)
+    found = [list(c.members) for c in find_clusters(points, tol=tol)]
+    groups = sorted(found, key=lambda g: (-int(any(leaders[i] for i in g)), -len(g), g[0]))
     out = []
     for g in groups:
         counts: dict[str, int] = {}
