@@ -128,3 +128,5 @@ def test_a_fitted_model_keeps_the_settings_it_was_trained_with(fitted, monkeypat
     monkeypatch.setattr(recipes, "RECIPES", (recipes.Recipe("other", 1, {"max_len": 3, "bigrams": 9}, ""),))
     assert HardmaxSentimentClassifier(d=2).resolved_params()["max_len"] == 3  # the table is read when resolving
     assert fitted.resolved_params() == before and not fitted.tokenizer.bigrams  # ... but not by a fitted model
+    fitted.set_params(device="cpu", verbose=False)
+    assert set(fitted.settings_) == set(SETTINGS) | {"d"}  # how it runs stays a parameter, not a trained setting

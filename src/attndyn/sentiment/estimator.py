@@ -296,7 +296,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             )
 
         mc, _, _ = self._configs(settings, vocab_size=len(self.vocab_))
-        self.settings_ = settings
+        self.settings_ = {k: v for k, v in settings.items() if k in SETTINGS or k == "d"}
         model = SentimentTransformer(mc, generator=torch.Generator().manual_seed(int(self.random_state)))
         model = model.to(resolve_device(self.device))  # initialised on the CPU: the same weights on every device
         run = None
