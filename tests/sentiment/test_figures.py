@@ -63,7 +63,15 @@ def _check_readable(fig) -> int:
     (legend,) = fig.legends
     lbox = legend.get_window_extent(renderer)
     assert not any(lbox.overlaps(ax.get_window_extent(renderer)) for ax in panels)  # outside every panel
+    page = fig.bbox
+    assert page.x0 <= lbox.x0 and lbox.x1 <= page.x1 and page.y0 <= lbox.y0  # ... and on the page
     return shown
+
+
+def test_figure9_gif_frames_are_readable_too():
+    data = crowded(seed=2)
+    lim = figs._limits(data)
+    assert _check_readable(figs._figure9_frame(data, 0, lim, figs.MAX_LABELS)) >= 3
 
 
 @pytest.mark.parametrize("seed", [0, 1])

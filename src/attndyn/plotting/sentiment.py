@@ -229,13 +229,13 @@ def _check_planar(data: dict) -> None:
         raise InputError(f"Figure 9 draws the plane and needs a d = 2 model; its tokens have shape {shape}")
 
 
-def _legend_and_title(fig: Figure, ax: Axes, data: dict) -> None:
+def _legend_and_title(fig: Figure, ax: Axes, data: dict, ncol: int = 4) -> None:
     from matplotlib.lines import Line2D
 
     handles, names = ax.get_legend_handles_labels()
     handles.append(Line2D([], [], color="k", lw=1))
     names.append("decision line H = 0 (green: positive side)")
-    fig.legend(handles, names, loc="outside lower center", ncol=4, fontsize=7, frameon=False)
+    fig.legend(handles, names, loc="outside lower center", ncol=ncol, fontsize=7, frameon=False)
     side = "positive" if data["decision_value"] > 0 else "negative"
     fig.suptitle(f"{side} (H = {data['decision_value']:+.2f}, alpha = {data['alpha']:.2f})", fontsize=10)
 
@@ -265,7 +265,7 @@ def _figure9_frame(data: dict, k: int, lim: tuple, max_labels: int) -> Figure:
     fig = new_figure(5, 5.4)
     ax = fig.add_subplot()
     _panel(ax, data, k, lim)
-    _legend_and_title(fig, ax, data)
+    _legend_and_title(fig, ax, data, ncol=2)  # one panel: two columns fit its width
     fig.canvas.draw()
     fig.set_layout_engine("none")
     pts = np.asarray(data["tokens"][k])
