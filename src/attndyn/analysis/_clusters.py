@@ -33,10 +33,19 @@ class Cluster:
         return {"center": [float(c) for c in self.center], "members": list(self.members)}
 
 
-def cluster_tolerance(points: np.ndarray, rtol: float) -> float:
-    """Absolute tolerance ``rtol * max(1, max |coordinate|)``: scale-aware, never zero."""
-    scale = float(np.abs(points).max()) if points.size else 0.0
-    return rtol * max(1.0, scale)
+def cluster_tolerance(points: np.ndarray, rtol: float, *, floor: float = 1.0) -> float:
+    """Absolute tolerance ``rtol * max(floor, max |coordinate|)`` (``rtol * floor`` for no points):
+    scale-aware, never zero. ``floor=1`` (the default) never goes below ``rtol``, as for the
+    dynamics' tokens; a tiny floor makes it purely relative, as for a review's word vectors
+    (:data:`attndyn.sentiment.explain.CLUSTER_RTOL`, ``floor=1e-12``).
+
+    >>> cluster_tolerance(np.array([[0.5, -3.0]]), 1e-2), cluster_tolerance(np.array([[0.5, -0.2]]), 1e-2)
+    (0.03, 0.01)
+    >>> cluster_tolerance(np.array([[0.5, -0.2]]), 1e-2, floor=1e-12)
+    0.005
+    """
+    scale = float(np.abs(points).max()) if points.size else floor
+    return rtol * max(floor, scale)
 
 
 def clusters(

@@ -148,53 +148,135 @@ def _check_figure_path(path: Path | None, option: str, formats: tuple[str, ...] 
         raise InputError(f"{option} {str(path)!r} is a folder; give a file name")
 
 
+def _by_d(name: str) -> str:
+    """' Default: the recipe for --d, X for d < 16; Y for d >= 16.' for a setting, read from the recipe table."""
+    from ..sentiment.recipes import RECIPES, recipe
+
+    values = [(r, recipe(r.min_d)[name]) for r in RECIPES]
+    if len({repr(v) for _, v in values}) == 1:
+        return f" Default: {_show(values[0][1])}."
+    bounds = [r.min_d for r in RECIPES[1:]]
+    parts = []
+    for i, (r, v) in enumerate(values):
+        rng = (
+            f"d < {bounds[0]}"
+            if i == 0
+            else f"d >= {r.min_d}"
+            if i == len(values) - 1
+            else f"{r.min_d} <= d < {bounds[i]}"
+        )
+        parts.append(f"{_show(v)} for {rng}")
+    return f" Default: the recipe for --d, {'; '.join(parts)}."
+
+
+def _show(v: object) -> str:
+    return (
+        "none" if v is None else str(v).lower() if isinstance(v, bool) else f"{v:g}" if isinstance(v, float) else str(v)
+    )
+
+
+def _stop_words(value: str | None) -> str | list[str] | None:
+    """--stop-words: 'english', 'none' or comma-separated words."""
+    if value is None or value in ("english", "none"):
+        return value
+    return [w.strip() for w in value.split(",") if w.strip()]
+
+
 @app.command()
 def train(
     run: Path = typer.Option(..., "--run", help="Run folder (created; an interrupted run there is resumed)."),
     data: Path = typer.Option(Path(DEFAULT_DATA), "--data", help="imdb.csv(.gz) or an aclImdb folder."),
     split: str = typer.Option("random", help="'random' (seeded 70/30, the paper's protocol) or 'official' (25k/25k)."),
-    d: int = typer.Option(2, help="Token dimension."),
-    layers: int = typer.Option(8, help="Number of layers K."),
-    epochs: int = typer.Option(8, help="Most passes over the training reviews (early stopping may end sooner)."),
-    max_len: int = typer.Option(256, help="Tokens kept per review (the paper: 128)."),
-    min_freq: int = typer.Option(5, help="Minimum training-split frequency of a vocabulary word."),
-    min_log_odds: float = typer.Option(
-        0.3, help="Drop words whose training log-odds between the classes is below this (0: keep all)."
+    d: int = typer.Option(2, help="Token dimension; every option below left out takes the recipe for d."),
+    layers: int | None = typer.Option(None, help="Number of layers K." + _by_d("layers")),
+    epochs: int | None = typer.Option(
+        None, help="Most passes over the training reviews (early stopping may end sooner)." + _by_d("epochs")
     ),
-    negation_scope: int = typer.Option(1, help="Mark this many words after a negation (not_good); 0: off."),
-    merge_negations: bool = typer.Option(
-        True, help="Drop a negation once it marked a word (not good -> not_good alone)."
+    batch_size: int | None = typer.Option(None, help="Reviews per training batch." + _by_d("batch_size")),
+    max_len: int | None = typer.Option(None, help="Tokens kept per review (the paper: 128)." + _by_d("max_len")),
+    min_freq: int | None = typer.Option(
+        None, help="Minimum training-split frequency of a vocabulary word." + _by_d("min_freq")
     ),
-    bigrams: int = typer.Option(
-        0, help="k > 0: pairs of neighbouring words seen in >= k training reviews are tokens too; 0: off."
+    max_vocab: int | None = typer.Option(None, help="Most vocabulary words (none: no cap)." + _by_d("max_vocab")),
+    min_log_odds: float | None = typer.Option(
+        None,
+        help="Drop words whose training log-odds between the classes is below this (0: keep all)."
+        + _by_d("min_log_odds"),
     ),
-    lexicon: bool = typer.Option(
-        True,
-        help="Never drop the built-in sentiment lexicon's words (good, bad, ...) and their not_ forms by the log-odds filter.",
+    stop_words: str | None = typer.Option(
+        None, help="'english', 'none' or comma-separated stop words." + _by_d("stop_words")
     ),
-    lexicon_examples: int = typer.Option(
-        5,
-        help="Train also on each lexicon word alone and negated (good: positive, not bad: positive), this many times each; 0: off.",
+    keep_negations: bool | None = typer.Option(
+        None, "--keep-negations/--no-keep-negations", help="Negations are never stop words." + _by_d("keep_negations")
     ),
-    lr: float = typer.Option(3e-3, help="AdamW learning rate of alpha and the decoder."),
-    embed_lr: float = typer.Option(3e-2, help="AdamW learning rate of the word vectors."),
-    lr_decay: float = typer.Option(1.0, help="Multiply both learning rates by this once per epoch (1: constant)."),
-    word_dropout: float = typer.Option(
-        0.1, help="Fraction of a review's words hidden at random in each training batch, in [0, 1)."
+    negation_scope: int | None = typer.Option(
+        None, help="Mark this many words after a negation (not_good); 0: off." + _by_d("negation_scope")
     ),
-    tau: float = typer.Option(
-        1e-3, help="Softmax temperature while training (inference is the hardmax, the limit tau -> 0)."
+    merge_negations: bool | None = typer.Option(
+        None,
+        "--merge-negations/--no-merge-negations",
+        help="Drop a negation once it marked a word (not good -> not_good alone)." + _by_d("merge_negations"),
     ),
-    alpha_min: float = typer.Option(
-        0.5, help="Lower bound of the learned attention step alpha (alpha = alpha_min + softplus)."
+    bigrams: int | None = typer.Option(
+        None,
+        help="k > 0: pairs of neighbouring words seen in >= k training reviews are tokens too; 0: off."
+        + _by_d("bigrams"),
     ),
-    alpha_init: float = typer.Option(1.0, help="Initial alpha (greater than alpha_min)."),
+    lexicon: bool | None = typer.Option(
+        None,
+        "--lexicon/--no-lexicon",
+        help="Never drop the built-in sentiment lexicon's words (good, bad, ...) and their not_ forms by the log-odds filter."
+        + _by_d("lexicon"),
+    ),
+    lexicon_examples: int | None = typer.Option(
+        None,
+        help="Train also on each lexicon word alone and negated (good: positive, not bad: positive), this many times each; 0: off."
+        + _by_d("lexicon_examples"),
+    ),
+    lr: float | None = typer.Option(None, help="AdamW learning rate of alpha and the decoder." + _by_d("lr")),
+    embed_lr: float | None = typer.Option(None, help="AdamW learning rate of the word vectors." + _by_d("embed_lr")),
+    lr_decay: float | None = typer.Option(
+        None, help="Multiply both learning rates by this once per epoch (1: constant)." + _by_d("lr_decay")
+    ),
+    word_dropout: float | None = typer.Option(
+        None,
+        help="Fraction of a review's words hidden at random in each training batch, in [0, 1)." + _by_d("word_dropout"),
+    ),
+    tau: float | None = typer.Option(
+        None,
+        help="Softmax temperature while training (inference is the hardmax, the limit tau -> 0)." + _by_d("tau"),
+    ),
+    tau_start: float | None = typer.Option(
+        None,
+        help="Anneal the temperature geometrically from this to --tau over --anneal-epochs (none: no annealing)."
+        + _by_d("tau_start"),
+    ),
+    anneal_epochs: int | None = typer.Option(
+        None, help="Epochs over which the temperature is annealed." + _by_d("anneal_epochs")
+    ),
+    alpha_min: float | None = typer.Option(
+        None,
+        help="Lower bound of the learned attention step alpha (alpha = alpha_min + softplus)." + _by_d("alpha_min"),
+    ),
+    alpha_init: float | None = typer.Option(None, help="Initial alpha (greater than alpha_min)." + _by_d("alpha_init")),
     embed_init_std: float | None = typer.Option(
-        None, help="Std of the initial word vectors (default sqrt(2/d); the clustered d=16 model: 0.12)."
+        None, help="Std of the initial word vectors (none: sqrt(2/d))." + _by_d("embed_init_std")
     ),
-    patience: int = typer.Option(2, help="Stop after this many epochs without a better validation hardmax accuracy."),
-    weight_decay: float = typer.Option(0.0, help="Decoupled weight decay of the word vectors."),
-    aux_weight: float = typer.Option(1.0, help="Deep supervision: weight of the decoder's loss at layers 0..K-1."),
+    patience: int | None = typer.Option(
+        None, help="Stop after this many epochs without a better validation hardmax accuracy." + _by_d("patience")
+    ),
+    val_fraction: float | None = typer.Option(
+        None, help="Fraction of the training reviews held out for early stopping." + _by_d("val_fraction")
+    ),
+    weight_decay: float | None = typer.Option(
+        None, help="Decoupled weight decay of the word vectors." + _by_d("weight_decay")
+    ),
+    aux_weight: float | None = typer.Option(
+        None, help="Deep supervision: weight of the decoder's loss at layers 0..K-1." + _by_d("aux_weight")
+    ),
+    train_eval_size: int | None = typer.Option(
+        None, help="Training reviews scored each epoch for the softmax/hardmax curves." + _by_d("train_eval_size")
+    ),
     seed: int = typer.Option(0, help="Seeds the split, the weights, the batches and the dropout."),
     threads: int = typer.Option(2, help="CPU threads for torch."),
     device: str = typer.Option("cpu", help=_DEVICE_HELP),
@@ -228,32 +310,40 @@ def train(
     est = HardmaxSentimentClassifier(
         d=d,
         layers=layers,
-        epochs=epochs,
+        tau=tau,
+        alpha_init=alpha_init,
+        alpha_min=alpha_min,
+        embed_init_std=embed_init_std,
         max_len=max_len,
         min_freq=min_freq,
+        max_vocab=max_vocab,
         min_log_odds=min_log_odds,
-        lr=lr,
-        embed_lr=embed_lr,
-        lr_decay=lr_decay,
-        word_dropout=word_dropout,
-        weight_decay=weight_decay,
-        tau=tau,
-        alpha_min=alpha_min,
-        alpha_init=alpha_init,
-        embed_init_std=embed_init_std,
-        patience=patience,
-        aux_weight=aux_weight,
+        stop_words=_stop_words(stop_words),
+        keep_negations=keep_negations,
         negation_scope=negation_scope,
         merge_negations=merge_negations,
         bigrams=bigrams,
         lexicon=lexicon,
         lexicon_examples=lexicon_examples,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        embed_lr=embed_lr,
+        lr_decay=lr_decay,
+        weight_decay=weight_decay,
+        word_dropout=word_dropout,
+        val_fraction=val_fraction,
+        patience=patience,
+        tau_start=tau_start,
+        anneal_epochs=anneal_epochs,
+        aux_weight=aux_weight,
+        train_eval_size=train_eval_size,
         random_state=seed,
         run_dir=str(run),
         verbose=progress,
         device=device,
     )
-    est._check_params()
+    est.check_params()
     if split not in SPLITS:
         raise InputError(f"--split must be one of {SPLITS}, got {split!r}")
     reviews = read_reviews(data)
@@ -263,7 +353,7 @@ def train(
     with RunLock(run) as lock:
         if overwrite:
             clear_run(run)
-        elif check_resume(run, settings, HardmaxSentimentClassifier().get_params()):
+        elif check_resume(run, settings, HardmaxSentimentClassifier(d=d).resolved_params()):
             check_checkpoint(run)
         try:
             torch.set_num_threads(threads)
@@ -293,7 +383,7 @@ def train(
             raise
         seconds = time.perf_counter() - t0
         est.save(run)
-        test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
+        test = est.encode(y=corpus.reviews.labels[te], tokens=[corpus.tokens[i] for i in te])
         rep = accuracy_report(est.model_, test)
         rep.update(
             {
@@ -357,7 +447,7 @@ def evaluate(
         from ..sentiment.data import read_reviews
 
         reviews = read_reviews(path)
-        test = est._encode(reviews.texts, np.asarray(est.classes_)[reviews.labels])
+        test = est.encode(reviews.texts, np.asarray(est.classes_)[reviews.labels])
         split = f"all {len(reviews)} rows of {Path(path).name} (not the training data)"
     else:
         corpus = load_corpus(
@@ -370,18 +460,18 @@ def evaluate(
                 "run's data: omit --data, or retrain"
             )
         te = corpus.test_idx
-        test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
+        test = est.encode(y=corpus.reviews.labels[te], tokens=[corpus.tokens[i] for i in te])
         split = info["split"]
     rep = evaluate_model(est, test)
     rep["split"] = split
     dest = out or run
     write_json(dest / "evaluation.json", rep)
     if figures:
-        from ..sentiment import plots
+        from ..plotting import sentiment as figs
 
-        plots.figure8(rep["figure8"], dest / "figure8.png")
-        plots.accuracy_curves(rep["figure8"], dest / "accuracy.png")
-        plots.figure10(rep["figure10"], dest / "figure10.png")
+        figs.write(figs.draw_figure8(rep["figure8"]), dest / "figure8.png")
+        figs.write(figs.draw_accuracy_curves(rep["figure8"]), dest / "accuracy.png")
+        figs.write(figs.draw_figure10(rep["figure10"]), dest / "figure10.png")
     if as_json:
         typer.echo(json.dumps({k: v for k, v in rep.items() if k != "figure8"}, indent=2))
     else:
@@ -468,13 +558,14 @@ def explain(
         )
     e = run_explain(est, text)
     if figure or gif:
-        from ..sentiment import plots
+        from ..plotting import sentiment as figs
+        from ..sentiment.explain import figure9_data
 
-        data = plots.figure9_data(est, text)
+        data = figure9_data(est, text)
         if figure:
-            plots.figure9(data, figure)
+            figs.write(figs.draw_figure9(data), figure)
         if gif:
-            plots.figure9_gif(data, gif)
+            figs.figure9_gif(data, gif)
     if as_json:
         typer.echo(json.dumps(e.to_dict(), indent=2))
         return

@@ -1,6 +1,6 @@
 """Interpretable sentiment analysis with a hardmax transformer (hardmax paper, Section 6).
 
-``data`` reads IMDb, ``text`` tokenizes, ``model`` is the network, ``train`` the loop,
+``recipes`` holds every setting's default per d, ``data`` reads IMDb, ``text`` tokenizes, ``model`` is the network, ``train`` the loop,
 ``estimator`` the scikit-learn face, ``explain``/``evaluate`` read a fitted model, ``plots``
 draw their results.
 """
@@ -19,7 +19,8 @@ from .data import (
 from .estimator import HardmaxSentimentClassifier
 from .explain import Explanation, explain
 from .model import SentimentConfig, SentimentTransformer
-from .text import Tokenizer, Vocabulary
+from .recipes import RECIPES, recipe
+from .text import TextConfig, Tokenizer, Vocabulary
 from .train import TrainConfig
 
 __all__ = [
@@ -27,6 +28,9 @@ __all__ = [
     "SentimentConfig",
     "SentimentTransformer",
     "TrainConfig",
+    "TextConfig",
+    "recipe",
+    "RECIPES",
     "Tokenizer",
     "Vocabulary",
     "Reviews",

@@ -24,11 +24,12 @@ from sklearn.exceptions import NotFittedError
 from .._validation import InputError
 from ..devices import resolve_device
 from ..io import write_bytes, write_json, write_text
-from ._config import check_integer, check_number
+from ._config import check_integer
 from .lexicon import PROTECTED, lexicon_examples
 from .model import SentimentConfig, SentimentTransformer
 from .modelfile import FORMAT, check_config_record, check_vocab, check_weights, read_json
-from .text import Tokenizer, Vocabulary, encode
+from .recipes import SETTINGS, recipe_for, resolve, split_settings
+from .text import TextConfig, Tokenizer, Vocabulary, encode
 from .train import EncodedSplit, TrainConfig, predict_logits, train
 
 __all__ = ["HardmaxSentimentClassifier", "check_texts", "NotFitted"]
@@ -36,24 +37,6 @@ __all__ = ["HardmaxSentimentClassifier", "check_texts", "NotFitted"]
 
 class NotFitted(InputError, NotFittedError):
     """Using an unfitted classifier: an InputError (one line in the CLI) and scikit-learn's NotFittedError."""
-
-
-_MODEL_KEYS = ("d", "layers", "tau", "alpha_init", "alpha_min", "embed_init_std")
-_TRAIN_KEYS = (
-    "epochs",
-    "batch_size",
-    "lr",
-    "embed_lr",
-    "lr_decay",
-    "weight_decay",
-    "word_dropout",
-    "val_fraction",
-    "patience",
-    "tau_start",
-    "anneal_epochs",
-    "aux_weight",
-    "train_eval_size",
-)
 
 
 def check_texts(X: Any, name: str = "X") -> list[str]:
@@ -77,62 +60,65 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     (softmax at temperature ``tau`` while training, the core engine's hardmax at inference),
     mean over real tokens, linear decoder, sigmoid.
 
-    Model: ``d``, ``layers``, ``tau``, ``alpha_init``, ``alpha_min`` (alpha stays above it),
-    ``embed_init_std`` (None: sqrt(2/d)). Text: ``max_len``, ``min_freq``, ``max_vocab``, ``min_log_odds`` (drop words
-    whose training log-odds between the classes is below it; 0 keeps all), ``stop_words``
-    ("english", "none" or a list), ``keep_negations``, ``negation_scope`` (mark that many words after
-    a negation: ``not_good``), ``merge_negations`` (True, the default: the negation that marked a word
-    is dropped, ``not good`` → ``not_good`` alone, so a frequent "not" no longer outvotes "not_bad"), ``bigrams`` (k > 0: pairs of neighbouring words are tokens too, "waste time",
-    those seen in at least k training texts; 0, the default, none), ``lexicon`` (True, the default: the
-    words of the built-in sentiment lexicon, :mod:`attndyn.sentiment.lexicon`, and their ``not_`` forms
-    are never dropped by the log-odds filter, so "good" stays in the vocabulary), ``lexicon_examples`` (k > 0:
-    add each lexicon word alone with its polarity and negated with the other one, "not bad" positive,
-    k times each, to the training part, see :func:`~attndyn.sentiment.lexicon.lexicon_examples`; 0: none). The defaults are the settings of the reported models
-    (docs/sentiment.md): 256 tokens, the log-odds filter at 0.3, negation marking over one word,
-    deep supervision ``aux_weight=1``. Training: see
-    :class:`~attndyn.sentiment.train.TrainConfig`. ``inference``: "hardmax" (default) or
+    Every setting is a keyword parameter named and documented as in the dataclass that holds it
+    and its default: the model's in :class:`~attndyn.sentiment.model.SentimentConfig` (``layers``,
+    ``tau``, ``alpha_init``, ``alpha_min``, ``embed_init_std``), the text's in
+    :class:`~attndyn.sentiment.text.TextConfig` (``max_len``, ``min_freq``, ``max_vocab``,
+    ``min_log_odds``, ``stop_words``, ``keep_negations``, ``negation_scope``, ``merge_negations``,
+    ``bigrams``, ``lexicon``, ``lexicon_examples``), the loop's in
+    :class:`~attndyn.sentiment.train.TrainConfig` (``epochs``, ``batch_size``, ``lr``,
+    ``embed_lr``, ``lr_decay``, ``weight_decay``, ``word_dropout``, ``val_fraction``,
+    ``patience``, ``tau_start``, ``anneal_epochs``, ``aux_weight``, ``train_eval_size``). Each
+    defaults to None: **the recipe for d** (:mod:`attndyn.sentiment.recipes`), so ``d=2`` and
+    ``d=16`` give the reported models of docs/sentiment.md; an explicit value wins (for the
+    settings whose own None means something, ``embed_init_std``, ``max_vocab``, ``tau_start``,
+    None is the recipe's value). :meth:`resolved_params` shows them filled in; the fitted model
+    keeps them in ``settings_`` and ``save`` records them in config.json.
+
+    ``inference``: "hardmax" (default) or
     "softmax". ``random_state`` seeds the validation split, the initial weights, the batches
     and the word dropout. ``run_dir``: where to checkpoint (and resume) training. ``device``:
     where training and prediction run, "cpu" (default), "cuda" or "auto" (CUDA when present);
     the initial weights and every random draw come from CPU generators, so a seed gives the same
     batches on every device, and the predictions agree (logits to rounding).
 
-    Fitted attributes: ``classes_``, ``vocab_``, ``model_``, ``history_``, ``best_epoch_``, ``alpha_``.
+    Fitted attributes: ``classes_``, ``vocab_``, ``model_``, ``history_``, ``best_epoch_``, ``alpha_``,
+    ``settings_`` (every setting as trained).
     """
 
     def __init__(
         self,
         d: int = 2,
-        layers: int = 8,
+        layers: int | None = None,
         *,
-        tau: float = 1e-3,
-        alpha_init: float = 1.0,
-        alpha_min: float = 0.5,
+        tau: float | None = None,
+        alpha_init: float | None = None,
+        alpha_min: float | None = None,
         embed_init_std: float | None = None,
-        max_len: int = 256,
-        min_freq: int = 5,
+        max_len: int | None = None,
+        min_freq: int | None = None,
         max_vocab: int | None = None,
-        min_log_odds: float = 0.3,
-        stop_words: Any = "english",
-        keep_negations: bool = True,
-        negation_scope: int = 1,
-        merge_negations: bool = True,
-        bigrams: int = 0,
-        lexicon: bool = True,
-        lexicon_examples: int = 5,
-        epochs: int = 8,
-        batch_size: int = 64,
-        lr: float = 3e-3,
-        embed_lr: float = 3e-2,
-        lr_decay: float = 1.0,
-        weight_decay: float = 0.0,
-        word_dropout: float = 0.1,
-        val_fraction: float = 0.1,
-        patience: int = 2,
+        min_log_odds: float | None = None,
+        stop_words: Any = None,
+        keep_negations: bool | None = None,
+        negation_scope: int | None = None,
+        merge_negations: bool | None = None,
+        bigrams: int | None = None,
+        lexicon: bool | None = None,
+        lexicon_examples: int | None = None,
+        epochs: int | None = None,
+        batch_size: int | None = None,
+        lr: float | None = None,
+        embed_lr: float | None = None,
+        lr_decay: float | None = None,
+        weight_decay: float | None = None,
+        word_dropout: float | None = None,
+        val_fraction: float | None = None,
+        patience: int | None = None,
         tau_start: float | None = None,
-        anneal_epochs: int = 0,
-        aux_weight: float = 1.0,
-        train_eval_size: int = 2000,
+        anneal_epochs: int | None = None,
+        aux_weight: float | None = None,
+        train_eval_size: int | None = None,
         inference: str = "hardmax",
         random_state: int = 0,
         run_dir: str | None = None,
@@ -175,57 +161,55 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.device = device
 
-    # ---- helpers ----------------------------------------------------------------------
-    @property
-    def tokenizer(self) -> Tokenizer:
-        sw = self.stop_words if isinstance(self.stop_words, str) else tuple(self.stop_words)
-        return Tokenizer(
-            stop_words=sw,
-            keep_negations=bool(self.keep_negations),
-            negation_scope=self.negation_scope,
-            bigrams=self.bigrams > 0,
-            merge_negations=self.merge_negations,
-        )
+    # ---- settings: the recipe for d, filled in ------------------------------------------
+    def resolved_params(self) -> dict[str, Any]:
+        """:meth:`get_params` with every setting left at None replaced by the recipe for ``d``
+        (:func:`attndyn.sentiment.recipes.resolve`). A fitted model answers with the settings it
+        was trained with (``settings_``), whatever the recipe table says now.
 
-    def _check_params(self) -> None:
-        """Every setting's type and range, before any tokenizing or training (strings such as
-        ``alpha_min="0.5"``, NaN and infinities are refused with the setting's name)."""
+        >>> HardmaxSentimentClassifier(d=16).resolved_params()["bigrams"]
+        5
+        >>> HardmaxSentimentClassifier(d=16, bigrams=0).resolved_params()["bigrams"]
+        0
+        """
+        if hasattr(self, "settings_"):
+            return {**self.get_params(), **self.settings_}
+        return resolve(self.get_params())
+
+    def check_params(self) -> dict[str, Any]:
+        """Check every setting's type and range before any tokenizing or training (strings such as
+        ``alpha_min="0.5"``, NaN and infinities are refused with the setting's name); return the
+        resolved settings (:meth:`resolved_params`)."""
         if self.inference not in ("hardmax", "softmax"):
             raise InputError(f"inference must be 'hardmax' or 'softmax', got {self.inference!r}")
-        for name in ("max_len", "min_freq"):
-            check_integer(getattr(self, name), name, low=1)
-        check_integer(self.max_vocab, "max_vocab", low=1, allow_none=True)
-        check_integer(self.lexicon_examples, "lexicon_examples", low=0)
-        check_number(self.min_log_odds, "min_log_odds", low=0)
-        if not isinstance(self.bigrams, (bool, np.bool_)):
-            check_integer(self.bigrams, "bigrams", low=0)
-        else:
-            raise InputError(
-                f"bigrams must be an integer >= 0 (0: no bigram tokens; k: bigrams seen in >= k training texts), got {self.bigrams!r}"
-            )
-        if not isinstance(self.merge_negations, (bool, np.bool_)):
-            raise InputError(f"merge_negations must be True or False, got {self.merge_negations!r}")
-        if not isinstance(self.lexicon, (bool, np.bool_)):
-            raise InputError(f"lexicon must be True or False, got {self.lexicon!r}")
-        if not isinstance(self.keep_negations, (bool, np.bool_)):
-            raise InputError(f"keep_negations must be True or False, got {self.keep_negations!r}")
         if not isinstance(self.verbose, (bool, np.bool_)):
             raise InputError(f"verbose must be True or False, got {self.verbose!r}")
         if self.run_dir is not None and not isinstance(self.run_dir, (str, os.PathLike)):
             raise InputError(f"run_dir must be a folder path or None, got {self.run_dir!r}")
         check_integer(self.random_state, "random_state", low=0)
         resolve_device(self.device)
-        # the model's and the loop's own checks, before any long tokenizing or training
-        SentimentConfig(vocab_size=1, **{k: getattr(self, k) for k in _MODEL_KEYS})
-        TrainConfig(**{k: getattr(self, k) for k in _TRAIN_KEYS}, seed=int(self.random_state))
-        if not isinstance(self.stop_words, str):
-            try:
-                words = list(self.stop_words)
-            except TypeError:
-                words = [None]
-            if not all(isinstance(w, str) for w in words):
-                raise InputError(f"stop_words must be 'english', 'none' or a list of words, got {self.stop_words!r}")
-        _ = self.tokenizer  # building it checks the tokenizer's settings
+        settings = resolve(self.get_params())
+        self._configs(settings, vocab_size=1)  # each dataclass checks its own settings
+        return settings
+
+    _check_params = check_params  # the name used before check_params was public
+
+    def _configs(self, settings: dict[str, Any], vocab_size: int) -> tuple[SentimentConfig, TextConfig, TrainConfig]:
+        groups = split_settings(settings)
+        return (
+            SentimentConfig(vocab_size=vocab_size, **groups[SentimentConfig]),
+            TextConfig(**groups[TextConfig]),
+            TrainConfig(**groups[TrainConfig], seed=int(self.random_state)),
+        )
+
+    @property
+    def text_config(self) -> TextConfig:
+        """The text settings in use (:class:`~attndyn.sentiment.text.TextConfig`)."""
+        return TextConfig(**split_settings(self.resolved_params())[TextConfig])
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        return self.text_config.tokenizer()
 
     def _labels(self, y: Any, n: int) -> np.ndarray:
         arr = np.asarray(y)
@@ -237,18 +221,26 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         return (arr == classes[1]).astype(np.float32)
 
+    def encode(self, X: Any = None, y: Any = None, *, tokens: list[list[str]] | None = None) -> EncodedSplit:
+        """Texts ``X`` (or their ``tokens``, made by :attr:`tokenizer`) as model input: word
+        indices cut to ``max_len``, the mask, and ``y`` (labels in ``classes_``; None: zeros)."""
+        self._check_fitted()
+        if tokens is None:
+            tok = self.tokenizer
+            tokens = [tok(t) for t in check_texts(X)]
+        ids, mask = encode(tokens, self.vocab_, int(self.settings_["max_len"]))
+        if y is None:
+            lab = torch.zeros(len(tokens))
+        else:
+            lab = torch.as_tensor((np.asarray(y) == self.classes_[1]).astype(np.float32))
+        return EncodedSplit(ids, mask, lab)
+
     def _encode(self, texts: list[str], labels: Any = None) -> EncodedSplit:
-        tok = self.tokenizer
-        return self._encode_tokens([tok(t) for t in texts], labels)
+        return self.encode(texts, labels)
 
     def _encode_tokens(self, tokens: list[list[str]], labels: Any = None) -> EncodedSplit:
         """Encode already tokenized texts; ``labels`` in the classes of ``classes_`` (or None)."""
-        ids, mask = encode(tokens, self.vocab_, int(self.max_len))
-        if labels is None:
-            lab = torch.zeros(len(tokens))
-        else:
-            lab = torch.as_tensor((np.asarray(labels) == self.classes_[1]).astype(np.float32))
-        return EncodedSplit(ids, mask, lab)
+        return self.encode(None, labels, tokens=tokens)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
@@ -264,13 +256,14 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         stopping; the vocabulary comes from the rest only. ``tokens`` may pass the already
         tokenized texts (the same tokenizer) to skip tokenizing again.
         """
-        self._check_params()
+        settings = self.check_params()
         texts = check_texts(X)
         labels = self._labels(y, len(texts))
-        toks = tokens if tokens is not None else [self.tokenizer(t) for t in texts]
+        _, text, tc = self._configs(settings, vocab_size=1)
+        tokenizer = text.tokenizer()
+        toks = tokens if tokens is not None else [tokenizer(t) for t in texts]
         if len(toks) != len(texts):
             raise InputError(f"tokens has {len(toks)} entries for {len(texts)} texts")
-        tc = TrainConfig(**{k: getattr(self, k) for k in _TRAIN_KEYS}, seed=int(self.random_state))
         rng = np.random.default_rng(int(self.random_state))
         perm = rng.permutation(len(texts))
         n_val = max(1, int(round(len(texts) * tc.val_fraction)))
@@ -281,28 +274,29 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         val_idx, tr_idx = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         self.vocab_ = Vocabulary.build(
             [toks[i] for i in tr_idx],
-            min_freq=int(self.min_freq),
-            max_size=self.max_vocab,
+            min_freq=text.min_freq,
+            max_size=text.max_vocab,
             labels=labels[tr_idx],
-            min_log_odds=float(self.min_log_odds),
-            min_bigram_docs=max(1, int(self.bigrams)),
-            keep=PROTECTED if self.lexicon else (),
+            min_log_odds=float(text.min_log_odds),
+            min_bigram_docs=max(1, int(text.bigrams)),
+            keep=PROTECTED if text.lexicon else (),
         )
         if len(self.vocab_) <= 2:
             raise InputError(
-                f"no word is seen {self.min_freq} times with |log-odds| >= {self.min_log_odds} in the training texts; "
+                f"no word is seen {text.min_freq} times with |log-odds| >= {text.min_log_odds} in the training texts; "
                 "lower min_freq or min_log_odds, or give more texts"
             )
 
         def enc(idx: np.ndarray, extra: tuple[list[list[str]], list[int]] = ([], [])) -> EncodedSplit:
             known = [t for t in extra[0] if any(w in self.vocab_.index for w in t)]
             ys = [y for t, y in zip(*extra) if any(w in self.vocab_.index for w in t)]
-            ids, mask = encode([toks[i] for i in idx] + known, self.vocab_, int(self.max_len))
+            ids, mask = encode([toks[i] for i in idx] + known, self.vocab_, text.max_len)
             return EncodedSplit(
                 ids, mask, torch.as_tensor(np.concatenate([labels[idx], np.asarray(ys, dtype=labels.dtype)]))
             )
 
-        mc = SentimentConfig(vocab_size=len(self.vocab_), **{k: getattr(self, k) for k in _MODEL_KEYS})
+        mc, _, _ = self._configs(settings, vocab_size=len(self.vocab_))
+        self.settings_ = {k: v for k, v in settings.items() if k in SETTINGS or k == "d"}
         model = SentimentTransformer(mc, generator=torch.Generator().manual_seed(int(self.random_state)))
         model = model.to(resolve_device(self.device))  # initialised on the CPU: the same weights on every device
         run = None
@@ -311,7 +305,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             write_json(run / "config.json", self._config_record())
             write_json(run / "vocab.json", {"words": self.vocab_.words})
         log = (lambda s: print(s, flush=True)) if self.verbose else None
-        extra = lexicon_examples(self.tokenizer, int(self.lexicon_examples)) if self.lexicon_examples else ([], [])
+        extra = lexicon_examples(tokenizer, text.lexicon_examples) if text.lexicon_examples else ([], [])
         result = train(model, enc(tr_idx, extra), enc(val_idx), tc, run_dir=run, progress=bool(self.verbose), log=log)
         self.model_ = cast(SentimentTransformer, result.model)  # the model built above
         self.history_ = result.history
@@ -324,7 +318,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         """H = <v, mean of the last layer's real tokens> + b, per text (positive → classes_[1])."""
         self._check_fitted()
-        data = self._encode(check_texts(X))
+        data = self.encode(X)
         return predict_logits(self.model_, data, hardmax=self.inference == "hardmax").numpy()
 
     def predict_proba(self, X: Any) -> np.ndarray:
@@ -350,7 +344,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_fitted()
         tok, index = self.tokenizer, self.vocab_.index
-        return [[w for w in tok(t) if w in index][: int(self.max_len)] for t in check_texts(X)]
+        return [[w for w in tok(t) if w in index][: int(self.settings_["max_len"])] for t in check_texts(X)]
 
     def predict(self, X: Any) -> np.ndarray:
         self._check_fitted()
@@ -358,17 +352,17 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 
     # ---- persistence (safetensors + JSON, never pickle) ------------------------------------
     def _config_record(self) -> dict:
-        params = self.get_params()
-        params["stop_words"] = (
-            params["stop_words"] if isinstance(params["stop_words"], str) else list(params["stop_words"])
-        )
-        if params["run_dir"] is not None:
-            params["run_dir"] = str(params["run_dir"])
-        rec: dict[str, Any] = {"format": FORMAT, "estimator": params}
+        """``estimator``: every setting as used (the recipe for d filled in); ``params``: the
+        parameters as given (None: the recipe), so that a loaded model has the same ``get_params()``."""
+        params = _jsonable(self.get_params())
+        rec: dict[str, Any] = {
+            "format": FORMAT,
+            "estimator": _jsonable({**params, **self.resolved_params()}),
+            "params": params,
+            "recipe": recipe_for(self.d).name,
+        }
         if hasattr(self, "vocab_"):
-            rec["model"] = SentimentConfig(
-                vocab_size=len(self.vocab_), **{k: getattr(self, k) for k in _MODEL_KEYS}
-            ).to_dict()
+            rec["model"] = self._configs(self.resolved_params(), vocab_size=len(self.vocab_))[0].to_dict()
         if hasattr(self, "classes_"):
             rec["classes"] = self.classes_.tolist()
         return rec
@@ -440,7 +434,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         tensors = check_weights(
             (p / "weights.safetensors").read_bytes(), p / "weights.safetensors", mc, files.get("weights.safetensors")
         )
-        est = cls(**{**rec["estimator"], "device": device})
+        est = cls(**{**rec["params"], "device": device})
+        est.settings_ = {k: v for k, v in rec["estimator"].items() if k in SETTINGS or k == "d"}
         est.vocab_ = Vocabulary(list(words))
         est.classes_ = np.asarray(rec["classes"])
         model = SentimentTransformer(mc)
@@ -451,6 +446,15 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         est.best_epoch_ = rec.get("best_epoch", -1)
         est.alpha_ = float(model.alpha.detach())
         return est
+
+
+def _jsonable(params: dict[str, Any]) -> dict[str, Any]:
+    out = dict(params)
+    if out.get("stop_words") is not None and not isinstance(out["stop_words"], str):
+        out["stop_words"] = list(out["stop_words"])
+    if out.get("run_dir") is not None:
+        out["run_dir"] = str(out["run_dir"])
+    return out
 
 
 def sigmoid(h: np.ndarray) -> np.ndarray:

@@ -15,7 +15,8 @@ import numpy as np
 import torch
 
 from ..analysis import clusters as find_clusters
-from .explain import CLUSTER_RTOL, cluster_tolerance
+from ..analysis.clusters import cluster_tolerance
+from .explain import CLUSTER_FLOOR, CLUSTER_RTOL
 from .model import word_leaders
 from .train import EncodedSplit, predict_logits
 
@@ -82,7 +83,7 @@ def hardmax_statistics(
         y = part.labels.numpy()
         for i in range(len(part)):
             real = np.flatnonzero(m[i])
-            tol = cluster_tolerance(z0[i, real], rtol)
+            tol = cluster_tolerance(z0[i, real], rtol, floor=CLUSTER_FLOOR)
             ratios.append(len(find_clusters(zK[i, real], tol=tol)) / len(real))
             L = lead_last[i] & m[i]
             n_leaders.append(len(set(part.ids[i, L].tolist())))  # distinct leader words

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..trajectory import HardmaxTrajectory
     from .estimator import HardmaxSentimentClassifier
 
-__all__ = ["Explanation", "ClusterRecord", "explain", "cluster_tolerance", "CLUSTER_RTOL"]
+__all__ = ["Explanation", "ClusterRecord", "explain", "figure9_data", "trajectory_of", "CLUSTER_RTOL", "CLUSTER_FLOOR"]
 
 # Tokens of one review count as one cluster when single-linkage closer than
 # CLUSTER_RTOL x (largest |coordinate| of that review's real tokens at layer 0): the
@@ -41,12 +41,9 @@ __all__ = ["Explanation", "ClusterRecord", "explain", "cluster_tolerance", "CLUS
 # token): a gap in the distances. At 1e-3 it is 0.34: with alpha near 0.8, 8 layers shrink a
 # follower's distance to its leader only by (1 + alpha)^-8 ~ 1/110, so followers are still in transit.
 CLUSTER_RTOL = 1e-2
-
-
-def cluster_tolerance(z0_real: np.ndarray, rtol: float = CLUSTER_RTOL) -> float:
-    """Absolute distance under which two last-layer tokens are in one cluster."""
-    scale = float(np.abs(z0_real).max()) if z0_real.size else 1.0
-    return rtol * max(scale, 1e-12)
+# ... with no absolute floor (attndyn.analysis.clusters.cluster_tolerance(z0, CLUSTER_RTOL, floor=CLUSTER_FLOOR)):
+# word vectors of any size are compared with their own scale.
+CLUSTER_FLOOR = 1e-12
 
 
 @dataclass(frozen=True)
@@ -168,3 +165,23 @@ def explain(estimator: HardmaxSentimentClassifier, text: str) -> Explanation:
         clusters=records,
         known_words=known,
     )
+
+
+def figure9_data(estimator: HardmaxSentimentClassifier, text: str) -> dict:
+    """Everything Figure 9 draws for one review: the words, their positions at every layer
+    ``tokens`` (K+1, n, d), which are leaders at every layer, the decoder ``v``, ``b``, the
+    decision value and alpha (JSON-able). Runs the hardmax dynamics once
+    (:func:`trajectory_of`); :func:`attndyn.plotting.sentiment.figure9` draws the result."""
+    _check_estimator(estimator)
+    words, traj, H, ids = trajectory_of(estimator, text)
+    m = estimator.model_
+    ys = traj.ys[:, 0].numpy()  # (K+1, n, d)
+    return {
+        "words": words,
+        "tokens": ys.tolist(),
+        "leaders": word_leaders(traj, ids)[:, 0].numpy().tolist(),
+        "v": m.decoder.weight.detach().double().cpu()[0].tolist(),
+        "b": float(m.decoder.bias.detach()[0]),
+        "decision_value": H,
+        "alpha": float(m.alpha.detach()),
+    }

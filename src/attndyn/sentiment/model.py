@@ -119,6 +119,16 @@ class SentimentTransformer(nn.Module):
             self.decoder.weight.normal_(0.0, 1.0 / math.sqrt(c.d), generator=generator)
             self.decoder.bias.zero_()
 
+    # ---- what the training loop reads (attndyn.sentiment.train.TrainableModel) ---------------
+    @property
+    def tau(self) -> float:
+        """The softmax temperature the model is trained at (``config.tau``)."""
+        return self.config.tau
+
+    def embedding_parameters(self) -> list[Tensor]:
+        """The word vectors: the parameters with their own learning rate and weight decay."""
+        return [self.embed.weight]
+
     # ---- the pieces -------------------------------------------------------------------
     @property
     def alpha(self) -> Tensor:

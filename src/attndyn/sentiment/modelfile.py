@@ -39,7 +39,7 @@ from .text import PAD, UNK
 __all__ = ["FORMAT", "CONFIG_KEYS", "check_config_record", "check_vocab", "check_weights", "read_json"]
 
 FORMAT = "attndyn.sentiment/1"
-CONFIG_KEYS = ("format", "estimator", "model", "classes", "history", "best_epoch", "alpha", "files")
+CONFIG_KEYS = ("format", "estimator", "params", "recipe", "model", "classes", "history", "best_epoch", "alpha", "files")
 HASHED = ("weights.safetensors", "vocab.json")
 _AGREE = ("d", "layers", "tau", "alpha_min")  # model settings the estimator must state identically
 
@@ -88,10 +88,15 @@ def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         raise InputError(f"{where!r}: unknown estimator settings {unknown}; allowed: {sorted(allowed)}")
-    params = {**ABSENT_SETTINGS, **params}
+    absent = {k: v for k, v in ABSENT_SETTINGS.items() if k not in params}  # settings the file predates
+    params = {**params, **absent}
+    given = rec.get("params", params)  # as passed to the estimator (None: the recipe for d); older files: as used
+    if not isinstance(given, dict) or sorted(set(given) - set(allowed)):
+        raise InputError(f"{where!r}: 'params' must be a JSON object of estimator settings, got {given!r}")
+    given = {**given, **absent}
     try:
         est = estimator_cls(**params)
-        est._check_params()
+        est.check_params()
         model = SentimentConfig.from_dict(rec["model"])
     except InputError as exc:
         raise InputError(f"{where!r}: {exc}") from None
@@ -101,6 +106,11 @@ def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
                 f"{where!r}: model {key} = {getattr(model, key)!r} but estimator {key} = {getattr(est, key)!r}; "
                 "the file was edited or mixed from two models"
             )
+    differ = sorted(k for k, v in given.items() if v is not None and k != "device" and params.get(k) != v)
+    if differ:
+        raise InputError(
+            f"{where!r}: 'params' and 'estimator' disagree on {differ}; the file was edited or mixed from two models"
+        )
     classes = rec["classes"]
     if (
         not isinstance(classes, list)
@@ -125,7 +135,7 @@ def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
         and all(isinstance(h, str) and len(h) == 64 and all(c in "0123456789abcdef" for c in h) for h in files.values())
     ):
         raise InputError(f"{where!r}: 'files' must map {list(HASHED)} to sha256 hex digests, got {files!r}")
-    return {**rec, "estimator": params, "model": model, "files": files}
+    return {**rec, "estimator": params, "params": {**given}, "model": model, "files": files}
 
 
 def check_vocab(obj: Any, path: Path, vocab_size: int) -> list[str]:

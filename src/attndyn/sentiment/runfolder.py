@@ -91,8 +91,10 @@ def data_identity(path: str | os.PathLike) -> dict[str, Any]:
 def resolve_settings(
     estimator: HardmaxSentimentClassifier, *, split: str, threads: int, data: dict[str, Any]
 ) -> dict[str, Any]:
-    """Everything that fixes the results of a training run, as stored in ``settings.json``."""
-    params = {k: v for k, v in estimator.get_params().items() if k not in _NOT_RESULTS}
+    """Everything that fixes the results of a training run, as stored in ``settings.json``: the
+    estimator's settings with the recipe for d filled in (so a run started with the recipe's values
+    written out resumes without them, and the other way round)."""
+    params = {k: v for k, v in estimator.resolved_params().items() if k not in _NOT_RESULTS}
     if not isinstance(params["stop_words"], str):
         params["stop_words"] = list(params["stop_words"])
     return {

@@ -21,8 +21,9 @@ import numpy as np
 import torch
 
 from .._validation import InputError
+from ._config import JsonConfig, check_integer, check_number
 
-__all__ = ["clean", "tokenize", "Tokenizer", "Vocabulary", "NEGATIONS", "ENGLISH_STOP_WORDS", "encode"]
+__all__ = ["clean", "tokenize", "Tokenizer", "TextConfig", "Vocabulary", "NEGATIONS", "ENGLISH_STOP_WORDS", "encode"]
 
 PAD, UNK = "<pad>", "<unk>"
 
@@ -194,6 +195,90 @@ class Tokenizer:
         if self.merge_negations and self.negation_scope:
             cfg["merge_negations"] = True
         return cfg
+
+
+@dataclass(frozen=True)
+class TextConfig(JsonConfig):
+    """Every setting of the text side: the tokenizer, the vocabulary and the training examples.
+
+    Args:
+        max_len: tokens kept per review, its first known words (the paper: 128).
+        min_freq: training-split frequency a vocabulary word needs.
+        max_vocab: most vocabulary words (None: no cap).
+        min_log_odds: drop words whose smoothed training log-odds between the classes is below it
+            (:meth:`Vocabulary.build`; 0 keeps every word).
+        stop_words: ``"english"``, ``"none"`` or a list of words.
+        keep_negations: negations are never stop words.
+        negation_scope: mark that many words after a negation (``not_good``); 0: off.
+        merge_negations: the negation that marked a word is dropped (``not good`` -> ``not_good``).
+        bigrams: k > 0: pairs of neighbouring words seen in at least k training texts are tokens
+            too; 0: none.
+        lexicon: the built-in sentiment lexicon's words and their ``not_`` forms are never dropped
+            by the log-odds filter (:mod:`attndyn.sentiment.lexicon`).
+        lexicon_examples: k > 0: train also on each lexicon word alone and negated, k times each.
+
+    The defaults are the reported d = 2 settings; :mod:`attndyn.sentiment.recipes` holds those of
+    other d.
+
+    >>> TextConfig(bigrams=5).tokenizer().bigrams
+    True
+    >>> TextConfig(bigrams=True)
+    Traceback (most recent call last):
+    ...
+    attndyn._validation.InputError: bigrams must be an integer >= 0 (0: no bigram tokens; k: bigrams seen in >= k training texts), got True
+    """
+
+    _kind = "text config"
+
+    max_len: int = 256
+    min_freq: int = 5
+    max_vocab: int | None = None
+    min_log_odds: float = 0.3
+    stop_words: Any = "english"
+    keep_negations: bool = True
+    negation_scope: int = 1
+    merge_negations: bool = True
+    bigrams: int = 0
+    lexicon: bool = True
+    lexicon_examples: int = 5
+
+    def __post_init__(self) -> None:
+        for name in ("max_len", "min_freq"):
+            check_integer(getattr(self, name), name, low=1)
+        check_integer(self.max_vocab, "max_vocab", low=1, allow_none=True)
+        check_integer(self.lexicon_examples, "lexicon_examples", low=0)
+        check_number(self.min_log_odds, "min_log_odds", low=0)
+        if (
+            isinstance(self.bigrams, (bool, np.bool_))
+            or not isinstance(self.bigrams, (int, np.integer))
+            or self.bigrams < 0
+        ):
+            raise InputError(
+                "bigrams must be an integer >= 0 (0: no bigram tokens; k: bigrams seen in >= k training texts), "
+                f"got {self.bigrams!r}"
+            )
+        for name in ("merge_negations", "lexicon", "keep_negations"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise InputError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if not isinstance(self.stop_words, str):
+            try:
+                words = list(self.stop_words)
+            except TypeError:
+                words = [None]
+            if not all(isinstance(w, str) for w in words):
+                raise InputError(f"stop_words must be 'english', 'none' or a list of words, got {self.stop_words!r}")
+        self.tokenizer()  # the tokenizer's own checks
+
+    def tokenizer(self) -> Tokenizer:
+        """The :class:`Tokenizer` these settings describe."""
+        sw = self.stop_words if isinstance(self.stop_words, str) else tuple(self.stop_words)
+        return Tokenizer(
+            stop_words=sw,
+            keep_negations=bool(self.keep_negations),
+            negation_scope=self.negation_scope,
+            bigrams=self.bigrams > 0,
+            merge_negations=bool(self.merge_negations),
+        )
 
 
 @dataclass

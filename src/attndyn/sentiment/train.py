@@ -1,7 +1,10 @@
 """A training loop that does not depend on the model (minGPT's ``trainer.py`` in spirit).
 
-The model is any ``nn.Module`` with ``model(ids, mask, tau=...) -> logits (B,)`` for the
-trained (softmax) path and ``model.hardmax_logits(ids, mask) -> logits (B,)`` for inference.
+The model is any ``nn.Module`` that also satisfies :class:`TrainableModel`, the loop's whole
+contract with it: ``model(ids, mask, tau=...) -> logits (B,)`` for the trained (softmax) path,
+``model.layer_logits`` for deep supervision, ``model.hardmax_logits(ids, mask) -> logits (B,)``
+for inference, ``model.tau`` (the temperature annealing ends at) and
+``model.embedding_parameters()`` (the word vectors, with their own learning rate).
 The loop: binary cross-entropy, AdamW with its own learning rate and decoupled weight decay
 for the embedding table,
 gradient clipping, word dropout, temperature annealing, per-epoch softmax *and* hardmax loss
@@ -18,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast, runtime_checkable
 
 import torch
 import torch.nn.functional as F
@@ -32,6 +35,7 @@ from ._config import JsonConfig, check_number
 
 __all__ = [
     "TrainConfig",
+    "TrainableModel",
     "EncodedSplit",
     "TrainResult",
     "train",
@@ -53,12 +57,16 @@ class TrainConfig(JsonConfig):
     ``tau_start`` to the model's tau over the first ``anneal_epochs`` epochs (None: no annealing).
     ``train_eval_size``: training reviews scored each epoch for the softmax/hardmax curves.
     ``lr_decay``: both learning rates are multiplied by it once per epoch (epoch e, counted from
-    0, uses ``lr * lr_decay**e``); 1 keeps them constant.
+    0, uses ``lr * lr_decay**e``); 1 keeps them constant. ``aux_weight``: deep supervision, the
+    weight of the decoder's loss at layers 0..K-1 (needs ``model.layer_logits``; 0: the last layer only).
+
+    The defaults are the reported d = 2 settings (the only place they are written);
+    :func:`attndyn.sentiment.recipes.recipe` gives those of other d.
     """
 
     _kind = "training config"
 
-    epochs: int = 15
+    epochs: int = 8
     batch_size: int = 64
     lr: float = 3e-3
     embed_lr: float = 3e-2
@@ -67,11 +75,11 @@ class TrainConfig(JsonConfig):
     word_dropout: float = 0.1
     clip_norm: float = 5.0
     val_fraction: float = 0.1
-    patience: int = 3
+    patience: int = 2
     tau_start: float | None = None
     anneal_epochs: int = 0
-    aux_weight: float = 0.0
-    train_eval_size: int = 5000
+    aux_weight: float = 1.0
+    train_eval_size: int = 2000
     eval_batch_size: int = 1024
     seed: int = 0
 
@@ -97,6 +105,25 @@ class TrainConfig(JsonConfig):
         check_number(self.word_dropout, "word_dropout", low=0, high=1, high_open=True)
         check_number(self.val_fraction, "val_fraction", low=0, low_open=True, high=1, high_open=True)
         check_number(self.tau_start, "tau_start", low=0, low_open=True, allow_none=True)
+
+
+@runtime_checkable
+class TrainableModel(Protocol):
+    """What :func:`train` reads from a model besides ``nn.Module``'s parameters and state dict
+    (:class:`~attndyn.sentiment.model.SentimentTransformer` is one). Logits are (B,) for
+    ``ids`` (B, L) int64 and ``mask`` (B, L) bool; ``layer_logits`` gives (K+1, B), the decoder
+    read at every layer."""
+
+    @property
+    def tau(self) -> float: ...
+
+    def embedding_parameters(self) -> list[Tensor]: ...
+
+    def __call__(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> Tensor: ...
+
+    def layer_logits(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> Tensor: ...
+
+    def hardmax_logits(self, ids: Tensor, mask: Tensor) -> Tensor: ...
 
 
 @dataclass(frozen=True)
@@ -204,7 +231,7 @@ def _loss(model: Any, ids: Tensor, mask: Tensor, y: Tensor, tau: float | None, a
 def _tau(config: TrainConfig, model: Any, epoch: int) -> float | None:
     if config.tau_start is None or config.anneal_epochs == 0:
         return None
-    end = model.config.tau  # the model's own (final) temperature
+    end = model.tau  # the model's own (final) temperature
     if epoch >= config.anneal_epochs:
         return end
     frac = epoch / config.anneal_epochs
@@ -212,8 +239,9 @@ def _tau(config: TrainConfig, model: Any, epoch: int) -> float | None:
 
 
 def _optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Optimizer:
-    embed = [p for n, p in model.named_parameters() if n.startswith("embed.")]
-    rest = [p for n, p in model.named_parameters() if not n.startswith("embed.")]
+    embed = list(cast(TrainableModel, model).embedding_parameters())
+    mine = {id(p) for p in embed}
+    rest = [p for p in model.parameters() if id(p) not in mine]  # alpha, the decoder, ...
     # Decoupled weight decay on the word vectors only: a word must keep earning its distance
     # from the origin (where it follows others) to become a leader; alpha and the decoder are not decayed.
     return torch.optim.AdamW(
@@ -307,6 +335,14 @@ def train(
     draw (batches, word dropout) comes from a CPU generator, so a seed gives the same batches on
     every device.
     """
+    if not (isinstance(model, nn.Module) and isinstance(model, TrainableModel)):
+        missing = [
+            m for m in ("tau", "embedding_parameters", "layer_logits", "hardmax_logits") if not hasattr(model, m)
+        ]
+        raise InputError(
+            f"train() needs an nn.Module with the TrainableModel members; {type(model).__name__} lacks "
+            f"{missing or ['nn.Module']}: see attndyn.sentiment.train.TrainableModel"
+        )
     if len(train_data) == 0 or len(val_data) == 0:
         raise InputError("training needs at least one training and one validation review")
     t0 = time.perf_counter()
@@ -359,7 +395,7 @@ def train(
                 advance(1)
         row: dict[str, Any] = {
             "epoch": epoch + 1,
-            "tau": tau if tau is not None else getattr(model.config, "tau", None),
+            "tau": tau if tau is not None else model.tau,
             "train_running_loss": run_loss / max(seen, 1),
         }
         if hasattr(model, "alpha"):
