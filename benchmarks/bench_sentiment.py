@@ -28,10 +28,9 @@ from pathlib import Path
 import torch
 
 from attndyn.io import write_json, write_text
-from attndyn.sentiment import HardmaxSentimentClassifier, recipe
+from attndyn.sentiment import CLUSTER_RTOL, HardmaxSentimentClassifier, recipe
 from attndyn.sentiment.corpus import load_corpus
 from attndyn.sentiment.evaluate import accuracy_report, hardmax_statistics
-from attndyn.sentiment.explain import CLUSTER_RTOL
 from attndyn.sentiment.runfolder import data_identity
 
 PAPER = {2: (0.791, 0.791), 4: (0.823, 0.803), 8: (0.851, 0.813), 16: (0.882, 0.846)}  # (best, final) test accuracy

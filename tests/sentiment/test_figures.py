@@ -11,10 +11,9 @@ from hypothesis.extra.numpy import arrays
 from PIL import Image
 
 from attndyn import InputError
-from attndyn.analysis.clusters import cluster_tolerance
+from attndyn.analysis import cluster_tolerance
 from attndyn.plotting import sentiment as figs
-from attndyn.sentiment import plots
-from attndyn.sentiment.explain import CLUSTER_FLOOR, CLUSTER_RTOL, figure9_data
+from attndyn.sentiment import CLUSTER_FLOOR, CLUSTER_RTOL, figure9_data, plots
 
 WORDS = ["wonderful", "boring", "acting", "not_good", "plot", "although", "music", "waste", "story", "really"]
 

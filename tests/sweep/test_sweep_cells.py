@@ -112,8 +112,7 @@ def sentiment_run(tmp_path_factory):
 
 
 def test_sentiment_leaders_counts_the_explanations_leaders(sentiment_run):
-    from attndyn.sentiment import HardmaxSentimentClassifier
-    from attndyn.sentiment.explain import explain
+    from attndyn.sentiment import HardmaxSentimentClassifier, explain
 
     rows = [
         EXPERIMENTS["sentiment_leaders"](s, {"run": str(sentiment_run), "data": ""}) for s in range(24)

@@ -1,6 +1,6 @@
 """Analysis of finished trajectories: leaders, clusters, polytopes, theorem checks."""
 
-from ._clusters import Cluster, clusters
+from ._clusters import Cluster, cluster_tolerance, clusters
 from ._leaders import LeaderSet, RoundingEvent, follow_graph, leaders, self_attending
 from .collapse import RadiusDecay, collapse_decay, radius_decay
 from .geometry import regime_of
@@ -18,6 +18,7 @@ from .theorems import (
 __all__ = [
     "Cluster",
     "clusters",
+    "cluster_tolerance",
     "LeaderSet",
     "RoundingEvent",
     "leaders",

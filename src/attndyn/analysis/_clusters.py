@@ -37,7 +37,7 @@ def cluster_tolerance(points: np.ndarray, rtol: float, *, floor: float = 1.0) ->
     """Absolute tolerance ``rtol * max(floor, max |coordinate|)`` (``rtol * floor`` for no points):
     scale-aware, never zero. ``floor=1`` (the default) never goes below ``rtol``, as for the
     dynamics' tokens; a tiny floor makes it purely relative, as for a review's word vectors
-    (:data:`attndyn.sentiment.explain.CLUSTER_RTOL`, ``floor=1e-12``).
+    (:data:`attndyn.sentiment.CLUSTER_RTOL`, ``floor=1e-12``).
 
     >>> cluster_tolerance(np.array([[0.5, -3.0]]), 1e-2), cluster_tolerance(np.array([[0.5, -0.2]]), 1e-2)
     (0.03, 0.01)

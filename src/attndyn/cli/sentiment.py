@@ -540,7 +540,7 @@ def explain(
     device: str = typer.Option("cpu", help=_DEVICE_HELP),
 ) -> None:
     """Label, probability, last-layer leaders with the words clustered around each, and each cluster's share of the decision."""
-    from ..sentiment.explain import explain as run_explain
+    from ..sentiment import explain as run_explain
 
     if (text is None) == (file is None):
         raise InputError("give either a TEXT argument or --file PATH (a text file holding one review)")
@@ -559,7 +559,7 @@ def explain(
     e = run_explain(est, text)
     if figure or gif:
         from ..plotting import sentiment as figs
-        from ..sentiment.explain import figure9_data
+        from ..sentiment import figure9_data
 
         data = figure9_data(est, text)
         if figure:

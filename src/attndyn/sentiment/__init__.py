@@ -5,6 +5,7 @@
 draw their results.
 """
 
+from ._explain import CLUSTER_FLOOR, CLUSTER_RTOL, Explanation, explain, figure9_data, trajectory_of
 from .data import (
     ImdbSplit,
     Reviews,
@@ -17,7 +18,6 @@ from .data import (
     split_random,
 )
 from .estimator import HardmaxSentimentClassifier
-from .explain import Explanation, explain
 from .model import SentimentConfig, SentimentTransformer
 from .recipes import RECIPES, recipe
 from .text import TextConfig, Tokenizer, Vocabulary
@@ -43,5 +43,9 @@ __all__ = [
     "load_imdb",
     "ImdbSplit",
     "explain",
+    "figure9_data",
+    "trajectory_of",
+    "CLUSTER_RTOL",
+    "CLUSTER_FLOOR",
     "Explanation",
 ]

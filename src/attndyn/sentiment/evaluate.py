@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from ..analysis import cluster_tolerance
 from ..analysis import clusters as find_clusters
-from ..analysis.clusters import cluster_tolerance
-from .explain import CLUSTER_FLOOR, CLUSTER_RTOL
+from ._explain import CLUSTER_FLOOR, CLUSTER_RTOL
 from .model import word_leaders
 from .train import EncodedSplit, predict_logits
 

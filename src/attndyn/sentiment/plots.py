@@ -1,6 +1,6 @@
 """The sentiment figures' former home, kept so that ``attndyn.sentiment.plots`` still works: the
 figures are drawn by :mod:`attndyn.plotting.sentiment` (which reads results only) and the data of
-Figure 9, which runs the dynamics, is made by :func:`attndyn.sentiment.explain.figure9_data`.
+Figure 9, which runs the dynamics, is made by :func:`attndyn.sentiment.figure9_data`.
 Each function here draws and writes one file, as before."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..plotting import sentiment as _draw
 from ..plotting.sentiment import NEG, POS, figure9_gif
-from .explain import figure9_data
+from ._explain import figure9_data
 
 __all__ = ["figure8", "accuracy_curves", "figure10", "figure9_data", "figure9", "figure9_gif", "POS", "NEG"]
 

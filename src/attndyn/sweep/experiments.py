@@ -212,8 +212,8 @@ def _sentiment_run(run: str, data: str) -> tuple[HardmaxSentimentClassifier, Rev
 def sentiment_leaders(seed: int, *, run: str, data: str) -> dict:
     """Review number ``seed`` of the run's test split (in a fixed shuffled order) through the trained
     model's hardmax layers; ``leaders`` are the distinct leader words at the last layer
-    (:func:`attndyn.sentiment.explain.explain`), ``correct`` whether the prediction is right."""
-    from ..sentiment.explain import explain
+    (:func:`attndyn.sentiment.explain`), ``correct`` whether the prediction is right."""
+    from ..sentiment import explain
 
     est, reviews, order = _sentiment_run(run, data)
     if seed >= len(order):

@@ -41,7 +41,7 @@ __all__ = ["Explanation", "ClusterRecord", "explain", "figure9_data", "trajector
 # token): a gap in the distances. At 1e-3 it is 0.34: with alpha near 0.8, 8 layers shrink a
 # follower's distance to its leader only by (1 + alpha)^-8 ~ 1/110, so followers are still in transit.
 CLUSTER_RTOL = 1e-2
-# ... with no absolute floor (attndyn.analysis.clusters.cluster_tolerance(z0, CLUSTER_RTOL, floor=CLUSTER_FLOOR)):
+# ... with no absolute floor (attndyn.analysis.cluster_tolerance(z0, CLUSTER_RTOL, floor=CLUSTER_FLOOR)):
 # word vectors of any size are compared with their own scale.
 CLUSTER_FLOOR = 1e-12
 
