@@ -1,7 +1,7 @@
 """Analysis of finished trajectories: leaders, clusters, polytopes, theorem checks."""
 
 from ._clusters import Cluster, cluster_tolerance, clusters
-from ._leaders import LeaderSet, RoundingEvent, follow_graph, leaders, self_attending
+from ._leaders import LeaderSet, RoundingEvent, follow_graph, follow_matrix, leaders, self_attending
 from .collapse import RadiusDecay, collapse_decay, radius_decay
 from .geometry import regime_of
 from .polytope import Polytope
@@ -23,6 +23,7 @@ __all__ = [
     "RoundingEvent",
     "leaders",
     "follow_graph",
+    "follow_matrix",
     "self_attending",
     "Polytope",
     "is_good_triple",

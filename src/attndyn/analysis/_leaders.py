@@ -16,6 +16,7 @@ import torch
 from numpy.typing import ArrayLike
 from torch import Tensor
 
+from .. import attention
 from .._validation import InputError
 from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
 
@@ -152,3 +153,45 @@ def self_attending(P: ArrayLike | Tensor) -> np.ndarray:
     others = a.copy()
     np.fill_diagonal(others, -np.inf)
     return own > others.max(axis=1) if len(a) > 1 else np.ones(len(a), dtype=bool)
+
+
+def _state_scores(traj: SoftmaxTrajectory, index: int, b: int) -> Tensor:
+    """beta times the first head's scores of kept state ``index`` of sequence b (a reading, not a run)."""
+    p = traj.params
+    y = traj.ys[index, b].detach().cpu()[None]  # (1, n, d)
+    if p.rescaled:  # the scores see e^{tV} z (eq. (4))
+        y = y @ torch.linalg.matrix_exp(float(traj.ts[index]) * p.V[0].detach().cpu()).T
+    A = p.K[0].detach().cpu().T @ p.Q[0].detach().cpu()
+    s = p.beta * attention.scores(y, A)[0]
+    if traj.mask is not None:
+        s = s.masked_fill(~traj.mask[b].cpu()[None, :], -torch.inf)
+    return s
+
+
+def follow_matrix(traj: Trajectory, index: int, sequence: int | None = None) -> np.ndarray:
+    r"""Boolean (m, m) relation over the m real tokens at kept state ``index``: (i, j) True when i follows j.
+
+    Hardmax: :math:`j\in C_i(Z^k)` (eq. (1.1b); the kept follow sets, or the exact rule on the kept
+    state). Softmax: j is the arg-max of row i of the first head's attention (kept, or read off the
+    kept state's scores, the same index: the softmax is monotone), the head whose leaders
+    :func:`attndyn.softmax` tracks (:func:`self_attending`). Plots read this; they decide nothing.
+    """
+    b = _one_sequence(traj, sequence)
+    idx = traj.real_tokens(b).numpy()
+    if isinstance(traj, HardmaxTrajectory):
+        if traj.follow is not None:
+            return traj.follow[index, b].cpu().numpy()[np.ix_(idx, idx)] > 0
+        z = traj.ys[index, b].detach().cpu()[idx][None]  # (1, m, d)
+        A = traj.params.A.detach().cpu()
+        return attention.follow_sets(attention.scores(z, A, exact=True), tol=traj.params.tol)[0].numpy()
+    if isinstance(traj, SoftmaxTrajectory):
+        if traj.attention is not None:
+            P = traj.attention[index, b].detach().cpu()
+            P = P[0] if P.ndim == 3 else P  # (H, n, n): the first head
+        else:
+            P = _state_scores(traj, index, b)
+        P = P.numpy()[np.ix_(idx, idx)]
+        out = np.zeros_like(P, dtype=bool)
+        out[np.arange(len(P)), P.argmax(axis=1)] = True
+        return out
+    raise InputError(f"expected a HardmaxTrajectory or SoftmaxTrajectory, got {type(traj).__name__}")

@@ -2,9 +2,8 @@ r"""Token trajectories: where the tokens go, who follows whom, and the polytope 
 
 Hardmax paper Fig. 2 (one panel per layer: leaders as stars, colours by followed token, the
 shaded convex hull of the leaders) and softmax paper Figs. 1, 5, 6, 8 (2-D and 3-D trajectories
-with trails). Every function reads a finished trajectory; none runs the dynamics. Follow sets of a
-kept hardmax state are read from ``traj.follow`` when the run kept them, else computed from the
-kept tokens with :func:`attndyn.attention.follow_sets` (analysis of a saved state, eq. (1.1b)).
+with trails). Every function reads a finished trajectory; none runs the dynamics, and none decides
+who follows or leads: that is :func:`attndyn.analysis.follow_matrix` (re-exported here).
 """
 
 from __future__ import annotations
@@ -13,10 +12,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
-from .. import attention
 from .._validation import InputError
+from ..analysis import follow_matrix
 from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
 from ._style import (
     HULL_COLOR,
@@ -45,49 +43,6 @@ def state_index(traj: Trajectory, layer_or_time: float) -> int:
     """Index of the kept state whose layer (hardmax) or time (softmax) is closest to the one asked."""
     ts = to_numpy(traj.ts)
     return int(np.argmin(np.abs(ts - float(layer_or_time))))
-
-
-def _state_scores(traj: SoftmaxTrajectory, index: int, b: int) -> torch.Tensor:
-    """beta times the first head's scores of kept state ``index`` of sequence b (a reading, not a run)."""
-    p = traj.params
-    y = traj.ys[index, b].detach()[None]  # (1, n, d)
-    if p.rescaled:  # the scores see e^{tV} z (eq. (4))
-        y = y @ torch.linalg.matrix_exp(float(traj.ts[index]) * p.V[0].detach()).T
-    A = p.K[0].detach().T @ p.Q[0].detach()
-    s = p.beta * attention.scores(y, A)[0]
-    if traj.mask is not None:
-        s = s.masked_fill(~traj.mask[b][None, :], -torch.inf)
-    return s
-
-
-def follow_matrix(traj: Trajectory, index: int, sequence: int | None = None) -> np.ndarray:
-    r"""Boolean (n, n) relation at kept state ``index``: (i, j) True when token i follows j.
-
-    Hardmax: :math:`j\in C_i(Z^k)` (eq. (1.1b)). Softmax: j is the arg-max of row i of the
-    attention matrix (the kept one if saved, else the arg-max of the first head's scores of the
-    kept state, which is the same index), the softmax paper's leaders.
-    Rows and columns are the real (non-padding) tokens of the sequence.
-    """
-    states, b = sequence_states(traj, sequence)
-    idx = traj.real_tokens(b).numpy()
-    if isinstance(traj, HardmaxTrajectory):
-        if traj.follow is not None:
-            return to_numpy(traj.follow[index, b])[np.ix_(idx, idx)] > 0
-        z = torch.as_tensor(states[index][None])  # (1, n, d)
-        A = torch.as_tensor(to_numpy(traj.params.A))
-        return attention.follow_sets(attention.scores(z, A, exact=True), tol=traj.params.tol)[0].numpy()
-    if isinstance(traj, SoftmaxTrajectory):
-        if traj.attention is not None:
-            P = to_numpy(traj.attention[index, b])
-        else:  # softmax is monotone in the scores: the arg-max of the first head's scores
-            P = to_numpy(_state_scores(traj, index, b))
-        if P.ndim == 3:  # (H, n, n): sum of heads
-            P = P.sum(axis=0)
-        P = P[np.ix_(idx, idx)]
-        out = np.zeros_like(P, dtype=bool)
-        out[np.arange(len(P)), P.argmax(axis=1)] = True
-        return out
-    raise InputError(f"expected a HardmaxTrajectory or SoftmaxTrajectory, got {type(traj).__name__}")
 
 
 def _token_colours(follow: np.ndarray) -> tuple[list[list[str]], list[str], np.ndarray]:
