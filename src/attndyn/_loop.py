@@ -138,9 +138,9 @@ class Run:
             steps=self.k,
             function_evals=function_evals,
             converged=self.converged,
-            converged_at=tuple(int(c) for c in self.converged_at),
+            converged_at=tuple(self.converged_at.tolist()),  # tolist: one call, not one tensor per sequence
             stop_reason=self.stop_reason,
             message=message,
             failed_at=self.failed_at,
-            final_change=tuple(float(c) for c in self.change),
+            final_change=tuple(self.change.double().tolist()),
         )
