@@ -63,12 +63,7 @@ def control_cmd(
     (a token inside the hull of the others, or no positive margin), with one line on standard error."""
     from ..control import choose_A, choose_A_for_clusters
 
-    if (leaders is None) == (clusters is None):
-        raise InputError(
-            "give exactly one of --leaders (e.g. --leaders 0,2) and --clusters (one leader index per token)"
-        )
-    if figure is not None and figure.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
-        raise InputError(f"--figure {str(figure)!r}: the name must end in .png, .svg or .pdf")
+    _check_options(leaders, clusters, figure)
     z = load_array(tokens, "TOKENS")
     if z.ndim == 3 and z.shape[0] == 1:
         z = z[0]
@@ -86,17 +81,32 @@ def control_cmd(
     else:
         _print(res)
     if res.trajectory is not None:
-        if save_matrix is not None:
-            atomic_write(save_matrix, lambda p: _save_npy(p, res.A))
-        if figure is not None:
-            from ..plotting import control_comparison, save_figure
-
-            fig = control_comparison(res, title=f"attndyn control {tokens.name}")
-            save_figure(fig, figure.with_suffix(""), formats=(figure.suffix.lower().lstrip("."),))
+        _write_outputs(res, tokens.name, save_matrix, figure)
     if res.verdict == "not_reached":
         raise InputError(f"target not reached: {res.reason}")
     if res.verdict == "layer0_only":
         raise typer.Exit(1)
+
+
+def _check_options(leaders: str | None, clusters: str | None, figure: Path | None) -> None:
+    """Exactly one of --leaders and --clusters; a --figure name with a format matplotlib writes."""
+    if (leaders is None) == (clusters is None):
+        raise InputError(
+            "give exactly one of --leaders (e.g. --leaders 0,2) and --clusters (one leader index per token)"
+        )
+    if figure is not None and figure.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
+        raise InputError(f"--figure {str(figure)!r}: the name must end in .png, .svg or .pdf")
+
+
+def _write_outputs(res: ControlResult, name: str, save_matrix: Path | None, figure: Path | None) -> None:
+    """The chosen A as .npy (atomically) and the A = I / chosen A comparison figure, where asked for."""
+    if save_matrix is not None:
+        atomic_write(save_matrix, lambda p: _save_npy(p, res.A))
+    if figure is not None:
+        from ..plotting import control_comparison, save_figure
+
+        fig = control_comparison(res, title=f"attndyn control {name}")
+        save_figure(fig, figure.with_suffix(""), formats=(figure.suffix.lower().lstrip("."),))
 
 
 def _save_npy(path: Path, A: ArrayLike) -> None:

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from .._validation import InputError
+
+if TYPE_CHECKING:
+    from ..pretrained.analyzer import PretrainedAnalysis
 
 app = typer.Typer(
     help="Leaders, clusters and value spectra of a pretrained BERT-family model (default: MiniLM, "
@@ -65,7 +69,6 @@ def analyze(
     ),
 ) -> None:
     """Leaders per layer and head, clusters against depth, value spectra and the idealized model's regime."""
-    from ..io import write_json
     from ..pretrained import analyze as run_analysis
 
     if isinstance(ginibre_samples, int) and ginibre_samples < 0:
@@ -81,33 +84,37 @@ def analyze(
     )
     record = result.record()
     if out is not None:
-        from ..plotting import pretrained as plots
-        from ..plotting import save_figure
-
-        out.mkdir(parents=True, exist_ok=True)
-        write_json(
-            out / "config.json",
-            {
-                "text": text,
-                "model": str(model) if model else record["model"],
-                "cluster_tol": cluster_tol,
-                "spectra": spectra,
-                "ginibre_samples": ginibre_samples,
-                "head": head,
-                "idealized": idealized,
-            },
-        )
-        write_json(out / "analysis.json", record)
-        save_figure(plots.attention_layers(result), out / "attention_layers", formats=("png",))
-        save_figure(plots.leader_counts(result), out / "leaders", formats=("png",))
-        save_figure(plots.clusters_depth(result), out / "clusters_depth", formats=("png",))
-        if result.spectra is not None:
-            save_figure(plots.layer_eigenvalues(result.spectra), out / "eigenvalues_layers", formats=("png",))
-            save_figure(plots.head_eigenvalues(result.spectra), out / "eigenvalues_heads", formats=("png",))
+        config = {
+            "text": text,
+            "model": str(model) if model else record["model"],
+            "cluster_tol": cluster_tol,
+            "spectra": spectra,
+            "ginibre_samples": ginibre_samples,
+            "head": head,
+            "idealized": idealized,
+        }
+        _write_folder(out, result, record, config)
     if json_:
         typer.echo(json.dumps(record))
         return
     _summary(record)
+
+
+def _write_folder(out: Path, result: PretrainedAnalysis, record: dict, config: dict) -> None:
+    """``out``/config.json (the options), analysis.json (``record``) and the PNG figures of the analysis."""
+    from ..io import write_json
+    from ..plotting import pretrained as plots
+    from ..plotting import save_figure
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "config.json", config)
+    write_json(out / "analysis.json", record)
+    save_figure(plots.attention_layers(result), out / "attention_layers", formats=("png",))
+    save_figure(plots.leader_counts(result), out / "leaders", formats=("png",))
+    save_figure(plots.clusters_depth(result), out / "clusters_depth", formats=("png",))
+    if result.spectra is not None:
+        save_figure(plots.layer_eigenvalues(result.spectra), out / "eigenvalues_layers", formats=("png",))
+        save_figure(plots.head_eigenvalues(result.spectra), out / "eigenvalues_heads", formats=("png",))
 
 
 def _summary(r: dict) -> None:

@@ -139,10 +139,7 @@ def solve_assignment(
         idx = first_round + r
         if not sol.margin > min_margin:
             history.append(Round(idx, added, sol.margin, sol.status, sol.seconds, (), (), False, "invariant"))
-            reason = (
-                f"no {'SPD ' if spd else ''}A within the norm bound keeps every token following only its leader "
-                f"with a margin above {min_margin:g} (best margin {sol.margin:.3g}, {sol.status})"
-            )
+            reason = _no_margin_reason(sol, spd=spd, min_margin=min_margin)
             break
         traj = simulate(Z, sol.A, alpha, layers, follow=True)
         found = analysis.leaders(traj)
@@ -151,7 +148,7 @@ def solve_assignment(
         history.append(
             Round(idx, added, sol.margin, sol.status, sol.seconds, found.indices, found.since, ok, "invariant")
         )
-        score = (ok, -len(set(found.indices) ^ set(S)), -sum(e != o for e, o in zip(ends, owner)))
+        score = _round_score(ok, found.indices, S, ends, owner)
         if score > best_score:
             best, best_score = (sol, traj), score
         if ok:
@@ -168,3 +165,19 @@ def solve_assignment(
         for i, k in new:
             prefs += follows_only(traj.ys[k, 0].numpy(), i, owner[i], layer=k)
     return Attempt(best, history, seconds, reason)
+
+
+def _no_margin_reason(sol: MarginSolution, *, spd: bool, min_margin: float) -> str:
+    """Why :func:`solve_assignment` stopped: the invariant problem has no margin above ``min_margin``."""
+    return (
+        f"no {'SPD ' if spd else ''}A within the norm bound keeps every token following only its leader "
+        f"with a margin above {min_margin:g} (best margin {sol.margin:.3g}, {sol.status})"
+    )
+
+
+def _round_score(
+    ok: bool, found: tuple[int, ...], S: tuple[int, ...], ends: tuple[int, ...], owner: tuple[int, ...]
+) -> tuple[bool, int, int]:
+    """Rank a verified round (larger is better): verified, then fewest wrong leaders (symmetric difference
+    of ``found`` and ``S``), then fewest tokens that end with another leader than ``owner`` assigns."""
+    return (ok, -len(set(found) ^ set(S)), -sum(e != o for e, o in zip(ends, owner)))

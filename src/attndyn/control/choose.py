@@ -186,8 +186,80 @@ def choose_A(
         return unreachable(certs, d, solver=solver, **common)
 
     t_start = time.perf_counter()
+    attempts, seconds = _both_stages(Z, S, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds, m0=m0)
+    wall = time.perf_counter() - t_start
+    history = tuple(r for a in attempts for r in a.rounds)
+    scored = [(_score(a.best[1], S), k) for k, a in enumerate(attempts) if a.best is not None]
+    timing: dict[str, Any] = dict(solver=solver, seconds=seconds, extra={"wall_seconds": wall}, **common)
+    if not scored:
+        return _nothing_verified(attempts, history, d, timing)
+    chosen = attempts[max(scored)[1]]
+    assert chosen.best is not None  # scored keeps only attempts with a verified run
+    sol, traj = chosen.best
+    found = analysis.leaders(traj)
+    how = (
+        "every layer, followers assigned to leaders"
+        if chosen is attempts[0]
+        else "layer 0 and the layers where runs disagreed"
+    )
+    verdict, reason = _verdict(traj, found, S, margin=sol.margin, how=how, layers=layers, n_rounds=len(history))
+    return ControlResult(
+        A=sol.A,
+        margin=sol.margin,
+        leaders_found=found.indices,
+        since=found.since,
+        verdict=verdict,
+        reason=reason,
+        rounds=history,
+        certificates=(),
+        trajectory=traj,
+        **timing,
+    )
+
+
+def _both_stages(
+    Z: np.ndarray, S: tuple[int, ...], *, spd: bool, mu: float, alpha: float, layers: int, rounds: int, m0: float
+) -> tuple[list[Attempt], float]:
+    """The attempts of :func:`choose_A` (see the module): stage 1 (every layer), then stage 2 (layer 0 and the
+    layers where runs disagreed) unless stage 1's last round was verified; returns them and the solver seconds."""
     fixed = [p for i in S for p in leads(Z, i)]
-    # Stage 1: every layer at once, followers assigned to leaders (sufficient; see invariant.py).
+    att, seconds = _every_layer_attempt(Z, S, fixed, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds, m0=m0)
+    attempts = [att]
+    if not (att.rounds and att.rounds[-1].ok):
+        # Stage 2: layer 0 only (the disjunction free), then the layers where runs disagreed.
+        att2 = _layer0_rounds(
+            Z,
+            S,
+            fixed,
+            spd=spd,
+            mu=mu,
+            alpha=alpha,
+            layers=layers,
+            rounds=rounds,
+            first_round=len(att.rounds),
+            min_margin=m0,
+        )
+        attempts.append(att2)
+        seconds += att2.seconds
+    return attempts, seconds
+
+
+def _every_layer_attempt(
+    Z: np.ndarray,
+    S: tuple[int, ...],
+    fixed: list[Preference],
+    *,
+    spd: bool,
+    mu: float,
+    alpha: float,
+    layers: int,
+    rounds: int,
+    m0: float,
+) -> tuple[Attempt, float]:
+    """Stage 1 of :func:`choose_A`: constraints on every layer at once, followers assigned to leaders
+    (sufficient; see :mod:`~attndyn.control.invariant`). Returns the attempt and the solver seconds spent,
+    the layer-0 start included and the first assignment's solve counted once."""
+    d = Z.shape[1]
     s0 = solve_margin(fixed, d, spd=spd, min_eigenvalue=mu)
     starts = ([s0.A] if np.isfinite(s0.margin) else []) + [np.eye(d)]
     owner, first, secs = best_assignment(
@@ -205,89 +277,55 @@ def choose_A(
         partition=False,
         min_margin=m0,
     )
-    attempts = [att]
-    seconds = s0.seconds + secs + att.seconds - first.seconds
-    if not (att.rounds and att.rounds[-1].ok):
-        # Stage 2: layer 0 only (the disjunction free), then the layers where runs disagreed.
-        att2 = _layer0_rounds(
-            Z,
-            S,
-            fixed,
-            spd=spd,
-            mu=mu,
-            alpha=alpha,
-            layers=layers,
-            rounds=rounds,
-            first_round=len(att.rounds),
-            min_margin=m0,
-        )
-        attempts.append(att2)
-        seconds += att2.seconds
-    wall = time.perf_counter() - t_start
-    history = tuple(r for a in attempts for r in a.rounds)
-    scored = [(_score(a.best[1], S), k) for k, a in enumerate(attempts) if a.best is not None]
-    if not scored:
-        reason = "; ".join(a.reason for a in attempts if a.reason)
-        return ControlResult(
-            A=np.eye(d),
-            margin=max(r.margin for r in history) if history else -np.inf,
-            leaders_found=(),
-            since=(),
-            verdict="not_reached",
-            reason=reason,
-            rounds=history,
-            certificates=(),
-            trajectory=None,
-            solver=solver,
-            seconds=seconds,
-            extra={"wall_seconds": wall},
-            **common,
-        )
-    chosen = attempts[max(scored)[1]]
-    assert chosen.best is not None  # scored keeps only attempts with a verified run
-    sol, traj = chosen.best
-    found = analysis.leaders(traj)
-    if set(found.indices) == set(S):
-        how = (
-            "every layer, followers assigned to leaders"
-            if chosen is att
-            else "layer 0 and the layers where runs disagreed"
-        )
-        verdict, reason = (
-            "reached",
-            (
-                f"exactly tokens {list(S)} lead in the engine's run of {layers} layers "
-                f"(margin {sol.margin:.3g}, constraints: {how})"
-            ),
-        )
-    else:
-        assert traj.leader_mask is not None  # hardmax keeps the leader masks
-        layer0 = tuple(int(i) for i in np.flatnonzero(traj.leader_mask[0, 0].numpy()))
-        late = [(i, k) for i, k in zip(found.indices, found.since) if i not in S]
-        what = ", ".join(f"token {i} (from layer {k})" for i, k in late)
-        if layer0 == S:
-            verdict = "layer0_only"
-            reason = (
-                f"exactly the requested tokens lead at layer 0, but {what} also leads later ({len(history)} rounds)"
-            )
-        else:
-            verdict = "not_reached"
-            reason = f"the engine's leaders are {list(found.indices)} ({what})"
+    return att, s0.seconds + secs + att.seconds - first.seconds
+
+
+def _nothing_verified(
+    attempts: list[Attempt], history: tuple[Round, ...], d: int, timing: dict[str, Any]
+) -> ControlResult:
+    """The result when no attempt produced a verified run: the identity, the best margin seen and every reason."""
+    reason = "; ".join(a.reason for a in attempts if a.reason)
     return ControlResult(
-        A=sol.A,
-        margin=sol.margin,
-        leaders_found=found.indices,
-        since=found.since,
-        verdict=verdict,
+        A=np.eye(d),
+        margin=max(r.margin for r in history) if history else -np.inf,
+        leaders_found=(),
+        since=(),
+        verdict="not_reached",
         reason=reason,
         rounds=history,
         certificates=(),
-        trajectory=traj,
-        solver=solver,
-        seconds=seconds,
-        extra={"wall_seconds": wall},
-        **common,
+        trajectory=None,
+        **timing,
     )
+
+
+def _verdict(
+    traj: HardmaxTrajectory,
+    found: analysis.LeaderSet,
+    S: tuple[int, ...],
+    *,
+    margin: float,
+    how: str,
+    layers: int,
+    n_rounds: int,
+) -> tuple[str, str]:
+    """Verdict and reason of a verified run: ``reached`` when exactly the tokens ``S`` lead, ``layer0_only``
+    when exactly ``S`` lead at layer 0 but others lead later, else ``not_reached``."""
+    if set(found.indices) == set(S):
+        return "reached", (
+            f"exactly tokens {list(S)} lead in the engine's run of {layers} layers "
+            f"(margin {margin:.3g}, constraints: {how})"
+        )
+    assert traj.leader_mask is not None  # hardmax keeps the leader masks
+    layer0 = tuple(int(i) for i in np.flatnonzero(traj.leader_mask[0, 0].numpy()))
+    late = [(i, k) for i, k in zip(found.indices, found.since) if i not in S]
+    what = ", ".join(f"token {i} (from layer {k})" for i, k in late)
+    if layer0 == S:
+        return (
+            "layer0_only",
+            f"exactly the requested tokens lead at layer 0, but {what} also leads later ({n_rounds} rounds)",
+        )
+    return "not_reached", f"the engine's leaders are {list(found.indices)} ({what})"
 
 
 def _score(traj: HardmaxTrajectory, S: tuple[int, ...]) -> tuple[int, int, int]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import analysis
 from .._validation import InputError, check_nonnegative
-from .assign import ends_with, solve_assignment
+from .assign import Attempt, ends_with, solve_assignment
 from .choose import check_request, simulate
 from .hull import never_leads
 from .result import ControlResult, unreachable
@@ -95,34 +95,11 @@ def choose_A_for_clusters(
     att = solve_assignment(Z, T, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds, min_margin=m0)
     extra = {"wall_seconds": time.perf_counter() - t0}
     if att.best is None:
-        return ControlResult(
-            A=np.eye(d),
-            margin=att.rounds[-1].margin,
-            leaders_found=(),
-            since=(),
-            verdict="not_reached",
-            reason=att.reason,
-            rounds=tuple(att.rounds),
-            certificates=(),
-            trajectory=None,
-            seconds=att.seconds,
-            clusters_found=(),
-            extra=extra,
-            **common,
-        )
+        return _no_verified_run(att, d, extra, common)
     sol, traj = att.best
     found = analysis.leaders(traj)
     owners = ends_with(traj, T, found.indices)
-    if set(found.indices) == set(S) and owners == T:
-        verdict, reason = "reached", f"every token ends with its target leader in the engine's run of {layers} layers"
-    else:
-        wrong = [i for i in range(n) if owners[i] != T[i]]
-        verdict = "not_reached"
-        reason = (
-            f"tokens {wrong} end elsewhere, leaders found {list(found.indices)}"
-            if wrong
-            else f"leaders found {list(found.indices)} differ from {list(S)}"
-        ) + (f"; then {att.reason}" if att.reason else "")
+    verdict, reason = _cluster_verdict(found, owners, T, S, layers=layers, later=att.reason)
     return ControlResult(
         A=sol.A,
         margin=sol.margin,
@@ -138,3 +115,45 @@ def choose_A_for_clusters(
         extra=extra,
         **common,
     )
+
+
+def _no_verified_run(att: Attempt, d: int, extra: dict[str, Any], common: dict[str, Any]) -> ControlResult:
+    """The result when no round produced a verified run: the identity, the last round's margin and its reason."""
+    return ControlResult(
+        A=np.eye(d),
+        margin=att.rounds[-1].margin,
+        leaders_found=(),
+        since=(),
+        verdict="not_reached",
+        reason=att.reason,
+        rounds=tuple(att.rounds),
+        certificates=(),
+        trajectory=None,
+        seconds=att.seconds,
+        clusters_found=(),
+        extra=extra,
+        **common,
+    )
+
+
+def _cluster_verdict(
+    found: analysis.LeaderSet,
+    owners: tuple[int, ...],
+    T: tuple[int, ...],
+    S: tuple[int, ...],
+    *,
+    layers: int,
+    later: str,
+) -> tuple[str, str]:
+    """``reached`` when the run's leaders are exactly ``S`` and token i ends with leader ``T[i]`` for every i
+    (``owners`` from :func:`~attndyn.control.assign.ends_with`), else ``not_reached`` with the tokens that end
+    elsewhere; ``later`` is the assignment's own reason, appended."""
+    if set(found.indices) == set(S) and owners == T:
+        return "reached", f"every token ends with its target leader in the engine's run of {layers} layers"
+    wrong = [i for i in range(len(T)) if owners[i] != T[i]]
+    reason = (
+        f"tokens {wrong} end elsewhere, leaders found {list(found.indices)}"
+        if wrong
+        else f"leaders found {list(found.indices)} differ from {list(S)}"
+    ) + (f"; then {later}" if later else "")
+    return "not_reached", reason

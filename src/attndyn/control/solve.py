@@ -23,6 +23,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
@@ -104,15 +105,9 @@ def solve_margin(prefs: list[Preference], d: int, *, spd: bool, min_eigenvalue: 
     (True, 'optimal')
     """
     G = preference_rows(prefs)
-    if len(prefs) and not np.abs(G).sum(axis=1).all():
-        bad = next(p for p in prefs if not p.row().any())
-        return MarginSolution(
-            np.eye(d),
-            -np.inf,
-            f"token {bad.i} cannot prefer {bad.j} to {bad.l}: the two score the same for every A",
-            0.0,
-            "none",
-        )
+    degenerate = _constant_preference(prefs, G, d)
+    if degenerate is not None:
+        return degenerate
     t0 = time.perf_counter()
     if spd:
         A, status = _sdp(G, d, min_eigenvalue)
@@ -125,6 +120,54 @@ def solve_margin(prefs: list[Preference], d: int, *, spd: bool, min_eigenvalue: 
         return MarginSolution(np.eye(d), -np.inf, status, seconds, solver)
     m = float(margins(A, prefs).min()) if prefs else 0.0
     return MarginSolution(A, m, status, seconds, solver)
+
+
+def _constant_preference(prefs: list[Preference], G: np.ndarray, d: int) -> MarginSolution | None:
+    """A failed solution naming the first preference whose row G_k is zero (its two scores are equal for
+    every A, so no margin can be positive), or None when every row is nonzero."""
+    if len(prefs) and not np.abs(G).sum(axis=1).all():
+        bad = next(p for p in prefs if not p.row().any())
+        return MarginSolution(
+            np.eye(d),
+            -np.inf,
+            f"token {bad.i} cannot prefer {bad.j} to {bad.l}: the two score the same for every A",
+            0.0,
+            "none",
+        )
+    return None
+
+
+def _milp_rows(G_fixed: np.ndarray, G_alt: np.ndarray, sizes: list[int], d: int, M: float) -> list[Any]:
+    r"""The linear constraints of :func:`solve_margin_milp` over the variables (vec A, t, y):
+    :math:`t - \langle A, G_k\rangle \le 0` for the fixed rows, :math:`t - \langle A, G_{gc}\rangle + M y_{gc} \le M`
+    for the alternatives, and :math:`\sum_c y_{gc} \ge 1` for each group (``sizes`` its lengths)."""
+    from scipy.optimize import LinearConstraint
+
+    nA, nf, na = d * d, len(G_fixed), len(G_alt)
+    nv = nA + 1 + na  # (vec A, t, y)
+    rows, lo, hi = [], [], []
+    if nf:
+        R = np.zeros((nf, nv))
+        R[:, :nA], R[:, nA] = -G_fixed, 1.0
+        rows.append(R)
+        lo.append(np.full(nf, -np.inf))
+        hi.append(np.zeros(nf))
+    if na:
+        R = np.zeros((na, nv))
+        R[:, :nA], R[:, nA] = -G_alt, 1.0
+        R[np.arange(na), nA + 1 + np.arange(na)] = M
+        rows.append(R)
+        lo.append(np.full(na, -np.inf))
+        hi.append(np.full(na, M))
+        pick = np.zeros((len(sizes), nv))
+        start = 0
+        for g, size in enumerate(sizes):
+            pick[g, nA + 1 + start : nA + 1 + start + size] = 1.0
+            start += size
+        rows.append(pick)
+        lo.append(np.ones(len(sizes)))
+        hi.append(np.full(len(sizes), np.inf))
+    return [LinearConstraint(np.vstack(rows), np.concatenate(lo), np.concatenate(hi))] if rows else []
 
 
 def solve_margin_milp(
@@ -144,48 +187,20 @@ def solve_margin_milp(
     ``time_limit`` seconds with the best A found (the status says so). An optimum t* <= 0 proves
     that no A at all meets the constraints (the box loses nothing: they are invariant under scaling A).
     """
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.optimize import Bounds, milp
 
     G_fixed = preference_rows(fixed)
     alts = [p for g in groups for p in g]
     G_alt = preference_rows(alts)
-    nA, nf, na = d * d, len(fixed), len(alts)
-    if nf and not np.abs(G_fixed).sum(axis=1).all():
-        bad = next(p for p in fixed if not p.row().any())
-        return MarginSolution(
-            np.eye(d),
-            -np.inf,
-            f"token {bad.i} cannot prefer {bad.j} to {bad.l}: the two score the same for every A",
-            0.0,
-            "none",
-        )
+    nA, na = d * d, len(alts)
+    degenerate = _constant_preference(fixed, G_fixed, d)
+    if degenerate is not None:
+        return degenerate
     M = 2.0 * d + 1.0
     nv = nA + 1 + na  # (vec A, t, y)
     c = np.zeros(nv)
     c[nA] = -1.0
-    rows, lo, hi = [], [], []
-    if nf:
-        R = np.zeros((nf, nv))
-        R[:, :nA], R[:, nA] = -G_fixed, 1.0
-        rows.append(R)
-        lo.append(np.full(nf, -np.inf))
-        hi.append(np.zeros(nf))
-    if na:
-        R = np.zeros((na, nv))
-        R[:, :nA], R[:, nA] = -G_alt, 1.0
-        R[np.arange(na), nA + 1 + np.arange(na)] = M
-        rows.append(R)
-        lo.append(np.full(na, -np.inf))
-        hi.append(np.full(na, M))
-        pick = np.zeros((len(groups), nv))
-        start = 0
-        for g, grp in enumerate(groups):
-            pick[g, nA + 1 + start : nA + 1 + start + len(grp)] = 1.0
-            start += len(grp)
-        rows.append(pick)
-        lo.append(np.ones(len(groups)))
-        hi.append(np.full(len(groups), np.inf))
-    cons = [LinearConstraint(np.vstack(rows), np.concatenate(lo), np.concatenate(hi))] if rows else []
+    cons = _milp_rows(G_fixed, G_alt, [len(g) for g in groups], d, M)
     bounds = Bounds(np.r_[-np.ones(nA), -float(d), np.zeros(na)], np.r_[np.ones(nA), float(d), np.ones(na)])
     integrality = np.r_[np.zeros(nA + 1), np.ones(na)]
     t0 = time.perf_counter()

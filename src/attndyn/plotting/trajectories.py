@@ -99,6 +99,35 @@ def _limits(traj: Trajectory, states: np.ndarray, upto: int | None = None) -> tu
     return square_limits(pts[:, :2])
 
 
+def _draw_token(ax: Any, p: np.ndarray, *, three: bool, leader: bool, inner: list[str], edge: str) -> None:
+    """One token at ``p``: a star if it leads, else a circle, filled with the colour(s) ``inner`` of the
+    token(s) it follows (two halves in 2-D when two) and edged with ``edge`` (see :func:`_token_colours`)."""
+    if three:
+        ax.scatter(
+            *p,
+            marker="*" if leader else "o",
+            s=LEADER_SIZE if leader else TOKEN_SIZE * 0.6,
+            c=inner[0],
+            edgecolors=edge,
+            linewidths=0.8,
+            depthshade=False,
+            zorder=LEADER_ZORDER if leader else TOKEN_ZORDER,
+        )
+    else:
+        ax.plot(
+            *p,
+            marker="*" if leader else "o",
+            ms=15 if leader else 8,
+            ls="none",
+            markerfacecolor=inner[0],
+            markerfacecoloralt=inner[-1],
+            fillstyle="left" if len(inner) > 1 else "full",
+            markeredgecolor=edge,
+            markeredgewidth=1.3,
+            zorder=LEADER_ZORDER if leader else TOKEN_ZORDER,
+        )
+
+
 def draw_state(
     ax: Any,  # a 2-D or 3-D matplotlib Axes
     traj: Trajectory,
@@ -136,30 +165,7 @@ def draw_state(
         (_hull_3d if three else _hull_2d)(ax, coords(z[leader]))
     for i in range(n):
         p = coords(z[i])
-        if three:
-            ax.scatter(
-                *p,
-                marker="*" if leader[i] else "o",
-                s=LEADER_SIZE if leader[i] else TOKEN_SIZE * 0.6,
-                c=inner[i][0],
-                edgecolors=edge[i],
-                linewidths=0.8,
-                depthshade=False,
-                zorder=LEADER_ZORDER if leader[i] else TOKEN_ZORDER,
-            )
-        else:
-            ax.plot(
-                *p,
-                marker="*" if leader[i] else "o",
-                ms=15 if leader[i] else 8,
-                ls="none",
-                markerfacecolor=inner[i][0],
-                markerfacecoloralt=inner[i][-1],
-                fillstyle="left" if len(inner[i]) > 1 else "full",
-                markeredgecolor=edge[i],
-                markeredgewidth=1.3,
-                zorder=LEADER_ZORDER if leader[i] else TOKEN_ZORDER,
-            )
+        _draw_token(ax, p, three=three, leader=bool(leader[i]), inner=inner[i], edge=edge[i])
         if labels is not None:
             ax.text(*p, " " + str(labels[i]), fontsize=7, zorder=LABEL_ZORDER)
     if not three:

@@ -72,6 +72,21 @@ def _reduced(w: LayerWeights, h: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return w.W_Q[h].numpy() @ Wo, w.W_K[h].numpy() @ Wo, w.W_V[h].numpy() @ Wo
 
 
+def _pick_head(weights: list[LayerWeights], layer: int | None, head: int | None) -> tuple[int, int, str]:
+    """The head (layer, head) of :func:`idealized_run` and how it was chosen: as given, else the first head of
+    ``layer`` (of any layer, in layer order, when ``layer`` is None too) whose reduced (Q, K, V) form a good
+    triple (softmax paper, Definition 1), else head 0 of ``layer`` (of layer 0)."""
+    if head is not None:
+        if layer is None:
+            raise InputError("head is given without layer; give both (layer=l, head=h) or neither")
+        return layer, head, "given"
+    where = range(len(weights)) if layer is None else [layer]
+    good = [(ell, h) for ell in where for h in range(weights[0].heads) if is_good_triple(*_reduced(weights[ell], h))]
+    if good:
+        return good[0][0], good[0][1], "first good-triple head" + (" of the layer" if layer is not None else "")
+    return layer or 0, 0, "head 0 (no good triple)"
+
+
 def idealized_run(
     fwd: Forward,
     weights: list[LayerWeights],
@@ -95,20 +110,7 @@ def idealized_run(
     if not 0 <= start <= L:
         raise InputError(f"start={start} is out of range; token states exist at depths 0..{L}")
     with single_thread_blas(), single_thread_torch():
-        if head is None:
-            where = range(L) if layer is None else [layer]
-            good = [(ell, h) for ell in where for h in range(H) if is_good_triple(*_reduced(weights[ell], h))]
-            if good:
-                (layer, head), choice = (
-                    good[0],
-                    "first good-triple head" + (" of the layer" if layer is not None else ""),
-                )
-            else:
-                layer, head, choice = layer or 0, 0, "head 0 (no good triple)"
-        else:
-            if layer is None:
-                raise InputError("head is given without layer; give both (layer=l, head=h) or neither")
-            choice = "given"
+        layer, head, choice = _pick_head(weights, layer, head)
         w = weights[layer]
         if not 0 <= head < H:
             raise InputError(f"head={head} is out of range; the model has heads 0..{H - 1}")

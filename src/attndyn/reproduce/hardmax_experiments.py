@@ -268,34 +268,7 @@ def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
         layers_used.append(int(traj.stats.steps))
         if example is None and d == 2:
             example = hardmax(z, alpha=alpha, A=A, layers=40, save=SaveAt(follow=True))
-    frac = holds / N
-    res.checks.append(
-        Check(
-            "fraction of runs whose limits match Theorem 1.1",
-            "1 (every run)",
-            f"{fmt(frac)} ({holds}/{N})",
-            frac == 1.0,
-        )
-    )
-    res.checks.append(
-        Check(
-            "mean number of leaders / mean vertices of K",
-            "(not stated)",
-            f"{np.mean(nlead):.2f} / {np.mean(nverts):.2f}",
-            None,
-        )
-    )
-    res.checks.append(
-        Check("leaders that emerge after layer 0 (total over runs)", "(possible, Example 5.2)", str(late), None)
-    )
-    res.checks.append(
-        Check(
-            "layers until the tokens stop moving (relative change <= 1e-13): median / max",
-            "(finite, not stated)",
-            f"{int(np.median(layers_used))} / {max(layers_used)}",
-            None,
-        )
-    )
+    res.checks.extend(_theorem_checks(holds, N, nlead, nverts, late, layers_used))
     if example is not None:
         res.figures.append(
             ctx.figure(
@@ -315,3 +288,32 @@ def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
         "failures": fails[:5],
     }
     res.seed = ctx.seed + 11
+
+
+def _theorem_checks(
+    holds: int, N: int, nlead: list[int], nverts: list[int], late: int, layers_used: list[int]
+) -> list[Check]:
+    """Theorem 1.1 over N runs: the fraction whose limits match it (must be 1), and what it does not state:
+    mean leaders and vertices of K, leaders emerging after layer 0, layers until the tokens stop moving."""
+    frac = holds / N
+    return [
+        Check(
+            "fraction of runs whose limits match Theorem 1.1",
+            "1 (every run)",
+            f"{fmt(frac)} ({holds}/{N})",
+            frac == 1.0,
+        ),
+        Check(
+            "mean number of leaders / mean vertices of K",
+            "(not stated)",
+            f"{np.mean(nlead):.2f} / {np.mean(nverts):.2f}",
+            None,
+        ),
+        Check("leaders that emerge after layer 0 (total over runs)", "(possible, Example 5.2)", str(late), None),
+        Check(
+            "layers until the tokens stop moving (relative change <= 1e-13): median / max",
+            "(finite, not stated)",
+            f"{int(np.median(layers_used))} / {max(layers_used)}",
+            None,
+        ),
+    ]

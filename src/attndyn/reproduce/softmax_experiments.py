@@ -111,46 +111,8 @@ def thm2_1(ctx: Context, res: ExperimentResult) -> None:
     )
     res.checks.append(Check("rank of the limit P*", "<= 3 (generically 1 or 2)", str(rank), rank <= 3))
     N = ctx.pick(16, 500)
-    xs = rng.standard_normal((N, 20, 1))
-    batch = softmax(xs, time=grid["time"], step=grid["step"], save=SaveAt(every=None, final_attention=True))
-    P_final = batch.attention_final
-    assert P_final is not None  # SaveAt(final_attention=True)
-    ranks = [attention_rank(P_final[b].numpy()) for b in range(N)]
-    booleans = [boolean_distance(P_final[b].numpy(), free_rows=1) <= BOOLEAN_MAX_DISTANCE for b in range(N)]
-    frac12 = float(np.mean([r <= 2 for r in ranks]))
-    res.checks.append(
-        Check(
-            f"over {N} random sequences (n = 20): fraction with rank(P*) in {{1, 2}}",
-            "1 (almost all initial sequences)",
-            f"{fmt(frac12)}",
-            frac12 == 1.0,
-        )
-    )
-    res.checks.append(
-        Check(
-            f"over {N} random sequences: fraction whose P(T) is Boolean but for one row",
-            f"1 (Theorem 2.1); pass: every distance <= {BOOLEAN_MAX_DISTANCE:g}",
-            fmt(float(np.mean(booleans))),
-            all(booleans),
-        )
-    )
-    big = softmax(
-        rng.standard_normal((200, 1)),
-        time=grid["time"],
-        step=grid["step"],
-        save=SaveAt(every=None, final_attention=True),
-    )
-    assert big.attention_final is not None  # SaveAt(final_attention=True)
-    Pb = big.attention_final[0].numpy()
-    db, rb = boolean_distance(Pb, free_rows=1), attention_rank(Pb)
-    res.checks.append(
-        Check(
-            "n = 200 instead of 40: P(T) Boolean but for one row, rank <= 2",
-            f"increasing n has no effect (Fig. 11); pass: distance <= {BOOLEAN_MAX_DISTANCE:g}, rank <= 2",
-            f"distance {db:.1e}, rank {rb}",
-            db <= BOOLEAN_MAX_DISTANCE and rb <= 2,
-        )
-    )
+    res.checks.extend(_boolean_statistics(rng, N, grid))
+    res.checks.append(_large_n_check(rng, grid))
     res.params = {
         "n": n,
         "d": 1,
@@ -163,6 +125,51 @@ def thm2_1(ctx: Context, res: ExperimentResult) -> None:
         "large_n": 200,
     }
     res.seed = ctx.seed + 21
+
+
+def _boolean_statistics(rng: np.random.Generator, N: int, grid: dict) -> list[Check]:
+    """Theorem 2.1 over N random sequences of 20 tokens in 1-D (Q = K = V = 1): the fraction whose limit P*
+    has rank 1 or 2, and the fraction whose P(T) is Boolean but for one row (Fig. 2's class)."""
+    xs = rng.standard_normal((N, 20, 1))
+    batch = softmax(xs, time=grid["time"], step=grid["step"], save=SaveAt(every=None, final_attention=True))
+    P_final = batch.attention_final
+    assert P_final is not None  # SaveAt(final_attention=True)
+    ranks = [attention_rank(P_final[b].numpy()) for b in range(N)]
+    booleans = [boolean_distance(P_final[b].numpy(), free_rows=1) <= BOOLEAN_MAX_DISTANCE for b in range(N)]
+    frac12 = float(np.mean([r <= 2 for r in ranks]))
+    return [
+        Check(
+            f"over {N} random sequences (n = 20): fraction with rank(P*) in {{1, 2}}",
+            "1 (almost all initial sequences)",
+            f"{fmt(frac12)}",
+            frac12 == 1.0,
+        ),
+        Check(
+            f"over {N} random sequences: fraction whose P(T) is Boolean but for one row",
+            f"1 (Theorem 2.1); pass: every distance <= {BOOLEAN_MAX_DISTANCE:g}",
+            fmt(float(np.mean(booleans))),
+            all(booleans),
+        ),
+    ]
+
+
+def _large_n_check(rng: np.random.Generator, grid: dict) -> Check:
+    """Fig. 11: n = 200 tokens instead of 40 changes nothing: P(T) Boolean but for one row, rank <= 2."""
+    big = softmax(
+        rng.standard_normal((200, 1)),
+        time=grid["time"],
+        step=grid["step"],
+        save=SaveAt(every=None, final_attention=True),
+    )
+    assert big.attention_final is not None  # SaveAt(final_attention=True)
+    Pb = big.attention_final[0].numpy()
+    db, rb = boolean_distance(Pb, free_rows=1), attention_rank(Pb)
+    return Check(
+        "n = 200 instead of 40: P(T) Boolean but for one row, rank <= 2",
+        f"increasing n has no effect (Fig. 11); pass: distance <= {BOOLEAN_MAX_DISTANCE:g}, rank <= 2",
+        f"distance {db:.1e}, rank {rb}",
+        db <= BOOLEAN_MAX_DISTANCE and rb <= 2,
+    )
 
 
 @experiment(
@@ -457,34 +464,7 @@ def thm_c5(ctx: Context, res: ExperimentResult) -> None:
             "slope -1/2; an exponential collapse would bend downwards.",
         )
     )
-    res.checks.append(Check("the radius of the cloud never grows", "yes", str(m["monotone"]), m["monotone"]))
-    res.checks.append(
-        Check(
-            f"radius at T = {grid['time']:g} over initial radius",
-            "-> 0 (one time shows no limit: see the fitted decay)",
-            f"{m['final_over_initial_radius']:.3g}",
-            None,
-        )
-    )
-    res.checks.append(
-        Check(
-            "radius r(t) = max_i |x_i(t)|_inf at t = " + ", ".join(m["radius_at"]),
-            "decreasing to 0",
-            ", ".join(f"{r:.3g}" for r in m["radius_at"].values()),
-            None,
-        )
-    )
-    lo, hi = decay.fit_window
-    p = decay.exponent
-    res.checks.append(
-        Check(
-            f"decay exponent p of r(t) ~ t^p (least squares of log r on log t, t in [{lo:g}, {hi:g}])",
-            f"r -> 0; near the origin p = {COLLAPSE_EXPONENT:g} (module attndyn.analysis.collapse); "
-            f"pass: |p - ({COLLAPSE_EXPONENT:g})| <= {COLLAPSE_EXPONENT_ATOL:g}",
-            "-" if p is None else f"{p:.3f} (rms residual {decay.fit_rms:.1e})",
-            decay.matches,
-        )
-    )
+    res.checks.extend(_collapse_checks(m, decay, grid["time"]))
     res.params = {
         "n": 40,
         "d": 2,
@@ -493,9 +473,39 @@ def thm_c5(ctx: Context, res: ExperimentResult) -> None:
         "V": "-I",
         "rescaled": False,
         **grid,
-        "decay_fit": {"from": COLLAPSE_FIT_FROM, "exponent": p, "log_prefactor": decay.log_prefactor},
+        "decay_fit": {"from": COLLAPSE_FIT_FROM, "exponent": decay.exponent, "log_prefactor": decay.log_prefactor},
     }
     res.seed = ctx.seed + 91
+
+
+def _collapse_checks(m: dict[str, Any], decay: RadiusDecay, T: float) -> list[Check]:
+    """Theorem C.5's checks on the measurements ``m`` of the collapse report and the fitted decay: the radius
+    never grows, its final over initial value and its values at a few times (reported), and the decay exponent
+    p of r(t) ~ t^p against the predicted -1/2 (:mod:`attndyn.analysis.collapse`)."""
+    lo, hi = decay.fit_window
+    p = decay.exponent
+    return [
+        Check("the radius of the cloud never grows", "yes", str(m["monotone"]), m["monotone"]),
+        Check(
+            f"radius at T = {T:g} over initial radius",
+            "-> 0 (one time shows no limit: see the fitted decay)",
+            f"{m['final_over_initial_radius']:.3g}",
+            None,
+        ),
+        Check(
+            "radius r(t) = max_i |x_i(t)|_inf at t = " + ", ".join(m["radius_at"]),
+            "decreasing to 0",
+            ", ".join(f"{r:.3g}" for r in m["radius_at"].values()),
+            None,
+        ),
+        Check(
+            f"decay exponent p of r(t) ~ t^p (least squares of log r on log t, t in [{lo:g}, {hi:g}])",
+            f"r -> 0; near the origin p = {COLLAPSE_EXPONENT:g} (module attndyn.analysis.collapse); "
+            f"pass: |p - ({COLLAPSE_EXPONENT:g})| <= {COLLAPSE_EXPONENT_ATOL:g}",
+            "-" if p is None else f"{p:.3f} (rms residual {decay.fit_rms:.1e})",
+            decay.matches,
+        ),
+    ]
 
 
 def _radius_figure(decay: RadiusDecay) -> Figure:

@@ -4,6 +4,7 @@ computable numerical claims (the Ginibre proportion of good triples)."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,6 +18,9 @@ from ..trajectory import SoftmaxTrajectory
 from .hardmax_experiments import random_spd
 from .registry import Check, Context, ExperimentResult, experiment, fmt
 from .softmax_experiments import SOURCE, VERTEX_REDUCTION_MAX  # Table 1 compares the mean vertex counts
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def hyperplane_report(traj: SoftmaxTrajectory, b: int, rtol: float = 1e-3) -> analysis.GeometryReport:
@@ -68,6 +72,14 @@ REGIMES = {
 }
 
 
+_SAMPLING = {  # how each row's random (Q, K, V) are drawn (see _instance)
+    "polytope": "Q random SPD (cond <= 3), K = I",
+    "hyperplanes": "Q, K, V Gaussian, rejected until a good triple, V scaled to lambda_1 = 1",
+    "paranormal": "V = O diag(1 (m times), U[-0.9, 0.9]) O^T, m in [2, d)",
+    "collapse": "Q = K random orthogonal",
+}
+
+
 @experiment(
     "softmax-table1", title="Softmax Table 1: each regime measured over random instances", source=SOURCE + ", Table 1"
 )
@@ -88,36 +100,12 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
         for _ in range(N):
             mats = _instance(regime, rng, d)
             x = rng.standard_normal((M, n, d))
-            collapse = regime == "collapse"
-            traj = softmax(
-                x,
-                time=ctx.pick(20.0, 50.0) if collapse else T,
-                step=step if not collapse else 0.1,
-                rescaled=not collapse,
-                save=SaveAt(every=5 if collapse else None),
-                **mats,
-            )
+            traj = _run_instance(ctx, regime, x, mats, T=T, step=step)
             for b in range(M):
                 rep = analysis.softmax_geometry(traj, b, regime=regime)
                 ok += rep.holds
                 total += 1
-                if not rep.holds and len(failures) < 5:
-                    ev = np.linalg.eigvals(mats["V"])
-                    failures.append(
-                        {
-                            "regime": regime,
-                            "sequence": b,
-                            "measured": rep.measured,
-                            "eigenvalues_V": sorted((complex(e) for e in ev), key=abs, reverse=True).__repr__(),
-                            "final_change": traj.stats.final_change[b],
-                        }
-                    )
-                if regime == "hyperplanes":
-                    extra["levels"].append(rep.measured["hyperplanes"])
-                if regime == "polytope":
-                    extra["vertices"].append(rep.measured["vertices"])
-                    extra["initial_hull_vertices"].append(len(Polytope.from_points(x[b]).vertices))
-                    extra["at_vertices"].append(rep.measured["fraction_at_vertices"])
+                _record_sequence(rep, regime, traj, b, x[b], mats, failures, extra)
         fracs[regime] = ok / total
         rows[regime] = {"instances": N, "sequences_each": M, "matching": ok, "total": total}
         v, qk, geom, thm = REGIMES[regime]
@@ -129,43 +117,8 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
                 ok == total,
             )
         )
-    lv = np.array(extra["levels"])
-    res.checks.append(
-        Check(
-            "good triples: sequences that approach exactly two hyperplanes",
-            "typically (Fig. 6)",
-            fmt(float(np.mean(lv == 2))) if lv.size else "-",
-            None,
-        )
-    )
-    mean_vertices, mean_hull0 = float(np.mean(extra["vertices"])), float(np.mean(extra["initial_hull_vertices"]))
-    res.checks.append(
-        Check(
-            "V = I: mean vertices of K",
-            f"significantly smaller than n = {n}; pass: at most {VERTEX_REDUCTION_MAX:g} x the mean vertices of "
-            f"conv(z_i(0)), {mean_hull0:.2f} (what K would have without clustering)",
-            f"{mean_vertices:.2f}",
-            mean_vertices <= VERTEX_REDUCTION_MAX * mean_hull0,
-        )
-    )
-    at_vertices = float(np.mean(extra["at_vertices"]))
-    res.checks.append(
-        Check(
-            "V = I: fraction of tokens at a vertex of K (mean over sequences)",
-            "1 for almost all initial sequences; pass: 1",
-            fmt(at_vertices),
-            at_vertices == 1.0,
-        )
-    )
-    fig = new_figure(6.0, 2.8)
-    ax = fig.add_subplot()
-    names = [REGIMES[r][3] for r in REGIMES]
-    ax.barh(names, [fracs[r] for r in REGIMES], color=[color(k) for k in range(len(REGIMES))])
-    ax.set_xlim(0, 1.05)
-    ax.axvline(1.0, color="#333333", lw=0.8, ls="--")
-    ax.set_xlabel("fraction of random instances whose limit matches")
-    ax.invert_yaxis()
-    res.figures.append(ctx.figure(fig, "softmax_table1", "Measured fraction per row of Table 1."))
+    res.checks.extend(_aggregate_checks(extra, n))
+    res.figures.append(ctx.figure(_fractions_figure(fracs), "softmax_table1", "Measured fraction per row of Table 1."))
     res.params = {
         "N_matrices": N,
         "M_sequences": M,
@@ -182,14 +135,96 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
             "vertices_of_initial_hull": extra["initial_hull_vertices"],
             "reduction_max": VERTEX_REDUCTION_MAX,
         },
-        "sampling": {
-            "polytope": "Q random SPD (cond <= 3), K = I",
-            "hyperplanes": "Q, K, V Gaussian, rejected until a good triple, V scaled to lambda_1 = 1",
-            "paranormal": "V = O diag(1 (m times), U[-0.9, 0.9]) O^T, m in [2, d)",
-            "collapse": "Q = K random orthogonal",
-        },
+        "sampling": dict(_SAMPLING),
     }
     res.seed = ctx.seed + 101
+
+
+def _run_instance(ctx: Context, regime: str, x: np.ndarray, mats: dict, *, T: float, step: float) -> SoftmaxTrajectory:
+    """One Table 1 instance on the sequences ``x`` (M, n, d): the rescaled dynamics (4) to time ``T``, last
+    layer only, except V = -I (``collapse``): the original dynamics (1), step 0.1, every 5th step kept."""
+    collapse = regime == "collapse"
+    return softmax(
+        x,
+        time=ctx.pick(20.0, 50.0) if collapse else T,
+        step=step if not collapse else 0.1,
+        rescaled=not collapse,
+        save=SaveAt(every=5 if collapse else None),
+        **mats,
+    )
+
+
+def _record_sequence(
+    rep: analysis.GeometryReport,
+    regime: str,
+    traj: SoftmaxTrajectory,
+    b: int,
+    x0: np.ndarray,
+    mats: dict,
+    failures: list[dict],
+    extra: dict[str, list],
+) -> None:
+    """Append sequence ``b``'s measurements to ``extra`` (hyperplane levels; polytope vertices of K, of the
+    initial hull conv(x0), fraction at vertices) and, for the first 5 failures, what went wrong to ``failures``."""
+    if not rep.holds and len(failures) < 5:
+        ev = np.linalg.eigvals(mats["V"])
+        failures.append(
+            {
+                "regime": regime,
+                "sequence": b,
+                "measured": rep.measured,
+                "eigenvalues_V": sorted((complex(e) for e in ev), key=abs, reverse=True).__repr__(),
+                "final_change": traj.stats.final_change[b],
+            }
+        )
+    if regime == "hyperplanes":
+        extra["levels"].append(rep.measured["hyperplanes"])
+    if regime == "polytope":
+        extra["vertices"].append(rep.measured["vertices"])
+        extra["initial_hull_vertices"].append(len(Polytope.from_points(x0).vertices))
+        extra["at_vertices"].append(rep.measured["fraction_at_vertices"])
+
+
+def _aggregate_checks(extra: dict[str, list], n: int) -> list[Check]:
+    """Checks over all sequences: how many good-triple runs approach two hyperplanes (Fig. 6, reported), and for
+    V = I the mean vertex count of K against the initial hulls' and the fraction of tokens at a vertex."""
+    lv = np.array(extra["levels"])
+    mean_vertices, mean_hull0 = float(np.mean(extra["vertices"])), float(np.mean(extra["initial_hull_vertices"]))
+    at_vertices = float(np.mean(extra["at_vertices"]))
+    return [
+        Check(
+            "good triples: sequences that approach exactly two hyperplanes",
+            "typically (Fig. 6)",
+            fmt(float(np.mean(lv == 2))) if lv.size else "-",
+            None,
+        ),
+        Check(
+            "V = I: mean vertices of K",
+            f"significantly smaller than n = {n}; pass: at most {VERTEX_REDUCTION_MAX:g} x the mean vertices of "
+            f"conv(z_i(0)), {mean_hull0:.2f} (what K would have without clustering)",
+            f"{mean_vertices:.2f}",
+            mean_vertices <= VERTEX_REDUCTION_MAX * mean_hull0,
+        ),
+        Check(
+            "V = I: fraction of tokens at a vertex of K (mean over sequences)",
+            "1 for almost all initial sequences; pass: 1",
+            fmt(at_vertices),
+            at_vertices == 1.0,
+        ),
+    ]
+
+
+def _fractions_figure(fracs: dict[str, float]) -> Figure:
+    """Bar chart: the measured fraction per row of Table 1, with the theorems' value 1 dashed."""
+    fig = new_figure(6.0, 2.8)
+    ax = fig.add_subplot()
+    names = [REGIMES[r][3] for r in REGIMES]
+    ax.barh(names, [fracs[r] for r in REGIMES], color=[color(k) for k in range(len(REGIMES))])
+    ax.set_xlim(0, 1.05)
+    ax.axvline(1.0, color="#333333", lw=0.8, ls="--")
+    ax.set_xlabel("fraction of random instances whose limit matches")
+    ax.invert_yaxis()
+    return fig
 
 
 def _wilson(k: int, n: int, z: float = 2.576) -> tuple[float, float]:

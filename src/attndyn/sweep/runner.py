@@ -193,14 +193,7 @@ def run_sweep(
     t_start = time.perf_counter()
     if not isinstance(spec, SweepSpec):
         spec = load_spec(spec)
-    chunk = check_int(chunk, "chunk", minimum=1)
-    batch = check_int(batch, "batch", minimum=1)
-    if max_cells is not None:
-        max_cells = check_int(max_cells, "max_cells", minimum=0)
-    if scheduler is not None and client is not None:
-        raise InputError("give scheduler=ADDRESS or client=CLIENT, not both")
-    if client is None and scheduler is None:
-        workers = check_int(workers, "workers", minimum=0)
+    chunk, batch, max_cells, workers = _check_options(chunk, batch, max_cells, workers, scheduler, client)
     say = log or (lambda msg: print(msg, file=sys.stderr))
     store = SweepStore(out, spec)
     store.open()
@@ -208,12 +201,7 @@ def run_sweep(
         finished, failed_before = store.finished(retry_failed=retry_failed)
         left_all = [i for i in range(spec.n_cells) if i not in finished]
         todo = left_all if max_cells is None else left_all[:max_cells]
-        say(
-            f"sweep {spec.experiment}: {spec.n_cells} cells, {len(finished)} finished"
-            + (f" ({failed_before} failed)" if failed_before else "")
-            + f", {len(left_all)} left"
-            + (f"; running {len(todo)}" if len(todo) != len(left_all) else "")
-        )
+        say(_plan_line(spec, len(finished), failed_before, len(left_all), len(todo)))
         ran = failed = 0
         if todo:
             ran, failed = _execute(
@@ -242,6 +230,32 @@ def run_sweep(
         store.close()
 
 
+def _check_options(
+    chunk: Any, batch: Any, max_cells: Any, workers: Any, scheduler: str | None, client: Any
+) -> tuple[int, int, int | None, int | None]:
+    """Check :func:`run_sweep`'s sizes (chunk, batch >= 1; max_cells >= 0 or None; workers >= 0 unless a
+    scheduler or client is given) and that at most one of scheduler and client is given."""
+    chunk = check_int(chunk, "chunk", minimum=1)
+    batch = check_int(batch, "batch", minimum=1)
+    if max_cells is not None:
+        max_cells = check_int(max_cells, "max_cells", minimum=0)
+    if scheduler is not None and client is not None:
+        raise InputError("give scheduler=ADDRESS or client=CLIENT, not both")
+    if client is None and scheduler is None:
+        workers = check_int(workers, "workers", minimum=0)
+    return chunk, batch, max_cells, workers
+
+
+def _plan_line(spec: SweepSpec, finished: int, failed_before: int, left: int, todo: int) -> str:
+    """What a run of the sweep starts from: cells finished (failed among them), left, and to run now."""
+    return (
+        f"sweep {spec.experiment}: {spec.n_cells} cells, {finished} finished"
+        + (f" ({failed_before} failed)" if failed_before else "")
+        + f", {left} left"
+        + (f"; running {todo}" if todo != left else "")
+    )
+
+
 def _chunks(spec: SweepSpec, todo: list[int], size: int) -> Iterator[list]:
     for a in range(0, len(todo), size):
         yield [(c.index, c.seed, c.point, spec.params(c.point)) for c in spec.cells(todo[a : a + size])]
@@ -262,22 +276,7 @@ def _execute(
     done_before: int,
     on_chunk: Callable[[int], None] | None,
 ) -> tuple[int, int]:
-    own_client = cluster = None
-    if client is None and scheduler is None and workers == 0:
-        ex: Any = _Serial()
-        slots = 1
-    else:
-        if client is None:
-            from distributed import Client, LocalCluster
-
-            if scheduler is not None:
-                own_client = client = Client(scheduler)
-            else:
-                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-                own_client = client = Client(cluster)
-        ex = _Dask(client)
-        n_threads = sum(client.nthreads().values()) or 1
-        slots = 3 * n_threads  # chunks in flight: enough to keep every worker busy, few enough to bound memory
+    ex, slots, own_client, cluster = _open_executor(client, scheduler, workers)
     source = _chunks(spec, todo, chunk)
     buffer: list[dict] = []
     ran = failed = inflight = 0
@@ -298,18 +297,10 @@ def _execute(
                 if inflight == 0:
                     break
                 cells, attempt, result = ex.next_done()
-                inflight -= 1
-                if isinstance(result, BaseException):
-                    if attempt == 1:  # the whole chunk was lost with its workers: once more
-                        ex.submit(spec.experiment, cells, 2)
-                        inflight += 1
-                        continue
-                    result = _rows_for_lost_chunk(spec.experiment, cells, attempt, result)
-                retry = [c for c, r in zip(cells, result) if r["status"] != "ok" and attempt == 1]
-                if retry:
-                    ex.submit(spec.experiment, retry, 2)
-                    inflight += 1
-                keep = [r for r in result if r["status"] == "ok" or attempt > 1]
+                keep, resubmitted = _settle(ex, spec.experiment, cells, attempt, result)
+                inflight += resubmitted - 1
+                if keep is None:  # the whole chunk runs again
+                    continue
                 buffer += keep
                 ran += len(keep)
                 failed += sum(r["status"] != "ok" for r in keep)
@@ -323,9 +314,50 @@ def _execute(
         try:
             store.append(buffer)  # what finished is kept, also on Ctrl-C or an error
         finally:
-            ex.close()
-            if own_client is not None:
-                own_client.close()
-            if cluster is not None:
-                cluster.close()
+            _close_executor(ex, own_client, cluster)
     return ran, failed
+
+
+def _open_executor(client: Any, scheduler: str | None, workers: int | None) -> tuple[Any, int, Any, Any]:
+    """The executor of :func:`_execute` and how many chunks it may have in flight: this process (``workers=0``,
+    one at a time), or dask (the given client, a new client of ``scheduler``, or a new LocalCluster of
+    ``workers`` processes), three chunks per worker thread. Also returns the client and cluster opened here
+    (None where the caller gave them), which :func:`_close_executor` closes."""
+    own_client = cluster = None
+    if client is None and scheduler is None and workers == 0:
+        return _Serial(), 1, None, None
+    if client is None:
+        from distributed import Client, LocalCluster
+
+        if scheduler is not None:
+            own_client = client = Client(scheduler)
+        else:
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            own_client = client = Client(cluster)
+    n_threads = sum(client.nthreads().values()) or 1
+    slots = 3 * n_threads  # chunks in flight: enough to keep every worker busy, few enough to bound memory
+    return _Dask(client), slots, own_client, cluster
+
+
+def _close_executor(ex: Any, own_client: Any, cluster: Any) -> None:
+    """Close the executor, then the client and the cluster that :func:`_open_executor` opened."""
+    ex.close()
+    if own_client is not None:
+        own_client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def _settle(ex: Any, experiment: str, cells: list, attempt: int, result: Any) -> tuple[list[dict] | None, int]:
+    """The rows of a finished chunk to keep, and how many chunks were submitted again (see the module): a chunk
+    lost with its workers runs once more (rows None), or is recorded as failed on its second loss; cells that
+    raised on their first attempt run once more (their rows are not kept now); second attempts are kept."""
+    if isinstance(result, BaseException):
+        if attempt == 1:  # the whole chunk was lost with its workers: once more
+            ex.submit(experiment, cells, 2)
+            return None, 1
+        result = _rows_for_lost_chunk(experiment, cells, attempt, result)
+    retry = [c for c, r in zip(cells, result) if r["status"] != "ok" and attempt == 1]
+    if retry:
+        ex.submit(experiment, retry, 2)
+    return [r for r in result if r["status"] == "ok" or attempt > 1], int(bool(retry))
