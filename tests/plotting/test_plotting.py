@@ -152,3 +152,26 @@ def test_tokens_of_dimension_four_are_drawn_in_3d():
     z = np.random.default_rng(5).uniform(-1, 1, (7, 4))
     fig = plotting.plot_trajectory(attndyn.hardmax(z, alpha=0.5, layers=5))
     assert fig.axes[0].name == "3d"
+
+
+def test_animate_takes_frames_without_a_trajectory(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from attndyn.plotting.animation import animate
+    from attndyn.plotting.save import png_bytes
+
+    frames = []
+    for k in range(3):
+        fig = Figure(figsize=(1, 1))
+        fig.add_subplot().plot([0, k], [0, 1])
+        frames.append(png_bytes(fig, dpi=40))
+    out = animate(None, tmp_path / "f.gif", frames=frames)
+    with Image.open(out) as gif:
+        assert gif.n_frames == 3
+    with pytest.raises(attndyn.InputError, match="needs a trajectory or pre-rendered frames"):
+        animate(None, tmp_path / "g.gif")
+    assert not (tmp_path / "g.gif").exists()

@@ -73,7 +73,7 @@ def render_frames(
 
 
 def animate(
-    traj: Trajectory,
+    traj: Trajectory | None,
     path: str | os.PathLike,
     *,
     sequence: int | None = None,
@@ -85,8 +85,11 @@ def animate(
     """Write an animation of the run to ``path``: ``.gif`` with Pillow, ``.mp4`` with ffmpeg.
 
     MP4 needs the ``ffmpeg`` program; without it an :class:`~attndyn.InputError` says so and how
-    to get a GIF instead. Pre-rendered PNG ``frames`` (from :func:`render_frames`) may be passed.
+    to get a GIF instead. Pre-rendered PNG ``frames`` (from :func:`render_frames`, or any figures'
+    :func:`~attndyn.plotting.save.png_bytes`) may be passed instead of a trajectory (``traj=None``).
     """
+    if traj is None and frames is None:
+        raise InputError("animate() needs a trajectory or pre-rendered frames=[...]")
     p = Path(path)
     fmt = p.suffix.lower().lstrip(".")
     if fmt not in ("gif", "mp4"):
@@ -98,11 +101,9 @@ def animate(
         )
     if fps <= 0:
         raise InputError(f"fps must be positive, got {fps!r}")
-    frames = (
-        render_frames(traj, frame_indices(traj, max_frames), sequence=sequence, title=title)
-        if frames is None
-        else frames
-    )
+    if frames is None:
+        assert traj is not None  # checked above
+        frames = render_frames(traj, frame_indices(traj, max_frames), sequence=sequence, title=title)
     from PIL import Image
 
     images = [Image.open(io.BytesIO(b)).convert("RGB") for b in frames]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -278,5 +278,4 @@ def figure9_gif(data: dict, path: str | os.PathLike, *, ms_per_layer: int = 700,
     _check_planar(data)
     lim = _limits(data)
     frames = [png_bytes(_figure9_frame(data, k, lim, max_labels), dpi=90) for k in range(len(data["tokens"]))]
-    # the frames are given, so animate() reads no trajectory from its first argument
-    return animate(cast(Any, None), path, frames=frames, fps=1000.0 / ms_per_layer)
+    return animate(None, path, frames=frames, fps=1000.0 / ms_per_layer)
