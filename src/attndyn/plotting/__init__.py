@@ -7,9 +7,12 @@ state, no global backend change); :func:`save_figure` writes PNG, SVG and PDF at
   token, hull of the leaders (hardmax Fig. 2; softmax Figs. 1, 5, 6, 8).
 - :mod:`~attndyn.plotting.geometry`: one hardmax step, direction A z_i and half-space H_i (hardmax Fig. 1).
 - :mod:`~attndyn.plotting.attention`: attention matrices over time (softmax Fig. 3), query/key clouds (Fig. 4).
-- :mod:`~attndyn.plotting._coordinates`: coordinates converging or diverging (softmax Fig. 7).
+- :func:`~attndyn.plotting.coordinates`: coordinates converging or diverging (softmax Fig. 7).
 - :mod:`~attndyn.plotting.control`: trajectories under A = I and under a chosen A; counterfactual predictions.
 - :mod:`~attndyn.plotting.animation`: GIF / MP4 of a run, and frames for the report's slider.
+- :mod:`~attndyn.plotting.sentiment`: the sentiment model's figures (hardmax paper Figs. 8-10), from
+  data that :func:`attndyn.sentiment.figure9_data` computes.
+- :mod:`~attndyn.plotting.pretrained`: leaders and clusters of a pretrained model across its layers.
 """
 
 from ._coordinates import coordinates
