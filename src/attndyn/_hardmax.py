@@ -243,10 +243,11 @@ SAFE_RANGE = {torch.float64: (2.0**-200, 2.0**200), torch.float32: (2.0**-30, 2.
 
 def _rescale(z: Tensor, A: Tensor, mask: Tensor | None, tol: float) -> tuple[Tensor, Tensor, float, _Unit | None]:
     """Tokens and A scaled by powers of two near 1 (per sequence; one scale for the batch when tol > 0)."""
-    ext = z.detach().abs().amax(dim=-1)  # (B, n)
-    if mask is not None:
-        ext = ext.masked_fill(~mask, 0.0)
-    ext = ext.amax(dim=1)  # (B,)
+    if mask is None:  # one pass, no (B, n, d) temporary: the largest |coordinate| of each sequence
+        lo_, hi_ = torch.aminmax(z.detach().reshape(z.shape[0], -1), dim=1)
+        ext = torch.maximum(-lo_, hi_)  # (B,)
+    else:
+        ext = z.detach().abs().amax(dim=-1).masked_fill(~mask, 0.0).amax(dim=1)  # (B,)
     if tol > 0:
         ext = ext.amax().expand_as(ext)  # one scale, so that tol keeps one meaning
     a_ext = A.detach().abs().amax()

@@ -163,10 +163,12 @@ class LeaderBook:
         self.margin = torch.full((B, n), float("nan"), dtype=dtype)
         self.rounding: list[tuple[Tensor, Tensor]] = []
         self._kernel: tuple | None = None
+        self._fresh = True  # no token certified yet
 
     def certify(self, z: Tensor, A: Tensor, mask: Tensor | None, flagged: Tensor, k: int) -> Tensor:
         """The (B, n) leaders of layer k among the ``flagged`` tokens, by :func:`leader_margins`."""
         check = flagged & (self.since < 0)
+        self._fresh = False
         if bool(check.any()):
             b, i = torch.nonzero(check, as_tuple=True)
             mu, bound = leader_margins(z, A, mask, b, i)
@@ -188,7 +190,8 @@ class LeaderBook:
             ev = np.zeros((B, n), dtype=np.int64)  # 1 + the layer of the last event (calloc: untouched pages stay free)
             g = np.array([2.0 * gamma(2 * d + 1, torch.float64)])
             arrays = (self.since.numpy(), self.margin.numpy(), ev, np.empty((B, n)), np.empty((B, n)))
-            known = (self.since >= 0).numpy()  # since >= 0, one byte a token: what the kernels read
+            # since >= 0, one byte a token: what the kernels read (all False while nothing was certified)
+            known = np.zeros((B, n), dtype=np.bool_) if self._fresh else (self.since >= 0).numpy()
             self._kernel = (*arrays, np.zeros(B, dtype=np.int64), g, known)
         return self._kernel
 
