@@ -141,3 +141,21 @@ def test_train_rejects_bad_model_settings_before_reading_data(tmp_path, capsys):
     assert main(argv + ["--lr-decay", "1.5"]) == 2
     assert "lr_decay must be a number in (0, 1]" in capsys.readouterr().err
     assert not (tmp_path / "r" / "cache").exists()  # nothing was tokenized
+
+
+def test_train_options_become_the_estimators_parameters():
+    from pathlib import Path
+
+    from attndyn import InputError
+    from attndyn.cli.sentiment import _train_estimator
+    from attndyn.sentiment.recipes import SETTINGS
+
+    options = {**dict.fromkeys(SETTINGS), "d": 4, "seed": 7, "run": Path("r"), "progress": False, "device": "cpu"}
+    est = _train_estimator({**options, "stop_words": " not, good,,", "epochs": 3})
+    p = est.get_params()
+    assert (p["d"], p["random_state"], p["run_dir"], p["verbose"], p["device"]) == (4, 7, "r", False, "cpu")
+    assert p["stop_words"] == ["not", "good"] and p["epochs"] == 3
+    assert all(p[k] is None for k in SETTINGS if k not in ("stop_words", "epochs"))  # None: the recipe for d
+    assert _train_estimator({**options, "stop_words": "english"}).get_params()["stop_words"] == "english"
+    with pytest.raises(InputError, match=r"epochs must be an integer >= 1, got 0"):
+        _train_estimator({**options, "epochs": 0})

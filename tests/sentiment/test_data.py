@@ -211,3 +211,29 @@ def test_load_imdb_shuffles_samples_and_splits(tmp_path, make_corpus, write_csv,
     monkeypatch.setattr("attndyn.sentiment.data.__file__", str(tmp_path / "a" / "b" / "c" / "d.py"))
     with pytest.raises(InputError, match="no IMDb data found .* set ATTNDYN_IMDB .*`attndyn data imdb --download DIR`"):
         load_imdb()
+
+
+def test_download_refuses_bad_destinations_and_archives_without_aclimdb(tmp_path, http_root):
+    good = _sha(tmp_path / "served" / "aclImdb_v1.tar.gz")
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    with pytest.raises(InputError, match=r"--download '.*a_file' is a file; give a folder to download into"):
+        download_imdb(a_file, url=f"{http_root}/aclImdb_v1.tar.gz", sha256=good)
+    with pytest.raises(InputError, match=r"max_bytes must be a positive integer, got True"):
+        download_imdb(tmp_path / "dl", url=f"{http_root}/aclImdb_v1.tar.gz", max_bytes=True)
+    other = io.BytesIO()
+    with tarfile.open(fileobj=other, mode="w:gz") as tar:  # a valid archive holding no aclImdb folder
+        info = tarfile.TarInfo("other/readme.txt")
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"hi"))
+    (tmp_path / "served" / "other.tar.gz").write_bytes(other.getvalue())
+    nested = tmp_path / "new" / "deeper" / "dl"  # three folders this call makes, and removes again
+    with pytest.raises(InputError, match=r"the archive from '.*other.tar.gz' holds no aclImdb folder; it was deleted"):
+        download_imdb(nested, url=f"{http_root}/other.tar.gz", sha256=None)
+    assert not (tmp_path / "new").exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "other.tar.gz").write_bytes(b"an archive that was here before")
+    with pytest.raises(InputError, match="holds no aclImdb folder"):
+        download_imdb(kept, url=f"{http_root}/other.tar.gz", sha256=None)
+    assert sorted(p.name for p in kept.iterdir()) == []  # an archive without aclImdb is deleted even if it was there

@@ -8,14 +8,20 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from .._validation import InputError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..sentiment import HardmaxSentimentClassifier
+    from ..sentiment.corpus import Corpus
+    from ..sentiment.data import Reviews
+    from ..sentiment.runfolder import RunLock
+    from ..sentiment.train import EncodedSplit
 
 app = typer.Typer(help="Interpretable IMDb sentiment analysis with a hardmax transformer.", no_args_is_help=True)
 data_app = typer.Typer(help="Datasets: fetch them when you have a network.", no_args_is_help=True)
@@ -182,101 +188,213 @@ def _stop_words(value: str | None) -> str | list[str] | None:
     return [w.strip() for w in value.split(",") if w.strip()]
 
 
+#: The help of each train option that sets a recipe setting (its recipe values are appended by :func:`_by_d`).
+_SETTING_HELP = {
+    "layers": "Number of layers K.",
+    "epochs": "Most passes over the training reviews (early stopping may end sooner).",
+    "batch_size": "Reviews per training batch.",
+    "max_len": "Tokens kept per review (the paper: 128).",
+    "min_freq": "Minimum training-split frequency of a vocabulary word.",
+    "max_vocab": "Most vocabulary words (none: no cap).",
+    "min_log_odds": "Drop words whose training log-odds between the classes is below this (0: keep all).",
+    "stop_words": "'english', 'none' or comma-separated stop words.",
+    "keep_negations": "Negations are never stop words.",
+    "negation_scope": "Mark this many words after a negation (not_good); 0: off.",
+    "merge_negations": "Drop a negation once it marked a word (not good -> not_good alone).",
+    "bigrams": "k > 0: pairs of neighbouring words seen in >= k training reviews are tokens too; 0: off.",
+    "lexicon": "Never drop the built-in sentiment lexicon's words (good, bad, ...) and their not_ forms by the log-odds filter.",
+    "lexicon_examples": "Train also on each lexicon word alone and negated (good: positive, not bad: positive), this many times each; 0: off.",
+    "lr": "AdamW learning rate of alpha and the decoder.",
+    "embed_lr": "AdamW learning rate of the word vectors.",
+    "lr_decay": "Multiply both learning rates by this once per epoch (1: constant).",
+    "word_dropout": "Fraction of a review's words hidden at random in each training batch, in [0, 1).",
+    "tau": "Softmax temperature while training (inference is the hardmax, the limit tau -> 0).",
+    "tau_start": "Anneal the temperature geometrically from this to --tau over --anneal-epochs (none: no annealing).",
+    "anneal_epochs": "Epochs over which the temperature is annealed.",
+    "alpha_min": "Lower bound of the learned attention step alpha (alpha = alpha_min + softplus).",
+    "alpha_init": "Initial alpha (greater than alpha_min).",
+    "embed_init_std": "Std of the initial word vectors (none: sqrt(2/d)).",
+    "patience": "Stop after this many epochs without a better validation hardmax accuracy.",
+    "val_fraction": "Fraction of the training reviews held out for early stopping.",
+    "weight_decay": "Decoupled weight decay of the word vectors.",
+    "aux_weight": "Deep supervision: weight of the decoder's loss at layers 0..K-1.",
+    "train_eval_size": "Training reviews scored each epoch for the softmax/hardmax curves.",
+}
+
+
+def _check_threads(threads: int) -> None:
+    """--threads: an integer from 1 to max(256, the machine's cores)."""
+    most = max(256, os.cpu_count() or 1)
+    if isinstance(threads, bool) or not 1 <= threads <= most:
+        raise InputError(
+            f"--threads must be an integer from 1 to {most} (CPU threads for torch; this machine has "
+            f"{os.cpu_count()} cores), got {threads}"
+        )
+
+
+def _train_estimator(options: dict[str, Any]) -> HardmaxSentimentClassifier:
+    """The estimator the train options describe (every setting of :data:`~attndyn.sentiment.recipes.SETTINGS`, None
+    taking the recipe for d; --seed as random_state, --run as run_dir, --progress as verbose), its parameters checked."""
+    from ..sentiment import HardmaxSentimentClassifier
+    from ..sentiment.recipes import SETTINGS
+
+    settings = {name: options[name] for name in SETTINGS}
+    settings["stop_words"] = _stop_words(settings["stop_words"])
+    est = HardmaxSentimentClassifier(
+        d=options["d"],
+        **settings,
+        random_state=options["seed"],
+        run_dir=str(options["run"]),
+        verbose=options["progress"],
+        device=options["device"],
+    )
+    est.check_params()
+    return est
+
+
+def _read_split(data: Path, split: str, seed: int) -> tuple[Reviews, np.ndarray, np.ndarray, dict]:
+    """The reviews of ``data``, the train and test indices of ``split`` (seeded) and the data's identity
+    (path, sha256, size), all before the run folder is touched; an unknown --split is an InputError."""
+    from ..sentiment.corpus import SPLITS, split_indices
+    from ..sentiment.data import read_reviews
+    from ..sentiment.runfolder import data_identity
+
+    if split not in SPLITS:
+        raise InputError(f"--split must be one of {SPLITS}, got {split!r}")
+    reviews = read_reviews(data)
+    tr, te = split_indices(reviews, split, seed)
+    return reviews, tr, te, data_identity(data)
+
+
+def _open_run(run: Path, settings: dict, *, overwrite: bool, d: int) -> None:
+    """Under the run's lock: empty the folder (--overwrite), or refuse to resume a run trained with other settings
+    and check its checkpoint before anything is trained."""
+    from ..sentiment import HardmaxSentimentClassifier
+    from ..sentiment.runfolder import check_resume, clear_run
+    from ..sentiment.train import check_checkpoint
+
+    if overwrite:
+        clear_run(run)
+    elif check_resume(run, settings, HardmaxSentimentClassifier(d=d).resolved_params()):
+        check_checkpoint(run)
+
+
+def _data_record(ident: dict, *, split: str, seed: int, n_train: int, n_test: int) -> dict:
+    """The run's ``data.json``: the data file (path, sha256, size), the split, its seed and its sizes."""
+    return {
+        "data": ident["path"],
+        "sha256": ident["sha256"],
+        "size": ident["size"],
+        "split": split,
+        "seed": seed,
+        "n_train": n_train,
+        "n_test": n_test,
+    }
+
+
+def _fit_in_run(
+    est: HardmaxSentimentClassifier,
+    run: Path,
+    lock: RunLock,
+    data: Path,
+    reviews: Reviews,
+    train_idx: np.ndarray,
+    *,
+    settings: dict,
+    record: dict,
+    threads: int,
+) -> tuple[Corpus, float]:
+    """Tokenize the corpus (cached in the run), write settings.json and data.json, and fit ``est`` on the training
+    reviews; the corpus and the training seconds. A failure before any checkpoint leaves the folder as it was."""
+    import torch
+
+    from ..io import write_json
+    from ..sentiment.corpus import load_corpus
+
+    try:
+        torch.set_num_threads(threads)
+        corpus = load_corpus(
+            data,
+            split=record["split"],
+            seed=record["seed"],
+            tokenizer=est.tokenizer,
+            cache_dir=run / "cache",
+            reviews=reviews,
+        )
+        write_json(run / "settings.json", settings)
+        write_json(run / "data.json", record)
+        t0 = time.perf_counter()
+        est.fit(
+            [corpus.reviews.texts[i] for i in train_idx],
+            corpus.reviews.labels[train_idx],
+            tokens=[corpus.tokens[i] for i in train_idx],
+        )
+    except Exception:
+        if not (run / "checkpoint.safetensors").exists():
+            lock.undo()  # nothing was trained: leave the folder as it was
+        raise
+    return corpus, time.perf_counter() - t0
+
+
+def _test_report(est: HardmaxSentimentClassifier, corpus: Corpus, test_idx: np.ndarray, seconds: float) -> dict:
+    """``test.json``: :func:`~attndyn.sentiment.evaluate.accuracy_report` on the test reviews, alpha, the best
+    epoch, the training seconds and why training stopped."""
+    from ..sentiment.evaluate import accuracy_report
+
+    test = est.encode(y=corpus.reviews.labels[test_idx], tokens=[corpus.tokens[i] for i in test_idx])
+    rep = accuracy_report(est.model_, test)
+    rep.update(
+        {
+            "alpha": est.alpha_,
+            "best_epoch": est.best_epoch_,
+            "train_seconds": seconds,
+            "stop_reason": est.stop_reason_,
+        }
+    )
+    return rep
+
+
+def _recipe_option(name: str, *flags: str) -> Any:
+    """The train option of the setting ``name``: default None (the recipe for --d), help from :data:`_SETTING_HELP`
+    followed by the recipe's values (:func:`_by_d`)."""
+    return typer.Option(None, *flags, help=_SETTING_HELP[name] + _by_d(name))
+
+
 @app.command()
 def train(
     run: Path = typer.Option(..., "--run", help="Run folder (created; an interrupted run there is resumed)."),
     data: Path = typer.Option(Path(DEFAULT_DATA), "--data", help="imdb.csv(.gz) or an aclImdb folder."),
     split: str = typer.Option("random", help="'random' (seeded 70/30, the paper's protocol) or 'official' (25k/25k)."),
     d: int = typer.Option(2, help="Token dimension; every option below left out takes the recipe for d."),
-    layers: int | None = typer.Option(None, help="Number of layers K." + _by_d("layers")),
-    epochs: int | None = typer.Option(
-        None, help="Most passes over the training reviews (early stopping may end sooner)." + _by_d("epochs")
-    ),
-    batch_size: int | None = typer.Option(None, help="Reviews per training batch." + _by_d("batch_size")),
-    max_len: int | None = typer.Option(None, help="Tokens kept per review (the paper: 128)." + _by_d("max_len")),
-    min_freq: int | None = typer.Option(
-        None, help="Minimum training-split frequency of a vocabulary word." + _by_d("min_freq")
-    ),
-    max_vocab: int | None = typer.Option(None, help="Most vocabulary words (none: no cap)." + _by_d("max_vocab")),
-    min_log_odds: float | None = typer.Option(
-        None,
-        help="Drop words whose training log-odds between the classes is below this (0: keep all)."
-        + _by_d("min_log_odds"),
-    ),
-    stop_words: str | None = typer.Option(
-        None, help="'english', 'none' or comma-separated stop words." + _by_d("stop_words")
-    ),
-    keep_negations: bool | None = typer.Option(
-        None, "--keep-negations/--no-keep-negations", help="Negations are never stop words." + _by_d("keep_negations")
-    ),
-    negation_scope: int | None = typer.Option(
-        None, help="Mark this many words after a negation (not_good); 0: off." + _by_d("negation_scope")
-    ),
-    merge_negations: bool | None = typer.Option(
-        None,
-        "--merge-negations/--no-merge-negations",
-        help="Drop a negation once it marked a word (not good -> not_good alone)." + _by_d("merge_negations"),
-    ),
-    bigrams: int | None = typer.Option(
-        None,
-        help="k > 0: pairs of neighbouring words seen in >= k training reviews are tokens too; 0: off."
-        + _by_d("bigrams"),
-    ),
-    lexicon: bool | None = typer.Option(
-        None,
-        "--lexicon/--no-lexicon",
-        help="Never drop the built-in sentiment lexicon's words (good, bad, ...) and their not_ forms by the log-odds filter."
-        + _by_d("lexicon"),
-    ),
-    lexicon_examples: int | None = typer.Option(
-        None,
-        help="Train also on each lexicon word alone and negated (good: positive, not bad: positive), this many times each; 0: off."
-        + _by_d("lexicon_examples"),
-    ),
-    lr: float | None = typer.Option(None, help="AdamW learning rate of alpha and the decoder." + _by_d("lr")),
-    embed_lr: float | None = typer.Option(None, help="AdamW learning rate of the word vectors." + _by_d("embed_lr")),
-    lr_decay: float | None = typer.Option(
-        None, help="Multiply both learning rates by this once per epoch (1: constant)." + _by_d("lr_decay")
-    ),
-    word_dropout: float | None = typer.Option(
-        None,
-        help="Fraction of a review's words hidden at random in each training batch, in [0, 1)." + _by_d("word_dropout"),
-    ),
-    tau: float | None = typer.Option(
-        None,
-        help="Softmax temperature while training (inference is the hardmax, the limit tau -> 0)." + _by_d("tau"),
-    ),
-    tau_start: float | None = typer.Option(
-        None,
-        help="Anneal the temperature geometrically from this to --tau over --anneal-epochs (none: no annealing)."
-        + _by_d("tau_start"),
-    ),
-    anneal_epochs: int | None = typer.Option(
-        None, help="Epochs over which the temperature is annealed." + _by_d("anneal_epochs")
-    ),
-    alpha_min: float | None = typer.Option(
-        None,
-        help="Lower bound of the learned attention step alpha (alpha = alpha_min + softplus)." + _by_d("alpha_min"),
-    ),
-    alpha_init: float | None = typer.Option(None, help="Initial alpha (greater than alpha_min)." + _by_d("alpha_init")),
-    embed_init_std: float | None = typer.Option(
-        None, help="Std of the initial word vectors (none: sqrt(2/d))." + _by_d("embed_init_std")
-    ),
-    patience: int | None = typer.Option(
-        None, help="Stop after this many epochs without a better validation hardmax accuracy." + _by_d("patience")
-    ),
-    val_fraction: float | None = typer.Option(
-        None, help="Fraction of the training reviews held out for early stopping." + _by_d("val_fraction")
-    ),
-    weight_decay: float | None = typer.Option(
-        None, help="Decoupled weight decay of the word vectors." + _by_d("weight_decay")
-    ),
-    aux_weight: float | None = typer.Option(
-        None, help="Deep supervision: weight of the decoder's loss at layers 0..K-1." + _by_d("aux_weight")
-    ),
-    train_eval_size: int | None = typer.Option(
-        None, help="Training reviews scored each epoch for the softmax/hardmax curves." + _by_d("train_eval_size")
-    ),
+    layers: int | None = _recipe_option("layers"),
+    epochs: int | None = _recipe_option("epochs"),
+    batch_size: int | None = _recipe_option("batch_size"),
+    max_len: int | None = _recipe_option("max_len"),
+    min_freq: int | None = _recipe_option("min_freq"),
+    max_vocab: int | None = _recipe_option("max_vocab"),
+    min_log_odds: float | None = _recipe_option("min_log_odds"),
+    stop_words: str | None = _recipe_option("stop_words"),
+    keep_negations: bool | None = _recipe_option("keep_negations", "--keep-negations/--no-keep-negations"),
+    negation_scope: int | None = _recipe_option("negation_scope"),
+    merge_negations: bool | None = _recipe_option("merge_negations", "--merge-negations/--no-merge-negations"),
+    bigrams: int | None = _recipe_option("bigrams"),
+    lexicon: bool | None = _recipe_option("lexicon", "--lexicon/--no-lexicon"),
+    lexicon_examples: int | None = _recipe_option("lexicon_examples"),
+    lr: float | None = _recipe_option("lr"),
+    embed_lr: float | None = _recipe_option("embed_lr"),
+    lr_decay: float | None = _recipe_option("lr_decay"),
+    word_dropout: float | None = _recipe_option("word_dropout"),
+    tau: float | None = _recipe_option("tau"),
+    tau_start: float | None = _recipe_option("tau_start"),
+    anneal_epochs: int | None = _recipe_option("anneal_epochs"),
+    alpha_min: float | None = _recipe_option("alpha_min"),
+    alpha_init: float | None = _recipe_option("alpha_init"),
+    embed_init_std: float | None = _recipe_option("embed_init_std"),
+    patience: int | None = _recipe_option("patience"),
+    val_fraction: float | None = _recipe_option("val_fraction"),
+    weight_decay: float | None = _recipe_option("weight_decay"),
+    aux_weight: float | None = _recipe_option("aux_weight"),
+    train_eval_size: int | None = _recipe_option("train_eval_size"),
     seed: int = typer.Option(0, help="Seeds the split, the weights, the batches and the dropout."),
     threads: int = typer.Option(2, help="CPU threads for torch."),
     device: str = typer.Option("cpu", help=_DEVICE_HELP),
@@ -291,110 +409,111 @@ def train(
     Every setting is checked, the data read and its sha256 taken before the folder is touched; an
     existing run there is resumed only when its settings are equal (else exit 2, folder unchanged).
     One training per folder at a time (an OS lock)."""
-    import torch
-
+    options = dict(locals())  # the options by name (the first statement: nothing else is local yet)
     from ..io import write_json
-    from ..sentiment import HardmaxSentimentClassifier
-    from ..sentiment.corpus import SPLITS, load_corpus, split_indices
-    from ..sentiment.data import read_reviews
-    from ..sentiment.evaluate import accuracy_report
-    from ..sentiment.runfolder import RunLock, check_resume, clear_run, data_identity, resolve_settings
-    from ..sentiment.train import check_checkpoint
+    from ..sentiment.runfolder import RunLock, resolve_settings
 
-    most = max(256, os.cpu_count() or 1)
-    if isinstance(threads, bool) or not 1 <= threads <= most:
-        raise InputError(
-            f"--threads must be an integer from 1 to {most} (CPU threads for torch; this machine has "
-            f"{os.cpu_count()} cores), got {threads}"
-        )
-    est = HardmaxSentimentClassifier(
-        d=d,
-        layers=layers,
-        tau=tau,
-        alpha_init=alpha_init,
-        alpha_min=alpha_min,
-        embed_init_std=embed_init_std,
-        max_len=max_len,
-        min_freq=min_freq,
-        max_vocab=max_vocab,
-        min_log_odds=min_log_odds,
-        stop_words=_stop_words(stop_words),
-        keep_negations=keep_negations,
-        negation_scope=negation_scope,
-        merge_negations=merge_negations,
-        bigrams=bigrams,
-        lexicon=lexicon,
-        lexicon_examples=lexicon_examples,
-        epochs=epochs,
-        batch_size=batch_size,
-        lr=lr,
-        embed_lr=embed_lr,
-        lr_decay=lr_decay,
-        weight_decay=weight_decay,
-        word_dropout=word_dropout,
-        val_fraction=val_fraction,
-        patience=patience,
-        tau_start=tau_start,
-        anneal_epochs=anneal_epochs,
-        aux_weight=aux_weight,
-        train_eval_size=train_eval_size,
-        random_state=seed,
-        run_dir=str(run),
-        verbose=progress,
-        device=device,
-    )
-    est.check_params()
-    if split not in SPLITS:
-        raise InputError(f"--split must be one of {SPLITS}, got {split!r}")
-    reviews = read_reviews(data)
-    tr, te = split_indices(reviews, split, seed)
-    ident = data_identity(data)
+    _check_threads(threads)
+    est = _train_estimator(options)
+    reviews, tr, te, ident = _read_split(data, split, seed)
     settings = resolve_settings(est, split=split, threads=threads, data=ident)
+    record = _data_record(ident, split=split, seed=seed, n_train=len(tr), n_test=len(te))
     with RunLock(run) as lock:
-        if overwrite:
-            clear_run(run)
-        elif check_resume(run, settings, HardmaxSentimentClassifier(d=d).resolved_params()):
-            check_checkpoint(run)
-        try:
-            torch.set_num_threads(threads)
-            corpus = load_corpus(
-                data, split=split, seed=seed, tokenizer=est.tokenizer, cache_dir=run / "cache", reviews=reviews
-            )
-            write_json(run / "settings.json", settings)
-            write_json(
-                run / "data.json",
-                {
-                    "data": ident["path"],
-                    "sha256": ident["sha256"],
-                    "size": ident["size"],
-                    "split": split,
-                    "seed": seed,
-                    "n_train": len(tr),
-                    "n_test": len(te),
-                },
-            )
-            t0 = time.perf_counter()
-            est.fit(
-                [corpus.reviews.texts[i] for i in tr], corpus.reviews.labels[tr], tokens=[corpus.tokens[i] for i in tr]
-            )
-        except Exception:
-            if not (run / "checkpoint.safetensors").exists():
-                lock.undo()  # nothing was trained: leave the folder as it was
-            raise
-        seconds = time.perf_counter() - t0
-        est.save(run)
-        test = est.encode(y=corpus.reviews.labels[te], tokens=[corpus.tokens[i] for i in te])
-        rep = accuracy_report(est.model_, test)
-        rep.update(
-            {
-                "alpha": est.alpha_,
-                "best_epoch": est.best_epoch_,
-                "train_seconds": seconds,
-                "stop_reason": est.stop_reason_,
-            }
+        _open_run(run, settings, overwrite=overwrite, d=d)
+        corpus, seconds = _fit_in_run(
+            est, run, lock, data, reviews, tr, settings=settings, record=record, threads=threads
         )
+        est.save(run)
+        rep = _test_report(est, corpus, te, seconds)
         write_json(run / "test.json", rep)
     typer.echo(json.dumps(rep, indent=2))
+
+
+def _evaluated_run(run_arg: Path | None, run_opt: Path | None, out: Path | None) -> Path:
+    """The run folder, given once (RUN or --run), after checking that --out is not a file."""
+    if (run_arg is None) == (run_opt is None):
+        raise InputError("give the run folder once: attndyn sentiment evaluate RUN (or --run RUN)")
+    run = run_arg or run_opt
+    assert run is not None  # exactly one of RUN and --run (checked above)
+    if out is not None and out.exists() and not out.is_dir():
+        raise InputError(f"--out {str(out)!r} is a file; give a folder for evaluation.json and the figures")
+    return run
+
+
+def _is_external(info: dict, path: Path | str, data: Path | None) -> bool:
+    """Whether ``path`` is another data set than the run's (scored whole): a --data whose sha256 (or, for runs
+    that recorded none, whose path) differs from data.json's. The run's own data file changed since training
+    (no --data) is an InputError."""
+    if "sha256" in info:
+        from ..sentiment.runfolder import data_identity
+
+        got = data_identity(path)
+        if got["sha256"] != info["sha256"]:
+            if data is None:
+                raise InputError(
+                    f"the run's data file {str(path)!r} changed since training (sha256 {got['sha256'][:12]}…, data.json "
+                    f"records {info['sha256'][:12]}…); restore it or pass its copy with --data, or retrain"
+                )
+            return True  # another data set: every row of it is scored, none was seen in training
+        return False
+    return data is not None and Path(data).resolve() != Path(info["data"]).resolve()
+
+
+def _external_test(est: HardmaxSentimentClassifier, path: Path | str) -> tuple[EncodedSplit, str]:
+    """Every row of another data set, encoded, and how the report names it."""
+    import numpy as np
+
+    from ..sentiment.data import read_reviews
+
+    reviews = read_reviews(path)
+    test = est.encode(reviews.texts, np.asarray(est.classes_)[reviews.labels])
+    return test, f"all {len(reviews)} rows of {Path(path).name} (not the training data)"
+
+
+def _run_test(est: HardmaxSentimentClassifier, run: Path, path: Path | str, info: dict) -> tuple[EncodedSplit, str]:
+    """The test reviews of the run's own split, encoded (the split's sizes checked against data.json), and its name."""
+    from ..sentiment.corpus import load_corpus
+
+    corpus = load_corpus(path, split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache")
+    if "n_test" in info and (len(corpus.train_idx), len(corpus.test_idx)) != (info.get("n_train"), info["n_test"]):
+        raise InputError(
+            f"the {info['split']} split of {str(path)!r} has {len(corpus.train_idx)}/{len(corpus.test_idx)} "
+            f"train/test reviews but data.json records {info.get('n_train')}/{info['n_test']}; this is not the "
+            "run's data: omit --data, or retrain"
+        )
+    te = corpus.test_idx
+    test = est.encode(y=corpus.reviews.labels[te], tokens=[corpus.tokens[i] for i in te])
+    return test, info["split"]
+
+
+def _draw_evaluation_figures(rep: dict, dest: Path) -> None:
+    """Figure 8, the accuracy curves and Figure 10 of an evaluation report, into ``dest``."""
+    from ..plotting import sentiment as figs
+
+    figs.write(figs.draw_figure8(rep["figure8"]), dest / "figure8.png")
+    figs.write(figs.draw_accuracy_curves(rep["figure8"]), dest / "accuracy.png")
+    figs.write(figs.draw_figure10(rep["figure10"]), dest / "figure10.png")
+
+
+def _echo_evaluation(rep: dict, dest: Path) -> None:
+    """The evaluation report as text: accuracies, clusters, leaders, the behavioural suite, Figure 10's words."""
+    from ..sentiment.checklist import summary
+
+    typer.echo(
+        f"d={rep['d']} alpha={rep['alpha']:.3f} test n={rep['n']} ({rep['split']}): softmax acc {rep['softmax_acc']:.4f}, "
+        f"hardmax acc {rep['hardmax_acc']:.4f}, agreement {rep['agreement']:.4f}, "
+        f"hardmax inference {rep['hardmax_seconds']:.1f}s"
+    )
+    typer.echo(
+        f"clusters per real token (last layer, rtol {rep['cluster_rtol']:g}): mean {rep['clusters_per_token_mean']:.3f}"
+    )
+    typer.echo(
+        f"leaders per review: mean {rep['leaders_mean']:.2f} std {rep['leaders_std']:.2f} min {rep['leaders_min']} "
+        f"max {rep['leaders_max']}; already leaders at layer 0: {rep['leaders_at_layer0_fraction']:.3f}"
+    )
+    typer.echo("behavioural suite (pass rate, items): " + summary(rep["checklist"]))
+    typer.echo("figure 10 words: " + ", ".join(f"{r['word']} ({r['count']})" for r in rep["figure10"]))
+    typer.echo(f"written to {dest}")
 
 
 @app.command()
@@ -415,83 +534,23 @@ def evaluate(
 ) -> None:
     """Softmax vs hardmax test accuracy and agreement, the leader table, clustering, Figures 8 and 10."""
     from ..io import write_json
-    from ..sentiment.corpus import load_corpus
     from ..sentiment.evaluate import evaluate_model
 
-    if (run_arg is None) == (run_opt is None):
-        raise InputError("give the run folder once: attndyn sentiment evaluate RUN (or --run RUN)")
-    run = run_arg or run_opt
-    assert run is not None  # exactly one of RUN and --run (checked above)
-    if out is not None and out.exists() and not out.is_dir():
-        raise InputError(f"--out {str(out)!r} is a file; give a folder for evaluation.json and the figures")
+    run = _evaluated_run(run_arg, run_opt, out)
     est = _estimator(run, device)
     info = _run_data(run, est)
     path = data or info["data"]
-    external = False
-    if "sha256" in info:
-        from ..sentiment.runfolder import data_identity
-
-        got = data_identity(path)
-        if got["sha256"] != info["sha256"]:
-            if data is None:
-                raise InputError(
-                    f"the run's data file {str(path)!r} changed since training (sha256 {got['sha256'][:12]}…, data.json "
-                    f"records {info['sha256'][:12]}…); restore it or pass its copy with --data, or retrain"
-                )
-            external = True  # another data set: every row of it is scored, none was seen in training
-    elif data is not None and Path(data).resolve() != Path(info["data"]).resolve():
-        external = True
-    if external:
-        import numpy as np
-
-        from ..sentiment.data import read_reviews
-
-        reviews = read_reviews(path)
-        test = est.encode(reviews.texts, np.asarray(est.classes_)[reviews.labels])
-        split = f"all {len(reviews)} rows of {Path(path).name} (not the training data)"
-    else:
-        corpus = load_corpus(
-            path, split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache"
-        )
-        if "n_test" in info and (len(corpus.train_idx), len(corpus.test_idx)) != (info.get("n_train"), info["n_test"]):
-            raise InputError(
-                f"the {info['split']} split of {str(path)!r} has {len(corpus.train_idx)}/{len(corpus.test_idx)} "
-                f"train/test reviews but data.json records {info.get('n_train')}/{info['n_test']}; this is not the "
-                "run's data: omit --data, or retrain"
-            )
-        te = corpus.test_idx
-        test = est.encode(y=corpus.reviews.labels[te], tokens=[corpus.tokens[i] for i in te])
-        split = info["split"]
+    test, split = _external_test(est, path) if _is_external(info, path, data) else _run_test(est, run, path, info)
     rep = evaluate_model(est, test)
     rep["split"] = split
     dest = out or run
     write_json(dest / "evaluation.json", rep)
     if figures:
-        from ..plotting import sentiment as figs
-
-        figs.write(figs.draw_figure8(rep["figure8"]), dest / "figure8.png")
-        figs.write(figs.draw_accuracy_curves(rep["figure8"]), dest / "accuracy.png")
-        figs.write(figs.draw_figure10(rep["figure10"]), dest / "figure10.png")
+        _draw_evaluation_figures(rep, dest)
     if as_json:
         typer.echo(json.dumps({k: v for k, v in rep.items() if k != "figure8"}, indent=2))
     else:
-        typer.echo(
-            f"d={rep['d']} alpha={rep['alpha']:.3f} test n={rep['n']} ({rep['split']}): softmax acc {rep['softmax_acc']:.4f}, "
-            f"hardmax acc {rep['hardmax_acc']:.4f}, agreement {rep['agreement']:.4f}, "
-            f"hardmax inference {rep['hardmax_seconds']:.1f}s"
-        )
-        typer.echo(
-            f"clusters per real token (last layer, rtol {rep['cluster_rtol']:g}): mean {rep['clusters_per_token_mean']:.3f}"
-        )
-        typer.echo(
-            f"leaders per review: mean {rep['leaders_mean']:.2f} std {rep['leaders_std']:.2f} min {rep['leaders_min']} "
-            f"max {rep['leaders_max']}; already leaders at layer 0: {rep['leaders_at_layer0_fraction']:.3f}"
-        )
-        from ..sentiment.checklist import summary
-
-        typer.echo("behavioural suite (pass rate, items): " + summary(rep["checklist"]))
-        typer.echo("figure 10 words: " + ", ".join(f"{r['word']} ({r['count']})" for r in rep["figure10"]))
-        typer.echo(f"written to {dest}")
+        _echo_evaluation(rep, dest)
 
 
 @app.command()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from .registry import Check, Context, ExperimentResult, FigureRef, experiment
 
@@ -42,6 +43,114 @@ def _save_with(ctx: Context, draw: Callable[[Path], object], stem: str, caption:
     return FigureRef(caption=caption, files=tuple(files))
 
 
+def _run_dimension(config: dict, evaluation: dict | None) -> int | None:
+    """The run's d: from config.json's model, its estimator, its top level, or else evaluation.json (None: unknown)."""
+    return (
+        (config.get("model") or {}).get("d")
+        or (config.get("estimator") or {}).get("d")
+        or config.get("d")
+        or (evaluation or {}).get("d")
+    )
+
+
+def _figure8(ctx: Context, plots: ModuleType, evaluation: dict | None, metrics: dict | None) -> FigureRef | None:
+    """Fig. 8 from evaluation.json's ``figure8``, or else from metrics.json's history; None when neither has epochs."""
+    fig8 = (evaluation or {}).get("figure8")
+    if not fig8 and metrics and metrics.get("history"):
+        from ..sentiment.evaluate import figure8_data
+
+        fig8 = figure8_data(metrics["history"])
+    if not (fig8 and fig8.get("epoch")):
+        return None
+    return _save_with(
+        ctx,
+        lambda p: plots.figure8(fig8, p),
+        "sentiment_fig8",
+        "Fig. 8: loss per epoch, softmax training model vs hardmax inference (same weights).",
+    )
+
+
+def _evaluation_checks(evaluation: dict, d: int | None) -> list[Check]:
+    """What evaluation.json measured, beside the paper: the hardmax test accuracy (for the d the paper reports),
+    the softmax/hardmax agreement and the leader statistics (each when recorded)."""
+    checks = []
+    acc = evaluation.get("hardmax_acc")
+    if acc is not None and d in PAPER_BEST_ACCURACY:
+        checks.append(
+            Check(
+                f"hardmax test accuracy, d = {d}",
+                f"{PAPER_BEST_ACCURACY[d]} (best epoch)",
+                f"{acc:.3f} on {evaluation.get('n', '?')} reviews",
+                None,
+            )
+        )
+    if "agreement" in evaluation:
+        checks.append(
+            Check(
+                "softmax and hardmax predictions agree (same weights)",
+                "the loss curves coincide",
+                f"{evaluation['agreement']:.3f}",
+                None,
+            )
+        )
+    if "leaders_mean" in evaluation:
+        checks.append(
+            Check(
+                "leaders per test review at the last layer: mean (std, min-max); fraction already leaders at layer 0",
+                "(table printed by the paper's code)",
+                f"{evaluation['leaders_mean']:.2f} ({evaluation.get('leaders_std', 0):.2f}, "
+                f"{evaluation.get('leaders_min')}-{evaluation.get('leaders_max')}); "
+                f"{evaluation.get('leaders_at_layer0_fraction', float('nan')):.2f}",
+                None,
+            )
+        )
+    return checks
+
+
+def _figure10(ctx: Context, res: ExperimentResult, plots: ModuleType, rows: list[dict]) -> None:
+    """Fig. 10 from evaluation.json's leader-word rows, and the top ten words as a check (nothing when no rows)."""
+    if not rows:
+        return
+    res.figures.append(
+        _save_with(
+            ctx,
+            lambda p: plots.figure10(rows, p),
+            "sentiment_fig10",
+            "Fig. 10: most frequent leaders with |H(z)| >= 2 in confident, correct reviews.",
+        )
+    )
+    res.checks.append(
+        Check(
+            "top leader words (Fig. 10)",
+            "meaningful sentiment words",
+            ", ".join(str(r["word"]) for r in rows[:10]),
+            None,
+        )
+    )
+
+
+def _figure9(ctx: Context, res: ExperimentResult, plots: ModuleType, run: Path) -> None:
+    """Fig. 9 for each of :data:`EXAMPLE_REVIEWS` from the fitted d = 2 model of ``run``, each added to ``res`` once
+    drawn (an error stops at the review it happened in)."""
+    from ..sentiment import HardmaxSentimentClassifier
+
+    est = HardmaxSentimentClassifier.load(run)
+    for side, text in EXAMPLE_REVIEWS.items():
+        data = plots.figure9_data(est, text)
+
+        def draw(p: Path, data: dict = data) -> Path:
+            return plots.figure9(data, p)
+
+        res.figures.append(
+            _save_with(
+                ctx,
+                draw,
+                f"sentiment_fig9_{side}",
+                f"Fig. 9: the words of a {side} review, layer by layer: \u201c{text}\u201d.",
+            )
+        )
+
+
 @experiment(
     "sentiment-figs",
     title="Hardmax Figs. 8-10: the sentiment model",
@@ -63,102 +172,22 @@ def sentiment_figs(ctx: Context, res: ExperimentResult) -> None:
         return
     notes = []
     evaluation = _load_json(run / "evaluation.json")
-    metrics = _load_json(run / "metrics.json")
     config = _load_json(run / "config.json") or {}
-    d = (
-        (config.get("model") or {}).get("d")
-        or (config.get("estimator") or {}).get("d")
-        or config.get("d")
-        or (evaluation or {}).get("d")
-    )
+    d = _run_dimension(config, evaluation)
     res.params = {"run": str(run), "d": d}
-    fig8 = (evaluation or {}).get("figure8")
-    if not fig8 and metrics and metrics.get("history"):
-        from ..sentiment.evaluate import figure8_data
-
-        fig8 = figure8_data(metrics["history"])
-    if fig8 and fig8.get("epoch"):
-        res.figures.append(
-            _save_with(
-                ctx,
-                lambda p: plots.figure8(fig8, p),
-                "sentiment_fig8",
-                "Fig. 8: loss per epoch, softmax training model vs hardmax inference (same weights).",
-            )
-        )
+    fig8 = _figure8(ctx, plots, evaluation, _load_json(run / "metrics.json"))
+    if fig8 is not None:
+        res.figures.append(fig8)
     else:
         notes.append("no training history (metrics.json) for Fig. 8")
     if evaluation:
-        acc = evaluation.get("hardmax_acc")
-        if acc is not None and d in PAPER_BEST_ACCURACY:
-            res.checks.append(
-                Check(
-                    f"hardmax test accuracy, d = {d}",
-                    f"{PAPER_BEST_ACCURACY[d]} (best epoch)",
-                    f"{acc:.3f} on {evaluation.get('n', '?')} reviews",
-                    None,
-                )
-            )
-        if "agreement" in evaluation:
-            res.checks.append(
-                Check(
-                    "softmax and hardmax predictions agree (same weights)",
-                    "the loss curves coincide",
-                    f"{evaluation['agreement']:.3f}",
-                    None,
-                )
-            )
-        if "leaders_mean" in evaluation:
-            res.checks.append(
-                Check(
-                    "leaders per test review at the last layer: mean (std, min-max); fraction "
-                    "already leaders at layer 0",
-                    "(table printed by the paper's code)",
-                    f"{evaluation['leaders_mean']:.2f} ({evaluation.get('leaders_std', 0):.2f}, "
-                    f"{evaluation.get('leaders_min')}-{evaluation.get('leaders_max')}); "
-                    f"{evaluation.get('leaders_at_layer0_fraction', float('nan')):.2f}",
-                    None,
-                )
-            )
-        rows = evaluation.get("figure10") or []
-        if rows:
-            res.figures.append(
-                _save_with(
-                    ctx,
-                    lambda p: plots.figure10(rows, p),
-                    "sentiment_fig10",
-                    "Fig. 10: most frequent leaders with |H(z)| >= 2 in confident, correct reviews.",
-                )
-            )
-            res.checks.append(
-                Check(
-                    "top leader words (Fig. 10)",
-                    "meaningful sentiment words",
-                    ", ".join(str(r["word"]) for r in rows[:10]),
-                    None,
-                )
-            )
+        res.checks.extend(_evaluation_checks(evaluation, d))
+        _figure10(ctx, res, plots, evaluation.get("figure10") or [])
     else:
         notes.append("no evaluation.json (run `attndyn sentiment evaluate --run DIR`) for Fig. 10 and the accuracy")
     if d == 2:
         try:
-            from ..sentiment import HardmaxSentimentClassifier
-
-            est = HardmaxSentimentClassifier.load(run)
-            for side, text in EXAMPLE_REVIEWS.items():
-                data = plots.figure9_data(est, text)
-
-                def draw(p: Path, data: dict = data) -> Path:
-                    return plots.figure9(data, p)
-
-                res.figures.append(
-                    _save_with(
-                        ctx,
-                        draw,
-                        f"sentiment_fig9_{side}",
-                        f"Fig. 9: the words of a {side} review, layer by layer: \u201c{text}\u201d.",
-                    )
-                )
+            _figure9(ctx, res, plots, run)
         except Exception as exc:  # a broken or foreign run folder must not stop the other experiments
             notes.append(f"Fig. 9 skipped: {type(exc).__name__}: {exc}")
     elif d is not None:

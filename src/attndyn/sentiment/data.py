@@ -18,7 +18,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 import numpy as np
 
@@ -296,6 +296,115 @@ def _check_members(
     return members
 
 
+def _checked_sha256(sha256: str | None) -> str | None:
+    """The expected sha256 in lower case: 64 hex digits or None (no check)."""
+    if isinstance(sha256, str):
+        sha256 = sha256.lower()
+    if sha256 is not None and not (isinstance(sha256, str) and re.fullmatch(r"[0-9a-f]{64}", sha256)):
+        raise InputError(
+            f"sha256 must be 64 hex digits (or None, on the command line --sha256 none, to skip the check), got {sha256!r}"
+        )
+    return sha256
+
+
+def _check_download_dest(d: Path) -> None:
+    """``d`` must be a folder (or not exist yet) that holds no ``aclImdb`` folder."""
+    if d.exists() and not d.is_dir():
+        raise InputError(f"--download {str(d)!r} is a file; give a folder to download into")
+    if (d / "aclImdb").exists():
+        raise InputError(
+            f"{str(d / 'aclImdb')!r} exists already; read it with --data {str(d / 'aclImdb')!r}, "
+            "or remove it to download again"
+        )
+
+
+def _stream_verified(
+    resp: BinaryIO, tmp: Path, *, url: str, total: int | None, sha256: str | None, max_bytes: int, progress: bool
+) -> None:
+    """Copy ``resp`` into ``tmp`` in 1 MiB chunks; refuse more than ``max_bytes`` bytes, fewer than the
+    announced ``total``, or a sha256 other than ``sha256`` (None: not checked)."""
+    from ..progress import progress_bar
+
+    h, got = hashlib.sha256(), 0
+    with tmp.open("wb") as out, progress_bar(total, "download", enabled=progress) as adv:
+        while chunk := resp.read(1 << 20):
+            got += len(chunk)
+            if got > max_bytes:
+                raise InputError(f"{url!r} sent more than max_bytes = {max_bytes:,} bytes; refusing")
+            h.update(chunk)
+            out.write(chunk)
+            adv(len(chunk))
+    if total is not None and got != total:
+        raise InputError(
+            f"the download of {url!r} is truncated: {got:,} of {total:,} bytes arrived; nothing was kept, try again"
+        )
+    if sha256 is not None and h.hexdigest() != sha256:
+        raise InputError(
+            f"the download of {url!r} ({got:,} bytes) has sha256 {h.hexdigest()[:16]}…, not the "
+            f"expected {sha256[:16]}…; it is truncated or altered and was not kept: try again "
+            "or another --url (or pass the right --sha256)"
+        )
+
+
+def _fetch(url: str, archive: Path, *, sha256: str | None, max_bytes: int, timeout: float, progress: bool) -> None:
+    """Download ``url`` into ``archive`` atomically (:func:`_stream_verified`); every network failure is one InputError."""
+    import http.client
+
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            announced = resp.headers.get("Content-Length")
+            total = int(announced) if announced and announced.isdigit() else None
+            if total is not None and total > max_bytes:
+                raise InputError(f"{url!r} announces {total:,} bytes, more than max_bytes = {max_bytes:,}; refusing")
+
+            def write(tmp: Path) -> None:
+                _stream_verified(resp, tmp, url=url, total=total, sha256=sha256, max_bytes=max_bytes, progress=progress)
+
+            atomic_write(archive, write)
+    except http.client.IncompleteRead as exc:
+        raise InputError(
+            f"the download of {url!r} is truncated ({len(exc.partial):,} bytes arrived, more were announced); "
+            "nothing was kept, try again"
+        ) from None
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(
+            f"could not download {url!r} ({exc}); check the network or pass --url to a reachable copy"
+        ) from None
+
+
+def _extract_aclimdb(archive: Path, d: Path, *, url: str, max_bytes: int, max_members: int) -> None:
+    """Check every member of ``archive`` (:func:`_check_members`), extract it into a temporary folder in ``d`` and
+    move its ``aclImdb`` to ``d / "aclImdb"``; an unreadable archive, or one without aclImdb, is deleted."""
+    import shutil
+    import tempfile
+    import zlib
+
+    tmp_dir = Path(tempfile.mkdtemp(dir=d, prefix=".aclImdb-extract-"))
+    try:
+        try:
+            with tarfile.open(archive, "r:*") as tar:
+                members = _check_members(tar, tmp_dir, max_bytes, max_members, d)
+                tar.extractall(tmp_dir, members=members, filter="data")
+        except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+            archive.unlink(missing_ok=True)
+            kind = (
+                "truncated"
+                if isinstance(exc, EOFError) or "unexpected end" in str(exc)
+                else "not a readable tar archive"
+            )
+            raise InputError(
+                f"{str(archive)!r} is {kind} ({str(exc).splitlines()[0][:100]}); it was deleted: download again"
+            ) from None
+        if not (tmp_dir / "aclImdb").is_dir():
+            archive.unlink(missing_ok=True)
+            raise InputError(f"the archive from {url!r} holds no aclImdb folder; it was deleted: check --url")
+        os.replace(tmp_dir / "aclImdb", d / "aclImdb")
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+
+
 def download_imdb(
     dest: str | os.PathLike,
     *,
@@ -318,32 +427,14 @@ def download_imdb(
     leaves nothing either (and is deleted, with its own message). ``dest`` must not hold an
     ``aclImdb`` folder already. Needs a network; nothing else in attndyn downloads anything.
     """
-    import http.client
-    import shutil
-    import tempfile
-    import zlib
-
-    from ..progress import progress_bar
-
     scheme = urllib.parse.urlparse(url).scheme
     if scheme not in ("http", "https"):
         raise InputError(f"--url must be an http(s) address, got {url!r}; the default is {IMDB_URL}")
-    if isinstance(sha256, str):
-        sha256 = sha256.lower()
-    if sha256 is not None and not (isinstance(sha256, str) and re.fullmatch(r"[0-9a-f]{64}", sha256)):
-        raise InputError(
-            f"sha256 must be 64 hex digits (or None, on the command line --sha256 none, to skip the check), got {sha256!r}"
-        )
+    sha256 = _checked_sha256(sha256)
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
         raise InputError(f"max_bytes must be a positive integer, got {max_bytes!r}")
     d = Path(dest)
-    if d.exists() and not d.is_dir():
-        raise InputError(f"--download {str(d)!r} is a file; give a folder to download into")
-    if (d / "aclImdb").exists():
-        raise InputError(
-            f"{str(d / 'aclImdb')!r} exists already; read it with --data {str(d / 'aclImdb')!r}, "
-            "or remove it to download again"
-        )
+    _check_download_dest(d)
     name = Path(urllib.parse.urlparse(url).path).name or "aclImdb_v1.tar.gz"
     top = d
     while not top.parent.exists():
@@ -353,76 +444,13 @@ def download_imdb(
     archive = d / name
     had_archive = archive.exists()
     try:
-        try:
-            with urllib.request.urlopen(url, timeout=timeout) as resp:
-                announced = resp.headers.get("Content-Length")
-                total = int(announced) if announced and announced.isdigit() else None
-                if total is not None and total > max_bytes:
-                    raise InputError(
-                        f"{url!r} announces {total:,} bytes, more than max_bytes = {max_bytes:,}; refusing"
-                    )
-
-                def write(tmp: Path) -> None:
-                    h, got = hashlib.sha256(), 0
-                    with tmp.open("wb") as out, progress_bar(total, "download", enabled=progress) as adv:
-                        while chunk := resp.read(1 << 20):
-                            got += len(chunk)
-                            if got > max_bytes:
-                                raise InputError(f"{url!r} sent more than max_bytes = {max_bytes:,} bytes; refusing")
-                            h.update(chunk)
-                            out.write(chunk)
-                            adv(len(chunk))
-                    if total is not None and got != total:
-                        raise InputError(
-                            f"the download of {url!r} is truncated: {got:,} of {total:,} bytes arrived; "
-                            "nothing was kept, try again"
-                        )
-                    if sha256 is not None and h.hexdigest() != sha256:
-                        raise InputError(
-                            f"the download of {url!r} ({got:,} bytes) has sha256 {h.hexdigest()[:16]}…, not the "
-                            f"expected {sha256[:16]}…; it is truncated or altered and was not kept: try again "
-                            "or another --url (or pass the right --sha256)"
-                        )
-
-                atomic_write(archive, write)
-        except http.client.IncompleteRead as exc:
-            raise InputError(
-                f"the download of {url!r} is truncated ({len(exc.partial):,} bytes arrived, more were announced); "
-                "nothing was kept, try again"
-            ) from None
-        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
-            if isinstance(exc, InputError):
-                raise
-            raise InputError(
-                f"could not download {url!r} ({exc}); check the network or pass --url to a reachable copy"
-            ) from None
-        tmp_dir = Path(tempfile.mkdtemp(dir=d, prefix=".aclImdb-extract-"))
-        try:
-            try:
-                with tarfile.open(archive, "r:*") as tar:
-                    members = _check_members(tar, tmp_dir, max_bytes, max_members, d)
-                    tar.extractall(tmp_dir, members=members, filter="data")
-            except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-                archive.unlink(missing_ok=True)
-                kind = (
-                    "truncated"
-                    if isinstance(exc, EOFError) or "unexpected end" in str(exc)
-                    else "not a readable tar archive"
-                )
-                raise InputError(
-                    f"{str(archive)!r} is {kind} ({str(exc).splitlines()[0][:100]}); it was deleted: download again"
-                ) from None
-            if not (tmp_dir / "aclImdb").is_dir():
-                archive.unlink(missing_ok=True)
-                raise InputError(f"the archive from {url!r} holds no aclImdb folder; it was deleted: check --url")
-            os.replace(tmp_dir / "aclImdb", d / "aclImdb")
-        finally:
-            shutil.rmtree(tmp_dir, ignore_errors=True)
+        _fetch(url, archive, sha256=sha256, max_bytes=max_bytes, timeout=timeout, progress=progress)
+        _extract_aclimdb(archive, d, url=url, max_bytes=max_bytes, max_members=max_members)
     except BaseException:
         if not had_archive:
             archive.unlink(missing_ok=True)
         if created:
-            _remove_empty(d, top)
+            _remove_empty(d, top)  # only the folders this call made
         raise
     return d / "aclImdb"
 

@@ -64,9 +64,8 @@ def _no_constant(name: str) -> Any:
 ABSENT_SETTINGS = {"merge_negations": False, "lexicon": False, "lexicon_examples": 0}
 
 
-def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
-    """Check a parsed ``config.json``; return it with ``estimator`` holding every setting."""
-    where = str(path)
+def _check_envelope(rec: Any, where: str) -> None:
+    """A JSON object with the format tag, only :data:`CONFIG_KEYS`, and 'estimator', 'model' and 'classes'."""
     if not isinstance(rec, dict):
         raise InputError(f"{where!r} must hold a JSON object (an attndyn sentiment model config), got {_kind(rec)}")
     if rec.get("format") != FORMAT:
@@ -81,6 +80,11 @@ def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
             raise InputError(
                 f"{where!r} has no {key!r}; it was not written by save() or a finished `attndyn sentiment train`"
             )
+
+
+def _recorded_settings(rec: dict, where: str, estimator_cls: type) -> tuple[dict, dict]:
+    """``(estimator, params)``: the settings used and those passed (None: the recipe for d; older files: as used),
+    both objects of known estimator settings, with :data:`ABSENT_SETTINGS` filled in where the file predates them."""
     params = rec["estimator"]
     if not isinstance(params, dict):
         raise InputError(f"{where!r}: 'estimator' must be a JSON object of settings, got {_kind(params)}")
@@ -93,7 +97,12 @@ def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
     given = rec.get("params", params)  # as passed to the estimator (None: the recipe for d); older files: as used
     if not isinstance(given, dict) or sorted(set(given) - set(allowed)):
         raise InputError(f"{where!r}: 'params' must be a JSON object of estimator settings, got {given!r}")
-    given = {**given, **absent}
+    return params, {**given, **absent}
+
+
+def _checked_model(rec: dict, params: dict, given: dict, where: str, estimator_cls: type) -> SentimentConfig:
+    """The model config, after the estimator's own checks of ``params``; the model must state :data:`_AGREE` as the
+    estimator does, and every setting passed (not None) must be the one used."""
     try:
         est = estimator_cls(**params)
         est.check_params()
@@ -111,7 +120,11 @@ def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
         raise InputError(
             f"{where!r}: 'params' and 'estimator' disagree on {differ}; the file was edited or mixed from two models"
         )
-    classes = rec["classes"]
+    return model
+
+
+def _check_classes(classes: Any, where: str) -> None:
+    """Two distinct scalar labels of one type."""
     if (
         not isinstance(classes, list)
         or len(classes) != 2
@@ -122,12 +135,20 @@ def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
         raise InputError(
             f"{where!r}: 'classes' must be two distinct labels of one type such as [0, 1], got {classes!r}"
         )
+
+
+def _check_training_record(rec: dict, where: str) -> None:
+    """The optional 'best_epoch' (an integer), 'history' (a list of objects) and 'alpha' (positive, finite)."""
     if "best_epoch" in rec and not (isinstance(rec["best_epoch"], int) and not isinstance(rec["best_epoch"], bool)):
         raise InputError(f"{where!r}: 'best_epoch' must be an integer, got {rec['best_epoch']!r}")
     if "history" in rec and not (isinstance(rec["history"], list) and all(isinstance(r, dict) for r in rec["history"])):
         raise InputError(f"{where!r}: 'history' must be a list of objects, got {_kind(rec['history'])}")
     if "alpha" in rec and not (_real(rec["alpha"]) and math.isfinite(rec["alpha"]) and rec["alpha"] > 0):
         raise InputError(f"{where!r}: 'alpha' must be a positive finite number, got {rec['alpha']!r}")
+
+
+def _checked_files(rec: dict, where: str) -> dict:
+    """The optional 'files': a map from some of :data:`HASHED` to sha256 hex digests ({} when absent)."""
     files = rec.get("files", {})
     if not (
         isinstance(files, dict)
@@ -135,6 +156,18 @@ def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
         and all(isinstance(h, str) and len(h) == 64 and all(c in "0123456789abcdef" for c in h) for h in files.values())
     ):
         raise InputError(f"{where!r}: 'files' must map {list(HASHED)} to sha256 hex digests, got {files!r}")
+    return files
+
+
+def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
+    """Check a parsed ``config.json``; return it with ``estimator`` holding every setting."""
+    where = str(path)
+    _check_envelope(rec, where)
+    params, given = _recorded_settings(rec, where, estimator_cls)
+    model = _checked_model(rec, params, given, where, estimator_cls)
+    _check_classes(rec["classes"], where)
+    _check_training_record(rec, where)
+    files = _checked_files(rec, where)
     return {**rec, "estimator": params, "params": {**given}, "model": model, "files": files}
 
 

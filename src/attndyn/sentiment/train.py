@@ -314,6 +314,178 @@ def _weights(model: nn.Module) -> dict[str, Tensor]:
     return {k: v.detach().cpu().clone().contiguous() for k, v in model.state_dict().items()}  # on the CPU
 
 
+def _check_trainable(model: nn.Module) -> None:
+    """Refuse a model that is not an ``nn.Module`` satisfying :class:`TrainableModel`, naming what it lacks."""
+    if not (isinstance(model, nn.Module) and isinstance(model, TrainableModel)):
+        missing = [
+            m for m in ("tau", "embedding_parameters", "layer_logits", "hardmax_logits") if not hasattr(model, m)
+        ]
+        raise InputError(
+            f"train() needs an nn.Module with the TrainableModel members; {type(model).__name__} lacks "
+            f"{missing or ['nn.Module']}: see attndyn.sentiment.train.TrainableModel"
+        )
+
+
+@dataclass
+class _LoopState:
+    """What the loop carries from epoch to epoch (and a checkpoint restores): the history so far,
+    the best validation epoch and its weights, the epochs without improvement, the first epoch to
+    run and why the loop stopped."""
+
+    history: list[dict]
+    best: dict[str, Any]
+    best_weights: dict[str, Tensor]
+    bad: int = 0
+    start: int = 0
+    stop_reason: str = "completed"
+
+
+def _start_state(
+    model: nn.Module, opt: torch.optim.Optimizer, g: torch.Generator, run: Path | None, resume: bool, epochs: int
+) -> _LoopState:
+    """A fresh loop state, or (``resume`` and a checkpoint in ``run``) the one the checkpoint saved,
+    with the model, optimizer and generator restored; a stopped run starts at ``epochs`` (nothing left)."""
+    state = _LoopState(
+        history=[], best={"epoch": -1, "hardmax_acc": -1.0, "hardmax_loss": math.inf}, best_weights=_weights(model)
+    )
+    if run is None or not resume or not (run / CHECKPOINT).exists():
+        return state
+    try:
+        st = _load_checkpoint(run / CHECKPOINT, model, opt, g)
+        state.history, state.best, state.bad, state.start = st["history"], st["best"], st["bad"], st["epoch"] + 1
+        if (run / WEIGHTS).exists():
+            state.best_weights = load_file(str(run / WEIGHTS))
+    except Exception as exc:  # safetensors' own error type, a shape mismatch, a missing key
+        raise _damaged(run, exc) from None
+    if st.get("stopped"):
+        state.start = epochs
+        state.stop_reason = st["stopped"]
+    return state
+
+
+def _train_eval_subset(train_data: EncodedSplit, config: TrainConfig) -> EncodedSplit | None:
+    """The fixed ``train_eval_size`` training reviews scored every epoch (drawn with seed + 1); None when 0."""
+    eval_g = torch.Generator().manual_seed(config.seed + 1)
+    n_eval = min(config.train_eval_size, len(train_data))
+    return train_data.take(torch.randperm(len(train_data), generator=eval_g)[:n_eval]) if n_eval else None
+
+
+def _set_learning_rates(opt: torch.optim.Optimizer, config: TrainConfig, epoch: int) -> None:
+    """Epoch ``epoch`` (from 0) uses ``lr * lr_decay**epoch`` in each group: a function of the epoch, so it resumes exactly."""
+    for group, base in zip(opt.param_groups, (config.embed_lr, config.lr)):
+        group["lr"] = base * config.lr_decay**epoch
+
+
+def _train_epoch(
+    model: nn.Module,
+    opt: torch.optim.Optimizer,
+    data: EncodedSplit,
+    config: TrainConfig,
+    g: torch.Generator,
+    *,
+    epoch: int,
+    tau: float | None,
+    progress: bool,
+) -> float:
+    """One pass over ``data`` in shuffled batches (word dropout, clipped AdamW steps); the mean training loss."""
+    model.train()
+    dev = _device_of(model)
+    y_all = data.labels.to(torch.float32)
+    batches = _batches(len(data), config.batch_size, data.mask.sum(dim=1), g)
+    run_loss, seen = 0.0, 0
+    with progress_bar(len(batches), f"epoch {epoch + 1}/{config.epochs}", enabled=progress) as advance:
+        for idx in batches:
+            part = data.take(idx)
+            mask = _drop_words(part.mask, config.word_dropout, g).to(dev)
+            loss = _loss(model, part.ids.to(dev), mask, y_all[idx].to(dev), tau, config.aux_weight)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), config.clip_norm)
+            opt.step()
+            run_loss += float(loss.detach()) * len(idx)
+            seen += len(idx)
+            advance(1)
+    return run_loss / max(seen, 1)
+
+
+def _epoch_row(
+    model: nn.Module,
+    config: TrainConfig,
+    *,
+    epoch: int,
+    tau: float | None,
+    running_loss: float,
+    train_eval: EncodedSplit | None,
+    val_data: EncodedSplit,
+) -> dict[str, Any]:
+    """The history row of an epoch: temperature, running loss, alpha (when the model has one) and
+    :func:`evaluate_split` on the training subset (``train_*``) and the validation split (``val_*``)."""
+    row: dict[str, Any] = {
+        "epoch": epoch + 1,
+        "tau": tau if tau is not None else cast(TrainableModel, model).tau,
+        "train_running_loss": running_loss,
+    }
+    if hasattr(model, "alpha"):
+        row["alpha"] = float(cast(Tensor, model.alpha).detach())
+    for prefix, data in (("train", train_eval), ("val", val_data)):
+        if data is not None:
+            scores = evaluate_split(model, data, batch_size=config.eval_batch_size, tau=tau)
+            row.update({f"{prefix}_{k}": v for k, v in scores.items()})
+    return row
+
+
+def _record_epoch(
+    state: _LoopState, row: dict[str, Any], model: nn.Module, config: TrainConfig, epoch: int, tau: float | None
+) -> tuple[bool, str | None]:
+    """Append ``row``; keep the weights when the validation (hardmax accuracy, -hardmax loss) improved,
+    else count a bad epoch (not while the temperature is still annealing). Returns (improved, stop reason or None)."""
+    state.history.append(row)
+    improved = (row["val_hardmax_acc"], -row["val_hardmax_loss"]) > (
+        state.best["hardmax_acc"],
+        -state.best["hardmax_loss"],
+    )
+    annealing = tau is not None and epoch + 1 < config.anneal_epochs
+    if improved:
+        state.best = {
+            "epoch": epoch + 1,
+            "hardmax_acc": row["val_hardmax_acc"],
+            "hardmax_loss": row["val_hardmax_loss"],
+        }
+        state.best_weights = _weights(model)
+        state.bad = 0
+    elif not annealing:
+        state.bad += 1
+    return improved, ("early_stopping" if state.bad >= config.patience else None)
+
+
+def _write_epoch(
+    run: Path,
+    state: _LoopState,
+    model: nn.Module,
+    opt: torch.optim.Optimizer,
+    g: torch.Generator,
+    *,
+    epoch: int,
+    improved: bool,
+    stopped: str | None,
+) -> None:
+    """Write (each atomically) the best weights when they ``improved``, ``metrics.json`` and the checkpoint."""
+    if improved:
+
+        def write_weights(tmp: Path, w: dict[str, Tensor] = state.best_weights) -> None:
+            save_file(w, str(tmp))
+
+        atomic_write(run / WEIGHTS, write_weights)
+    write_json(run / METRICS, {"history": state.history, "best": state.best})
+    _save_checkpoint(
+        run / CHECKPOINT,
+        model,
+        opt,
+        g,
+        {"epoch": epoch, "history": state.history, "best": state.best, "bad": state.bad, "stopped": stopped},
+    )
+
+
 def train(
     model: nn.Module,
     train_data: EncodedSplit,
@@ -335,125 +507,38 @@ def train(
     draw (batches, word dropout) comes from a CPU generator, so a seed gives the same batches on
     every device.
     """
-    if not (isinstance(model, nn.Module) and isinstance(model, TrainableModel)):
-        missing = [
-            m for m in ("tau", "embedding_parameters", "layer_logits", "hardmax_logits") if not hasattr(model, m)
-        ]
-        raise InputError(
-            f"train() needs an nn.Module with the TrainableModel members; {type(model).__name__} lacks "
-            f"{missing or ['nn.Module']}: see attndyn.sentiment.train.TrainableModel"
-        )
+    _check_trainable(model)
     if len(train_data) == 0 or len(val_data) == 0:
         raise InputError("training needs at least one training and one validation review")
     t0 = time.perf_counter()
     g = torch.Generator().manual_seed(config.seed)
     opt = _optimizer(model, config)
     run = Path(run_dir) if run_dir is not None else None
-    history: list[dict] = []
-    best: dict[str, Any] = {"epoch": -1, "hardmax_acc": -1.0, "hardmax_loss": math.inf}
-    best_weights = _weights(model)
-    bad, start = 0, 0
-    stop_reason = "completed"
-    if run is not None and resume and (run / CHECKPOINT).exists():
-        try:
-            st = _load_checkpoint(run / CHECKPOINT, model, opt, g)
-            history, best, bad, start = st["history"], st["best"], st["bad"], st["epoch"] + 1
-            if (run / WEIGHTS).exists():
-                best_weights = load_file(str(run / WEIGHTS))
-        except Exception as exc:  # safetensors' own error type, a shape mismatch, a missing key
-            raise _damaged(run, exc) from None
-        if st.get("stopped"):
-            start = config.epochs
-            stop_reason = st["stopped"]
-    eval_g = torch.Generator().manual_seed(config.seed + 1)
-    n_eval = min(config.train_eval_size, len(train_data))
-    train_eval = train_data.take(torch.randperm(len(train_data), generator=eval_g)[:n_eval]) if n_eval else None
-    lengths = train_data.mask.sum(dim=1)
-    y_all = train_data.labels.to(torch.float32)
-    dev = _device_of(model)
-
-    for epoch in range(start, config.epochs):
-        model.train()
+    state = _start_state(model, opt, g, run, resume, config.epochs)
+    train_eval = _train_eval_subset(train_data, config)
+    for epoch in range(state.start, config.epochs):
         tau = _tau(config, model, epoch)
-        for group, base in zip(
-            opt.param_groups, (config.embed_lr, config.lr)
-        ):  # a function of the epoch: resumes exactly
-            group["lr"] = base * config.lr_decay**epoch
-        batches = _batches(len(train_data), config.batch_size, lengths, g)
-        run_loss, seen = 0.0, 0
-        with progress_bar(len(batches), f"epoch {epoch + 1}/{config.epochs}", enabled=progress) as advance:
-            for idx in batches:
-                part = train_data.take(idx)
-                mask = _drop_words(part.mask, config.word_dropout, g).to(dev)
-                loss = _loss(model, part.ids.to(dev), mask, y_all[idx].to(dev), tau, config.aux_weight)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                nn.utils.clip_grad_norm_(model.parameters(), config.clip_norm)
-                opt.step()
-                run_loss += float(loss.detach()) * len(idx)
-                seen += len(idx)
-                advance(1)
-        row: dict[str, Any] = {
-            "epoch": epoch + 1,
-            "tau": tau if tau is not None else model.tau,
-            "train_running_loss": run_loss / max(seen, 1),
-        }
-        if hasattr(model, "alpha"):
-            row["alpha"] = float(cast(Tensor, model.alpha).detach())
-        if train_eval is not None:
-            row.update(
-                {
-                    f"train_{k}": v
-                    for k, v in evaluate_split(model, train_eval, batch_size=config.eval_batch_size, tau=tau).items()
-                }
-            )
-        row.update(
-            {
-                f"val_{k}": v
-                for k, v in evaluate_split(model, val_data, batch_size=config.eval_batch_size, tau=tau).items()
-            }
+        _set_learning_rates(opt, config, epoch)
+        running_loss = _train_epoch(model, opt, train_data, config, g, epoch=epoch, tau=tau, progress=progress)
+        row = _epoch_row(
+            model, config, epoch=epoch, tau=tau, running_loss=running_loss, train_eval=train_eval, val_data=val_data
         )
         row["seconds"] = time.perf_counter() - t0
-        history.append(row)
-        improved = (row["val_hardmax_acc"], -row["val_hardmax_loss"]) > (best["hardmax_acc"], -best["hardmax_loss"])
-        annealing = tau is not None and epoch + 1 < config.anneal_epochs
-        if improved:
-            best = {"epoch": epoch + 1, "hardmax_acc": row["val_hardmax_acc"], "hardmax_loss": row["val_hardmax_loss"]}
-            best_weights = _weights(model)
-            bad = 0
-        elif not annealing:
-            bad += 1
-        stopped = None
-        if bad >= config.patience:
-            stopped = "early_stopping"
+        improved, stopped = _record_epoch(state, row, model, config, epoch, tau)
         if log is not None:
             log(_format_row(row))
         if run is not None:
-            if improved:
-
-                def write_weights(tmp: Path, w: dict[str, Tensor] = best_weights) -> None:
-                    save_file(w, str(tmp))
-
-                atomic_write(run / WEIGHTS, write_weights)
-            write_json(run / METRICS, {"history": history, "best": best})
-            _save_checkpoint(
-                run / CHECKPOINT,
-                model,
-                opt,
-                g,
-                {"epoch": epoch, "history": history, "best": best, "bad": bad, "stopped": stopped},
-            )
+            _write_epoch(run, state, model, opt, g, epoch=epoch, improved=improved, stopped=stopped)
         if stopped:
-            stop_reason = stopped
+            state.stop_reason = stopped
             break
-
-    model.load_state_dict(best_weights)
+    model.load_state_dict(state.best_weights)
     model.eval()
     return TrainResult(
         model=model,
-        history=history,
-        best_epoch=best["epoch"],
-        stop_reason=stop_reason,
+        history=state.history,
+        best_epoch=state.best["epoch"],
+        stop_reason=state.stop_reason,
         seconds=time.perf_counter() - t0,
     )
 
