@@ -11,8 +11,6 @@ import ast
 import textwrap
 from pathlib import Path
 
-import pytest
-
 MAX_LINES = 60
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "attndyn"
 
@@ -27,14 +25,6 @@ EXEMPT: dict[tuple[str, str], str] = {
         "sentiment/estimator.py",
         "HardmaxSentimentClassifier.__init__",
     ): "scikit-learn stores every parameter in __init__",
-}
-
-# TEMPORARY: another engineer is rewriting these files right now (issue 12, item 4: one source of sentiment
-# settings). Every function in them is exempt until that lands; the lead removes this set then.
-_BEING_REWRITTEN: set[str] = {
-    "sentiment/",
-    "cli/sentiment.py",
-    "reproduce/sentiment_experiments.py",
 }
 
 
@@ -76,17 +66,13 @@ def _package_functions() -> dict[tuple[str, str], int]:
     return found
 
 
-def _being_rewritten(rel: str) -> bool:
-    return any(rel == p or (p.endswith("/") and rel.startswith(p)) for p in _BEING_REWRITTEN)
-
-
 def test_no_function_longer_than_60_lines() -> None:
     functions = _package_functions()
     assert len(functions) > 500  # the walk found the package
     too_long = sorted(
         f"{rel}: {name} has {n} code lines"
         for (rel, name), n in functions.items()
-        if n > MAX_LINES and (rel, name) not in EXEMPT and not _being_rewritten(rel)
+        if n > MAX_LINES and (rel, name) not in EXEMPT
     )
     assert not too_long, f"split these into helpers of at most {MAX_LINES} lines:\n" + "\n".join(too_long)
 
@@ -94,12 +80,8 @@ def test_no_function_longer_than_60_lines() -> None:
 def test_every_exemption_names_a_long_function_that_exists() -> None:
     functions = _package_functions()
     for key, reason in EXEMPT.items():
-        if _being_rewritten(key[0]):
-            continue  # its file is changing under another engineer; checked again once _BEING_REWRITTEN goes
         assert key in functions, f"{key} is exempt ({reason}) but no longer exists: remove it from EXEMPT"
         assert functions[key] > MAX_LINES, f"{key} has {functions[key]} lines: remove it from EXEMPT"
-    for prefix in _BEING_REWRITTEN:
-        assert (PACKAGE / prefix).exists(), f"{prefix} is in _BEING_REWRITTEN but does not exist"
 
 
 def test_code_lines_exclude_the_docstring_and_count_nested_functions_inside() -> None:
@@ -138,18 +120,3 @@ def test_a_long_function_is_reported() -> None:
     body = "\n".join(f"    x{k} = {k}" for k in range(MAX_LINES))
     lengths = function_lengths(f'def long():\n    """Doc."""\n{body}\n    return 0\n')
     assert lengths == {"long": MAX_LINES + 2}
-
-
-@pytest.mark.parametrize(
-    ("rel", "rewritten"),
-    [
-        ("sentiment/train.py", True),
-        ("cli/sentiment.py", True),
-        ("reproduce/sentiment_experiments.py", True),
-        ("cli/sentiment_extra.py", False),
-        ("reproduce/softmax_experiments.py", False),
-        ("plotting/sentiment.py", False),
-    ],
-)
-def test_the_temporary_exemption_covers_exactly_the_files_being_rewritten(rel: str, rewritten: bool) -> None:
-    assert _being_rewritten(rel) is rewritten
