@@ -412,7 +412,7 @@ class _HardmaxRecord:
         """Layer k: step from Z^k (with its follow sets when layer k is kept), certify its leaders."""
         if self.res is not None:
             self.z = self.res.tokens
-        out = None if self.spare is None else self.spare[k % 2]  # never the state it reads
+        out = self._output(k, run)
         self.res = self.dyn.step(
             self.z, record_follow=self.save.follow and run.keeps(k), book=self.book, layer=k, out=out
         )
@@ -421,12 +421,26 @@ class _HardmaxRecord:
         self.lead = self.res.certified
         return self.res.moved, self.res.scale
 
+    def _output(self, k: int, run: Run) -> Tensor | None:
+        """Where the compiled path writes Z^{k+1}: straight into its slot of ``ys`` when that state is kept
+        (no copy; run units are the caller's units when nothing was rescaled), else a reused buffer that
+        is not Z^k."""
+        if self.spare is None:
+            return None
+        slot = self.count + int(run.keeps(k))  # the kept states before k+1
+        if self.unit is None and k < run.last and run.keeps(k + 1) and slot < len(self.ys):
+            return self.ys[slot]
+        return self.spare[k % 2]
+
     def keep(self, k: int) -> None:
         assert self.res is not None  # observe(k) came first
         i = self.count
         if self.z.requires_grad and i == 0:
             self.ys = self.ys.clone()  # keep autograd history out of a leaf buffer
-        self.ys[i] = self.z if self.unit is None else _unscale(self.z, self.unit, self.z0, self.dyn.mask)
+        if self.unit is not None:
+            self.ys[i] = _unscale(self.z, self.unit, self.z0, self.dyn.mask)
+        elif self.z.data_ptr() != self.ys[i].data_ptr():  # not already written there by the step before
+            self.ys[i] = self.z
         self.leader_mask[i] = self.lead
         if self.follow is not None:
             follow = self.res.follow

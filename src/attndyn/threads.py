@@ -9,8 +9,11 @@ the 2-core project machine, docs/benchmarks.md "Threads": a 40-token softmax run
 operations on (B, n) tensors per layer, 8x slower). So:
 
 * torch runs an engine call on one thread when one layer or field evaluation of torch work is
-  below ``TORCH_MIN_WORK`` multiply-adds (:func:`torch_threads_for`); in particular the hardmax
-  runs whose layers go through the compiled kernel leave torch only O(B n) bookkeeping;
+  below ``TORCH_MIN_WORK`` multiply-adds (:func:`torch_threads_for`); a hardmax run whose layers go
+  through the compiled kernel leaves torch O(B) bookkeeping per layer (one thread whatever the
+  setting: below torch's parallel grain) and a few passes over the tokens per run, which use the
+  caller's threads from ``TORCH_MIN_PASS`` token coordinates on (2 MB of float64; measured on the
+  2-core machine, docs/benchmarks.md "Threads": 2 threads took about 2 ms off a 40 ms run);
 * the compiled kernels use their threads above ``attndyn._kernels.PARALLEL_MIN_WORK``.
 
 The caller's setting is restored afterwards; nothing is changed for large problems.
@@ -26,10 +29,12 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["TORCH_MIN_WORK", "torch_threads_for", "limit_torch_threads", "one_thread_when_small"]
+__all__ = ["TORCH_MIN_WORK", "TORCH_MIN_PASS", "torch_threads_for", "limit_torch_threads", "one_thread_when_small"]
 
 # Below this many multiply-adds per layer / field evaluation, torch's threads cost more than they save.
 TORCH_MIN_WORK = 1 << 24
+# A compiled hardmax run's torch work is a few passes over its B n d tokens: threads from 2 MB of float64 on.
+TORCH_MIN_PASS = 1 << 18
 
 
 def torch_threads_for(work: int) -> int:
@@ -91,7 +96,13 @@ def one_thread_when_small(engine: str) -> Callable:
                     or getattr(kw.get("A"), "requires_grad", False)
                 )
                 if kw.get("dtype", torch.float64) == torch.float64 and not grad:
-                    work = B * n * d  # the compiled kernel does the layers; torch only keeps the books
+                    # The compiled kernel does the layers (and writes the kept states); torch keeps the
+                    # books: O(B) per layer, below torch's parallel grain (one thread whatever the
+                    # setting), and a few passes over the tokens per run (validation, scale, the first
+                    # kept state), which threads speed up once they are large.
+                    threads = torch.get_num_threads() if B * n * d >= TORCH_MIN_PASS else 1
+                    with limit_torch_threads(threads):
+                        return fn(tokens, *args, **kw)
             with limit_torch_threads(torch_threads_for(work)):
                 return fn(tokens, *args, **kw)
 
