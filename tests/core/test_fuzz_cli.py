@@ -1,7 +1,6 @@
 """Fuzz corpus of the core commands: every bad input gets one line on standard error, exit status 2,
 no traceback, and nothing written or changed (the README's error contract)."""
 
-import hashlib
 import importlib
 import json
 import os
@@ -13,13 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from attndyn.cli import main
-
-
-def snapshot(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
-        for p in sorted(folder.rglob("*"))
-    }
 
 
 @pytest.fixture
@@ -157,7 +149,7 @@ SWEEP = [
 ]
 
 
-def check_refused(capsys, folder, argv):
+def check_refused(capsys, snapshot, folder, argv):
     before = snapshot(folder)
     code = main(argv)
     out, err = capsys.readouterr()
@@ -169,8 +161,8 @@ def check_refused(capsys, folder, argv):
 
 
 @pytest.mark.parametrize("argv", HARDMAX + SOFTMAX + DEMO + REPRODUCE + CONTROL + SWEEP, ids=lambda a: " ".join(a)[:60])
-def test_bad_input_is_one_line_and_exit_2(capsys, files, argv):
-    check_refused(capsys, files, argv)
+def test_bad_input_is_one_line_and_exit_2(capsys, snapshot, files, argv):
+    check_refused(capsys, snapshot, files, argv)
 
 
 def test_corpus_size_per_command():
@@ -192,7 +184,7 @@ def test_corpus_size_per_command():
         max_leaves=12,
     )
 )
-def test_generated_token_files_never_crash(capsys, files, data):
+def test_generated_token_files_never_crash(capsys, snapshot, files, data):
     Path("gen.json").write_text(json.dumps(data))
     before = snapshot(files)
     for command in (["hardmax", "gen.json", "--layers", "3"], ["softmax", "gen.json", "--time", "0.3"]):

@@ -19,13 +19,6 @@ from safetensors.torch import save as save_st
 from attndyn.cli import main
 
 
-def snapshot(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-    }
-
-
 def _copy(src: Path, dst: Path, edit) -> None:
     shutil.copytree(src, dst)
     edit(dst)
@@ -368,7 +361,7 @@ def test_every_command_has_a_dozen_cases():
     [(c, a) for c, cases in CASES.items() for a in cases],
     ids=[f"{c}:{' '.join(a)[:60]}" for c, cases in CASES.items() for a in cases],
 )
-def test_bad_input_is_one_line_exit_2_and_changes_nothing(world, command, args, capsys):
+def test_bad_input_is_one_line_exit_2_and_changes_nothing(world, command, args, capsys, snapshot):
     values = {k: str(v) for k, v in world.items()}
     argv = [a.format(**values) for a in PREFIX[command] + args]
     before = snapshot(world["root"])

@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,14 +15,6 @@ from attndyn.cli import main
 from attndyn.sentiment.runfolder import RunLock, data_identity, flag_of, lock_holder
 
 TRAIN = ["sentiment", "train", "--epochs", "1", "--min-freq", "1", "--no-progress", "--threads", "1"]
-
-
-def snapshot(folder: Path) -> dict[str, str]:
-    """Every file and folder under ``folder``: relative path → sha256 of its bytes (or 'dir')."""
-    out = {}
-    for p in sorted(folder.rglob("*")):
-        out[str(p.relative_to(folder))] = "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +41,7 @@ def trained(tmp_path_factory, make_corpus, write_csv):
         (["--data", "OTHER"], "--data (sha256)"),
     ],
 )
-def test_resume_with_other_settings_exits_2_and_changes_nothing(trained, change, named, capsys):
+def test_resume_with_other_settings_exits_2_and_changes_nothing(trained, change, named, capsys, snapshot):
     tmp, run, data, other = trained
     argv = TRAIN + ["--run", str(run), "--data", str(data)]
     change = [str(other) if c == "OTHER" else c for c in change]
@@ -63,7 +54,7 @@ def test_resume_with_other_settings_exits_2_and_changes_nothing(trained, change,
     assert snapshot(run) == before  # byte for byte, the tokenization cache included
 
 
-def test_resume_with_equal_settings_proceeds_and_a_moved_copy_is_the_same_data(trained, capsys):
+def test_resume_with_equal_settings_proceeds_and_a_moved_copy_is_the_same_data(trained, capsys, snapshot):
     tmp, run, data, _ = trained
     copy = tmp / "moved" / "copy.csv"
     copy.parent.mkdir(exist_ok=True)
@@ -88,7 +79,7 @@ def test_overwrite_discards_the_run_and_trains_anew(trained, tmp_path):
     assert settings["data"] == {"sha256": hashlib.sha256(data.read_bytes()).hexdigest(), "size": data.stat().st_size}
 
 
-def test_a_second_training_is_refused_naming_the_holder(trained, capsys):
+def test_a_second_training_is_refused_naming_the_holder(trained, capsys, snapshot):
     _, run, data, _ = trained
     holder = subprocess.Popen(
         [
@@ -130,7 +121,7 @@ def test_a_failing_fresh_run_leaves_no_folder(trained, tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_failing_run_in_an_existing_folder_removes_only_what_it_added(trained, tmp_path, capsys):
+def test_a_failing_run_in_an_existing_folder_removes_only_what_it_added(trained, tmp_path, capsys, snapshot):
     _, _, data, _ = trained
     run = tmp_path / "run"
     (run / "cache").mkdir(parents=True)
@@ -145,7 +136,7 @@ def test_a_failing_run_in_an_existing_folder_removes_only_what_it_added(trained,
 @pytest.mark.parametrize(
     "name, cut", [("checkpoint.safetensors", 30), ("checkpoint.safetensors", 0), ("weights.safetensors", 12)]
 )
-def test_a_damaged_checkpoint_is_refused_before_anything_changes(trained, tmp_path, name, cut, capsys):
+def test_a_damaged_checkpoint_is_refused_before_anything_changes(trained, tmp_path, name, cut, capsys, snapshot):
     _, run, data, _ = trained
     mine = tmp_path / "r"
     shutil.copytree(run, mine)
@@ -159,7 +150,7 @@ def test_a_damaged_checkpoint_is_refused_before_anything_changes(trained, tmp_pa
     assert main(TRAIN + ["--run", str(mine), "--data", str(data), "--overwrite"]) == 0
 
 
-def test_legacy_folder_without_settings_is_compared_on_its_config(trained, tmp_path, capsys):
+def test_legacy_folder_without_settings_is_compared_on_its_config(trained, tmp_path, capsys, snapshot):
     _, run, data, _ = trained
     old = tmp_path / "old"
     shutil.copytree(run, old)
@@ -170,7 +161,7 @@ def test_legacy_folder_without_settings_is_compared_on_its_config(trained, tmp_p
     assert main(TRAIN + ["--run", str(old), "--data", str(data)]) == 0
 
 
-def test_evaluate_other_data_whole_and_refuses_another_split(trained, tmp_path, capsys):
+def test_evaluate_other_data_whole_and_refuses_another_split(trained, tmp_path, capsys, snapshot):
     _, run, data, other = trained
     before = snapshot(run)
     # another data set (here with text,label columns) is scored whole, from any working folder
