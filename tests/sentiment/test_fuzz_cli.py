@@ -255,6 +255,12 @@ CASES = {
         ["--run", "{root}/run", "--d", "3"],
         ["--run", "{root}/run", "--threads", "2"],
         ["--run", "{root}/run", "--data", "{root}/other.csv"],
+        ["--batch-size", "0"],
+        ["--max-vocab", "-1"],
+        ["--tau-start", "nan"],
+        ["--anneal-epochs", "-1"],
+        ["--val-fraction", "1.5"],
+        ["--train-eval-size", "-3"],
     ],
     "evaluate": [
         [],
