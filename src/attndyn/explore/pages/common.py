@@ -1,0 +1,61 @@
+"""What every page shares: the one-line error, guarded callbacks and the export buttons."""
+
+from __future__ import annotations
+
+import html
+import io
+from collections.abc import Callable
+from typing import Any
+
+from .._log import quiet_error
+
+__all__ = ["PALETTE", "Guard", "downloads", "escape"]
+
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+
+
+def escape(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+class Guard:
+    """Runs a page's update; bad input shows one line in the page (``error`` pane) and keeps the last good state."""
+
+    def __init__(self) -> None:
+        import panel as pn
+
+        self.pane = pn.pane.HTML("", css_classes=["explore-error"], sizing_mode="stretch_width")
+
+    def __call__(self, update: Callable[[], Any]) -> bool:
+        try:
+            update()
+        except Exception as exc:  # user input: one line in the page, never a traceback on the server
+            self.pane.object = f'<span id="error" style="color:#b00">{escape(quiet_error(exc))}</span>'
+            return False
+        self.pane.object = ""
+        return True
+
+
+def downloads(stem: str, figure: Callable[[], Any], inputs: Callable[[], dict[str, Any]], guard: Guard) -> Any:
+    """Three buttons: the current figure as PNG and SVG, and the current state as a zip of CLI inputs."""
+    import panel as pn
+
+    from ..export import bundle, figure_bytes
+
+    def make(kind: str) -> Callable[[], io.BytesIO]:
+        def callback() -> io.BytesIO:
+            out: list[bytes] = [b""]
+
+            def work() -> None:
+                out[0] = bundle(inputs()) if kind == "zip" else figure_bytes(figure(), kind)
+
+            guard(work)
+            return io.BytesIO(out[0])
+
+        return callback
+
+    names = {"png": f"{stem}.png", "svg": f"{stem}.svg", "zip": f"{stem}-inputs.zip"}
+    labels = {"png": "figure (PNG)", "svg": "figure (SVG)", "zip": "state (JSON/NPY for the CLI)"}
+    return pn.Row(
+        *(pn.widgets.FileDownload(callback=make(k), filename=f, label=labels[k], button_type="light") for k, f in names.items())
+    )
