@@ -25,14 +25,19 @@ class Guard:
         import panel as pn
 
         self.pane = pn.pane.HTML("", css_classes=["explore-error"], sizing_mode="stretch_width")
+        self.depth = 0  # updates run inside updates (a preset that fills a text box): the outermost clears the line
 
     def __call__(self, update: Callable[[], Any]) -> bool:
+        self.depth += 1
+        if self.depth == 1:
+            self.pane.object = ""
         try:
             update()
         except Exception as exc:  # user input: one line in the page, never a traceback on the server
             self.pane.object = f'<span id="error" style="color:#b00">{escape(quiet_error(exc))}</span>'
             return False
-        self.pane.object = ""
+        finally:
+            self.depth -= 1
         return True
 
 
@@ -57,5 +62,5 @@ def downloads(stem: str, figure: Callable[[], Any], inputs: Callable[[], dict[st
     names = {"png": f"{stem}.png", "svg": f"{stem}.svg", "zip": f"{stem}-inputs.zip"}
     labels = {"png": "figure (PNG)", "svg": "figure (SVG)", "zip": "state (JSON/NPY for the CLI)"}
     return pn.Row(
-        *(pn.widgets.FileDownload(callback=make(k), filename=f, label=labels[k], button_type="light") for k, f in names.items())
+        *(pn.widgets.FileDownload(callback=make(k), filename=f, label=labels[k]) for k, f in names.items())
     )

@@ -28,11 +28,11 @@ class ControlPage:
         w = pn.widgets
         self.playground = playground
         self.guard = Guard()
-        self.leaders = w.TextInput(name="tokens that should lead (click, shift-click; or type 0, 2)", value="")
-        self.spd = w.Checkbox(name="SPD A (semidefinite program; needs the 'control' extra)", value=False)
-        self.solve = w.Button(name="choose A", button_type="primary")
-        self.load = w.Button(name="load A into the playground", disabled=True)
-        self.refresh = w.Button(name="take the playground's tokens")
+        self.leaders = w.TextInput(label="tokens that should lead (click, shift-click; or type 0, 2)", value="")
+        self.spd = w.Checkbox(label="SPD A (semidefinite program; needs the 'control' extra)", value=False)
+        self.solve = w.Button(label="choose A", color="primary")
+        self.load = w.Button(label="load A into the playground", disabled=True)
+        self.refresh = w.Button(label="take the playground's tokens")
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
         self.result: ControlResult | None = None
         self.src = ColumnDataSource({"x": [], "y": [], "label": []})

@@ -23,9 +23,9 @@ class SentimentPage:
         self.guard = Guard()
         self.model: Any = None
         self.result: SentimentResult | None = None
-        self.text = pn.widgets.TextAreaInput(name="review", value="The film was good, the music wonderful.", height=100)
-        self.go = pn.widgets.Button(name="explain", button_type="primary")
-        self.layer = pn.widgets.IntSlider(name="layer", start=0, end=1, value=1)
+        self.text = pn.widgets.TextAreaInput(label="review", value="The film was good, the music wonderful.", height=100)
+        self.go = pn.widgets.Button(label="explain", color="primary")
+        self.layer = pn.widgets.IntSlider(label="layer", start=0, end=1, value=1)
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
         self.table = pn.pane.HTML("", sizing_mode="stretch_width")
         if model is None:
