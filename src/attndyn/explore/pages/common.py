@@ -9,13 +9,25 @@ from typing import Any
 
 from .._log import quiet_error
 
-__all__ = ["PALETTE", "Guard", "downloads", "escape"]
+__all__ = ["PALETTE", "Guard", "downloads", "escape", "on_document"]
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 
 
 def escape(text: str) -> str:
     return html.escape(text, quote=True)
+
+
+def on_document(draw: Callable[[], None]) -> None:
+    """Apply changes to Bokeh models with the document's lock: on the server's next tick (a page being
+    served), or now (no server: tests, notebooks)."""
+    import panel as pn
+
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None:
+        draw()
+    else:
+        doc.add_next_tick_callback(draw)
 
 
 class Guard:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..control_view import ControlState, control_summary, run_control
 from ..parse import parse_indices
-from .common import Guard, downloads, escape
+from .common import Guard, downloads, escape, on_document
 
 if TYPE_CHECKING:
     from ...control import ControlResult
@@ -50,8 +50,12 @@ class ControlPage:
     def take_tokens(self) -> None:
         Z = np.asarray(self.playground.tokens, dtype=np.float64)
         self.tokens = Z
-        self.src.data = {"x": Z[:, 0], "y": Z[:, 1], "label": [str(i) for i in range(len(Z))]}
-        self.src.selected.indices = []
+
+        def draw() -> None:
+            self.src.data = {"x": Z[:, 0], "y": Z[:, 1], "label": [str(i) for i in range(len(Z))]}
+            self.src.selected.indices = []
+
+        on_document(draw)
 
     def _tapped(self, indices: list[int]) -> None:
         self.leaders.value = ", ".join(map(str, sorted(indices)))

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..hardmax_view import A_PRESETS, TOKEN_PRESETS, HardmaxResult, HardmaxState, run_hardmax, token_preset
 from ..parse import matrix_text, parse_matrix
-from .common import PALETTE, Guard, downloads, escape
+from .common import PALETTE, Guard, downloads, escape, on_document
 
 __all__ = ["Playground"]
 
@@ -148,6 +148,9 @@ class Playground:
         state = self.state()
         res = run_hardmax(state)
         self.result, self.A = res, state.A
+        on_document(lambda: self._show(res, t0))
+
+    def _show(self, res: HardmaxResult, t0: float) -> None:
         self._draw(res)
         self._report(res, time.perf_counter() - t0)
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..sentiment_view import SentimentResult, load_model, run_sentiment
-from .common import Guard, downloads, escape
+from .common import Guard, downloads, escape, on_document
 
 __all__ = ["SentimentPage"]
 
@@ -32,7 +32,7 @@ class SentimentPage:
             return
         self._build_plot()
         self.go.on_click(lambda e: self.guard(self.explain))
-        self.layer.param.watch(lambda e: self.guard(self._draw), "value")
+        self.layer.param.watch(lambda e: on_document(self._draw), "value")
         self.guard(self._load)
 
     def _load(self) -> None:
@@ -68,7 +68,7 @@ class SentimentPage:
         if self.layer.value != K:
             self.layer.value = K  # draws
         else:
-            self._draw()
+            on_document(self._draw)
 
     def _draw(self) -> None:
         if self.result is None:

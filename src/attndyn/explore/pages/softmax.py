@@ -8,7 +8,7 @@ import numpy as np
 
 from ..parse import matrix_text, parse_matrix
 from ..softmax_view import V_PRESETS, SoftmaxResult, SoftmaxState, V_preset, run_softmax, softmax_tokens
-from .common import PALETTE, Guard, downloads, escape
+from .common import PALETTE, Guard, downloads, escape, on_document
 
 __all__ = ["SoftmaxPage"]
 
@@ -80,7 +80,7 @@ class SoftmaxPage:
         res = run_softmax(self.state())
         self.result = res
         self.at.end = res.state.time
-        self._draw(res)
+        on_document(lambda: self._draw(res))
 
     def _draw(self, res: SoftmaxResult) -> None:
         traj = res.trajectory
