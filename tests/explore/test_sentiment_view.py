@@ -23,8 +23,8 @@ def run_folder(tmp_path_factory):
 
 
 def test_sentiment_view_is_the_library_explanation(run_folder):
-    from attndyn.sentiment import explain
     from attndyn.explore.sentiment_view import load_model, run_sentiment, sentiment_inputs
+    from attndyn.sentiment import explain
 
     model = load_model(run_folder)
     res = run_sentiment(model, "a wonderful plot")

@@ -13,8 +13,8 @@ from attndyn.explore.control_view import ControlState, control_inputs, control_s
 from attndyn.explore.hardmax_view import (
     A_PRESETS,
     TOKEN_PRESETS,
-    HardmaxState,
     A_preset,
+    HardmaxState,
     hardmax_inputs,
     run_hardmax,
     token_preset,
@@ -102,7 +102,9 @@ def test_softmax_view_regime_and_attention(preset):
     V, rescaled, regime, T = V_preset(preset)
     d = len(V)
     I = np.eye(d)
-    res = run_softmax(SoftmaxState(softmax_tokens(12, d), I, I, V, time=min(T, 6.0), rescaled=rescaled, at=2.0, regime=regime))
+    res = run_softmax(
+        SoftmaxState(softmax_tokens(12, d), I, I, V, time=min(T, 6.0), rescaled=rescaled, at=2.0, regime=regime)
+    )
     assert res.regime == (regime or attndyn.analysis.regime_of(I, I, V))
     assert np.allclose(res.attention.sum(axis=1), 1.0)  # P(t) is row-stochastic
     assert abs(float(res.trajectory.ts[res.index]) - 2.0) < 0.2
@@ -140,7 +142,9 @@ def test_exported_inputs_rerun_from_the_cli(tmp_path, capsys):
     from attndyn.cli import main
     from attndyn.explore.export import bundle
 
-    state = HardmaxState(token_preset("random cloud", n=30, seed=2), A_preset("random SPD", seed=4), alpha=0.8, layers=20)
+    state = HardmaxState(
+        token_preset("random cloud", n=30, seed=2), A_preset("random SPD", seed=4), alpha=0.8, layers=20
+    )
     res = run_hardmax(state)
     import io
     import zipfile
@@ -152,5 +156,20 @@ def test_exported_inputs_rerun_from_the_cli(tmp_path, capsys):
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["leaders"] == res.leaders.records()
-    assert main(["hardmax", str(tmp_path / "state.json"), "--layers", "20", "--alpha", "0.8", "--matrix", str(tmp_path / "A.npy"), "--json"]) == 0
+    assert (
+        main(
+            [
+                "hardmax",
+                str(tmp_path / "state.json"),
+                "--layers",
+                "20",
+                "--alpha",
+                "0.8",
+                "--matrix",
+                str(tmp_path / "A.npy"),
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["leaders"] == res.leaders.records()

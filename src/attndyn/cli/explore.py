@@ -17,7 +17,9 @@ def explore_cmd(
     port: int = typer.Option(0, "--port", help="Port on localhost (0: a free one)."),
     no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a browser; print the address."),
     model: Path | None = typer.Option(
-        None, "--model", help="A trained sentiment run folder (attndyn sentiment train --run RUN) for the Sentiment tab."
+        None,
+        "--model",
+        help="A trained sentiment run folder (attndyn sentiment train --run RUN) for the Sentiment tab.",
     ),
 ) -> None:
     """Start the explorer: hardmax playground, softmax regimes, control and sentiment, at http://localhost:PORT/.
@@ -30,12 +32,16 @@ def explore_cmd(
     if not 0 <= port <= 65535:
         raise InputError(f"--port {port}: choose 0 (a free port) to 65535")
     if model is not None and not model.is_dir():
-        raise InputError(f"--model {str(model)!r} is not a folder; give a run folder written by attndyn sentiment train")
+        raise InputError(
+            f"--model {str(model)!r} is not a folder; give a run folder written by attndyn sentiment train"
+        )
     from ..explore.app import serve
 
     server = serve(port, open_browser=not no_browser, model=model)
     server.start()
-    typer.echo(f"attndyn explore: http://localhost:{server.port}/ (started in {time.perf_counter() - t0:.1f} s; Ctrl-C stops)")
+    typer.echo(
+        f"attndyn explore: http://localhost:{server.port}/ (started in {time.perf_counter() - t0:.1f} s; Ctrl-C stops)"
+    )
     try:
         server.io_loop.start()
     except KeyboardInterrupt:

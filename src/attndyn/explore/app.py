@@ -58,7 +58,9 @@ def warm_up() -> None:
     run_hardmax(HardmaxState(np.random.default_rng(0).uniform(-1, 1, (20, 2)), np.eye(2), layers=5))
 
 
-def serve(port: int = 0, *, open_browser: bool = True, model: str | Path | None = None, address: str = "127.0.0.1") -> Any:
+def serve(
+    port: int = 0, *, open_browser: bool = True, model: str | Path | None = None, address: str = "127.0.0.1"
+) -> Any:
     """Start the server on ``address:port`` (0: a free port) in this thread's event loop; returns the server.
 
     The caller runs ``server.io_loop.start()`` (blocking) or stops it with ``server.stop()``.

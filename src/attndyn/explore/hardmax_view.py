@@ -137,7 +137,9 @@ class HardmaxResult:
             return f"Theorem 1.1 holds: {len(rep.leaders)} leaders, K has {nv} vertices"
         if not rep.settled:
             return "Theorem 1.1 not checked: the tokens still move after the last layer (add layers)"
-        failed = [k for k in ("leaders_nonempty", "limits_on_boundary", "vertices_are_leader_limits") if not rep.record()[k]]
+        failed = [
+            k for k in ("leaders_nonempty", "limits_on_boundary", "vertices_are_leader_limits") if not rep.record()[k]
+        ]
         return "Theorem 1.1 fails on this run: " + ", ".join(failed)
 
     def record(self) -> dict[str, Any]:
@@ -187,9 +189,7 @@ def run_hardmax(state: HardmaxState) -> HardmaxResult:
     lead = analysis.leaders(traj)
     follow = analysis.follow_graph(traj, state.layer).numpy()
     hull = _hull(states[state.layer], [i for i, k in zip(lead.indices, lead.since) if k <= state.layer])
-    return HardmaxResult(
-        state, traj, states, lead, follow, hull, theorem, notes, seconds=time.perf_counter() - t0
-    )
+    return HardmaxResult(state, traj, states, lead, follow, hull, theorem, notes, seconds=time.perf_counter() - t0)
 
 
 def hardmax_inputs(state: HardmaxState) -> dict[str, Any]:

@@ -121,7 +121,9 @@ def _checked(state: SoftmaxState) -> SoftmaxState:
     for name in "QKV":
         M = np.asarray(getattr(state, name))
         if M.shape != (d, d):
-            raise InputError(f"{name} is {M.shape[0]} x {M.shape[-1]} but the tokens have d = {d}; type a {d} x {d} matrix")
+            raise InputError(
+                f"{name} is {M.shape[0]} x {M.shape[-1]} but the tokens have d = {d}; type a {d} x {d} matrix"
+            )
     if not 0 < state.time <= 200:
         raise InputError(f"time={state.time}: choose 0 < time <= 200")
     return replace(state, at=min(max(float(state.at), 0.0), float(state.time)))
@@ -144,7 +146,9 @@ def run_softmax(state: SoftmaxState) -> SoftmaxResult:
         rescaled=s.rescaled, save=SaveAt(every=every, attention=True),
     )  # fmt: skip
     if traj.stats.stop_reason == "solver_failed":
-        raise InputError(f"the {s.method} solve failed at (t, dt) = {traj.stats.failed_at}; choose a smaller step or time")
+        raise InputError(
+            f"the {s.method} solve failed at (t, dt) = {traj.stats.failed_at}; choose a smaller step or time"
+        )
     regime = s.regime or analysis.regime_of(s.Q, s.K, s.V)
     report = analysis.softmax_geometry(traj, regime=regime)
     from ..plotting.trajectories import state_index

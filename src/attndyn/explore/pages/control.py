@@ -8,7 +8,7 @@ import numpy as np
 
 from ..control_view import ControlState, control_summary, run_control
 from ..parse import parse_indices
-from .common import Guard, downloads, escape, on_document
+from .common import Guard, downloads, escape, lib, on_document
 
 if TYPE_CHECKING:
     from ...control import ControlResult
@@ -21,9 +21,9 @@ class ControlPage:
     """Works on the playground's current tokens; ``Load A`` hands the answer back to it."""
 
     def __init__(self, playground: Playground) -> None:
-        import panel as pn
-        from bokeh.models import ColumnDataSource, LabelSet, TapTool
-        from bokeh.plotting import figure
+        pn = lib("panel")
+        bm = lib("bokeh.models")
+        figure = lib("bokeh.plotting").figure
 
         w = pn.widgets
         self.playground = playground
@@ -35,11 +35,13 @@ class ControlPage:
         self.refresh = w.Button(label="take the playground's tokens")
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
         self.result: ControlResult | None = None
-        self.src = ColumnDataSource({"x": [], "y": [], "label": []})
+        self.src = bm.ColumnDataSource({"x": [], "y": [], "label": []})
         p = figure(width=520, height=480, match_aspect=True, tools="tap,pan,wheel_zoom,reset", title="tokens (layer 0)")
         r = p.scatter("x", "y", source=self.src, size=12, selection_color="gold", nonselection_alpha=0.5)
-        p.add_layout(LabelSet(x="x", y="y", text="label", source=self.src, x_offset=6, y_offset=4, text_font_size="9pt"))
-        p.select_one(TapTool).renderers = [r]
+        p.add_layout(
+            bm.LabelSet(x="x", y="y", text="label", source=self.src, x_offset=6, y_offset=4, text_font_size="9pt")
+        )
+        p.select_one(bm.TapTool).renderers = [r]
         self.plot = p
         self.src.selected.on_change("indices", lambda attr, old, new: self._tapped(new))
         self.solve.on_click(lambda e: self.guard(self.run))
@@ -91,7 +93,7 @@ class ControlPage:
         return control_inputs(self.state(), self.result)
 
     def panel(self) -> Any:
-        import panel as pn
+        pn = lib("panel")
 
         controls = pn.Column(
             self.refresh, self.leaders, self.spd, self.solve, self.load,

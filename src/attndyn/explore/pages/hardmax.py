@@ -9,7 +9,7 @@ import numpy as np
 
 from ..hardmax_view import A_PRESETS, TOKEN_PRESETS, HardmaxResult, HardmaxState, run_hardmax, token_preset
 from ..parse import matrix_text, parse_matrix
-from .common import PALETTE, Guard, downloads, escape, on_document
+from .common import PALETTE, Guard, downloads, escape, lib, on_document
 
 __all__ = ["Playground"]
 
@@ -24,7 +24,7 @@ class Playground:
     """Widgets and Bokeh sources of the playground; ``result`` is the last good run."""
 
     def __init__(self) -> None:
-        import panel as pn
+        pn = lib("panel")
 
         w = pn.widgets
         self.guard = Guard()
@@ -32,9 +32,13 @@ class Playground:
         self.n = w.IntSlider(label="n (random cloud)", start=3, end=200, value=50, width=240)
         self.seed = w.IntInput(label="seed", value=0, width=80)
         self.A_preset = w.Select(label="A preset", options=[*A_PRESETS, "control result"], value="I")
-        self.A_text = w.TextInput(label="A (rows separated by ';', Enter to apply)", value="1 0; 0 1", css_classes=["A-input"])
+        self.A_text = w.TextInput(
+            label="A (rows separated by ';', Enter to apply)", value="1 0; 0 1", css_classes=["A-input"]
+        )
         self.spd = w.Checkbox(label="A must be SPD (Theorem 1.1)", value=False)
-        self.alpha = w.FloatSlider(label="alpha", start=0.05, end=3.0, step=0.05, value=0.5, css_classes=["alpha-slider"])
+        self.alpha = w.FloatSlider(
+            label="alpha", start=0.05, end=3.0, step=0.05, value=0.5, css_classes=["alpha-slider"]
+        )
         self.layers = w.IntSlider(label="layers", start=1, end=200, value=30, css_classes=["layers-slider"])
         self.layer = w.IntSlider(label="layer shown", start=0, end=30, value=30)
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
@@ -48,30 +52,34 @@ class Playground:
         self.guard(self.rerun)
 
     def _build_plot(self) -> None:
-        from bokeh.models import ColumnDataSource, LabelSet, PointDrawTool
-        from bokeh.plotting import figure
+        bm = lib("bokeh.models")
+        figure = lib("bokeh.plotting").figure
 
-        self.src = {
-            k: ColumnDataSource(v)
-            for k, v in {
-                "edit": {"x": [], "y": []},
-                "paths": {"xs": [], "ys": [], "color": []},
-                "now": {"x": [], "y": [], "color": [], "i": []},
-                "lead": {"x": [], "y": [], "label": []},
-                "edges": {"x0": [], "y0": [], "x1": [], "y1": []},
-                "hull": {"x": [], "y": []},
-            }.items()
+        columns: dict[str, dict[str, list]] = {
+            "edit": {"x": [], "y": []},
+            "paths": {"xs": [], "ys": [], "color": []},
+            "now": {"x": [], "y": [], "color": [], "i": []},
+            "lead": {"x": [], "y": [], "label": []},
+            "edges": {"x0": [], "y0": [], "x1": [], "y1": []},
+            "hull": {"x": [], "y": []},
         }
-        p = figure(width=620, height=560, match_aspect=True, tools="pan,wheel_zoom,reset", title="drag or click to add tokens")
+        self.src = {k: bm.ColumnDataSource(v) for k, v in columns.items()}
+        p = figure(
+            width=620, height=560, match_aspect=True, tools="pan,wheel_zoom,reset", title="drag or click to add tokens"
+        )
         p.x_range.range_padding = p.y_range.range_padding = 0.2
         p.patch("x", "y", source=self.src["hull"], fill_alpha=0.12, line_alpha=0.4, color="#555")
         p.multi_line("xs", "ys", source=self.src["paths"], color="color", alpha=0.35)
         p.segment("x0", "y0", "x1", "y1", source=self.src["edges"], color="#999", alpha=0.6)
         p.scatter("x", "y", source=self.src["now"], color="color", size=7)
         p.scatter("x", "y", source=self.src["lead"], marker="star", size=18, color="gold", line_color="black")
-        p.add_layout(LabelSet(x="x", y="y", text="label", source=self.src["lead"], x_offset=8, y_offset=6, text_font_size="9pt"))
+        p.add_layout(
+            bm.LabelSet(
+                x="x", y="y", text="label", source=self.src["lead"], x_offset=8, y_offset=6, text_font_size="9pt"
+            )
+        )
         r = p.scatter("x", "y", source=self.src["edit"], size=9, fill_alpha=0, line_color="black")
-        p.add_tools(PointDrawTool(renderers=[r], empty_value=0.0))
+        p.add_tools(bm.PointDrawTool(renderers=[r], empty_value=0.0))
         self.plot = p
         self.src["edit"].on_change("data", lambda attr, old, new: self._edited())
 
@@ -140,7 +148,9 @@ class Playground:
         """The state the widgets describe (typed A parsed, refused if bad)."""
         A = parse_matrix(self.A_text.value, "A", d=2)
         layers = int(self.layers.value)
-        return HardmaxState(self.tokens, A, float(self.alpha.value), layers, int(self.layer.value), bool(self.spd.value))
+        return HardmaxState(
+            self.tokens, A, float(self.alpha.value), layers, int(self.layer.value), bool(self.spd.value)
+        )
 
     def rerun(self) -> None:
         """Run the state, then redraw; raises on bad input (the guard keeps the last good picture)."""
@@ -169,10 +179,14 @@ class Playground:
             self._quiet = False
         self.src["paths"].data = {"xs": S[: k + 1, :, 0].T.tolist(), "ys": S[: k + 1, :, 1].T.tolist(), "color": colors}
         self.src["now"].data = {"x": S[k, :, 0], "y": S[k, :, 1], "color": colors, "i": list(range(len(colors)))}
-        self.src["lead"].data = {"x": S[k, lead, 0], "y": S[k, lead, 1], "label": [f"{i} (layer {since[i]})" for i in lead]}
+        self.src["lead"].data = {
+            "x": S[k, lead, 0],
+            "y": S[k, lead, 1],
+            "label": [f"{i} (layer {since[i]})" for i in lead],
+        }
         self.src["edges"].data = {"x0": S[k, ii, 0], "y0": S[k, ii, 1], "x1": S[k, jj, 0], "y1": S[k, jj, 1]}
         hull = np.asarray(res.hull, dtype=int)
-        pts = S[k, hull] if len(hull) >= 3 else np.zeros((0, 2))
+        pts = S[k, hull] if len(hull) >= 2 else np.zeros((0, 2))
         order = _hull_order(pts) if len(pts) else np.zeros(0, dtype=int)
         self.src["hull"].data = {"x": pts[order, 0], "y": pts[order, 1]}
 
@@ -186,7 +200,7 @@ class Playground:
             f'<b>leaders at layer {k}:</b> <span id="leaders">{lead}</span><br>'
             f"<b>emerged:</b> {emerged}<br><b>rounding events:</b> {rounding}<br>"
             f'<b>verdict:</b> <span id="verdict">{escape(res.verdict())}</span>{notes}<br>'
-            f'<small>n = {len(res.states[0])}, {res.state.layers} layers: computed and drawn in '
+            f"<small>n = {len(res.states[0])}, {res.state.layers} layers: computed and drawn in "
             f'<span id="redraw-ms">{1000 * seconds:.0f}</span> ms</small>'
         )
 
@@ -205,7 +219,7 @@ class Playground:
         return hardmax_inputs(self.result.state)
 
     def panel(self) -> Any:
-        import panel as pn
+        pn = lib("panel")
 
         controls = pn.Column(
             self.preset, pn.Row(self.n, self.seed), self.A_preset, self.A_text, self.spd, self.alpha, self.layers,

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..sentiment_view import SentimentResult, load_model, run_sentiment
-from .common import Guard, downloads, escape, on_document
+from .common import Guard, downloads, escape, lib, on_document
 
 __all__ = ["SentimentPage"]
 
@@ -17,13 +17,15 @@ class SentimentPage:
     """Needs a trained run folder (``attndyn explore --model RUN``); without one it says how to get one."""
 
     def __init__(self, model: str | Path | None) -> None:
-        import panel as pn
+        pn = lib("panel")
 
         self.run = model
         self.guard = Guard()
         self.model: Any = None
         self.result: SentimentResult | None = None
-        self.text = pn.widgets.TextAreaInput(label="review", value="The film was good, the music wonderful.", height=100)
+        self.text = pn.widgets.TextAreaInput(
+            label="review", value="The film was good, the music wonderful.", height=100
+        )
         self.go = pn.widgets.Button(label="explain", color="primary")
         self.layer = pn.widgets.IntSlider(label="layer", start=0, end=1, value=1)
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
@@ -41,14 +43,16 @@ class SentimentPage:
         self.explain()
 
     def _build_plot(self) -> None:
-        from bokeh.models import ColumnDataSource, LabelSet
-        from bokeh.plotting import figure
+        bm = lib("bokeh.models")
+        figure = lib("bokeh.plotting").figure
 
-        self.words = ColumnDataSource({"x": [], "y": [], "word": [], "color": [], "size": []})
+        self.words = bm.ColumnDataSource({"x": [], "y": [], "word": [], "color": [], "size": []})
         p = figure(width=560, height=500, match_aspect=True, title="words at the layer shown (stars: leaders)")
         p.scatter("x", "y", source=self.words, color="color", size="size")
-        p.add_layout(LabelSet(x="x", y="y", text="word", source=self.words, x_offset=5, y_offset=3, text_font_size="9pt"))
-        self.line = ColumnDataSource({"x": [], "y": []})
+        p.add_layout(
+            bm.LabelSet(x="x", y="y", text="word", source=self.words, x_offset=5, y_offset=3, text_font_size="9pt")
+        )
+        self.line = bm.ColumnDataSource({"x": [], "y": []})
         p.line("x", "y", source=self.line, color="black", line_dash="dashed")
         self.plot = p
 
@@ -101,12 +105,14 @@ class SentimentPage:
         return sentiment_inputs(self.text.value, self.run or "RUN")
 
     def panel(self) -> Any:
-        import panel as pn
+        pn = lib("panel")
 
         if self.run is None:
             return pn.pane.HTML(
                 "<p>Start with <code>attndyn explore --model RUN</code>, RUN a folder written by "
                 "<code>attndyn sentiment train --run RUN</code>, to read reviews here.</p>"
             )
-        controls = pn.Column(self.text, self.go, self.layer, downloads("sentiment", self.figure, self.inputs, self.guard), width=360)
+        controls = pn.Column(
+            self.text, self.go, self.layer, downloads("sentiment", self.figure, self.inputs, self.guard), width=360
+        )
         return pn.Row(controls, pn.Column(self.guard.pane, self.status, pn.pane.Bokeh(self.plot), self.table))

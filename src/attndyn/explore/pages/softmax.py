@@ -8,7 +8,7 @@ import numpy as np
 
 from ..parse import matrix_text, parse_matrix
 from ..softmax_view import V_PRESETS, SoftmaxResult, SoftmaxState, V_preset, run_softmax, softmax_tokens
-from .common import PALETTE, Guard, downloads, escape, on_document
+from .common import PALETTE, Guard, downloads, escape, lib, on_document
 
 __all__ = ["SoftmaxPage"]
 
@@ -19,7 +19,7 @@ class SoftmaxPage:
     """Widgets of the regimes view; ``result`` is the last good run."""
 
     def __init__(self) -> None:
-        import panel as pn
+        pn = lib("panel")
 
         w = pn.widgets
         self.guard = Guard()
@@ -45,17 +45,17 @@ class SoftmaxPage:
         self.guard(self._load_preset)
 
     def _build_plots(self) -> None:
-        from bokeh.models import ColumnDataSource, LinearColorMapper
-        from bokeh.plotting import figure
+        bm = lib("bokeh.models")
+        figure = lib("bokeh.plotting").figure
 
-        self.paths = ColumnDataSource({"xs": [], "ys": [], "color": []})
-        self.now = ColumnDataSource({"x": [], "y": [], "color": []})
-        self.image = ColumnDataSource({"image": [np.zeros((1, 1))], "dw": [1], "dh": [1]})
+        self.paths = bm.ColumnDataSource({"xs": [], "ys": [], "color": []})
+        self.now = bm.ColumnDataSource({"x": [], "y": [], "color": []})
+        self.image = bm.ColumnDataSource({"image": [np.zeros((1, 1))], "dw": [1], "dh": [1]})
         self.plot = figure(width=480, height=440, title="tokens (first two coordinates; d = 1: x against t)")
         self.plot.multi_line("xs", "ys", source=self.paths, color="color", alpha=0.4)
         self.plot.scatter("x", "y", source=self.now, color="color", size=7)
         self.attn = figure(width=400, height=400, title="attention matrix P(t)", y_range=(1, 0), x_range=(0, 1))
-        mapper = LinearColorMapper(palette="Viridis256", low=0.0, high=1.0)
+        mapper = bm.LinearColorMapper(palette="Viridis256", low=0.0, high=1.0)
         self.attn.image("image", x=0, y=0, dw="dw", dh="dh", source=self.image, color_mapper=mapper)
 
     def _load_preset(self) -> None:
@@ -97,7 +97,9 @@ class SoftmaxPage:
         self.paths.data = {"xs": xs, "ys": ys, "color": colors}
         self.now.data = {"x": now_x, "y": now_y, "color": colors}
         self.image.data = {"image": [res.attention[::-1]], "dw": [1], "dh": [1]}
-        measured = ", ".join(f"{k} = {v}" for k, v in res.report.measured.items() if np.isscalar(v))
+        measured = ", ".join(
+            f"{k} = {v!s}" for k, v in res.report.measured.items() if isinstance(v, (int, float, bool))
+        )
         self.status.object = (
             f'<b>regime:</b> <span id="regime">{res.regime}</span> — <b>verdict:</b> '
             f'<span id="softmax-verdict">{"holds" if res.report.holds else "does not hold"}</span><br>'
@@ -121,7 +123,7 @@ class SoftmaxPage:
         return softmax_inputs(self.result.state)
 
     def panel(self) -> Any:
-        import panel as pn
+        pn = lib("panel")
 
         controls = pn.Column(
             self.preset, self.Q, self.K, self.V, pn.Row(self.n, self.seed), self.beta, self.time, self.at,
