@@ -28,8 +28,10 @@ class Playground:
 
         w = pn.widgets
         self.guard = Guard()
-        self.preset = w.Select(label="tokens", options=list(TOKEN_PRESETS), value="Fig. 2: square polytope")
-        self.n = w.IntSlider(label="n (random cloud)", start=3, end=200, value=50, width=240)
+        self.preset = w.Select(
+            label="tokens", options=list(TOKEN_PRESETS), value="Fig. 2: square polytope", css_classes=["tokens-select"]
+        )
+        self.n = w.IntSlider(label="n (random cloud)", start=3, end=200, value=50, width=240, css_classes=["n-slider"])
         self.seed = w.IntInput(label="seed", value=0, width=80)
         self.A_preset = w.Select(label="A preset", options=[*A_PRESETS, "control result"], value="I")
         self.A_text = w.TextInput(
@@ -40,7 +42,7 @@ class Playground:
             label="alpha", start=0.05, end=3.0, step=0.05, value=0.5, css_classes=["alpha-slider"]
         )
         self.layers = w.IntSlider(label="layers", start=1, end=200, value=30, css_classes=["layers-slider"])
-        self.layer = w.IntSlider(label="layer shown", start=0, end=30, value=30)
+        self.layer = w.IntSlider(label="layer shown", start=0, end=30, value=30, css_classes=["layer-slider"])
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
         self.tokens = token_preset(self.preset.value)
         self.A = np.eye(2)
