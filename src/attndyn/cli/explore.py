@@ -40,7 +40,7 @@ def explore_cmd(
     server = serve(port, open_browser=not no_browser, model=model)
     server.start()
     typer.echo(
-        f"attndyn explore: http://localhost:{server.port}/ (started in {time.perf_counter() - t0:.1f} s; Ctrl-C stops)"
+        f"attndyn explore: http://localhost:{server.port}/ (up {time.perf_counter() - t0:.1f} s after the command began; Ctrl-C stops)"
     )
     try:
         server.io_loop.start()
