@@ -54,16 +54,20 @@ def control_comparison(
     both = np.concatenate([states, sequence_states(result.trajectory, None)[0]]).reshape(-1, d)
     lim = square_limits(both[:, :2])
     runs = [("A = I", result.baseline), ("chosen A" + (" (SPD)" if result.spd else ""), result.trajectory)]
-    for k, (name, traj) in enumerate(runs):
-        ax: Any = fig.add_subplot(1, 2, k + 1, **proj)  # Axes3D or Axes
-        req, found = list(result.leaders_requested), list(leaders(traj).indices)
+    axes: list[Any] = [fig.add_subplot(1, 2, k + 1, **proj) for k in range(2)]  # Axes3D or Axes
+    req = list(result.leaders_requested)
+    for ax, (name, traj) in zip(axes, runs):
+        found = list(leaders(traj).indices)
         ax.set_title(
             f"{name}: leaders {found}\n(layer {int(traj.ts[-1])}; grey dots: layer 0, rings: requested {req})",
             fontsize=9,
         )
         _coordinate_labels(ax, d)
         draw_state(ax, traj, -1, trail=True, hull=True, limits=None if d >= 3 else lim)
-        _mark_and_label(ax, sequence_states(traj, None)[0], req, found, labels)
+        _mark(ax, sequence_states(traj, None)[0], req, found)
+    if labels is not None:  # once both panels are drawn: the labels are placed where the markers land
+        for ax, (_, traj) in zip(axes, runs):
+            _label(ax, sequence_states(traj, None)[0], req, list(leaders(traj).indices), labels)
     return fig
 
 
@@ -76,17 +80,21 @@ def _coordinate_labels(ax: Any, d: int) -> None:
         ax.set_zlabel("$z_3$")
 
 
-def _mark_and_label(ax: Any, z: np.ndarray, req: list[int], found: list[int], labels: Sequence[str] | None) -> None:
+def _mark(ax: Any, z: np.ndarray, req: list[int], found: list[int]) -> None:
     """Grey dots where the tokens started (z: (T, n, d) states), rings on the requested leaders there, star
-    outlines on the leaders found at the last layer, and each token's label beside its starting dot, above
-    every marker and (2-D) clear of every marker and of the other labels."""
+    outlines on the leaders found at the last layer."""
     d = z.shape[-1]
     z0, zK = z[0][:, : min(d, 3)], z[-1][:, : min(d, 3)]
     ax.scatter(*z0.T, s=START_S, c="#777777", zorder=4)
     ax.scatter(*z0[req].T, s=RING_S, facecolors="none", edgecolors="#222222", linewidths=1.2, zorder=5)
     ax.scatter(*zK[found].T, s=STAR_S, marker="*", facecolors="none", edgecolors="#111111", linewidths=1.0, zorder=6)
-    if labels is None:
-        return
+
+
+def _label(ax: Any, z: np.ndarray, req: list[int], found: list[int], labels: Sequence[str]) -> None:
+    """Each token's label beside its starting dot, above every marker and (2-D) clear of every marker (the
+    start dots, rings, tokens and stars of :func:`_mark` and :func:`draw_state`) and of the other labels."""
+    d = z.shape[-1]
+    z0, zK = z[0][:, : min(d, 3)], z[-1][:, : min(d, 3)]
     if d >= 3:
         for i, p in enumerate(z0):
             ax.text(*p, "   " + str(labels[i]), fontsize=7, color="#444444", zorder=7)

@@ -150,12 +150,13 @@ def drawn_states(traj: Trajectory, sequence: int | None, eigenbasis: bool) -> tu
     if not isinstance(traj, SoftmaxTrajectory):
         raise InputError(f"eigenbasis=True needs a softmax run (its value matrix V); got a {type(traj).__name__}")
     V = to_numpy(traj.params.V[0])  # (d, d), the first head
-    c, names = eigen_coordinates(states, V)
-    if c.shape[-1] < d:
-        ev = np.array2string(np.linalg.eigvals(V), precision=3)
+    w = np.linalg.eigvals(V)
+    if np.any(np.abs(w.imag) > 1e-9 * max(1.0, float(np.abs(w).max()))):  # eigen_coordinates' tolerance
+        ev = np.array2string(w, precision=3)
         raise InputError(
             f"eigenbasis=True needs a value matrix V with real eigenvalues, got {ev}; pass eigenbasis=False"
         )
+    c, names = eigen_coordinates(states, V)
     return (
         c,
         b,
