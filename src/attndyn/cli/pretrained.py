@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     help="Leaders, clusters and value spectra of a pretrained BERT-family model (default: MiniLM, "
-    "offline; needs the [pretrained] extra).",
+    "offline; needs the \\[pretrained] extra).",
     no_args_is_help=True,
 )
 
@@ -68,7 +68,9 @@ def analyze(
         help="Run the softmax paper's model with one real head's (Q, K, V) shared across depth.",
     ),
 ) -> None:
-    """Leaders per layer and head, clusters against depth, value spectra and the idealized model's regime."""
+    r"""Leaders per layer and head, clusters against depth, value spectra and the idealized model's regime.
+
+    Needs the \[pretrained] extra."""
     from ..pretrained import analyze as run_analysis
 
     if isinstance(ginibre_samples, int) and ginibre_samples < 0:
@@ -157,7 +159,9 @@ def compare_imdb(
     json_: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (standard error)."),
 ) -> None:
-    """MiniLM's leader words beside the hardmax sentiment model's, on the same test reviews."""
+    r"""MiniLM's leader words beside the hardmax sentiment model's, on the same test reviews.
+
+    Needs the \[pretrained] extra."""
     from ..io import write_json
     from ..pretrained.imdb import compare_on_run
 
@@ -175,3 +179,8 @@ def compare_imdb(
         return
     for k, v in summary.items():
         typer.echo(f"{k}: {v}")
+
+
+def register(root: typer.Typer) -> None:
+    """Add the ``pretrained`` command group to the ``attndyn`` app."""
+    root.add_typer(app, name="pretrained")

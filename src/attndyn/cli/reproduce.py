@@ -26,8 +26,7 @@ def reproduce_cmd(
     list_: bool = typer.Option(False, "--list", help="List the experiments and exit."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (standard error)."),
 ) -> None:
-    """Regenerate every figure and computable claim of the hardmax and softmax papers, each beside the
-    measured value, with a self-contained HTML report (OUT/report.html)."""
+    """Regenerate every figure and computable claim of the hardmax and softmax papers, each beside the measured value, with a self-contained HTML report (OUT/report.html)."""
     from ..reproduce import EXPERIMENTS, ReproduceConfig, reproduce
 
     if list_:

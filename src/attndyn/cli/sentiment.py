@@ -660,3 +660,9 @@ def data_imdb(
     expected = IMDB_SHA256 if sha256 is None else None if sha256.strip().lower() == "none" else sha256.strip().lower()
     root = download_imdb(download, url=url, sha256=expected, progress=sys.stderr.isatty())
     typer.echo(str(root))
+
+
+def register(root: typer.Typer) -> None:
+    """Add the ``sentiment`` and ``data`` command groups to the ``attndyn`` app."""
+    root.add_typer(app, name="sentiment")
+    root.add_typer(data_app, name="data")
