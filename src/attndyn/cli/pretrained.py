@@ -7,6 +7,7 @@ line saying so and exit status 2.
 from __future__ import annotations
 
 import json
+import numbers
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -145,8 +146,32 @@ def _summary(r: dict) -> None:
         i = r["idealized"]
         typer.echo(
             f"idealized model, head ({i['layer']}, {i['head']}) in every layer from depth {i['start_depth']}: "
-            f"regime {i['regime']}; {i['statement']}: {'holds' if i['holds'] else 'does not hold'} {i['measured']}"
+            f"regime {i['regime']}; {i['statement']}: {'holds' if i['holds'] else 'does not hold'}"
+            + (f" (measured: {_measured(i['measured'])})" if i["measured"] else "")
         )
+
+
+def _measured(values: dict) -> str:
+    """``{"radius": np.float64(0.12345), "k": 3}`` as ``radius 0.1235, k 3``: plain numbers, as a person reads them."""
+    return ", ".join(f"{k.replace('_', ' ')} {_plain(v)}" for k, v in values.items())
+
+
+def _plain(v: object) -> str:
+    item = getattr(v, "item", None)
+    if callable(item) and getattr(v, "ndim", None) == 0:  # a numpy scalar: the Python number it holds
+        v = item()
+    if isinstance(v, bool) or v is None:
+        return {True: "yes", False: "no", None: "none"}[v]
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        return f"{float(v):.4g}"
+    if isinstance(v, (list, tuple)):
+        shown = [_plain(x) for x in v[:8]]
+        return "[" + ", ".join(shown) + (", …" if len(v) > 8 else "") + "]"
+    if isinstance(v, dict):
+        return "{" + _measured(v) + "}"
+    return str(v)
 
 
 @app.command("compare-imdb")
