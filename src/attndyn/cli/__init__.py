@@ -169,6 +169,8 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 def _run(argv: list[str] | None) -> int:
     try:
         rv = app(args=argv, standalone_mode=False)
+        if rv == 130:  # typer hands back Ctrl-C (a KeyboardInterrupt no command turned into its own line) as 130
+            print("interrupted", file=sys.stderr)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         rv = 2
@@ -177,9 +179,6 @@ def _run(argv: list[str] | None) -> int:
         rv = 130
     except typer.Exit as exc:
         rv = exc.exit_code
-        if isinstance(exc.__cause__, KeyboardInterrupt):  # typer turns Ctrl-C into a silent Exit(130)
-            print("interrupted", file=sys.stderr)
-            rv = 130
     except (typer.Abort, KeyboardInterrupt):
         print("interrupted", file=sys.stderr)
         rv = 130

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from .._validation import InputError
+from ._interrupt import on_interrupt
 
 if TYPE_CHECKING:
     from ..pretrained.analyzer import PretrainedAnalysis
@@ -76,15 +77,16 @@ def analyze(
 
     if isinstance(ginibre_samples, int) and ginibre_samples < 0:
         raise InputError(f"--ginibre-samples {ginibre_samples}: give a non-negative integer")
-    result = run_analysis(
-        text,
-        model,
-        cluster_tol=cluster_tol,
-        with_spectra=spectra,
-        ginibre_samples=ginibre_samples,
-        idealized=idealized,
-        idealized_head=_parse_head(head),
-    )
+    with on_interrupt(lambda: "interrupted before the analysis ended; nothing was written: rerun the same command"):
+        result = run_analysis(
+            text,
+            model,
+            cluster_tol=cluster_tol,
+            with_spectra=spectra,
+            ginibre_samples=ginibre_samples,
+            idealized=idealized,
+            idealized_head=_parse_head(head),
+        )
     record = result.record()
     if out is not None:
         config = {

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from ._interrupt import on_interrupt
+
 __all__ = ["reproduce_cmd", "register"]
 
 
@@ -42,7 +44,12 @@ def reproduce_cmd(
         formats=None if formats is None else tuple(f.strip() for f in formats.split(",") if f.strip()),
         animations=animations,
     )
-    report = reproduce(config, progress=progress)
+    with on_interrupt(
+        lambda: (
+            f"interrupted before the report was written ({str(out)!r} may hold some figures); rerun the same command to run the experiments again"
+        )
+    ):
+        report = reproduce(config, progress=progress)
     for r in report.results:
         typer.echo(f"{r.status:8s} {r.name:26s} {r.runtime_s:7.2f} s  {r.title}")
     typer.echo(f"{len(report.results)} experiments in {report.runtime_s:.1f} s; report: {report.files['report']}")
