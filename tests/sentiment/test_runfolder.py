@@ -68,7 +68,7 @@ def test_rerunning_a_finished_run_changes_no_file_even_from_a_moved_copy_of_its_
         out, err = capsys.readouterr()
         assert json.loads(out) == json.loads((run / "test.json").read_text())
         assert err == (
-            f"run folder {str(run)!r} is complete (its test report is above); nothing was changed. "
+            f"run folder {str(run)!r} is complete; nothing was changed (its test report is printed as recorded). "
             "Add --overwrite to train it again, or give another folder with --run NEW\n"
         )
         assert snapshot(run) == before

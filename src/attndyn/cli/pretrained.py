@@ -99,10 +99,7 @@ def analyze(
             "idealized": idealized,
         }
         _write_folder(out, result, record, config)
-    if json_:
-        typer.echo(json.dumps(record))
-        return
-    _summary(record)
+    typer.echo(json.dumps(record)) if json_ else _summary(record)
 
 
 def _write_folder(out: Path, result: PretrainedAnalysis, record: dict, config: dict) -> None:

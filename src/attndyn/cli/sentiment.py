@@ -420,7 +420,6 @@ def train(
     existing run there is resumed only when its settings are equal (else exit 2, folder unchanged).
     One training per folder at a time (an OS lock)."""
     options = dict(locals())  # the options by name (the first statement: nothing else is local yet)
-    from ..io import write_json
     from ..sentiment.runfolder import RunLock, resolve_settings
 
     _check_threads(threads)
@@ -430,29 +429,45 @@ def train(
     record = _data_record(ident, split=split, seed=seed, n_train=len(tr), n_test=len(te))
     with RunLock(run) as lock:
         _open_run(run, settings, overwrite=overwrite, d=d)
-        done = _finished_report(run, est)
-        if done is not None:  # trained to its end: nothing to do, and nothing is written
-            typer.echo(json.dumps(done, indent=2))
-            typer.echo(
-                f"run folder {str(run)!r} is complete (its test report is above); nothing was changed. "
-                "Add --overwrite to train it again, or give another folder with --run NEW",
-                err=True,
+        rep = _finished_report(run, est)
+        if rep is None:
+            rep = _train_and_test(
+                est, run, lock, data, reviews, tr, te, settings=settings, record=record, threads=threads
             )
-            return
-        _drop_stale_evaluation(run)
-        with on_interrupt(lambda: _interrupted_line(run)):
-            corpus, seconds = _fit_in_run(
-                est, run, lock, data, reviews, tr, settings=settings, record=record, threads=threads
-            )
-            est.save(run)
-            rep = _test_report(est, corpus, te, seconds)
-            write_json(run / "test.json", rep)
     typer.echo(json.dumps(rep, indent=2))
+
+
+def _train_and_test(
+    est: HardmaxSentimentClassifier,
+    run: Path,
+    lock: RunLock,
+    data: Path,
+    reviews: Reviews,
+    train_idx: np.ndarray,
+    test_idx: np.ndarray,
+    *,
+    settings: dict,
+    record: dict,
+    threads: int,
+) -> dict:
+    """Under the run's lock: train (or resume) in ``run``, save the model and write test.json; Ctrl-C or SIGTERM
+    ends it with the last finished epoch and how to resume. The test report."""
+    from ..io import write_json
+
+    _drop_stale_evaluation(run)
+    with on_interrupt(lambda: _interrupted_line(run)):
+        corpus, seconds = _fit_in_run(
+            est, run, lock, data, reviews, train_idx, settings=settings, record=record, threads=threads
+        )
+        est.save(run)
+        rep = _test_report(est, corpus, test_idx, seconds)
+        write_json(run / "test.json", rep)
+    return rep
 
 
 def _finished_report(run: Path, est: HardmaxSentimentClassifier) -> dict | None:
     """The recorded test report of a run that trained to its end (its checkpoint stopped early or ran every
-    epoch, and test.json was written after it); None for a run with something left to do."""
+    epoch, and test.json was written after it), saying so on standard error; None for a run with work left."""
     from ..sentiment.modelfile import read_json
     from ..sentiment.train import checkpoint_state
 
@@ -465,7 +480,14 @@ def _finished_report(run: Path, est: HardmaxSentimentClassifier) -> dict | None:
         rep = read_json(run / "test.json")
     except InputError:  # damaged: training again rewrites it
         return None
-    return rep if isinstance(rep, dict) else None
+    if not isinstance(rep, dict):
+        return None
+    typer.echo(
+        f"run folder {str(run)!r} is complete; nothing was changed (its test report is printed as recorded). "
+        "Add --overwrite to train it again, or give another folder with --run NEW",
+        err=True,
+    )
+    return rep
 
 
 #: What ``evaluate`` writes into a run folder: stale once the run trains further.
