@@ -5,36 +5,34 @@ Rigollet 2023) self-attention dynamics as particle systems, their leaders, clust
 geometry.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from . import analysis
-from ._hardmax import HardmaxAttention, hardmax, hardmax_step
-from ._softmax import softmax
-from ._validation import HypothesisWarning, InputError
-from ._version import __version__ as __version__
-from .analysis import (
-    Polytope,
-    clusters,
-    follow_graph,
-    hardmax_theorem,
-    is_good_triple,
-    is_paranormal,
-    leaders,
-    softmax_geometry,
-)
-from .dynamics import SoftmaxAttention
-from .options import SaveAt, StopOnConvergence
-from .trajectory import HardmaxTrajectory, RunStats, SoftmaxTrajectory, Trajectory
+from ._errors import HypothesisWarning, InputError
+from ._lazy import attach
 
+# The public names, imported on first use (attndyn._lazy): `import attndyn` stays cheap (no torch, no scipy),
+# so the command line starts at once and a command imports only what it uses.
+if TYPE_CHECKING:
+    from . import analysis
+    from ._hardmax import HardmaxAttention, hardmax, hardmax_step
+    from ._softmax import softmax
+    from ._version import __version__ as __version__  # read from the installed metadata
+    from .analysis import (
+        Polytope,
+        clusters,
+        follow_graph,
+        hardmax_theorem,
+        is_good_triple,
+        is_paranormal,
+        leaders,
+        softmax_geometry,
+    )
+    from .dynamics import SoftmaxAttention
+    from .options import SaveAt, StopOnConvergence
+    from .sentiment import HardmaxSentimentClassifier  # pulls in scikit-learn
+    from .trajectory import HardmaxTrajectory, RunStats, SoftmaxTrajectory, Trajectory
 
-def __getattr__(name: str) -> Any:
-    # The sentiment estimator pulls in scikit-learn; load it only when asked for.
-    if name == "HardmaxSentimentClassifier":
-        from .sentiment import HardmaxSentimentClassifier
-
-        return HardmaxSentimentClassifier
-    raise AttributeError(f"module 'attndyn' has no attribute {name!r}")
-
+__getattr__, __dir__ = attach(__name__, __file__)
 
 __all__ = [
     "hardmax",

@@ -17,15 +17,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ._errors import HypothesisWarning, InputError
+
 __all__ = ["InputError", "HypothesisWarning", "as_tokens", "as_matrix", "check_positive", "check_int"]
-
-
-class InputError(ValueError):
-    """A user-supplied value is unusable; the message names it and says how to fix it."""
-
-
-class HypothesisWarning(UserWarning):
-    """The input is legal but outside the hypotheses of the theorem being illustrated."""
 
 
 SUPPORTED_DTYPES = (torch.float64, torch.float32)

@@ -1,26 +1,130 @@
-"""Every option and argument of every command says what it is for (`attndyn CMD --help`)."""
+"""Every command's help: each option says what it is for, nothing is eaten as markup, the extras are named,
+and ``attndyn --version`` / ``--help`` import no heavy module."""
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 import typer
+from rich.text import Text
 
-from attndyn.cli import app
+from attndyn.cli import COMMANDS, app, main
 
+SRC = Path(__file__).resolve().parents[2] / "src"
 
-def _commands(group, path=()):
-    if hasattr(group, "commands"):  # a group (typer may vendor its own click)
-        for name, cmd in group.commands.items():
-            yield from _commands(cmd, path + (name,))
-    else:
-        yield " ".join(path), group
+#: Commands (and every sub-command below them) whose help must name the extra they need.
+EXTRAS = {("pretrained",): "[pretrained]", ("control",): "[control]"}
 
 
-def test_every_option_has_help():
+def _commands(group, ctx, path=()):
+    """(path, click command) for every command and sub-command, each built as when it runs."""
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        yield path + (name,), cmd
+        if hasattr(cmd, "list_commands"):  # a group (typer vendors its own click)
+            yield from _commands(cmd, ctx, path + (name,))
+
+
+@pytest.fixture(scope="module")
+def commands():
     root = typer.main.get_command(app)
-    commands = list(_commands(root))
-    assert len(commands) >= 10 and "sentiment predict" in dict(commands)
+    return list(_commands(root, typer.Context(root, info_name="attndyn")))
+
+
+def test_every_option_has_help(commands):
+    names = {" ".join(p) for p, _ in commands}
+    assert len(commands) >= 14 and {"sentiment predict", "pretrained analyze", "hardmax"} <= names
     missing = [
-        f"{name} {p.opts[0] if p.opts else p.name}"
-        for name, cmd in commands
+        f"{' '.join(path)} {p.opts[0] if p.opts else p.name}"
+        for path, cmd in commands
         for p in cmd.params
         if not (getattr(p, "help", None) or "").strip() and p.name != "help"
     ]
     assert missing == []
+
+
+def test_no_help_text_is_eaten_as_markup(commands):
+    """What rich shows of each help text is the text itself: '[pretrained]' must be written '\\[pretrained]'."""
+    texts = [(" ".join(path), cmd.help or "") for path, cmd in commands]
+    texts += [(f"{' '.join(path)} {p.name}", p.help or "") for path, cmd in commands for p in cmd.params]
+    eaten = [(where, t) for where, t in texts if Text.from_markup(t).plain != t.replace("\\[", "[")]
+    assert eaten == []
+
+
+def test_the_root_lists_each_command_with_its_own_first_help_paragraph(commands):
+    """`attndyn --help` shows COMMANDS' lines without importing the commands: they must be the commands' own."""
+    import inspect
+
+    top = {path[0]: cmd for path, cmd in commands if len(path) == 1}
+    assert list(top) == list(COMMANDS)
+    for name, cmd in top.items():
+        assert COMMANDS[name][1] == inspect.cleandoc(cmd.help or "").split("\n\n")[0], name
+
+
+def _help(argv, capsys):
+    assert main([*argv, "--help"]) == 0
+    return capsys.readouterr().out
+
+
+def test_every_rendered_help_is_clean_and_names_its_extra(commands, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    bad = []
+    for path in [(), *(p for p, _ in commands)]:
+        out = _help(list(path), capsys)
+        where = " ".join(("attndyn", *path))
+        assert "Usage:" in out, where
+        body = re.sub(r"[│╭╮╰╯─]", " ", out)  # the panels' frames
+        if re.search(r"\(\s*\)|\[\s*\]", body):
+            bad.append(f"{where}: empty brackets")
+        # two spaces between words of a sentence: markup eaten in the middle ("needs the  extra")
+        for line in body.splitlines():
+            if re.search(r"[a-z,;]  +[a-z]", line.strip()):
+                bad.append(f"{where}: doubled space in {line.strip()!r}")
+        need = next((e for key, e in EXTRAS.items() if path[: len(key)] == key), None)
+        if need and need not in " ".join(body.split()):
+            bad.append(f"{where}: does not name the {need} extra")
+    assert "[pretrained]" in _help([], capsys)  # the root's list of commands too
+    assert bad == []
+
+
+def _fresh(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin", "COLUMNS": "100"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], []])
+def test_version_and_help_import_neither_torch_nor_numpy(argv):
+    heavy = ("torch", "numpy", "scipy", "sklearn", "matplotlib", "rich.console" if argv == ["--version"] else "torch")
+    r = _fresh(
+        "import sys\nfrom attndyn.cli import main\n"
+        f"rc = main({argv!r})\n"
+        f"print('loaded:', sorted(m for m in {heavy!r} if m in sys.modules), rc)"
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "loaded: [] 0"
+    if argv == ["--version"]:
+        assert r.stdout.startswith("attndyn ")
+    else:
+        assert "hardmax" in r.stdout and "[pretrained]" in r.stdout
+
+
+def test_import_attndyn_is_lazy_and_the_api_still_answers():
+    r = _fresh(
+        "import sys\nimport attndyn\n"
+        "print(sorted(m for m in ('torch', 'numpy', 'scipy', 'sklearn') if m in sys.modules))\n"
+        "t = attndyn.hardmax([[1.0, 0.0], [0.0, 1.0], [0.2, 0.2]], layers=3)\n"
+        "from attndyn import InputError, leaders\n"
+        "print(leaders(t).indices if hasattr(leaders(t), 'indices') else 'ok', 'scipy.cluster' in sys.modules)\n"
+        "print(attndyn.analysis.clusters.__module__, attndyn.nonexistent if False else 'no such name is an error')\n"
+    )
+    assert r.returncode == 0, r.stderr
+    first, _, third = r.stdout.splitlines()
+    assert first == "[]"
+    assert third == "attndyn.analysis._clusters no such name is an error"

@@ -25,12 +25,11 @@ def test_hardmax_and_cli_share_the_alpha_default(tmp_path, capsys):
     import json
 
     import numpy as np
-    import typer
 
-    from attndyn.cli import app, main
+    from attndyn.cli import load_command, main
 
     default = inspect.signature(attndyn.hardmax).parameters["alpha"].default
-    cmd = typer.main.get_command(app).commands["hardmax"]
+    cmd = load_command("hardmax")
     assert default == 0.5 == next(p.default for p in cmd.params if p.name == "alpha")
     z = np.array([[1.0, 1.0], [-1.0, 1.0], [0.2, 0.1]])
     np.save(tmp_path / "z.npy", z)

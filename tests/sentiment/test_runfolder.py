@@ -54,18 +54,24 @@ def test_resume_with_other_settings_exits_2_and_changes_nothing(trained, change,
     assert snapshot(run) == before  # byte for byte, the tokenization cache included
 
 
-def test_resume_with_equal_settings_proceeds_and_a_moved_copy_is_the_same_data(trained, capsys, snapshot):
+def test_rerunning_a_finished_run_changes_no_file_even_from_a_moved_copy_of_its_data(trained, capsys, snapshot):
+    """Equal settings (a moved copy is the same data: same sha256) on a run trained to its end: it is complete,
+    exit 0, its recorded test report on stdout, and not one byte of the folder changes (train_seconds included)."""
     tmp, run, data, _ = trained
     copy = tmp / "moved" / "copy.csv"
     copy.parent.mkdir(exist_ok=True)
     shutil.copy(data, copy)
     before = snapshot(run)
-    assert main(TRAIN + ["--run", str(run), "--data", str(copy)]) == 0
-    after = snapshot(run)
-    assert after["weights.safetensors"] == before["weights.safetensors"]  # the finished run was resumed, not retrained
-    info = json.loads((run / "data.json").read_text())
-    assert info["data"] == str(copy.resolve()) and info["sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()
-    assert main(TRAIN + ["--run", str(run), "--data", str(data)]) == 0  # leave it as the other tests expect
+    for path in (copy, data):
+        capsys.readouterr()
+        assert main(TRAIN + ["--run", str(run), "--data", str(path)]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out) == json.loads((run / "test.json").read_text())
+        assert err == (
+            f"run folder {str(run)!r} is complete; nothing was changed (its test report is printed as recorded). "
+            "Add --overwrite to train it again, or give another folder with --run NEW\n"
+        )
+        assert snapshot(run) == before
 
 
 def test_overwrite_discards_the_run_and_trains_anew(trained, tmp_path):

@@ -1,19 +1,27 @@
 """Analysis of finished trajectories: leaders, clusters, polytopes, theorem checks."""
 
-from ._clusters import Cluster, cluster_tolerance, clusters
-from ._leaders import LeaderSet, RoundingEvent, follow_graph, follow_matrix, leaders, self_attending
-from .collapse import RadiusDecay, collapse_decay, radius_decay
-from .geometry import regime_of
-from .polytope import Polytope
-from .spectral import is_good_triple, is_good_triple_with_multiplicity, is_paranormal, leading_direction
-from .theorems import (
-    GeometryReport,
-    HardmaxTheoremReport,
-    attention_rank,
-    boolean_distance,
-    hardmax_theorem,
-    softmax_geometry,
-)
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+# Imported on first use (attndyn._lazy): a command imports only the modules it uses.
+if TYPE_CHECKING:
+    from ._clusters import Cluster, cluster_tolerance, clusters
+    from ._leaders import LeaderSet, RoundingEvent, follow_graph, follow_matrix, leaders, self_attending
+    from .collapse import RadiusDecay, collapse_decay, radius_decay
+    from .geometry import regime_of
+    from .polytope import Polytope
+    from .spectral import is_good_triple, is_good_triple_with_multiplicity, is_paranormal, leading_direction
+    from .theorems import (
+        GeometryReport,
+        HardmaxTheoremReport,
+        attention_rank,
+        boolean_distance,
+        hardmax_theorem,
+        softmax_geometry,
+    )
+
+__getattr__, __dir__ = attach(__name__, __file__)
 
 __all__ = [
     "Cluster",

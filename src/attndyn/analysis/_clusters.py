@@ -7,11 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.cluster.hierarchy import fcluster, linkage
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.spatial import cKDTree
-from scipy.spatial.distance import pdist
 
 from .._validation import InputError
 
@@ -88,6 +83,9 @@ def clusters(
     if len(p) == 1:
         labels = np.ones(1, dtype=int)
     elif len(p) <= DENSE_MAX_POINTS:
+        from scipy.cluster.hierarchy import fcluster, linkage  # scipy.cluster is slow to import: on first use
+        from scipy.spatial.distance import pdist
+
         # condensed distances: a (2, 2) point set would otherwise pass for a distance matrix
         labels = fcluster(linkage(pdist(q), method="single"), t=t, criterion="distance")
     else:
@@ -102,6 +100,10 @@ def clusters(
 
 def _components(q: np.ndarray, t: float) -> np.ndarray:
     """Labels of the connected components of the graph joining points at distance <= t (k-d tree, chunked)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    from scipy.spatial import cKDTree
+
     m = len(q)
     tree = cKDTree(q)
     labels = np.arange(m)

@@ -1,25 +1,118 @@
 """The ``attndyn`` command line: a thin layer over the Python API.
 
 Every command builds the same objects the API takes; bad input ends with one line on
-standard error and exit status 2, never a traceback.
+standard error and exit status 2, never a traceback. Ctrl-C and SIGTERM end a command with one
+line saying what was kept and how to go on, and exit status 130.
+
+A command's module is imported when the command runs or shows its help (as click's lazy groups
+and scientific-python SPEC 1 do): ``attndyn --version`` and ``attndyn --help`` import neither torch
+nor numpy.
 """
 
 from __future__ import annotations
 
+import importlib
+import signal
 import sys
+import threading
 import warnings
-from typing import TextIO
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any, TextIO
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
-from .._validation import HypothesisWarning, InputError
+from .._errors import HypothesisWarning, InputError
+from ._interrupt import Interrupted
+
+__all__ = ["app", "main", "Interrupted"]
+
+#: The commands in the order ``attndyn --help`` lists them: the module that registers each (its
+#: ``register(app)``), and the line ``attndyn --help`` shows without importing it (a test checks it
+#: against the command's own help).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "hardmax": (
+        "dynamics",
+        "Run the hardmax dynamics (hardmax paper eq. 1.1); report leaders, clusters and Theorem 1.1.",
+    ),
+    "softmax": (
+        "dynamics",
+        "Run the softmax self-attention dynamics (softmax paper eqs. 1-4); report the limit geometry.",
+    ),
+    "demo": ("dynamics", "The main job on built-in defaults: the papers' configurations, their leaders and clusters."),
+    "reproduce": (
+        "reproduce",
+        "Regenerate every figure and computable claim of the hardmax and softmax papers, each beside the "
+        "measured value, with a self-contained HTML report (OUT/report.html).",
+    ),
+    "control": (
+        "control",
+        "Choose A so that exactly the named tokens lead (hardmax paper eq. 1.1), then verify with the exact engine.",
+    ),
+    "sweep": (
+        "sweep",
+        "Run a seeded parameter study on dask.distributed, resumably (attndyn sweep SPEC --out DIR), or\n"
+        "summarize a sweep folder: fractions with 95% Wilson intervals per grid point and a plot\n"
+        "(attndyn sweep summarize DIR).",
+    ),
+    "sentiment": ("sentiment", "Interpretable IMDb sentiment analysis with a hardmax transformer."),
+    "data": ("sentiment", "Datasets: fetch them when you have a network."),
+    "pretrained": (
+        "pretrained",
+        "Leaders, clusters and value spectra of a pretrained BERT-family model (default: MiniLM, "
+        "offline; needs the \\[pretrained] extra).",
+    ),
+    "explore": (
+        "explore",
+        "Start the explorer: hardmax playground, softmax regimes, control and sentiment, at http://localhost:PORT/.",
+    ),
+}
+
+_SETTINGS: dict[str, Any] = {"add_completion": False, "pretty_exceptions_enable": False}
+
+
+def load_command(name: str) -> Any:
+    """The click command ``name`` of the root, built by typer from its module (imported now)."""
+    module = importlib.import_module(f".{COMMANDS[name][0]}", __name__)
+    host = typer.Typer(**_SETTINGS)
+    host.callback()(lambda: None)  # a callback makes typer build a group even for one command
+    module.register(host)
+    return typer.main.get_command(host).commands[name]  # type: ignore[attr-defined]
+
+
+class _LazyGroup(TyperGroup):
+    """The root group: each command is a placeholder (its name and first help line) until it is run or
+    asked for its help; then its module is imported and typer builds it, the same command as ever."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._listing = False
+        self._placeholders = set(COMMANDS)
+        for name, (_, short) in COMMANDS.items():
+            self.commands[name] = TyperCommand(name=name, help=short)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name in self._placeholders and not self._listing:
+            self.commands[cmd_name] = load_command(cmd_name)
+            self._placeholders.discard(cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True  # the command list shows the placeholders: nothing is imported
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
 
 app = typer.Typer(
     name="attndyn",
     help="What self-attention does to tokens: hardmax and softmax attention dynamics.",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+    cls=_LazyGroup,
+    **_SETTINGS,
 )
 
 
@@ -40,33 +133,6 @@ def _root(
     """What self-attention does to tokens: hardmax and softmax attention dynamics."""
 
 
-from .dynamics import register as _register_dynamics  # noqa: E402
-
-_register_dynamics(app)  # hardmax, softmax, demo
-
-# ---- sub-command groups (one line each) -------------------------------------------------
-# (sentiment and reproduce register here)
-from .sentiment import app as _sentiment_app, data_app as _data_app
-
-app.add_typer(_sentiment_app, name="sentiment")
-app.add_typer(_data_app, name="data")  # noqa: E402,E702
-from .reproduce import register as _register_reproduce
-
-_register_reproduce(app)  # noqa: E402,E702
-from .control import register as _register_control
-
-_register_control(app)  # noqa: E402,E702
-from .sweep import register as _register_sweep
-
-_register_sweep(app)  # noqa: E402,E702
-from .pretrained import app as _pretrained_app
-
-app.add_typer(_pretrained_app, name="pretrained")  # noqa: E402,E702
-from .explore import register as _register_explore
-
-_register_explore(app)  # noqa: E402,E702
-
-
 def _show_warning(
     message: Warning | str,
     category: type[Warning],
@@ -81,18 +147,40 @@ def _show_warning(
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``attndyn`` script; returns the exit status."""
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _sigterm_interrupts():
         warnings.simplefilter("always", HypothesisWarning)  # shown as one line, never raised
         warnings.showwarning = _show_warning
         return _run(argv)
 
 
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (a batch system or ``kill`` ending the job) stops a command the way Ctrl-C does."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def _run(argv: list[str] | None) -> int:
     try:
         rv = app(args=argv, standalone_mode=False)
+        if rv == 130:  # typer hands back Ctrl-C (a KeyboardInterrupt no command turned into its own line) as 130
+            print("interrupted", file=sys.stderr)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         rv = 2
+    except Interrupted as exc:  # a command's own line: what was kept, how to go on
+        print(str(exc), file=sys.stderr)
+        rv = 130
     except typer.Exit as exc:
         rv = exc.exit_code
     except (typer.Abort, KeyboardInterrupt):

@@ -42,7 +42,7 @@ def control_cmd(
     spd: bool = typer.Option(
         False,
         "--spd",
-        help="Symmetric positive definite A (an SDP; needs the 'control' extra). "
+        help="Symmetric positive definite A (an SDP; needs the \\[control] extra). "
         "Default: any A with |A_ab| <= 1 (an LP).",
     ),
     alpha: float = typer.Option(0.5, help="Step size alpha > 0 of the verification run."),

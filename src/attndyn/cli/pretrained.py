@@ -7,19 +7,21 @@ line saying so and exit status 2.
 from __future__ import annotations
 
 import json
+import numbers
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
 from .._validation import InputError
+from ._interrupt import on_interrupt
 
 if TYPE_CHECKING:
     from ..pretrained.analyzer import PretrainedAnalysis
 
 app = typer.Typer(
     help="Leaders, clusters and value spectra of a pretrained BERT-family model (default: MiniLM, "
-    "offline; needs the [pretrained] extra).",
+    "offline; needs the \\[pretrained] extra).",
     no_args_is_help=True,
 )
 
@@ -68,20 +70,23 @@ def analyze(
         help="Run the softmax paper's model with one real head's (Q, K, V) shared across depth.",
     ),
 ) -> None:
-    """Leaders per layer and head, clusters against depth, value spectra and the idealized model's regime."""
+    r"""Leaders per layer and head, clusters against depth, value spectra and the idealized model's regime.
+
+    Needs the \[pretrained] extra."""
     from ..pretrained import analyze as run_analysis
 
     if isinstance(ginibre_samples, int) and ginibre_samples < 0:
         raise InputError(f"--ginibre-samples {ginibre_samples}: give a non-negative integer")
-    result = run_analysis(
-        text,
-        model,
-        cluster_tol=cluster_tol,
-        with_spectra=spectra,
-        ginibre_samples=ginibre_samples,
-        idealized=idealized,
-        idealized_head=_parse_head(head),
-    )
+    with on_interrupt(lambda: "interrupted before the analysis ended; nothing was written: rerun the same command"):
+        result = run_analysis(
+            text,
+            model,
+            cluster_tol=cluster_tol,
+            with_spectra=spectra,
+            ginibre_samples=ginibre_samples,
+            idealized=idealized,
+            idealized_head=_parse_head(head),
+        )
     record = result.record()
     if out is not None:
         config = {
@@ -94,10 +99,7 @@ def analyze(
             "idealized": idealized,
         }
         _write_folder(out, result, record, config)
-    if json_:
-        typer.echo(json.dumps(record))
-        return
-    _summary(record)
+    typer.echo(json.dumps(record)) if json_ else _summary(record)
 
 
 def _write_folder(out: Path, result: PretrainedAnalysis, record: dict, config: dict) -> None:
@@ -143,8 +145,32 @@ def _summary(r: dict) -> None:
         i = r["idealized"]
         typer.echo(
             f"idealized model, head ({i['layer']}, {i['head']}) in every layer from depth {i['start_depth']}: "
-            f"regime {i['regime']}; {i['statement']}: {'holds' if i['holds'] else 'does not hold'} {i['measured']}"
+            f"regime {i['regime']}; {i['statement']}: {'holds' if i['holds'] else 'does not hold'}"
+            + (f" (measured: {_measured(i['measured'])})" if i["measured"] else "")
         )
+
+
+def _measured(values: dict) -> str:
+    """``{"radius": np.float64(0.12345), "k": 3}`` as ``radius 0.1235, k 3``: plain numbers, as a person reads them."""
+    return ", ".join(f"{k.replace('_', ' ')} {_plain(v)}" for k, v in values.items())
+
+
+def _plain(v: object) -> str:
+    item = getattr(v, "item", None)
+    if callable(item) and getattr(v, "ndim", None) == 0:  # a numpy scalar: the Python number it holds
+        v = item()
+    if isinstance(v, bool) or v is None:
+        return {True: "yes", False: "no", None: "none"}[v]
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        return f"{float(v):.4g}"
+    if isinstance(v, (list, tuple)):
+        shown = [_plain(x) for x in v[:8]]
+        return "[" + ", ".join(shown) + (", …" if len(v) > 8 else "") + "]"
+    if isinstance(v, dict):
+        return "{" + _measured(v) + "}"
+    return str(v)
 
 
 @app.command("compare-imdb")
@@ -157,7 +183,9 @@ def compare_imdb(
     json_: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (standard error)."),
 ) -> None:
-    """MiniLM's leader words beside the hardmax sentiment model's, on the same test reviews."""
+    r"""MiniLM's leader words beside the hardmax sentiment model's, on the same test reviews.
+
+    Needs the \[pretrained] extra."""
     from ..io import write_json
     from ..pretrained.imdb import compare_on_run
 
@@ -175,3 +203,8 @@ def compare_imdb(
         return
     for k, v in summary.items():
         typer.echo(f"{k}: {v}")
+
+
+def register(root: typer.Typer) -> None:
+    """Add the ``pretrained`` command group to the ``attndyn`` app."""
+    root.add_typer(app, name="pretrained")

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from ._interrupt import on_interrupt
+
 __all__ = ["reproduce_cmd", "register"]
 
 
@@ -26,8 +28,7 @@ def reproduce_cmd(
     list_: bool = typer.Option(False, "--list", help="List the experiments and exit."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (standard error)."),
 ) -> None:
-    """Regenerate every figure and computable claim of the hardmax and softmax papers, each beside the
-    measured value, with a self-contained HTML report (OUT/report.html)."""
+    """Regenerate every figure and computable claim of the hardmax and softmax papers, each beside the measured value, with a self-contained HTML report (OUT/report.html)."""
     from ..reproduce import EXPERIMENTS, ReproduceConfig, reproduce
 
     if list_:
@@ -43,7 +44,12 @@ def reproduce_cmd(
         formats=None if formats is None else tuple(f.strip() for f in formats.split(",") if f.strip()),
         animations=animations,
     )
-    report = reproduce(config, progress=progress)
+    with on_interrupt(
+        lambda: (
+            f"interrupted before the report was written ({str(out)!r} may hold some figures); rerun the same command to run the experiments again"
+        )
+    ):
+        report = reproduce(config, progress=progress)
     for r in report.results:
         typer.echo(f"{r.status:8s} {r.name:26s} {r.runtime_s:7.2f} s  {r.title}")
     typer.echo(f"{len(report.results)} experiments in {report.runtime_s:.1f} s; report: {report.files['report']}")

@@ -7,12 +7,14 @@ import json
 import os
 import sys
 import time
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from .._validation import InputError
+from ._interrupt import on_interrupt
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,6 +38,14 @@ def _estimator(run: Path, device: str = "cpu") -> HardmaxSentimentClassifier:
     from ..sentiment import HardmaxSentimentClassifier
 
     return HardmaxSentimentClassifier.load(run, device=device)
+
+
+def _reading(run: Path) -> AbstractContextManager[object]:
+    """A shared lock on a run folder while predict, evaluate or explain read it: refused, naming the pid, while
+    a training holds the run (its weights are not final), and no training starts meanwhile."""
+    from ..sentiment.runfolder import RunLock
+
+    return RunLock(run, shared=True) if run.is_dir() else nullcontext()
 
 
 def _run_data(run: Path, est: HardmaxSentimentClassifier) -> dict:
@@ -329,7 +339,7 @@ def _fit_in_run(
             corpus.reviews.labels[train_idx],
             tokens=[corpus.tokens[i] for i in train_idx],
         )
-    except Exception:
+    except BaseException:  # an error, Ctrl-C or SIGTERM
         if not (run / "checkpoint.safetensors").exists():
             lock.undo()  # nothing was trained: leave the folder as it was
         raise
@@ -410,7 +420,6 @@ def train(
     existing run there is resumed only when its settings are equal (else exit 2, folder unchanged).
     One training per folder at a time (an OS lock)."""
     options = dict(locals())  # the options by name (the first statement: nothing else is local yet)
-    from ..io import write_json
     from ..sentiment.runfolder import RunLock, resolve_settings
 
     _check_threads(threads)
@@ -420,13 +429,85 @@ def train(
     record = _data_record(ident, split=split, seed=seed, n_train=len(tr), n_test=len(te))
     with RunLock(run) as lock:
         _open_run(run, settings, overwrite=overwrite, d=d)
+        rep = _finished_report(run, est)
+        if rep is None:
+            rep = _train_and_test(
+                est, run, lock, data, reviews, tr, te, settings=settings, record=record, threads=threads
+            )
+    typer.echo(json.dumps(rep, indent=2))
+
+
+def _train_and_test(
+    est: HardmaxSentimentClassifier,
+    run: Path,
+    lock: RunLock,
+    data: Path,
+    reviews: Reviews,
+    train_idx: np.ndarray,
+    test_idx: np.ndarray,
+    *,
+    settings: dict,
+    record: dict,
+    threads: int,
+) -> dict:
+    """Under the run's lock: train (or resume) in ``run``, save the model and write test.json; Ctrl-C or SIGTERM
+    ends it with the last finished epoch and how to resume. The test report."""
+    from ..io import write_json
+
+    _drop_stale_evaluation(run)
+    with on_interrupt(lambda: _interrupted_line(run)):
         corpus, seconds = _fit_in_run(
-            est, run, lock, data, reviews, tr, settings=settings, record=record, threads=threads
+            est, run, lock, data, reviews, train_idx, settings=settings, record=record, threads=threads
         )
         est.save(run)
-        rep = _test_report(est, corpus, te, seconds)
+        rep = _test_report(est, corpus, test_idx, seconds)
         write_json(run / "test.json", rep)
-    typer.echo(json.dumps(rep, indent=2))
+    return rep
+
+
+def _finished_report(run: Path, est: HardmaxSentimentClassifier) -> dict | None:
+    """The recorded test report of a run that trained to its end (its checkpoint stopped early or ran every
+    epoch, and test.json was written after it), saying so on standard error; None for a run with work left."""
+    from ..sentiment.modelfile import read_json
+    from ..sentiment.train import checkpoint_state
+
+    state = checkpoint_state(run)
+    if state is None or not (run / "test.json").is_file():
+        return None
+    if not (state.get("stopped") or state["epoch"] + 1 >= int(est.resolved_params()["epochs"])):
+        return None
+    try:
+        rep = read_json(run / "test.json")
+    except InputError:  # damaged: training again rewrites it
+        return None
+    if not isinstance(rep, dict):
+        return None
+    typer.echo(
+        f"run folder {str(run)!r} is complete; nothing was changed (its test report is printed as recorded). "
+        "Add --overwrite to train it again, or give another folder with --run NEW",
+        err=True,
+    )
+    return rep
+
+
+#: What ``evaluate`` writes into a run folder: stale once the run trains further.
+_EVALUATION_FILES = ("evaluation.json", "figure8.png", "figure10.png", "accuracy.png")
+
+
+def _drop_stale_evaluation(run: Path) -> None:
+    """Remove an evaluation of the run's earlier weights (an interrupted run evaluated before it resumes)."""
+    for name in _EVALUATION_FILES:
+        (run / name).unlink(missing_ok=True)
+
+
+def _interrupted_line(run: Path) -> str:
+    """What an interrupted training kept: its last finished epoch (checkpoint), and how to go on."""
+    from ..sentiment.train import checkpoint_state
+
+    state = checkpoint_state(run)
+    if state is None:
+        return "interrupted before the first epoch ended; nothing was kept: rerun the same command to start again"
+    return f"interrupted after epoch {state['epoch'] + 1}; rerun the same command to resume"
 
 
 def _evaluated_run(run_arg: Path | None, run_opt: Path | None, out: Path | None) -> Path:
@@ -537,20 +618,21 @@ def evaluate(
     from ..sentiment.evaluate import evaluate_model
 
     run = _evaluated_run(run_arg, run_opt, out)
-    est = _estimator(run, device)
-    info = _run_data(run, est)
-    path = data or info["data"]
-    test, split = _external_test(est, path) if _is_external(info, path, data) else _run_test(est, run, path, info)
-    rep = evaluate_model(est, test)
-    rep["split"] = split
-    dest = out or run
-    write_json(dest / "evaluation.json", rep)
-    if figures:
-        _draw_evaluation_figures(rep, dest)
-    if as_json:
-        typer.echo(json.dumps({k: v for k, v in rep.items() if k != "figure8"}, indent=2))
-    else:
-        _echo_evaluation(rep, dest)
+    with _reading(run):
+        est = _estimator(run, device)
+        info = _run_data(run, est)
+        path = data or info["data"]
+        test, split = _external_test(est, path) if _is_external(info, path, data) else _run_test(est, run, path, info)
+        rep = evaluate_model(est, test)
+        rep["split"] = split
+        dest = out or run
+        write_json(dest / "evaluation.json", rep)
+        if figures:
+            _draw_evaluation_figures(rep, dest)
+        if as_json:
+            typer.echo(json.dumps({k: v for k, v in rep.items() if k != "figure8"}, indent=2))
+        else:
+            _echo_evaluation(rep, dest)
 
 
 @app.command()
@@ -571,18 +653,21 @@ def predict(
             "give either TEXT arguments or --file PATH (one text per line, or a CSV with a 'text' column), not both"
         )
     texts = _texts_from(None if not texts else texts, file, encoding)
-    est = _estimator(model, device)
-    proba = est.predict_proba(texts)[:, 1]
-    known = est.known_words(texts)
-    for t, p, k in zip(texts, proba, known):
-        label = est.classes_[int(p > 0.5)]
-        label = label.item() if hasattr(label, "item") else label
-        name = {1: "positive", 0: "negative"}.get(label, label) if not isinstance(label, str) else label
-        if as_json:
-            typer.echo(json.dumps({"text": t, "label": name, "probability_positive": float(p), "known_words": len(k)}))
-        else:
-            note = "" if k else "\t(no known word: the model read nothing of this text; this is its prior)"
-            typer.echo(f"{name}\t{p:.4f}\t{t[:70]}{note}")
+    with _reading(model):
+        est = _estimator(model, device)
+        proba = est.predict_proba(texts)[:, 1]
+        known = est.known_words(texts)
+        for t, p, k in zip(texts, proba, known):
+            label = est.classes_[int(p > 0.5)]
+            label = label.item() if hasattr(label, "item") else label
+            name = {1: "positive", 0: "negative"}.get(label, label) if not isinstance(label, str) else label
+            if as_json:
+                typer.echo(
+                    json.dumps({"text": t, "label": name, "probability_positive": float(p), "known_words": len(k)})
+                )
+            else:
+                note = "" if k else "\t(no known word: the model read nothing of this text; this is its prior)"
+                typer.echo(f"{name}\t{p:.4f}\t{t[:70]}{note}")
 
 
 @app.command()
@@ -610,38 +695,39 @@ def explain(
     assert text is not None  # exactly one of TEXT and --file, checked above
     _check_figure_path(figure, "--figure")
     _check_figure_path(gif, "--gif", ("gif",))
-    est = _estimator(model, device)
-    if (figure or gif) and est.model_.config.d != 2:
-        raise InputError(
-            f"--figure/--gif draw the plane and need a d = 2 model; this one has d = {est.model_.config.d}"
-        )
-    e = run_explain(est, text)
-    if figure or gif:
-        from ..plotting import sentiment as figs
-        from ..sentiment import figure9_data
+    with _reading(model):
+        est = _estimator(model, device)
+        if (figure or gif) and est.model_.config.d != 2:
+            raise InputError(
+                f"--figure/--gif draw the plane and need a d = 2 model; this one has d = {est.model_.config.d}"
+            )
+        e = run_explain(est, text)
+        if figure or gif:
+            from ..plotting import sentiment as figs
+            from ..sentiment import figure9_data
 
-        data = figure9_data(est, text)
-        if figure:
-            figs.write(figs.draw_figure9(data), figure)
-        if gif:
-            figs.figure9_gif(data, gif)
-    if as_json:
-        typer.echo(json.dumps(e.to_dict(), indent=2))
-        return
-    side = "positive" if e.decision_value > 0 else "negative"
-    if not e.known_words:
+            data = figure9_data(est, text)
+            if figure:
+                figs.write(figs.draw_figure9(data), figure)
+            if gif:
+                figs.figure9_gif(data, gif)
+        if as_json:
+            typer.echo(json.dumps(e.to_dict(), indent=2))
+            return
+        side = "positive" if e.decision_value > 0 else "negative"
+        if not e.known_words:
+            typer.echo(
+                f"no known word: the model read nothing of this text; {side} (p positive = {e.probability:.3f}) is its prior "
+                "for any such text, no leader or cluster explains it"
+            )
+            return
         typer.echo(
-            f"no known word: the model read nothing of this text; {side} (p positive = {e.probability:.3f}) is its prior "
-            "for any such text, no leader or cluster explains it"
+            f"{side} (p positive = {e.probability:.3f}; H = {e.decision_value:+.3f}, bias {e.bias:+.3f}, alpha {e.alpha:.3f})"
         )
-        return
-    typer.echo(
-        f"{side} (p positive = {e.probability:.3f}; H = {e.decision_value:+.3f}, bias {e.bias:+.3f}, alpha {e.alpha:.3f})"
-    )
-    for c in e.clusters:
-        typer.echo(
-            f"  {', '.join(c.leaders):<20} share {c.share:+.2f}  ({c.size} {'word' if c.size == 1 else 'words'}: {', '.join(c.words[:12])}{' …' if len(c.words) > 12 else ''})"
-        )
+        for c in e.clusters:
+            typer.echo(
+                f"  {', '.join(c.leaders):<20} share {c.share:+.2f}  ({c.size} {'word' if c.size == 1 else 'words'}: {', '.join(c.words[:12])}{' …' if len(c.words) > 12 else ''})"
+            )
 
 
 @data_app.command("imdb")
@@ -660,3 +746,9 @@ def data_imdb(
     expected = IMDB_SHA256 if sha256 is None else None if sha256.strip().lower() == "none" else sha256.strip().lower()
     root = download_imdb(download, url=url, sha256=expected, progress=sys.stderr.isatty())
     typer.echo(str(root))
+
+
+def register(root: typer.Typer) -> None:
+    """Add the ``sentiment`` and ``data`` command groups to the ``attndyn`` app."""
+    root.add_typer(app, name="sentiment")
+    root.add_typer(data_app, name="data")

@@ -5,23 +5,31 @@
 draw their results.
 """
 
-from ._explain import CLUSTER_FLOOR, CLUSTER_RTOL, Explanation, explain, figure9_data, trajectory_of
-from .data import (
-    ImdbSplit,
-    Reviews,
-    download_imdb,
-    load_imdb,
-    read_aclimdb,
-    read_csv,
-    read_reviews,
-    split_official,
-    split_random,
-)
-from .estimator import HardmaxSentimentClassifier
-from .model import SentimentConfig, SentimentTransformer
-from .recipes import RECIPES, recipe
-from .text import TextConfig, Tokenizer, Vocabulary
-from .train import TrainConfig
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+# Imported on first use (attndyn._lazy): a command imports only the modules it uses.
+if TYPE_CHECKING:
+    from ._explain import CLUSTER_FLOOR, CLUSTER_RTOL, Explanation, explain, figure9_data, trajectory_of
+    from .data import (
+        ImdbSplit,
+        Reviews,
+        download_imdb,
+        load_imdb,
+        read_aclimdb,
+        read_csv,
+        read_reviews,
+        split_official,
+        split_random,
+    )
+    from .estimator import HardmaxSentimentClassifier
+    from .model import SentimentConfig, SentimentTransformer
+    from .recipes import RECIPES, recipe
+    from .text import TextConfig, Tokenizer, Vocabulary
+    from .train import TrainConfig
+
+__getattr__, __dir__ = attach(__name__, __file__)
 
 __all__ = [
     "HardmaxSentimentClassifier",

@@ -215,8 +215,7 @@ def check_weights(
             f"{where!r} is not a readable safetensors file ({str(exc).splitlines()[0][:120]}); "
             "it is truncated or damaged: restore it or retrain"
         ) from None
-    with torch.device("meta"):  # shapes only: nothing is allocated, whatever the config claims
-        expected = {k: tuple(v.shape) for k, v in SentimentTransformer(config).state_dict().items()}
+    expected = {k: tuple(v.shape) for k, v in _shapes_model(config, tensors).state_dict().items()}
     missing, extra = sorted(set(expected) - set(tensors)), sorted(set(tensors) - set(expected))
     if missing or extra:
         raise InputError(f"{where!r} does not hold this model's tensors (missing {missing}, unexpected {extra})")
@@ -233,6 +232,17 @@ def check_weights(
             bad = "NaN" if bool(torch.isnan(t).any()) else "infinite"
             raise InputError(f"{where!r}: {name} holds {bad} values; the weights are damaged: restore them or retrain")
     return tensors
+
+
+def _shapes_model(config: SentimentConfig, tensors: dict[str, torch.Tensor]) -> SentimentTransformer:
+    """The model ``config`` describes, for its tensor shapes: on the CPU when it is no larger than the weights
+    already read (building on the meta device imports torch's compiler, seconds), else on the meta device, so
+    that nothing is allocated whatever the config claims."""
+    held = sum(t.numel() for t in tensors.values())
+    if config.vocab_size * config.d <= held:
+        return SentimentTransformer(config)
+    with torch.device("meta"):
+        return SentimentTransformer(config)
 
 
 def _scalar(v: Any) -> bool:

@@ -212,8 +212,9 @@ class RunLock:
     :meth:`undo` removes what was added since (used when a fresh run fails before its first epoch).
     """
 
-    def __init__(self, run: str | os.PathLike) -> None:
+    def __init__(self, run: str | os.PathLike, *, shared: bool = False) -> None:
         self.run = Path(run)
+        self.shared = shared
         self.created = False
         self._top = self.run
         self._fd: int | None = None
@@ -222,6 +223,8 @@ class RunLock:
     def __enter__(self) -> RunLock:
         import fcntl
 
+        if self.shared:
+            return self._enter_shared()
         if self.run.exists() and not self.run.is_dir():
             raise InputError(f"--run {str(self.run)!r} is a file, not a folder; give a folder path")
         if not self.run.exists():
@@ -235,14 +238,34 @@ class RunLock:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            pid = lock_holder(self.run)
+            pid, exclusive = _lock_entry(self.run) or (None, True)
             who = f"process {pid}" if pid is not None else "another process"
+            holder = "a training holds its lock" if exclusive else "it is reading the run"
             raise InputError(
-                f"run folder {str(self.run)!r} is in use by {who} (a training holds its lock); wait for it to "
+                f"run folder {str(self.run)!r} is in use by {who} ({holder}); wait for it to "
                 "finish or stop it, or give another folder with --run NEW"
             ) from None
         self._fd = fd
         self._before = {p.relative_to(self.run) for p in self.run.rglob("*")}
+        return self
+
+    def _enter_shared(self) -> RunLock:
+        """A shared lock, for reading a finished run (predict, evaluate, explain): refused while a training holds
+        the exclusive one, and a training cannot start while it is held. The folder must exist."""
+        import fcntl
+
+        fd = os.open(self.run, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            pid = lock_holder(self.run)
+            who = f"process {pid}" if pid is not None else "another process"
+            raise InputError(
+                f"run folder {str(self.run)!r} is being trained by {who} (it holds the run's lock), so its weights "
+                "are not final; wait for the training to end, or stop it (rerunning it resumes), then run this again"
+            ) from None
+        self._fd = fd
         return self
 
     def undo(self) -> None:
@@ -266,6 +289,12 @@ class RunLock:
 
 def lock_holder(path: Path) -> int | None:
     """The pid holding a ``flock`` on ``path``, from ``/proc/locks`` (Linux); None when unknown."""
+    entry = _lock_entry(path)
+    return None if entry is None else entry[0]
+
+
+def _lock_entry(path: Path) -> tuple[int, bool] | None:
+    """(pid, exclusive) of a ``flock`` held on ``path``, from ``/proc/locks`` (Linux); None when unknown."""
     try:
         st = path.stat()
         lines = Path("/proc/locks").read_text().splitlines()
@@ -279,7 +308,7 @@ def lock_holder(path: Path) -> int | None:
         try:
             maj, mn, ino = f[5].split(":")
             if (int(maj, 16), int(mn, 16), int(ino)) == want:
-                return int(f[4])
+                return int(f[4]), f[3] == "WRITE"
         except ValueError:
             continue
     return None

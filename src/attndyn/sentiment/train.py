@@ -42,6 +42,7 @@ __all__ = [
     "evaluate_split",
     "predict_logits",
     "check_checkpoint",
+    "checkpoint_state",
 ]
 
 CHECKPOINT = "checkpoint.safetensors"
@@ -308,6 +309,22 @@ def check_checkpoint(run: str | Path) -> None:
             load_file(str(run / WEIGHTS))
     except Exception as exc:
         raise _damaged(run, exc) from None
+
+
+def checkpoint_state(run: str | Path) -> dict[str, Any] | None:
+    """What the last checkpoint of ``run`` recorded: ``epoch`` (the last finished, from 0), ``stopped``
+    (why the loop ended early, or None), ``history``, ``best``, ``bad``; None without a readable checkpoint."""
+    from safetensors import safe_open
+
+    path = Path(run) / CHECKPOINT
+    if not path.is_file():
+        return None
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            state = json.loads(f.metadata()["state"])
+    except Exception:  # safetensors' own error type, a missing or malformed state
+        return None
+    return state if isinstance(state, dict) and isinstance(state.get("epoch"), int) else None
 
 
 def _weights(model: nn.Module) -> dict[str, Tensor]:

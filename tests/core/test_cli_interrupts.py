@@ -1,0 +1,92 @@
+"""Ctrl-C and SIGTERM end any command with one line on standard error and exit status 130."""
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+import attndyn.cli.dynamics as dynamics
+from attndyn.cli import Interrupted, main
+
+
+@pytest.fixture
+def tokens(tmp_path):
+    np.save(tmp_path / "z.npy", np.array([[1.0, 0.0], [0.0, 1.0], [0.2, 0.2]]))
+    return str(tmp_path / "z.npy")
+
+
+def test_ctrl_c_in_any_command_says_interrupted(tokens, monkeypatch, capsys):
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dynamics, "hardmax", stop)
+    assert main(["hardmax", tokens]) == 130
+    assert capsys.readouterr() == ("", "interrupted\n")
+
+
+def test_sigterm_is_ctrl_c_and_the_handler_is_put_back(tokens, monkeypatch, capsys):
+    def terminated(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the signal arrives first
+        raise AssertionError("SIGTERM did not stop the command")
+
+    monkeypatch.setattr(dynamics, "hardmax", terminated)
+    before = signal.getsignal(signal.SIGTERM)
+    assert main(["hardmax", tokens]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_command_prints_its_own_line(tokens, monkeypatch, capsys):
+    def stop(*args, **kwargs):
+        raise Interrupted("interrupted after 3 of 7 cells; rerun the same command to resume")
+
+    monkeypatch.setattr(dynamics, "hardmax", stop)
+    assert main(["hardmax", tokens]) == 130
+    assert capsys.readouterr().err == "interrupted after 3 of 7 cells; rerun the same command to resume\n"
+
+
+def test_reproduce_says_no_report_was_written(tmp_path, monkeypatch, capsys):
+    import attndyn.reproduce
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(attndyn.reproduce, "reproduce", stop)
+    out = tmp_path / "r"
+    assert main(["reproduce", "--quick", "--out", str(out)]) == 130
+    assert capsys.readouterr().err == (
+        f"interrupted before the report was written ({str(out)!r} may hold some figures); "
+        "rerun the same command to run the experiments again\n"
+    )
+
+
+def test_pretrained_summary_prints_plain_numbers(capsys):
+    from attndyn.cli.pretrained import _summary
+
+    record = {
+        "model": "m",
+        "layers": 1,
+        "heads": 2,
+        "width": 4,
+        "n_tokens": 2,
+        "tokens": ["[CLS]", "good"],
+        "leaders": {"per_layer": [{"layer": 0, "words": ["[CLS]"], "leaders": [0]}]},
+        "clusters": {"tol": 0.5, "clusters": [2], "cosine_mean": [0.5], "effective_rank": [1.5]},
+        "spectra": None,
+        "idealized": {
+            "layer": 0,
+            "head": 1,
+            "start_depth": 0,
+            "regime": "good triple",
+            "statement": "Theorem 4.1",
+            "holds": True,
+            "measured": {"radius_ratio": np.float64(0.123456), "clusters": np.int64(3), "flat": np.bool_(False)},
+        },
+    }
+    _summary(record)
+    out = capsys.readouterr().out
+    assert "np." not in out and "{" not in out
+    assert out.splitlines()[-1].endswith("Theorem 4.1: holds (measured: radius ratio 0.1235, clusters 3, flat no)")
