@@ -24,7 +24,7 @@ def explore_cmd(
 ) -> None:
     """Start the explorer: hardmax playground, softmax regimes, control and sentiment, at http://localhost:PORT/.
 
-    Needs the 'explore' extra (pip install -e ".[explore]"); everything is served from the installed
+    Needs the \\[explore] extra (pip install -e ".\\[explore]"); everything is served from the installed
     packages, with no network. Stop it with Ctrl-C."""
     t0 = time.perf_counter()
     if importlib.util.find_spec("panel") is None:
