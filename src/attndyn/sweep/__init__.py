@@ -12,8 +12,8 @@ True
 """
 
 from . import experiments  # noqa: F401  (registers the cell functions)
-from .registry import EXPERIMENTS, Experiment, Param, experiment, registered
-from .runner import SweepRun, run_sweep
+from .registry import EXPERIMENTS, CellFailed, Experiment, Param, experiment, registered
+from .runner import SweepInterrupted, SweepRun, run_sweep
 from .spec import Cell, SweepSpec, load_spec, parse_spec
 from .store import read_rows, read_spec
 from .summary import summarize, wilson_interval
@@ -21,6 +21,7 @@ from .summary import summarize, wilson_interval
 __all__ = [
     "run_sweep",
     "SweepRun",
+    "SweepInterrupted",
     "summarize",
     "wilson_interval",
     "SweepSpec",
@@ -31,6 +32,7 @@ __all__ = [
     "read_spec",
     "EXPERIMENTS",
     "Experiment",
+    "CellFailed",
     "Param",
     "experiment",
     "registered",
