@@ -1,17 +1,15 @@
 """The lock of a sweep folder: an exclusive ``flock`` on ``OUT/.lock``, held while a process writes the folder.
 
 The operating system releases a ``flock`` when its holder ends, however it ends (killed, out of memory, a
-full disk), so a lock is never stale: the file may stay behind, empty or not, and the next run takes it.
-What the file says (the holder's pid and host) is only for the message of a process that is refused.
-The file is never deleted (deleting a lock file another process has open would let two processes hold
-"the" lock at once).
+full disk), so a lock is never stale: the file stays behind, and the next run takes it, whatever it holds
+(an empty file, or an older attndyn's pid). Nothing is written into it (taking the lock changes no file);
+a refused process names the holder from ``/proc/locks`` (Linux). The file is never deleted once it has been
+used (deleting a lock file another process has open would let two processes hold "the" lock at once).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 from pathlib import Path
 
 from .._validation import InputError
@@ -54,11 +52,6 @@ class FolderLock:
                 f"could not lock {str(self.path)!r} ({exc.strerror}); use a folder on a local disk"
             ) from None
         self._fd = fd
-        try:  # who holds it, for the message of a process that is refused; a full disk only loses the message
-            os.ftruncate(fd, 0)
-            os.write(fd, json.dumps({"host": socket.gethostname(), "pid": os.getpid()}).encode())
-        except OSError:
-            pass
 
     def release(self) -> None:
         if self._fd is not None:
@@ -66,8 +59,7 @@ class FolderLock:
             self._fd = None
 
     def _holder(self) -> str:
-        try:
-            who = json.loads(self.path.read_text())
-            return f"process {int(who['pid'])} on {who['host']}"
-        except (OSError, ValueError, KeyError, TypeError):
-            return "another process"
+        from ..sentiment.runfolder import lock_holder  # (imported only to word a refusal)
+
+        pid = lock_holder(self.path)
+        return f"process {pid}" if pid is not None else "another process"

@@ -228,7 +228,9 @@ def run_sweep(
     store = SweepStore(out, spec)
     store.check()  # before anything is created or a cluster reached
     if client is None and scheduler is None and workers is not None and workers > (n_cores := cores()):
-        say(f"workers = {workers} is more than the {n_cores} cores here; using {n_cores} (a cluster of any size: give scheduler)")
+        say(
+            f"workers = {workers} is more than the {n_cores} cores here; using {n_cores} (a cluster of any size: give scheduler)"
+        )
         workers = n_cores
     own_client = _connect(scheduler) if scheduler is not None else None
     try:

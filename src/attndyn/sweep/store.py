@@ -71,7 +71,7 @@ def read_spec(out: str | os.PathLike) -> dict:
 
 def read_folder_spec(out: str | os.PathLike) -> SweepSpec:
     """The :class:`SweepSpec` of a sweep folder, checked (see :func:`spec_from_record`)."""
-    return spec_from_record(read_spec(out), str(Path(out) / "spec.json"))
+    return spec_from_record(read_spec(out), repr(str(Path(out) / "spec.json")))
 
 
 def _parts(out: Path) -> list[Path]:
