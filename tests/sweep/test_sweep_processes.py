@@ -34,8 +34,38 @@ sys.exit(main(sys.argv[3:]))
 """
 
 
+def test_two_sweeps_started_at_once_in_threads_one_runs_the_other_is_refused(tmp_path):
+    import threading
+
+    from attndyn import InputError
+    from attndyn.sweep import parse_spec
+
+    for t in range(12):
+        out, barrier, results = tmp_path / f"out{t}", threading.Barrier(2), {}
+
+        def go(d: int, out: Path, barrier: threading.Barrier, results: dict) -> None:
+            spec = parse_spec({"experiment": "good_triple", "grid": {"d": [d]}, "monte_carlo": {"seeds": 5}})
+            barrier.wait()
+            try:
+                results[d] = run_sweep(spec, out, workers=0, log=lambda m: None).ran
+            except InputError as exc:
+                results[d] = str(exc)
+
+        threads = [threading.Thread(target=go, args=(d, out, barrier, results)) for d in (2, 3)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        (winner,) = [d for d, r in results.items() if r == 5]
+        (refusal,) = [r for r in results.values() if r != 5]
+        assert re.search(r"is being written by process \d+|holds a sweep of another spec", refusal), refusal
+        assert read_folder_spec(out).grid["d"] == (winner,)
+        assert list(read_rows(out)["d"]) == [winner] * 5
+
+
+@pytest.mark.slow
 def test_two_specs_started_at_once_on_a_fresh_folder_one_runs_the_other_is_refused(tmp_path):
-    trials = 2
+    trials = 1
     procs = []
     for t in range(trials):
         ready = tmp_path / f"ready{t}"
@@ -95,6 +125,7 @@ def _check_interrupted(proc: subprocess.Popen, out: Path) -> None:
     assert again.done_before == len(rows)
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_the_terminal_stops_a_dask_sweep_in_one_line(tmp_path):
     pytest.importorskip("distributed")
     proc, out = _start(tmp_path, "1")

@@ -223,22 +223,8 @@ def run_sweep(
     if not isinstance(spec, SweepSpec):
         spec = load_spec(spec)
     chunk, batch, max_cells, workers = _check_options(chunk, batch, max_cells, workers, scheduler, client)
-    require_extra(dask=client is not None or scheduler is not None or workers != 0)
     say = log or (lambda msg: print(msg, file=sys.stderr))
-    store = SweepStore(out, spec)
-    store.check()  # before anything is created or a cluster reached
-    if client is None and scheduler is None and workers is not None and workers > (n_cores := cores()):
-        say(
-            f"workers = {workers} is more than the {n_cores} cores here; using {n_cores} (a cluster of any size: give scheduler)"
-        )
-        workers = n_cores
-    own_client = _connect(scheduler) if scheduler is not None else None
-    try:
-        store.open()
-    except BaseException:
-        if own_client is not None:
-            own_client.close()
-        raise
+    store, workers, own_client = _open(spec, out, workers, scheduler, client, say)
     tally = _Tally()
     try:
         finished, failed_before, _ = store.finished(retry_failed=retry_failed)
@@ -276,6 +262,28 @@ def run_sweep(
         + f"; {n_left - tally.ran} left; rows in {store.out / 'rows'}"
     )
     return SweepRun(spec.n_cells, len(finished), tally.ran, tally.failed, n_left - tally.ran, seconds, store.out)
+
+
+def _open(
+    spec: SweepSpec, out: Any, workers: int | None, scheduler: str | None, client: Any, say: Callable[[str], None]
+) -> tuple[SweepStore, int | None, Any]:
+    """The store of ``out`` opened (locked, spec.json written), the workers to start (at most the cores), and
+    a client of ``scheduler`` (None without one). Everything that can be refused is checked before the folder
+    is created: the sweep extra, the folder, the scheduler (reached first)."""
+    require_extra(dask=client is not None or scheduler is not None or workers != 0)
+    store = SweepStore(out, spec)
+    store.check()
+    if client is None and scheduler is None and workers is not None and workers > (n_cores := cores()):
+        say(f"workers = {workers} is more than the {n_cores} cores here; using {n_cores} (any number: give scheduler)")
+        workers = n_cores
+    own_client = _connect(scheduler) if scheduler is not None else None
+    try:
+        store.open()
+    except BaseException:
+        if own_client is not None:
+            own_client.close()
+        raise
+    return store, workers, own_client
 
 
 @dataclass

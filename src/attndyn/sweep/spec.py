@@ -190,6 +190,23 @@ def _table(data: dict, key: str, required: bool) -> dict:
     return value
 
 
+def _monte_carlo(mc: dict) -> tuple[int, int]:
+    """``(seeds, first_seed)`` of the [monte_carlo] table, checked: every seed in [0, 2**53)."""
+    seeds, first = mc.get("seeds"), mc.get("first_seed", 0)
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SEED:
+        raise InputError(
+            f"monte_carlo.seeds = {seeds!r} must be an integer from 1 to 2**53 (the number of seeds per grid point)"
+        )
+    if isinstance(first, bool) or not isinstance(first, int) or first < 0:
+        raise InputError(f"monte_carlo.first_seed = {first!r} must be an integer >= 0")
+    if first + seeds > MAX_SEED:
+        raise InputError(
+            f"monte_carlo.first_seed = {first!r} with seeds = {seeds} goes past the last seed, 2**53 - 1; "
+            "give a smaller first_seed"
+        )
+    return seeds, first
+
+
 def parse_spec(data: dict) -> SweepSpec:
     """Check a spec given as a dict (the parsed TOML) against the experiment's declared parameters.
 
@@ -218,18 +235,7 @@ def parse_spec(data: dict) -> SweepSpec:
     bad = sorted(set(mc) - _MC)
     if bad:
         raise InputError(f"unknown key monte_carlo.{bad[0]}; allowed: {', '.join(sorted(_MC))}")
-    seeds, first = mc.get("seeds"), mc.get("first_seed", 0)
-    if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SEED:
-        raise InputError(
-            f"monte_carlo.seeds = {seeds!r} must be an integer from 1 to 2**53 (the number of seeds per grid point)"
-        )
-    if isinstance(first, bool) or not isinstance(first, int) or first < 0:
-        raise InputError(f"monte_carlo.first_seed = {first!r} must be an integer >= 0")
-    if first + seeds > MAX_SEED:
-        raise InputError(
-            f"monte_carlo.first_seed = {first!r} with seeds = {seeds} goes past the last seed, 2**53 - 1; "
-            "give a smaller first_seed"
-        )
+    seeds, first = _monte_carlo(mc)
     known = ", ".join(exp.params)
     grid: dict[str, tuple] = {}
     for table, values in (("grid", grid_in), ("fixed", fixed_in)):
