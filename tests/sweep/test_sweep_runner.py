@@ -68,19 +68,26 @@ def test_a_folder_that_is_not_a_sweep_is_refused(tmp_path):
         run_sweep(parse_spec(SPEC), tmp_path / "x", workers=0)
 
 
-def test_a_folder_in_use_is_refused_and_a_dead_process_lock_is_taken_over(tmp_path):
+def test_a_folder_in_use_is_refused_and_a_lock_file_left_behind_blocks_nothing(tmp_path):
+    import fcntl
     import json
     import os
-    import socket
 
     run_sweep(parse_spec(SPEC), tmp_path / "s", workers=0, max_cells=1, log=lambda m: None)
     lock = tmp_path / "s" / ".lock"
-    lock.write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid()}))  # alive: this process
-    with pytest.raises(InputError, match=r"is being written by process \d+ on .*; wait for it, or delete"):
-        run_sweep(parse_spec(SPEC), tmp_path / "s", workers=0)
-    lock.write_text(json.dumps({"host": socket.gethostname(), "pid": 2**22 + 12345}))  # no such process
-    assert run_sweep(parse_spec(SPEC), tmp_path / "s", workers=0, log=lambda m: None).ran == 29
-    assert not lock.exists()
+    assert lock.read_bytes() == b""  # taking the lock writes nothing
+    fd = os.open(lock, os.O_RDWR)  # another holder of the flock (a second open file description)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(InputError, match=rf"is being written by process {os.getpid()}; wait for it to finish"):
+            run_sweep(parse_spec(SPEC), tmp_path / "s", workers=0)
+    finally:
+        os.close(fd)
+    # the holder is gone: a lock file left behind (by an older attndyn naming a dead process, or empty) is taken
+    lock.write_text(json.dumps({"host": "here", "pid": 2**22 + 12345}))
+    assert run_sweep(parse_spec(SPEC), tmp_path / "s", workers=0, max_cells=3, log=lambda m: None).ran == 3
+    lock.write_text("")
+    assert run_sweep(parse_spec(SPEC), tmp_path / "s", workers=0, log=lambda m: None).ran == 26
 
 
 CALLS: list[tuple[int, int]] = []

@@ -101,7 +101,7 @@ BAD = [
     ),
     (
         'experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 0\n',
-        r"monte_carlo.seeds = 0 must be an integer >= 1",
+        r"monte_carlo.seeds = 0 must be an integer from 1 to 2\*\*53",
     ),
     (
         'experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = "10"\n',

@@ -12,15 +12,16 @@ True
 """
 
 from . import experiments  # noqa: F401  (registers the cell functions)
-from .registry import EXPERIMENTS, Experiment, Param, experiment, registered
-from .runner import SweepRun, run_sweep
+from .registry import EXPERIMENTS, CellFailed, Experiment, Param, experiment, registered
+from .runner import SweepInterrupted, SweepRun, run_sweep
 from .spec import Cell, SweepSpec, load_spec, parse_spec
-from .store import read_rows, read_spec
+from .store import read_folder_spec, read_rows, read_spec
 from .summary import summarize, wilson_interval
 
 __all__ = [
     "run_sweep",
     "SweepRun",
+    "SweepInterrupted",
     "summarize",
     "wilson_interval",
     "SweepSpec",
@@ -29,8 +30,10 @@ __all__ = [
     "parse_spec",
     "read_rows",
     "read_spec",
+    "read_folder_spec",
     "EXPERIMENTS",
     "Experiment",
+    "CellFailed",
     "Param",
     "experiment",
     "registered",

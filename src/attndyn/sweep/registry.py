@@ -17,22 +17,50 @@ from typing import Any
 
 from .._validation import InputError
 
-__all__ = ["Param", "Experiment", "EXPERIMENTS", "experiment", "get_experiment", "registered", "OUTPUT_TYPES"]
+__all__ = [
+    "Param",
+    "Experiment",
+    "EXPERIMENTS",
+    "CellFailed",
+    "experiment",
+    "get_experiment",
+    "registered",
+    "OUTPUT_TYPES",
+    "STATUSES",
+]
 
 REQUIRED = object()
 OUTPUT_TYPES = ("bool", "int64", "float64", "string")
+# A row's status: the cell's outputs; it raised (retried once: it may be a fault of the machine); its computation
+# failed in a way it reports itself (CellFailed: the same inputs fail again, so it is not retried).
+STATUSES = ("ok", "error", "failed")
+
+
+class CellFailed(Exception):
+    """Raised by a cell function whose computation failed (a solve that diverged, an output that is NaN): the
+    cell is recorded with ``status = "failed"`` and this message as its reason, and is not retried (a cell is a
+    pure function of its parameters and seed, so it would fail again)."""
+
+
 _KIND_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
 
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter of a cell function: its type, default (or required), allowed values, lower bound."""
+    """One parameter of a cell function: its type, default (or required), allowed values, range.
+
+    ``minimum`` and ``maximum`` bound a number (inclusive); the shipped experiments declare both for every
+    numeric parameter, so that no spec can ask for a cell that runs for hours or exhausts memory.
+    Values of a grid are numbered in this order: numbers ascending, strings in the order of ``choices``
+    (else alphabetically), false before true.
+    """
 
     kind: type
     default: Any = REQUIRED
     choices: tuple | None = None
     minimum: float | None = None
     help: str = ""
+    maximum: float | None = None
 
     @property
     def required(self) -> bool:
@@ -59,10 +87,18 @@ class Param:
         value = kind(value)
         if self.choices is not None and value not in self.choices:
             raise InputError(f"{where} = {value!r} is not allowed; choose among {', '.join(map(repr, self.choices))}")
+        if kind is float and not math.isfinite(value):
+            raise InputError(f"{where} = {value!r} is not a finite number; give a number")
         if self.minimum is not None and value < self.minimum:
             raise InputError(f"{where} = {value!r} must be >= {self.minimum}")
-        if kind is float and math.isnan(value):
-            raise InputError(f"{where} is NaN; give a number")
+        if self.maximum is not None and value > self.maximum:
+            raise InputError(f"{where} = {value!r} must be <= {self.maximum} (the range this experiment declares)")
+        return value
+
+    def sort_key(self, value: Any) -> Any:
+        """Where ``value`` stands among this parameter's values in a canonical grid (see the class)."""
+        if self.kind is str and self.choices is not None:
+            return (self.choices.index(value), value)
         return value
 
 
@@ -96,6 +132,8 @@ class Experiment:
             )
 
     def __call__(self, seed: int, params: dict[str, Any]) -> dict:
+        """The cell's outputs; :class:`CellFailed` if the function says its computation failed or a number
+        output is NaN (a NaN is a failed computation, never a measurement)."""
         row = self.fn(seed, **params)
         missing = set(self.outputs) - set(row)
         extra = set(row) - set(self.outputs)
@@ -103,12 +141,18 @@ class Experiment:
             raise RuntimeError(
                 f"cell function {self.name!r} returned outputs {sorted(row)}; declared {sorted(self.outputs)}"
             )
+        nan = [
+            k for k, t in self.outputs.items() if t == "float64" and isinstance(row[k], float) and math.isnan(row[k])
+        ]
+        if nan:
+            raise CellFailed(f"output {nan[0]} is NaN")
         return row
 
 
 # Columns every row has besides the grid parameters and the outputs.
 RESERVED = {
     "cell": "int64",
+    "cell_id": "string",
     "seed": "int64",
     "status": "string",
     "error": "string",

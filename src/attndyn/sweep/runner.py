@@ -7,29 +7,47 @@ the rows do not depend on where or how often they ran. At most a few chunks per 
 flight, so a sweep of millions of cells needs no more memory than one of thousands.
 
 A cell that raises is recorded with its error and retried once; a chunk lost twice to dead
-workers is recorded the same way. Rows are buffered and written in batches (every ``batch``
+workers is recorded the same way; a cell that reports a failed computation (:class:`CellFailed`, a NaN
+output) is recorded with ``status = "failed"`` and its reason, and not retried (it would fail again).
+Cells to run are enumerated lazily from the numbers of those finished, so planning a sweep of 10^9
+cells takes no more memory than one of ten. Rows are buffered and written in batches (every ``batch``
 rows and at least every ``flush_seconds``); a run that is killed loses at most the unwritten
 buffer, which the next run recomputes.
 """
 
 from __future__ import annotations
 
+import itertools
+import logging
 import os
+import re
+import signal
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .._validation import InputError, check_int
 from ..progress import progress_bar
-from .registry import get_experiment
+from .registry import CellFailed, get_experiment
 from .spec import SweepSpec, load_spec
-from .store import SweepStore
+from .store import SweepStore, read_rows, require_extra
 
-__all__ = ["run_sweep", "SweepRun", "run_cells"]
+__all__ = ["run_sweep", "SweepRun", "SweepInterrupted", "run_cells"]
+
+_ADDRESS = re.compile(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})")
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by Ctrl-C or SIGTERM after writing what had finished: ``kept`` cells have rows in ``out``;
+    running the same sweep again resumes."""
+
+    def __init__(self, kept: int, out: Path) -> None:
+        super().__init__(f"interrupted: {kept} cells kept in {out}; rerun the same command to resume")
+        self.kept, self.out = kept, out
 
 
 @dataclass(frozen=True)
@@ -57,21 +75,23 @@ class SweepRun:
         return self.ran / self.seconds if self.seconds > 0 else 0.0
 
 
-def run_cells(experiment: str, cells: list[tuple[int, int, dict, dict]], attempt: int) -> list[dict]:
-    """Run cells ``(index, seed, point, params)`` of ``experiment`` one after another; a cell that
-    raises gives a row with ``status = "error"`` and the exception as ``error``. (The task function.)"""
+def run_cells(experiment: str, cells: list[tuple[int, int, dict, dict, str]], attempt: int) -> list[dict]:
+    """Run cells ``(index, seed, point, params, cell_id)`` of ``experiment`` one after another; a cell that
+    raises gives a row with ``status = "error"`` and the exception as ``error``, one that raises
+    :class:`CellFailed` a row with ``status = "failed"`` and its reason. (The task function.)"""
     exp = get_experiment(experiment)
     rows = []
-    for index, seed, point, params in cells:
+    for index, seed, point, params, cell_id in cells:
         t0 = time.perf_counter()
         try:
             out, status, error = exp(seed, params), "ok", None
-        except Exception as exc:  # the cell's failure is data: recorded, retried once
-            out, status = dict.fromkeys(exp.outputs), "error"
+        except Exception as exc:  # the cell's failure is data: recorded (and retried once if it raised)
+            out, status = dict.fromkeys(exp.outputs), "failed" if isinstance(exc, CellFailed) else "error"
             error = f"{type(exc).__name__}: {exc}".splitlines()[0][:500] or type(exc).__name__
         rows.append(
             {
                 "cell": index,
+                "cell_id": cell_id,
                 "seed": seed,
                 **point,
                 **out,
@@ -146,6 +166,7 @@ def _rows_for_lost_chunk(experiment: str, chunk: list, attempt: int, exc: BaseEx
     return [
         {
             "cell": i,
+            "cell_id": cell_id,
             "seed": s,
             **point,
             **dict.fromkeys(exp.outputs),
@@ -154,7 +175,7 @@ def _rows_for_lost_chunk(experiment: str, chunk: list, attempt: int, exc: BaseEx
             "attempts": attempt,
             "seconds": None,
         }
-        for i, s, point, _ in chunk
+        for i, s, point, _, cell_id in chunk
     ]
 
 
@@ -179,9 +200,11 @@ def run_sweep(
     Args:
         spec: a :class:`SweepSpec` or the path of a TOML spec.
         out: the sweep folder (created; a folder of another spec is refused, naming the difference).
-        workers: worker processes of a new LocalCluster (one thread each); ``0`` runs the cells in
-            this process without dask (a plain loop).
-        scheduler: address of an existing dask scheduler (``tcp://host:8786``) instead of a LocalCluster.
+        workers: worker processes of a new LocalCluster (one thread each), at most the cores of this
+            machine (more are reduced to that, saying so); ``0`` runs the cells in this process without dask
+            (a plain loop).
+        scheduler: address of an existing dask scheduler (``tcp://host:8786``) instead of a LocalCluster;
+            checked before anything is created, and reached before the folder is written.
         client: an existing :class:`distributed.Client` (tests, notebooks) instead of either.
         max_cells: run at most this many of the cells left (in sweep order).
         chunk: cells per dask task. batch: rows per Parquet file. flush_seconds: write at least this often.
@@ -189,28 +212,35 @@ def run_sweep(
         progress: show a progress bar (cells done and left, rate) on standard error.
         log: where to say what is left (default: standard error); on_chunk: called with the number
             of cells finished so far in this call after each chunk.
+
+    Raises:
+        InputError: a bad option or spec, a folder of another spec or in use, a damaged part (named),
+            the sweep extra missing; nothing is created or changed then.
+        SweepInterrupted: (a KeyboardInterrupt) on Ctrl-C or SIGTERM-as-KeyboardInterrupt, after the rows
+            that finished were written; it says how many cells the folder keeps.
     """
     t_start = time.perf_counter()
     if not isinstance(spec, SweepSpec):
         spec = load_spec(spec)
     chunk, batch, max_cells, workers = _check_options(chunk, batch, max_cells, workers, scheduler, client)
     say = log or (lambda msg: print(msg, file=sys.stderr))
-    store = SweepStore(out, spec)
-    store.open()
+    store, workers, own_client = _open(spec, out, workers, scheduler, client, say)
+    tally = _Tally()
     try:
-        finished, failed_before = store.finished(retry_failed=retry_failed)
-        left_all = [i for i in range(spec.n_cells) if i not in finished]
-        todo = left_all if max_cells is None else left_all[:max_cells]
-        say(_plan_line(spec, len(finished), failed_before, len(left_all), len(todo)))
-        ran = failed = 0
-        if todo:
-            ran, failed = _execute(
+        finished, failed_before, _ = store.finished(retry_failed=retry_failed)
+        n_left = spec.n_cells - len(finished)
+        n_todo = n_left if max_cells is None else min(n_left, max_cells)
+        say(_plan_line(spec, len(finished), failed_before, n_left, n_todo))
+        if n_todo:
+            _execute(
                 spec,
                 store,
-                todo,
+                itertools.islice(_left(spec.n_cells, finished), n_todo),
+                n_todo,
+                tally,
                 workers=workers,
-                scheduler=scheduler,
-                client=client,
+                client=client or own_client,
+                own_client=own_client,
                 chunk=chunk,
                 batch=batch,
                 flush_seconds=flush_seconds,
@@ -218,29 +248,108 @@ def run_sweep(
                 done_before=len(finished),
                 on_chunk=on_chunk,
             )
-        left = len(left_all) - ran
-        seconds = time.perf_counter() - t_start
-        say(
-            f"sweep {spec.experiment}: ran {ran} cells in {seconds:.1f} s ({ran / max(seconds, 1e-9):.1f} cells/s)"
-            + (f", {failed} failed" if failed else "")
-            + f"; {left} left; rows in {store.out / 'rows'}"
-        )
-        return SweepRun(spec.n_cells, len(finished), ran, failed, left, seconds, store.out)
+    except KeyboardInterrupt:
+        store.close()
+        raise SweepInterrupted(_kept(store.out), store.out) from None
     finally:
         store.close()
+        if own_client is not None:
+            own_client.close()  # (closed already when cells ran; closing again does nothing)
+    seconds = time.perf_counter() - t_start
+    say(
+        f"sweep {spec.experiment}: ran {tally.ran} cells in {seconds:.1f} s ({tally.ran / max(seconds, 1e-9):.1f} cells/s)"
+        + (f", {tally.failed} failed" if tally.failed else "")
+        + f"; {n_left - tally.ran} left; rows in {store.out / 'rows'}"
+    )
+    return SweepRun(spec.n_cells, len(finished), tally.ran, tally.failed, n_left - tally.ran, seconds, store.out)
+
+
+def _open(
+    spec: SweepSpec, out: Any, workers: int | None, scheduler: str | None, client: Any, say: Callable[[str], None]
+) -> tuple[SweepStore, int | None, Any]:
+    """The store of ``out`` opened (locked, spec.json written), the workers to start (at most the cores), and
+    a client of ``scheduler`` (None without one). Everything that can be refused is checked before the folder
+    is created: the sweep extra, the folder, the scheduler (reached first)."""
+    require_extra(dask=client is not None or scheduler is not None or workers != 0)
+    store = SweepStore(out, spec)
+    store.check()
+    if client is None and scheduler is None and workers is not None and workers > (n_cores := cores()):
+        say(f"workers = {workers} is more than the {n_cores} cores here; using {n_cores} (any number: give scheduler)")
+        workers = n_cores
+    own_client = _connect(scheduler) if scheduler is not None else None
+    try:
+        store.open()
+    except BaseException:
+        if own_client is not None:
+            own_client.close()
+        raise
+    return store, workers, own_client
+
+
+@dataclass
+class _Tally:
+    """Cells finished (and failed among them) by this call so far."""
+
+    ran: int = 0
+    failed: int = 0
+
+
+def _kept(out: Path) -> int:
+    """Cells with a row in ``out`` (after an interruption; -1 if the rows cannot be read now)."""
+    try:
+        return int(read_rows(out)["cell"].nunique())
+    except Exception:  # the count is for a message; the folder is checked again on the next run
+        return -1
+
+
+def cores() -> int:
+    """CPU cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _left(n_cells: int, finished: Iterable[int]) -> Iterator[int]:
+    """Cell numbers 0..n_cells-1 not in ``finished`` (sorted, unique), in order, lazily."""
+    start = 0
+    for done in finished:
+        yield from range(start, int(done))
+        start = int(done) + 1
+    yield from range(start, n_cells)
+
+
+def _connect(scheduler: str) -> Any:
+    """A client of the dask scheduler at ``scheduler``, or InputError if it cannot be reached."""
+    from distributed import Client
+
+    try:
+        return Client(scheduler, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise InputError(
+            f"could not reach the dask scheduler at scheduler = {scheduler!r} ({first}); start it "
+            "(dask scheduler) or check the address"
+        ) from None
 
 
 def _check_options(
-    chunk: Any, batch: Any, max_cells: Any, workers: Any, scheduler: str | None, client: Any
+    chunk: Any, batch: Any, max_cells: Any, workers: Any, scheduler: Any, client: Any
 ) -> tuple[int, int, int | None, int | None]:
     """Check :func:`run_sweep`'s sizes (chunk, batch >= 1; max_cells >= 0 or None; workers >= 0 unless a
-    scheduler or client is given) and that at most one of scheduler and client is given."""
+    scheduler or client is given), the scheduler's address, and that at most one of scheduler and client
+    is given."""
     chunk = check_int(chunk, "chunk", minimum=1)
     batch = check_int(batch, "batch", minimum=1)
     if max_cells is not None:
         max_cells = check_int(max_cells, "max_cells", minimum=0)
     if scheduler is not None and client is not None:
         raise InputError("give scheduler=ADDRESS or client=CLIENT, not both")
+    if scheduler is not None:
+        m = _ADDRESS.fullmatch(scheduler) if isinstance(scheduler, str) else None
+        if m is None or not 1 <= int(m.group(2)) <= 65535:
+            if not (isinstance(scheduler, str) and re.fullmatch(r"inproc://\S+", scheduler)):
+                raise InputError(
+                    f"scheduler = {scheduler!r} is not the address of a dask scheduler; give one such as "
+                    "tcp://10.0.0.5:8786 (a protocol tcp, tls, ucx, ws or wss, a host and a port 1-65535)"
+                )
     if client is None and scheduler is None:
         workers = check_int(workers, "workers", minimum=0)
     return chunk, batch, max_cells, workers
@@ -256,34 +365,49 @@ def _plan_line(spec: SweepSpec, finished: int, failed_before: int, left: int, to
     )
 
 
-def _chunks(spec: SweepSpec, todo: list[int], size: int) -> Iterator[list]:
-    for a in range(0, len(todo), size):
-        yield [(c.index, c.seed, c.point, spec.params(c.point)) for c in spec.cells(todo[a : a + size])]
+def _chunks(spec: SweepSpec, todo: Iterator[int], size: int) -> Iterator[list]:
+    """Tasks of ``size`` cells ``(index, seed, point, params, cell_id)``, built as they are submitted."""
+    keys: dict[int, str] = {}  # canonical parameters of each grid point seen, for the cell ids
+    while batch := list(itertools.islice(todo, size)):
+        out = []
+        for i in batch:
+            c = spec.cell(i)
+            p = i % spec.n_points
+            key = keys.get(p) or keys.setdefault(p, spec.point_key(c.point))
+            if len(keys) > 4096:
+                keys.clear()
+            out.append((c.index, c.seed, c.point, spec.params(c.point), spec.cell_id(c.seed, c.point, key)))
+        yield out
 
 
 def _execute(
     spec: SweepSpec,
     store: SweepStore,
-    todo: list[int],
+    todo: Iterator[int],
+    n_todo: int,
+    tally: _Tally,
     *,
     workers: int | None,
-    scheduler: str | None,
     client: Any,
+    own_client: Any,
     chunk: int,
     batch: int,
     flush_seconds: float,
     progress: bool,
     done_before: int,
     on_chunk: Callable[[int], None] | None,
-) -> tuple[int, int]:
-    ex, slots, own_client, cluster = _open_executor(client, scheduler, workers)
+) -> None:
+    """Run the cells ``todo`` (``n_todo`` of them), counting them in ``tally``; rows written in batches, and
+    what finished is written also on an interruption."""
+    ex, slots, own_client, cluster = _open_executor(client, own_client, workers)
     source = _chunks(spec, todo, chunk)
     buffer: list[dict] = []
-    ran = failed = inflight = 0
+    inflight = 0
     last_flush = time.monotonic()
+    interrupted = False
     try:
         with progress_bar(
-            done_before + len(todo), f"{spec.experiment}", enabled=progress, completed=done_before, unit="cells"
+            done_before + n_todo, f"{spec.experiment}", enabled=progress, completed=done_before, unit="cells"
         ) as advance:
             exhausted = False
             while True:
@@ -302,45 +426,66 @@ def _execute(
                 if keep is None:  # the whole chunk runs again
                     continue
                 buffer += keep
-                ran += len(keep)
-                failed += sum(r["status"] != "ok" for r in keep)
+                tally.ran += len(keep)
+                tally.failed += sum(r["status"] != "ok" for r in keep)
                 advance(len(keep))
                 if on_chunk is not None:
-                    on_chunk(ran)
+                    on_chunk(tally.ran)
                 if len(buffer) >= batch or time.monotonic() - last_flush >= flush_seconds:
                     store.append(buffer)
                     buffer, last_flush = [], time.monotonic()
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
         try:
             store.append(buffer)  # what finished is kept, also on Ctrl-C or an error
         finally:
-            _close_executor(ex, own_client, cluster)
-    return ran, failed
+            _close_executor(ex, own_client, cluster, quiet=interrupted)
 
 
-def _open_executor(client: Any, scheduler: str | None, workers: int | None) -> tuple[Any, int, Any, Any]:
+def _open_executor(client: Any, own_client: Any, workers: int | None) -> tuple[Any, int, Any, Any]:
     """The executor of :func:`_execute` and how many chunks it may have in flight: this process (``workers=0``,
-    one at a time), or dask (the given client, a new client of ``scheduler``, or a new LocalCluster of
-    ``workers`` processes), three chunks per worker thread. Also returns the client and cluster opened here
-    (None where the caller gave them), which :func:`_close_executor` closes."""
-    own_client = cluster = None
-    if client is None and scheduler is None and workers == 0:
+    one at a time), or dask (the given client, or a new LocalCluster of ``workers`` processes), three chunks
+    per worker thread. Also returns the client and cluster to close (``own_client``, or those opened here)."""
+    cluster = None
+    if client is None and workers == 0:
         return _Serial(), 1, None, None
     if client is None:
         from distributed import Client, LocalCluster
 
-        if scheduler is not None:
-            own_client = client = Client(scheduler)
-        else:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        # the workers start with SIGINT ignored (Python keeps an inherited SIG_IGN): a Ctrl-C in the terminal,
+        # which reaches the whole process group, stops this process, which then stops them without a traceback
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if _main_thread() else None
+        try:
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
             own_client = client = Client(cluster)
+        finally:
+            if old is not None:
+                signal.signal(signal.SIGINT, old)
     n_threads = sum(client.nthreads().values()) or 1
     slots = 3 * n_threads  # chunks in flight: enough to keep every worker busy, few enough to bound memory
     return _Dask(client), slots, own_client, cluster
 
 
-def _close_executor(ex: Any, own_client: Any, cluster: Any) -> None:
-    """Close the executor, then the client and the cluster that :func:`_open_executor` opened."""
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _close_executor(ex: Any, own_client: Any, cluster: Any, *, quiet: bool = False) -> None:
+    """Close the executor, then the client and the cluster opened for it; ``quiet`` (after an interruption):
+    dask's own messages about the tasks it drops are not shown."""
+    if quiet:
+        for name in ("distributed", "tornado", "asyncio"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     ex.close()
     if own_client is not None:
         own_client.close()
@@ -351,13 +496,14 @@ def _close_executor(ex: Any, own_client: Any, cluster: Any) -> None:
 def _settle(ex: Any, experiment: str, cells: list, attempt: int, result: Any) -> tuple[list[dict] | None, int]:
     """The rows of a finished chunk to keep, and how many chunks were submitted again (see the module): a chunk
     lost with its workers runs once more (rows None), or is recorded as failed on its second loss; cells that
-    raised on their first attempt run once more (their rows are not kept now); second attempts are kept."""
+    raised on their first attempt run once more (their rows are not kept now); second attempts are kept, and so
+    are cells that failed by their own account (status "failed": they would fail again)."""
     if isinstance(result, BaseException):
         if attempt == 1:  # the whole chunk was lost with its workers: once more
             ex.submit(experiment, cells, 2)
             return None, 1
         result = _rows_for_lost_chunk(experiment, cells, attempt, result)
-    retry = [c for c, r in zip(cells, result) if r["status"] != "ok" and attempt == 1]
+    retry = [c for c, r in zip(cells, result) if r["status"] == "error" and attempt == 1]
     if retry:
         ex.submit(experiment, retry, 2)
-    return [r for r in result if r["status"] == "ok" or attempt > 1], int(bool(retry))
+    return [r for r in result if r["status"] != "error" or attempt > 1], int(bool(retry))

@@ -10,16 +10,24 @@ seeds = 1000                      # seeds 0..999 for every grid point (first_see
 ensemble = "ginibre"
 ```
 
-Cells are ordered seed-major (every grid point for seed 0, then for seed 1, ...), so a partial
-sweep (``max_cells``, or one that was stopped) has every grid point at about the same depth.
+A spec is *canonical* once checked: the grid's parameters in the experiment's declared order, each one's
+values in their canonical order (:meth:`Param.sort_key`), the fixed parameters with their defaults, so that
+two files that differ only in the order of their keys or values are the same spec and number their cells
+the same way. Cells are numbered seed-major (every grid point for seed 0, then for seed 1, ...), so a
+partial sweep (``max_cells``, or one that was stopped) has every grid point at about the same depth; the
+last grid parameter varies fastest. Cell ``i`` is computed from ``i`` (:meth:`SweepSpec.cell`), never
+looked up in a list, so a sweep of 10^9 cells takes no more memory than one of ten. A cell's identity is
+its parameter values and seed (:meth:`SweepSpec.cell_id`, a sha256), which every row carries.
 """
 
 from __future__ import annotations
 
-import itertools
+import hashlib
+import json
+import math
 import os
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,10 +35,12 @@ from typing import Any
 from .._validation import InputError
 from .registry import Experiment, get_experiment
 
-__all__ = ["SweepSpec", "Cell", "load_spec", "parse_spec", "spec_differences"]
+__all__ = ["SweepSpec", "Cell", "load_spec", "parse_spec", "spec_differences", "spec_from_record", "FORMAT", "MAX_SEED"]
 
 _TOP = {"experiment", "title", "grid", "monte_carlo", "fixed"}
 _MC = {"seeds", "first_seed"}
+FORMAT = 2  # of spec.json and the rows: 2 = canonical spec, cell_id per row, checksummed parts
+MAX_SEED = 2**53  # seeds and cell numbers stay below this: exact in int64, float64 and every JSON reader
 
 
 @dataclass(frozen=True)
@@ -44,7 +54,8 @@ class Cell:
 
 @dataclass(frozen=True)
 class SweepSpec:
-    """A checked sweep spec. ``grid`` keeps the order of the file; ``fixed`` includes the defaults."""
+    """A checked sweep spec, canonical (see the module): ``grid`` in the experiment's parameter order with
+    its values in canonical order; ``fixed`` includes the defaults."""
 
     experiment: str
     grid: dict[str, tuple]
@@ -53,40 +64,105 @@ class SweepSpec:
     fixed: dict[str, Any] | None = None
     title: str = ""
 
+    def __post_init__(self) -> None:
+        params = self.exp.params
+        order = [k for k in params if k in self.grid] + [k for k in self.grid if k not in params]
+        grid = {
+            k: tuple(sorted(self.grid[k], key=params[k].sort_key)) if k in params else tuple(self.grid[k])
+            for k in order
+        }
+        object.__setattr__(self, "grid", grid)
+        object.__setattr__(self, "fixed", dict(sorted((self.fixed or {}).items())))
+
     @property
     def exp(self) -> Experiment:
         return get_experiment(self.experiment)
 
     @property
+    def n_points(self) -> int:
+        return math.prod(len(v) for v in self.grid.values())
+
+    @property
     def points(self) -> list[dict[str, Any]]:
-        """The grid points in order (the last grid parameter varies fastest)."""
-        names = list(self.grid)
-        return [dict(zip(names, values)) for values in itertools.product(*self.grid.values())]
+        """The grid points in order (the last grid parameter varies fastest); a list, for summaries."""
+        return [self.point(p) for p in range(self.n_points)]
+
+    def point(self, p: int) -> dict[str, Any]:
+        """Grid point number ``p`` (0 <= p < n_points), from its mixed-radix digits."""
+        out = {}
+        for name, values in reversed(self.grid.items()):
+            p, digit = divmod(p, len(values))
+            out[name] = values[digit]
+        return dict(reversed(out.items()))
 
     @property
     def n_cells(self) -> int:
-        return len(self.points) * self.seeds
+        return self.n_points * self.seeds
 
-    def cells(self, indices: Any = None) -> Iterator[Cell]:
-        """Cells in sweep order (seed-major), or those with the given indices."""
-        pts = self.points
+    def cell(self, index: int) -> Cell:
+        """Cell number ``index``: seed ``first_seed + index // n_points`` at grid point ``index % n_points``."""
+        s, p = divmod(int(index), self.n_points)
+        return Cell(int(index), self.first_seed + s, self.point(p))
+
+    def cells(self, indices: Iterable[int] | None = None) -> Iterator[Cell]:
+        """Cells in sweep order (seed-major), or those with the given indices; lazily."""
         for i in range(self.n_cells) if indices is None else indices:
-            s, p = divmod(int(i), len(pts))
-            yield Cell(int(i), self.first_seed + s, pts[p])
+            yield self.cell(i)
 
     def params(self, point: dict[str, Any]) -> dict[str, Any]:
         """Everything the cell function receives besides the seed: fixed values, defaults, the point."""
         return {**(self.fixed or {}), **point}
 
+    def point_key(self, point: dict[str, Any]) -> str:
+        """Canonical JSON of the experiment and every parameter of a cell at ``point`` (sorted keys)."""
+        return json.dumps(
+            {"experiment": self.experiment, "params": self.params(point)},
+            sort_keys=True,
+            separators=(",", ":"),
+            allow_nan=False,
+        )
+
+    def cell_id(self, seed: int, point: dict[str, Any], key: str | None = None) -> str:
+        """A cell's identity: sha256 of its canonical parameters (:meth:`point_key`) and seed, 32 hex digits.
+        It depends on the values only, never on the cell's number or on the order of the spec's keys."""
+        text = f"{self.point_key(point) if key is None else key}|{int(seed)}"
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
     def record(self) -> dict:
-        """JSON-able form written to OUT/spec.json and compared on resume."""
+        """JSON-able canonical form written to OUT/spec.json and compared on resume."""
         return {
+            "format": FORMAT,
             "experiment": self.experiment,
             "title": self.title,
             "grid": {k: list(v) for k, v in self.grid.items()},
             "monte_carlo": {"seeds": self.seeds, "first_seed": self.first_seed},
             "fixed": dict(self.fixed or {}),
         }
+
+
+def spec_from_record(record: Any, where: str = "spec.json") -> SweepSpec:
+    """The spec of a record written by :meth:`SweepSpec.record` (OUT/spec.json); InputError naming ``where``
+    if it is not one, or one of an older format."""
+    if not isinstance(record, dict) or "experiment" not in record:
+        raise InputError(
+            f"{where} does not hold a sweep spec (got {_short(record)}); restore it, or start a new folder"
+        )
+    if record.get("format") != FORMAT:
+        raise InputError(
+            f"{where} is of sweep format {record.get('format', 1)!r}, not {FORMAT} (written by another version of "
+            "attndyn, whose rows carry no cell identities or checksums); run the spec again into a new folder"
+        )
+    try:
+        return parse_spec({k: v for k, v in record.items() if k != "format"})
+    except InputError as exc:
+        raise InputError(
+            f"{where} does not hold a valid sweep spec ({exc}); restore it, or start a new folder"
+        ) from None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def load_spec(path: str | os.PathLike) -> SweepSpec:
@@ -114,12 +190,31 @@ def _table(data: dict, key: str, required: bool) -> dict:
     return value
 
 
+def _monte_carlo(mc: dict) -> tuple[int, int]:
+    """``(seeds, first_seed)`` of the [monte_carlo] table, checked: every seed in [0, 2**53)."""
+    seeds, first = mc.get("seeds"), mc.get("first_seed", 0)
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SEED:
+        raise InputError(
+            f"monte_carlo.seeds = {seeds!r} must be an integer from 1 to 2**53 (the number of seeds per grid point)"
+        )
+    if isinstance(first, bool) or not isinstance(first, int) or first < 0:
+        raise InputError(f"monte_carlo.first_seed = {first!r} must be an integer >= 0")
+    if first + seeds > MAX_SEED:
+        raise InputError(
+            f"monte_carlo.first_seed = {first!r} with seeds = {seeds} goes past the last seed, 2**53 - 1; "
+            "give a smaller first_seed"
+        )
+    return seeds, first
+
+
 def parse_spec(data: dict) -> SweepSpec:
     """Check a spec given as a dict (the parsed TOML) against the experiment's declared parameters.
 
     >>> spec = parse_spec({"experiment": "good_triple", "grid": {"d": [8, 16]}, "monte_carlo": {"seeds": 3}})
     >>> spec.n_cells, spec.fixed
     (6, {'ensemble': 'ginibre', 'qk': 'identity'})
+    >>> spec.cell(3), spec.cell_id(1, {"d": 16})
+    (Cell(index=3, seed=1, point={'d': 16}), '66ce62af921a127f44d504d37fa52e8a')
     >>> parse_spec({"experiment": "good_triple", "grid": {"d": []}, "monte_carlo": {"seeds": 3}})
     Traceback (most recent call last):
     ...
@@ -140,11 +235,7 @@ def parse_spec(data: dict) -> SweepSpec:
     bad = sorted(set(mc) - _MC)
     if bad:
         raise InputError(f"unknown key monte_carlo.{bad[0]}; allowed: {', '.join(sorted(_MC))}")
-    seeds, first = mc.get("seeds"), mc.get("first_seed", 0)
-    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
-        raise InputError(f"monte_carlo.seeds = {seeds!r} must be an integer >= 1 (the number of seeds per grid point)")
-    if isinstance(first, bool) or not isinstance(first, int) or first < 0:
-        raise InputError(f"monte_carlo.first_seed = {first!r} must be an integer >= 0")
+    seeds, first = _monte_carlo(mc)
     known = ", ".join(exp.params)
     grid: dict[str, tuple] = {}
     for table, values in (("grid", grid_in), ("fixed", fixed_in)):
@@ -176,7 +267,10 @@ def parse_spec(data: dict) -> SweepSpec:
             )
         else:
             fixed[name] = p.default
-    return SweepSpec(exp.name, grid, seeds, first, fixed, title)
+    spec = SweepSpec(exp.name, grid, seeds, first, fixed, title)
+    if spec.n_cells >= MAX_SEED:
+        raise InputError(f"the spec has {spec.n_cells} cells, more than 2**53; give fewer grid values or seeds")
+    return spec
 
 
 def spec_differences(old: dict, new: dict, prefix: str = "") -> list[str]:

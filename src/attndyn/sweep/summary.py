@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ..io import atomic_write, write_json
-from .spec import SweepSpec, parse_spec
-from .store import read_rows, read_spec
+from .spec import SweepSpec
+from .store import read_folder_spec, read_rows, require_extra
 
 __all__ = ["summarize", "SweepSummary", "wilson_interval", "Z95"]
 
@@ -70,12 +70,14 @@ class SweepSummary:
 
 def summarize(out: str | os.PathLike, *, write: bool = True, plot: bool = True) -> SweepSummary:
     """Aggregate the rows of a sweep folder per grid point; with ``write``, OUT/summary.csv,
-    OUT/summary.json and (``plot``) OUT/summary.png."""
+    OUT/summary.json and (``plot``) OUT/summary.png. Every part is checked first (see
+    :mod:`attndyn.sweep.store`): a damaged one is named (InputError) and nothing is written."""
+    require_extra()
     import numpy as np
     import pandas as pd
 
     out = Path(out)
-    spec = parse_spec(read_spec(out))
+    spec = read_folder_spec(out)
     exp = spec.exp
     rows = read_rows(out)
     ok = rows[rows["status"] == "ok"]
