@@ -88,16 +88,18 @@ def check_command_line(words: list[str], raw: str) -> None:
 
     from attndyn.cli import app
 
-    cmd = typer.main.get_command(app)  # typer may vendor click: groups are known by their commands
+    cmd = typer.main.get_command(app)  # typer may vendor click: groups are known by list_commands
+    ctx = typer.Context(cmd, info_name="attndyn")
     words = [w.strip("[]") for w in words]
-    while words and hasattr(cmd, "commands"):
+    while words and hasattr(cmd, "list_commands"):
+        names = cmd.list_commands(ctx)
         alternatives = []
+        if words and words[0] not in names and words[0] != "|":
+            # a group may route its first argument itself (attndyn sweep SPEC is attndyn sweep run SPEC)
+            sub = cmd.make_context(cmd.name, list(words), resilient_parsing=True)
+            words = [*vars(sub).get("_protected_args", []), *sub.args]
         while words and not words[0].startswith("-"):
-            if (
-                words[0] not in cmd.commands
-                and words[0] != "|"
-                and any(p.param_type_name == "argument" for p in cmd.params)
-            ):
+            if words[0] not in names and words[0] != "|" and any(p.param_type_name == "argument" for p in cmd.params):
                 break  # a group that also takes arguments (attndyn sweep SPEC)
             name = words.pop(0)
             if name != "|":
@@ -107,9 +109,9 @@ def check_command_line(words: list[str], raw: str) -> None:
         if not alternatives:
             break
         for name in alternatives:
-            if name not in cmd.commands:
-                raise AssertionError(f"{raw!r}: {cmd.name} has no command {name!r} (it has {sorted(cmd.commands)})")
-        cmd = cmd.commands[alternatives[-1]]
+            if name not in names:
+                raise AssertionError(f"{raw!r}: {cmd.name} has no command {name!r} (it has {sorted(names)})")
+        cmd = cmd.get_command(ctx, alternatives[-1])
     known = {opt for p in cmd.params for opt in (*p.opts, *p.secondary_opts)}
     for w in words:
         flag = w.split("=", 1)[0]

@@ -53,9 +53,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "sweep": (
         "sweep",
-        "Run a seeded parameter study on dask.distributed, resumably (attndyn sweep SPEC --out DIR), or\n"
-        "summarize a sweep folder: fractions with 95% Wilson intervals per grid point and a plot\n"
-        "(attndyn sweep summarize DIR).",
+        "Seeded parameter studies on dask.distributed, resumable: attndyn sweep SPEC --out DIR runs a spec (the "
+        "same as attndyn sweep run SPEC --out DIR); attndyn sweep summarize DIR gives fractions with 95% Wilson "
+        'intervals per grid point and a plot. Needs the sweep extra: pip install "attndyn\\[sweep]".',
     ),
     "sentiment": ("sentiment", "Interpretable IMDb sentiment analysis with a hardmax transformer."),
     "data": ("sentiment", "Datasets: fetch them when you have a network."),
