@@ -26,8 +26,10 @@ deleted, against as many words chosen by each method.
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
     from .model import SentimentTransformer
 
 __all__ = [
+    "sample_texts",
     "BINS",
     "CURVE",
     "EXACT_RTOL",
@@ -306,6 +309,27 @@ def _sanity(
     for a in range(0, S, settings.batch_size):
         again += _batch(est, fresh, words[a : min(S, a + settings.batch_size)], a, sub, measure=False)
     return {m: np.array([spearman(r.scores[m], q.scores[m]) for r, q in zip(reviews, again)]) for m in methods}
+
+
+def sample_texts(
+    path: str | os.PathLike, n: int, seed: int, *, split: str | None = None, split_seed: int = 0
+) -> tuple[list[str], np.ndarray, str]:
+    """``n`` reviews of the data file ``path`` drawn without replacement (seeded by ``seed``, in file
+    order): from the test part of ``split`` (:func:`attndyn.sentiment.corpus.split_indices` with
+    ``split_seed``, the run's protocol) or, with ``split`` None, from every row. Returns the texts,
+    their row indices and a description of the pool; fewer than ``n`` when the pool is smaller."""
+    from .corpus import split_indices
+    from .data import read_reviews
+
+    check_integer(n, "n", low=1)
+    reviews = read_reviews(path)
+    if split is None:
+        pool, name = np.arange(len(reviews.texts)), f"all {len(reviews.texts)} rows of {Path(path).name}"
+    else:
+        pool = split_indices(reviews, split, split_seed)[1]
+        name = f"the {split} split's {len(pool)} test reviews of {Path(path).name} (split seed {split_seed})"
+    rows = np.sort(np.random.default_rng(seed).choice(pool, size=min(n, len(pool)), replace=False))
+    return [reviews.texts[i] for i in rows], rows, name
 
 
 # ---- statistics ---------------------------------------------------------------------------
