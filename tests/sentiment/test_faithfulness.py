@@ -93,6 +93,10 @@ def test_kernelshap_is_seeded(fitted):
     assert torch.equal(state, torch.random.get_rng_state())  # the global generator is left alone
     np.testing.assert_array_equal(a, b)
     assert a[0] == a[4]  # copies of "great" share their word type's score
+    one = _review(fitted, "great great")  # one word type: one player, f(all) - f(none) split over the copies
+    got = captum_scores("kernelshap", fitted.model_, one, QUICK, seed=0)
+    H = fitted.decision_function(["great great", "qwertyuiop"])
+    np.testing.assert_allclose(got, [(H[0] - H[1]) / 2] * 2, rtol=1e-5)
 
 
 def test_ranking_turns_signed_scores_toward_the_prediction():

@@ -16,7 +16,9 @@ dynamics use them, whatever the side.
 - ``gradxinput`` (signed): captum's InputXGradient, :math:`z^0_w\cdot\nabla_{z^0_w}H`; for the
   same reason it equals ``exact`` wherever the gradient exists.
 - ``kernelshap`` (signed): captum's KernelShap over word types (a coalition keeps or masks all
-  copies of a word; masked words are padding, which the model supports exactly), seeded.
+  copies of a word; masked words are padding, which the model supports exactly), seeded. A review
+  of one word type has one player, whose Shapley value f(all) - f(none) is computed directly
+  (captum's sampler needs two).
 - ``followers`` (unsigned): how many other tokens follow the word, summed over the K layers.
 - ``rollout`` (unsigned): attention rollout (Abnar & Zuidema 2020), the column means of
   :math:`\prod_k(\tfrac12 I + \tfrac12 P_k)` over the real rows. With the model's own residual
@@ -202,7 +204,10 @@ def captum_scores(method: str, model: SentimentTransformer, ids: Tensor, s: Meth
     row, keep = ids.cpu()[None], torch.ones((1, ids.numel()), dtype=torch.bool)
     uid, counts = distinct_words(row, keep)
     slot = (row[0][:, None] == uid[0][None, :]).to(torch.int64).argmax(dim=1)  # (n,) type of each position
-    if method == "kernelshap":
+    if method == "kernelshap" and uid.shape[1] == 1:  # one player: its Shapley value is f(all) - f(none)
+        forward = _mask_forward(model, row, slot)
+        per_type = forward(torch.ones((1, 1))) - forward(torch.zeros((1, 1)))
+    elif method == "kernelshap":
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             ones = torch.ones((1, uid.shape[1]), dtype=torch.float64)
