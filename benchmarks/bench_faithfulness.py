@@ -48,7 +48,9 @@ def main() -> None:
     t0 = time.perf_counter()
     est = HardmaxSentimentClassifier.load(args.run)
     info = json.loads((args.run / "data.json").read_text())
-    texts, rows, pool = sample_texts(info["data"], args.reviews, args.seed, split=info["split"], split_seed=info["seed"])
+    texts, rows, pool = sample_texts(
+        info["data"], args.reviews, args.seed, split=info["split"], split_seed=info["seed"]
+    )
     t_load = time.perf_counter() - t0
     settings = StudySettings(
         methods=tuple(args.methods), baselines=MethodSettings(seed=args.seed), sanity_reviews=args.sanity_reviews

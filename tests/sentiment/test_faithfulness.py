@@ -297,3 +297,24 @@ def test_explain_prints_word_attributions(model_dir, tmp_path, capsys):
     assert "words (exact: bias" in out and "great x2" in out and fig.read_bytes()[:4] == b"\x89PNG"
     assert main(["sentiment", "explain", "--model", model, "--words-figure", str(tmp_path / "w.xyz"), text]) == 2
     assert "--words-figure" in capsys.readouterr().err and not (tmp_path / "w.xyz").exists()
+
+
+def test_reproduce_shows_the_faithfulness_table(study, fitted, model_dir, tmp_path):
+    from attndyn.reproduce import reproduce
+
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    (saved / "faithfulness.json").write_text(json.dumps(study))
+    r = reproduce(out=tmp_path / "o", quick=True, only=("sentiment-figs",), sentiment_run=saved).results[0]
+    rows = [c for c in r.checks if c.claim.startswith("faithfulness of ")]
+    assert len(rows) == len(METHODS) and rows[0].measured.startswith(
+        f"{study['methods']['exact']['comprehensiveness']['mean']:.3f} ["
+    )
+    assert any(c.passed is True and "from faithfulness.json" in c.claim for c in r.checks)
+    assert any("sentiment_faithfulness" in f for fig in r.figures for f in fig.files)
+    run = tmp_path / "run"  # no table saved: measured now on the run's test reviews
+    fitted.save(run)
+    (run / "data.json").write_text(json.dumps({"data": str(model_dir / "reviews.csv"), "split": "random", "seed": 0}))
+    r = reproduce(out=tmp_path / "o2", quick=True, only=("sentiment-figs",), sentiment_run=run).results[0]
+    exact = next(c for c in r.checks if c.claim.startswith("exact attributions add up to H"))
+    assert exact.passed is True and "measured now on 9 of the random split's 9 test reviews" in exact.claim

@@ -585,6 +585,12 @@ def predict(
             typer.echo(f"{name}\t{p:.4f}\t{t[:70]}{note}")
 
 
+_WORDS_FIGURE_HELP = (
+    "Draw the review's words coloured by their exact contribution to the decision "
+    "(below Figure 9's panels for a d = 2 model) to this image."
+)
+
+
 @app.command()
 def explain(
     text: str | None = typer.Argument(None, help="A review (or use --file)."),
@@ -597,12 +603,7 @@ def explain(
     ),
     encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of --file (e.g. latin-1, utf-16)."),
     device: str = typer.Option("cpu", help=_DEVICE_HELP),
-    words_figure: Path | None = typer.Option(
-        None,
-        "--words-figure",
-        help="Draw the review's words coloured by their exact contribution to the decision "
-        "(below Figure 9's panels for a d = 2 model) to this image.",
-    ),
+    words_figure: Path | None = typer.Option(None, "--words-figure", help=_WORDS_FIGURE_HELP),
 ) -> None:
     """Label, probability, last-layer leaders with the words clustered around each, each cluster's share of the
     decision, and each word's exact contribution (the contributions and the bias add up to the decision value H)."""
