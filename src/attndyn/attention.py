@@ -169,11 +169,38 @@ def softmax_weights(s: Tensor, mask: Tensor | None = None, *, beta: float = 1.0)
     r"""Row softmax :math:`P_{ij} = e^{\beta s_{ij}} / \sum_l e^{\beta s_{il}}` (softmax paper eq. (2)).
 
     Numerically stable (the row maximum is subtracted before exponentiating), so scores of
-    any size give a finite result; padding keys get weight 0.
+    any size give a finite result; padding keys get weight 0. Its gradient,
+    :math:`\partial L/\partial s_{ij} = P_{ij}\,(g_{ij} - \sum_l g_{il} P_{il})` for
+    :math:`g = \partial L/\partial P`, sums each row on its own, so on the CPU the gradient is
+    the same bits whatever the number of threads (torch's fused softmax backward is not).
+
+    >>> s = torch.tensor([[[0.0, 1.0], [2.0, 2.0]]], dtype=torch.float64, requires_grad=True)
+    >>> torch.autograd.gradcheck(lambda t: softmax_weights(t, beta=3.0), (s,))
+    True
     """
     if beta != 1.0:
         s = beta * s
-    return torch.softmax(_masked(s, mask), dim=-1)
+    s = _masked(s, mask)
+    if s.requires_grad and torch.is_grad_enabled():
+        return _RowSoftmax.apply(s)
+    return torch.softmax(s, dim=-1)
+
+
+class _RowSoftmax(torch.autograd.Function):
+    """torch.softmax over the last dimension, with a backward pass whose reductions run row by row."""
+
+    @staticmethod
+    def forward(ctx: torch.autograd.function.FunctionCtx, s: Tensor) -> Tensor:
+        p = torch.softmax(s, dim=-1)
+        ctx.save_for_backward(p)
+        return p
+
+    @staticmethod
+    def backward(ctx: torch.autograd.function.FunctionCtx, g: Tensor) -> Tensor:
+        (p,) = ctx.saved_tensors  # type: ignore[attr-defined]
+        gp = g * p
+        dot = gp.sum(dim=-1, keepdim=True)  # (..., 1): one reduction per row
+        return gp.addcmul_(p, dot, value=-1.0)  # P (g - <g, P>)
 
 
 def _fused_applies(q: Tensor) -> bool:

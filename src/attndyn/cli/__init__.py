@@ -62,6 +62,9 @@ _register_sweep(app)  # noqa: E402,E702
 from .pretrained import app as _pretrained_app
 
 app.add_typer(_pretrained_app, name="pretrained")  # noqa: E402,E702
+from .explore import register as _register_explore
+
+_register_explore(app)  # noqa: E402,E702
 
 
 def _show_warning(

@@ -16,6 +16,9 @@ HULL_COLOR = "#9ecae1"
 LEADER_SIZE = 190
 TOKEN_SIZE = 55
 DPI = 130
+# Axes share one scale (equal aspect) unless their data extents differ by more than this factor; then each
+# axis gets its own limits, and the figure says it is not to scale.
+ASPECT_MAX = 4.0
 
 
 def color(k: int) -> str:
@@ -59,11 +62,29 @@ def square_limits(points: np.ndarray, pad: float = 0.08) -> tuple[tuple[float, f
     return (c[0] - h, c[0] + h), (c[1] - h, c[1] + h)
 
 
-def finish_plane(ax: Axes, xl: Any, yl: Any, title: str | None = None) -> None:
-    """Limits, equal aspect, a light grid and an optional title for a 2-D panel."""
+def data_limits(points: np.ndarray, pad: float = 0.08) -> tuple[tuple[tuple[float, float], ...], bool]:
+    """Per-axis limits enclosing ``points`` (m, k), and whether they share one scale.
+
+    When the extents of the k axes differ by at most :data:`ASPECT_MAX`, every axis gets the span of the
+    largest (equal aspect: distances read true); otherwise (tokens diverging along one direction, say)
+    each axis is fitted to its own extent and the second value is False: the picture is not to scale.
+    """
+    lo, hi = points.min(axis=0), points.max(axis=0)
+    span = hi - lo
+    top = float(span.max()) or 1.0
+    floor = top / 1e6  # an axis on which all points agree still gets a visible range
+    to_scale = bool(top <= ASPECT_MAX * max(float(span.min()), floor))
+    half = (np.full_like(span, top) if to_scale else np.maximum(span, floor)) * (0.5 + pad)
+    c = (lo + hi) / 2
+    return tuple((float(c[j] - half[j]), float(c[j] + half[j])) for j in range(len(c))), to_scale
+
+
+def finish_plane(ax: Axes, xl: Any, yl: Any, title: str | None = None, *, equal: bool = True) -> None:
+    """Limits, equal aspect (unless ``equal`` is False), a light grid and an optional title for a 2-D panel."""
     ax.set_xlim(*xl)
     ax.set_ylim(*yl)
-    ax.set_aspect("equal", adjustable="box")
+    if equal:
+        ax.set_aspect("equal", adjustable="box")
     ax.grid(alpha=0.25, lw=0.5)
     if title is not None:
         ax.set_title(title, fontsize=10)

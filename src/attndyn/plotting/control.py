@@ -14,6 +14,7 @@ import numpy as np
 
 from .._validation import InputError
 from ..analysis import leaders
+from ._labels import place_labels
 from ._style import color, new_figure, sequence_states, square_limits
 from .trajectories import draw_state
 
@@ -47,30 +48,61 @@ def control_comparison(
     if labels is None and n <= 40:
         labels = [str(i) for i in range(n)]
     fig = new_figure(10.0, 5.0)
+    if title:
+        fig.suptitle(title, fontsize=10)
     proj = {"projection": "3d"} if d >= 3 else {}
     both = np.concatenate([states, sequence_states(result.trajectory, None)[0]]).reshape(-1, d)
     lim = square_limits(both[:, :2])
     runs = [("A = I", result.baseline), ("chosen A" + (" (SPD)" if result.spd else ""), result.trajectory)]
-    for k, (name, traj) in enumerate(runs):
-        ax: Any = fig.add_subplot(1, 2, k + 1, **proj)  # Axes3D or Axes
-        draw_state(ax, traj, -1, trail=True, hull=True, limits=None if d >= 3 else lim)
-        z = sequence_states(traj, None)[0]
-        z0, zK = z[0][:, : min(d, 3)], z[-1][:, : min(d, 3)]
-        req = list(result.leaders_requested)
+    axes: list[Any] = [fig.add_subplot(1, 2, k + 1, **proj) for k in range(2)]  # Axes3D or Axes
+    req = list(result.leaders_requested)
+    for ax, (name, traj) in zip(axes, runs):
         found = list(leaders(traj).indices)
-        ax.scatter(*z0.T, s=14, c="#777777", zorder=4)  # where the tokens started
-        ax.scatter(*z0[req].T, s=320, facecolors="none", edgecolors="#222222", linewidths=1.2, zorder=5)
-        ax.scatter(*zK[found].T, s=260, marker="*", facecolors="none", edgecolors="#111111", linewidths=1.0, zorder=6)
-        if labels is not None:
-            for i in range(n):
-                ax.text(*z0[i], " " + str(labels[i]), fontsize=7, color="#444444", zorder=7)
         ax.set_title(
             f"{name}: leaders {found}\n(layer {int(traj.ts[-1])}; grey dots: layer 0, rings: requested {req})",
             fontsize=9,
         )
-    if title:
-        fig.suptitle(title, fontsize=10)
+        _coordinate_labels(ax, d)
+        draw_state(ax, traj, -1, trail=True, hull=True, limits=None if d >= 3 else lim)
+        _mark(ax, sequence_states(traj, None)[0], req, found)
+    if labels is not None:  # once both panels are drawn: the labels are placed where the markers land
+        for ax, (_, traj) in zip(axes, runs):
+            _label(ax, sequence_states(traj, None)[0], req, list(leaders(traj).indices), labels)
     return fig
+
+
+RING_S, STAR_S, START_S = 320.0, 260.0, 14.0  # scatter sizes (points^2) of the rings, star outlines, start dots
+
+
+def _coordinate_labels(ax: Any, d: int) -> None:
+    ax.set_xlabel("$z_1$"), ax.set_ylabel("$z_2$")
+    if d >= 3:
+        ax.set_zlabel("$z_3$")
+
+
+def _mark(ax: Any, z: np.ndarray, req: list[int], found: list[int]) -> None:
+    """Grey dots where the tokens started (z: (T, n, d) states), rings on the requested leaders there, star
+    outlines on the leaders found at the last layer."""
+    d = z.shape[-1]
+    z0, zK = z[0][:, : min(d, 3)], z[-1][:, : min(d, 3)]
+    ax.scatter(*z0.T, s=START_S, c="#777777", zorder=4)
+    ax.scatter(*z0[req].T, s=RING_S, facecolors="none", edgecolors="#222222", linewidths=1.2, zorder=5)
+    ax.scatter(*zK[found].T, s=STAR_S, marker="*", facecolors="none", edgecolors="#111111", linewidths=1.0, zorder=6)
+
+
+def _label(ax: Any, z: np.ndarray, req: list[int], found: list[int], labels: Sequence[str]) -> None:
+    """Each token's label beside its starting dot, above every marker and (2-D) clear of every marker (the
+    start dots, rings, tokens and stars of :func:`_mark` and :func:`draw_state`) and of the other labels."""
+    d = z.shape[-1]
+    z0, zK = z[0][:, : min(d, 3)], z[-1][:, : min(d, 3)]
+    if d >= 3:
+        for i, p in enumerate(z0):
+            ax.text(*p, "   " + str(labels[i]), fontsize=7, color="#444444", zorder=7)
+        return
+    final_r = np.where(np.isin(np.arange(len(zK)), found), STAR_S, 8.0**2)  # draw_state's stars and dots
+    obstacles = [(z0, np.sqrt(START_S) / 2), (z0[req], np.sqrt(RING_S) / 2)]
+    obstacles += [(zK[i], float(np.sqrt(final_r[i]) / 2)) for i in range(len(zK))]
+    place_labels(ax, z0, [str(t) for t in labels], obstacles, zorder=7, fontsize=7, color="#333333")
 
 
 def counterfactual_bars(

@@ -90,6 +90,8 @@ def leader_counts(analysis: Any) -> Figure:
 
 def clusters_depth(analysis: Any) -> Figure:
     """Clusters at the stated tolerance, mean cosine similarity and effective rank against depth."""
+    from matplotlib.ticker import MaxNLocator
+
     c = analysis.clusters
     depth = np.arange(len(c.clusters))
     fig = new_figure(9.0, 2.8)
@@ -103,7 +105,12 @@ def clusters_depth(analysis: Any) -> Figure:
         ax.set_xlabel("depth (0: embeddings)")
         ax.set_title(label, fontsize=9)
         ax.grid(alpha=0.3, lw=0.5)
-    axes[0].axhline(len(analysis.forward.tokens), color="#999999", lw=0.8, ls="--")
+    n = len(analysis.forward.tokens)
+    axes[0].axhline(n, color="#999999", lw=0.8, ls="--", label=f"n = {n} tokens (no two together)")
+    axes[0].legend(fontsize=7, loc="best")
+    axes[0].yaxis.set_major_locator(MaxNLocator(integer=True))  # a count of clusters: whole numbers only
+    for ax in axes:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # depth: a layer index
     return fig
 
 

@@ -340,14 +340,16 @@ def conj4_2(ctx: Context, res: ExperimentResult) -> None:
             "Positive eigenvalues 1.96 and 0.25: coordinates cluster; eigenvalue -0.22: they spread.",
         )
     )
+    k, groups = rep.measured["k"], rep.measured["subspaces"]
     res.figures.append(
         ctx.figure(
-            plot_trajectory(traj, title="V eigenvalues {1.96, -0.22, 0.25}", hull=False),
+            plot_trajectory(traj, title="V eigenvalues {1.96, -0.22, 0.25}", hull=False, eigenbasis=True),
             "softmax_fig7",
-            "Trajectories of z_i(t).",
+            f"Trajectories of z_i(t) in V's eigenbasis (c = R^-1 z): the coordinates of the k = {k} positive "
+            f"eigenvalues reach {groups} value(s), so the tokens approach {groups} line(s) parallel to the third "
+            "axis, along which they diverge (eigenvalue -0.22); each axis has its own scale (see the title).",
         )
     )
-    k, groups = rep.measured["k"], rep.measured["subspaces"]
     res.checks.append(Check("eigenvalues of V with positive real part, k", "2", str(k), k == 2))
     res.checks.append(
         Check(
@@ -451,7 +453,8 @@ def thm_c5(ctx: Context, res: ExperimentResult) -> None:
         ctx.figure(
             plot_trajectory(traj, title="V = -I", hull=False),
             "softmax_thmC5",
-            "Trajectories x_i(t) of eq. (1): all run into the origin.",
+            "Trajectories x_i(t) of eq. (1): all run into the origin. No token leads: the attention rows "
+            "are nearly uniform (P_ij -> 1/n), so no stars and no follow colours.",
         )
     )
     m = rep.measured

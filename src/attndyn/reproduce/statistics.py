@@ -92,7 +92,6 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
     T, step = ctx.pick(10.0, 15.0), ctx.pick(0.1, 0.05)
     rng = ctx.rng(101)
     rows: dict[str, dict] = {}
-    fracs: dict[str, float] = {}
     failures: list[dict] = []
     extra: dict[str, list] = {"levels": [], "vertices": [], "initial_hull_vertices": [], "at_vertices": []}
     for regime in REGIMES:
@@ -106,7 +105,6 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
                 ok += rep.holds
                 total += 1
                 _record_sequence(rep, regime, traj, b, x[b], mats, failures, extra)
-        fracs[regime] = ok / total
         rows[regime] = {"instances": N, "sequences_each": M, "matching": ok, "total": total}
         v, qk, geom, thm = REGIMES[regime]
         res.checks.append(
@@ -118,7 +116,15 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
             )
         )
     res.checks.extend(_aggregate_checks(extra, n))
-    res.figures.append(ctx.figure(_fractions_figure(fracs), "softmax_table1", "Measured fraction per row of Table 1."))
+    counts = {r: (v["matching"], v["total"]) for r, v in rows.items()}
+    res.figures.append(
+        ctx.figure(
+            fractions_figure(counts),
+            "softmax_table1",
+            "Measured fraction per row of Table 1: k/n sequences whose limit matches the row, with the "
+            f"{FIGURE_CONFIDENCE:.0%} Wilson interval (N = {N} random matrices x M = {M} sequences each).",
+        )
+    )
     res.params = {
         "N_matrices": N,
         "M_sequences": M,
@@ -214,15 +220,44 @@ def _aggregate_checks(extra: dict[str, list], n: int) -> list[Check]:
     ]
 
 
-def _fractions_figure(fracs: dict[str, float]) -> Figure:
-    """Bar chart: the measured fraction per row of Table 1, with the theorems' value 1 dashed."""
-    fig = new_figure(6.0, 2.8)
+FIGURE_CONFIDENCE = 0.99  # the Wilson intervals drawn on the Table 1 bars (as the report's other intervals)
+
+
+def fractions_figure(counts: dict[str, tuple[int, int]]) -> Figure:
+    """Bar chart of Table 1: per row (``counts[regime] = (matching, total)``) the measured fraction with its 99%
+    Wilson interval (:meth:`scipy.stats.binomtest(...).proportion_ci`) and the count k/n written on the bar;
+    the theorems' value 1 dashed. With few sequences the interval, not the bar, says how much was shown."""
+    from matplotlib import patheffects
+    from scipy.stats import binomtest
+
+    halo = [patheffects.withStroke(linewidth=2.5, foreground="white")]  # the count reads on any bar, or on none
+    fig = new_figure(6.4, 3.2)
     ax = fig.add_subplot()
-    names = [REGIMES[r][3] for r in REGIMES]
-    ax.barh(names, [fracs[r] for r in REGIMES], color=[color(k) for k in range(len(REGIMES))])
+    rows = [r for r in REGIMES if r in counts]
+    y = np.arange(len(rows))
+    frac = np.array([counts[r][0] / counts[r][1] for r in rows])
+    ci = [binomtest(*counts[r]).proportion_ci(confidence_level=FIGURE_CONFIDENCE, method="wilson") for r in rows]
+    err = np.array([[f - c.low for f, c in zip(frac, ci)], [c.high - f for f, c in zip(frac, ci)]])
+    ax.barh(y, frac, color=[color(k) for k in range(len(rows))], alpha=0.85)
+    ax.errorbar(frac, y, xerr=err, fmt="none", ecolor="#222222", elinewidth=1.2, capsize=4, zorder=3)
+    for yi, r in zip(y, rows):
+        k, n = counts[r]
+        ax.text(
+            0.02,
+            float(yi),
+            f"{k}/{n}",
+            va="center",
+            ha="left",
+            fontsize=9,
+            fontweight="bold",
+            zorder=4,
+            path_effects=halo,
+        )
+    ax.set_yticks(y, [f"{REGIMES[r][3]}\n({REGIMES[r][0]})" for r in rows], fontsize=8)
     ax.set_xlim(0, 1.05)
     ax.axvline(1.0, color="#333333", lw=0.8, ls="--")
-    ax.set_xlabel("fraction of random instances whose limit matches")
+    ax.set_xlabel(f"fraction of sequences whose limit matches\n(error bars: {FIGURE_CONFIDENCE:.0%} Wilson interval)")
+    ax.set_ylabel("row of Table 1")
     ax.invert_yaxis()
     return fig
 

@@ -137,7 +137,9 @@ class SentimentTransformer(nn.Module):
 
     def attention_layer(self, z: Tensor, mask: Tensor, tau: float) -> Tensor:
         """One layer z ← (z + α P z)/(1+α), P = softmax(<z_i, z_j>/τ) over real keys. (B, n, d) → (B, n, d)."""
-        a = self.alpha
+        # alpha once per sequence, (B, 1, 1): its gradient is then summed sequence by sequence
+        # before the B sequences are added, sums whose order does not depend on the thread count.
+        a = self.alpha.expand(z.shape[0])[:, None, None]
         p = attention.softmax_weights(attention.scores(z), mask, beta=1.0 / tau)  # (B, n, n)
         return (z + a * attention.aggregate(p, z)) / (1.0 + a)
 

@@ -1,0 +1,124 @@
+"""The default sentiment models over several seeds: the numbers README.md and docs/sentiment.md quote.
+
+Each seed is one run of the command a reader types, ``attndyn sentiment train --run RUN --d D --seed S``
+(the recipe for D, the seeded 70/30 split of the IMDb copy), then ``attndyn sentiment evaluate RUN``;
+nothing else is set. The summary is the mean and range over the seeds of the hardmax test accuracy,
+the clusters per real word, the leaders per review and the behavioural suite's pass rate per category.
+
+    python benchmarks/sentiment_seeds.py train --d 2 --seeds 0 1 2 3 4 --out runs/seeds
+    python benchmarks/sentiment_seeds.py train --d 16 --seeds 0 1 2 --out runs/seeds --device cuda
+    python benchmarks/sentiment_seeds.py summarize --out runs/seeds --json docs/results/sentiment_seeds.json
+
+``train`` skips seeds whose run folder already holds ``evaluation.json``, so several invocations
+(one per seed, or one per machine) may share OUT. Training results do not depend on the number of
+CPU threads (tests/sentiment/test_thread_independence.py); a CUDA run gives other bits than a CPU
+run, so the summary records the device of each seed. Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from attndyn.cli import main as attndyn
+from attndyn.io import write_json
+
+METRICS = {
+    "hardmax_accuracy": "hardmax_acc",
+    "softmax_accuracy": "softmax_acc",
+    "agreement": "agreement",
+    "clusters_per_word": "clusters_per_token_mean",
+    "leaders_per_review": "leaders_mean",
+}
+
+
+def train(args: argparse.Namespace) -> None:
+    out = Path(args.out)
+    for seed in args.seeds:
+        run = out / f"d{args.d}-seed{seed}"
+        if (run / "evaluation.json").is_file():
+            print(f"{run}: done", flush=True)
+            continue
+        load = os.getloadavg()[0]
+        t0 = time.perf_counter()
+        argv = ["sentiment", "train", "--run", str(run), "--d", str(args.d), "--seed", str(seed)]
+        argv += ["--threads", str(args.threads), "--device", args.device, "--data", args.data]
+        if attndyn(argv + ([] if args.progress else ["--no-progress"])) != 0:
+            sys.exit(f"training {run} failed")
+        seconds = time.perf_counter() - t0
+        if attndyn(["sentiment", "evaluate", str(run), "--no-figures", "--device", args.device]) != 0:
+            sys.exit(f"evaluating {run} failed")
+        write_json(
+            run / "seed_run.json",
+            {
+                "d": args.d,
+                "seed": seed,
+                "device": args.device,
+                "threads": args.threads,
+                "wall_seconds": seconds,
+                "load_at_start": load,
+                "torch": __import__("torch").__version__,
+                "machine": platform.machine(),
+                "cpus": os.cpu_count(),
+            },
+        )
+
+
+def _spread(values: list[float]) -> dict:
+    return {"mean": statistics.mean(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def summarize(args: argparse.Namespace) -> None:
+    out = Path(args.out)
+    by_d: dict[str, dict] = {}
+    for ev in sorted(out.glob("d*-seed*/evaluation.json")):
+        run = ev.parent
+        rep = json.loads(ev.read_text())
+        meta = json.loads((run / "seed_run.json").read_text())
+        entry = by_d.setdefault(f"d{meta['d']}", {"seeds": []})
+        seed = {"seed": meta["seed"], "device": meta["device"], "wall_seconds": meta["wall_seconds"]}
+        seed.update({name: rep[key] for name, key in METRICS.items()})
+        seed["checklist"] = {cat: r["accuracy"] for cat, r in rep["checklist"].items()}
+        seed["checklist_failures"] = {cat: r["failures"] for cat, r in rep["checklist"].items() if r["failures"]}
+        entry["seeds"].append(seed)
+    for entry in by_d.values():
+        seeds = sorted(entry["seeds"], key=lambda s: s["seed"])
+        entry["seeds"] = seeds
+        entry["devices"] = sorted({s["device"] for s in seeds})
+        for name in [*METRICS, "wall_seconds"]:
+            entry[name] = _spread([s[name] for s in seeds])
+        cats = sorted({c for s in seeds for c in s["checklist"]})
+        entry["checklist"] = {c: _spread([s["checklist"][c] for s in seeds]) for c in cats}
+    write_json(Path(args.json), {"script": "benchmarks/sentiment_seeds.py", "models": by_d})
+    for d, entry in by_d.items():
+        acc = entry["hardmax_accuracy"]
+        print(f"{d}: {acc['n']} seeds on {entry['devices']}: hardmax accuracy {acc['mean']:.4f} "
+              f"({acc['min']:.4f}-{acc['max']:.4f}), clusters per word {entry['clusters_per_word']['mean']:.3f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    t = sub.add_parser("train")
+    t.add_argument("--d", type=int, required=True)
+    t.add_argument("--seeds", type=int, nargs="+", required=True)
+    t.add_argument("--out", default="runs/seeds")
+    t.add_argument("--data", default=str(Path(__file__).parents[1] / ".." / "shared" / "data" / "imdb" / "imdb.csv.gz"))
+    t.add_argument("--threads", type=int, default=1)
+    t.add_argument("--device", default="cpu")
+    t.add_argument("--progress", action="store_true")
+    s = sub.add_parser("summarize")
+    s.add_argument("--out", default="runs/seeds")
+    s.add_argument("--json", default="docs/results/sentiment_seeds.json")
+    args = ap.parse_args()
+    train(args) if args.what == "train" else summarize(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""The explorer app: four pages in tabs, served by Panel (Bokeh's server) from the installed packages only.
+
+Every script and style sheet comes from the local server (Bokeh's and Panel's bundled files under
+``/static``); no template, font or CDN is used, so the page works with the network off.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+__all__ = ["build", "serve", "warm_up", "free_port"]
+
+TITLE = "attndyn explore"
+
+
+def build(model: str | Path | None = None) -> Any:
+    """One session's page: the four views in tabs (the sentiment tab needs ``model``, a trained run folder)."""
+    import panel as pn
+
+    from .pages.control import ControlPage
+    from .pages.hardmax import Playground
+    from .pages.sentiment import SentimentPage
+    from .pages.softmax import SoftmaxPage
+
+    playground = Playground()
+    control = ControlPage(playground)
+    tabs = pn.Tabs(
+        ("Hardmax playground", playground.panel()),
+        ("Softmax regimes", SoftmaxPage().panel()),
+        ("Control", control.panel()),
+        ("Sentiment", SentimentPage(model).panel()),
+        dynamic=False,
+    )
+    header = pn.pane.HTML(
+        f"<h2 style='margin:4px 0'>{TITLE}</h2><small>hardmax (Alcalde, Fantuzzi &amp; Zuazua 2024) and softmax "
+        "(Geshkovski, Letrouit, Polyanskiy &amp; Rigollet 2023) self-attention dynamics, live</small>"
+    )
+    return pn.Column(header, tabs, sizing_mode="stretch_width")
+
+
+def free_port(address: str = "127.0.0.1") -> int:
+    """A port nobody listens on now (the OS picks it)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind((address, 0))
+        return int(s.getsockname()[1])
+
+
+def warm_up() -> None:
+    """Compile the hardmax kernels and import the views once, so the first page answers quickly."""
+    import numpy as np
+
+    from .hardmax_view import HardmaxState, run_hardmax
+
+    run_hardmax(HardmaxState(np.random.default_rng(0).uniform(-1, 1, (20, 2)), np.eye(2), layers=5))
+
+
+def serve(
+    port: int = 0, *, open_browser: bool = True, model: str | Path | None = None, address: str = "127.0.0.1"
+) -> Any:
+    """Start the server on ``address:port`` (0: a free port) in this thread's event loop; returns the server.
+
+    The caller runs ``server.io_loop.start()`` (blocking) or stops it with ``server.stop()``.
+    """
+    import panel as pn
+
+    port = port or free_port(address)
+    server = pn.serve(
+        {"/": lambda: build(model)},
+        port=port,
+        address=address,
+        show=False,
+        start=False,
+        title=TITLE,
+        websocket_origin=[f"localhost:{port}", f"127.0.0.1:{port}"],
+        verbose=False,
+    )
+    threading.Thread(target=warm_up, daemon=True).start()
+    if open_browser:
+        import webbrowser
+
+        server.io_loop.add_callback(lambda: webbrowser.open(f"http://localhost:{server.port}/"))
+    return server

@@ -1,0 +1,1 @@
+"""The explorer's Panel pages: thin widgets over the views' state -> result functions (panel imported lazily)."""

@@ -1,0 +1,230 @@
+"""The hardmax playground page: presets, dragged or added tokens, A, alpha, layers -> trajectories and leaders."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ..hardmax_view import A_PRESETS, TOKEN_PRESETS, HardmaxResult, HardmaxState, run_hardmax, token_preset
+from ..parse import matrix_text, parse_matrix
+from .common import PALETTE, Guard, downloads, escape, lib, on_document
+
+__all__ = ["Playground"]
+
+
+def _hull_order(points: np.ndarray) -> np.ndarray:
+    """Indices of 2-D points sorted by angle around their mean (a convex polygon's drawing order)."""
+    c = points.mean(axis=0)
+    return np.argsort(np.arctan2(points[:, 1] - c[1], points[:, 0] - c[0]))
+
+
+class Playground:
+    """Widgets and Bokeh sources of the playground; ``result`` is the last good run."""
+
+    def __init__(self) -> None:
+        pn = lib("panel")
+
+        w = pn.widgets
+        self.guard = Guard()
+        self.preset = w.Select(
+            label="tokens", options=list(TOKEN_PRESETS), value="Fig. 2: square polytope", css_classes=["tokens-select"]
+        )
+        self.n = w.IntSlider(label="n (random cloud)", start=3, end=200, value=50, width=240, css_classes=["n-slider"])
+        self.seed = w.IntInput(label="seed", value=0, width=80)
+        self.A_preset = w.Select(label="A preset", options=[*A_PRESETS, "control result"], value="I")
+        self.A_text = w.TextInput(
+            label="A (rows separated by ';', Enter to apply)", value="1 0; 0 1", css_classes=["A-input"]
+        )
+        self.spd = w.Checkbox(label="A must be SPD (Theorem 1.1)", value=False)
+        self.alpha = w.FloatSlider(
+            label="alpha", start=0.05, end=3.0, step=0.05, value=0.5, css_classes=["alpha-slider"]
+        )
+        self.layers = w.IntSlider(label="layers", start=1, end=200, value=30, css_classes=["layers-slider"])
+        self.layer = w.IntSlider(label="layer shown", start=0, end=30, value=30, css_classes=["layer-slider"])
+        self.status = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.tokens = token_preset(self.preset.value)
+        self.A = np.eye(2)
+        self.control_A: np.ndarray | None = None
+        self.result: HardmaxResult | None = None
+        self._quiet = self._hold = False
+        self._build_plot()
+        self._watch()
+        self.guard(self.rerun)
+
+    def _build_plot(self) -> None:
+        bm = lib("bokeh.models")
+        figure = lib("bokeh.plotting").figure
+
+        columns: dict[str, dict[str, list]] = {
+            "edit": {"x": [], "y": []},
+            "paths": {"xs": [], "ys": [], "color": []},
+            "now": {"x": [], "y": [], "color": [], "i": []},
+            "lead": {"x": [], "y": [], "label": []},
+            "edges": {"x0": [], "y0": [], "x1": [], "y1": []},
+            "hull": {"x": [], "y": []},
+        }
+        self.src = {k: bm.ColumnDataSource(v) for k, v in columns.items()}
+        p = figure(
+            width=620, height=560, match_aspect=True, tools="pan,wheel_zoom,reset", title="drag or click to add tokens"
+        )
+        p.x_range.range_padding = p.y_range.range_padding = 0.2
+        p.patch("x", "y", source=self.src["hull"], fill_alpha=0.12, line_alpha=0.4, color="#555")
+        p.multi_line("xs", "ys", source=self.src["paths"], color="color", alpha=0.35)
+        p.segment("x0", "y0", "x1", "y1", source=self.src["edges"], color="#999", alpha=0.6)
+        p.scatter("x", "y", source=self.src["now"], color="color", size=7)
+        p.scatter("x", "y", source=self.src["lead"], marker="star", size=18, color="gold", line_color="black")
+        p.add_layout(
+            bm.LabelSet(
+                x="x", y="y", text="label", source=self.src["lead"], x_offset=8, y_offset=6, text_font_size="9pt"
+            )
+        )
+        r = p.scatter("x", "y", source=self.src["edit"], size=9, fill_alpha=0, line_color="black")
+        p.add_tools(bm.PointDrawTool(renderers=[r], empty_value=0.0))
+        self.plot = p
+        self.src["edit"].on_change("data", lambda attr, old, new: self._edited())
+
+    def _watch(self) -> None:
+        self.preset.param.watch(lambda e: self._new_tokens(), "value")
+        self.n.param.watch(lambda e: self._new_tokens(), "value_throttled")
+        self.seed.param.watch(lambda e: self._new_tokens(), "value")
+        self.A_preset.param.watch(lambda e: self._new_A(), "value")
+        self.A_text.param.watch(lambda e: self.guard(self.rerun), "value")
+        for wdg in (self.spd, self.alpha, self.layer):
+            wdg.param.watch(lambda e: self._hold or self.guard(self.rerun), "value")
+        self.layers.param.watch(lambda e: self._layers_changed(), "value")
+
+    def _layers_changed(self) -> None:
+        """A new depth: the layer shown moves to the last one, then one rerun."""
+        self._hold = True
+        try:
+            L = int(self.layers.value)
+            self.layer.param.update(end=L, value=L)
+        finally:
+            self._hold = False
+        self.guard(self.rerun)
+
+    def _new_tokens(self) -> None:
+        def update() -> None:
+            self.tokens = token_preset(self.preset.value, n=int(self.n.value), seed=int(self.seed.value))
+            self.rerun()
+
+        self.guard(update)
+
+    def _new_A(self) -> None:
+        from ..hardmax_view import A_preset
+
+        def update() -> None:
+            name = self.A_preset.value
+            if name == "control result":
+                if self.control_A is None:
+                    raise ValueError("no control result yet: solve one in the Control tab")
+                A = self.control_A
+            else:
+                A = A_preset(name, seed=int(self.seed.value))
+            self.A_text.value = matrix_text(A)  # triggers the rerun
+
+        self.guard(update)
+
+    def load_A(self, A: np.ndarray) -> None:
+        """Use ``A`` (the control view's answer) in the playground."""
+        self.control_A = np.asarray(A, dtype=np.float64)
+        if self.A_preset.value == "control result":
+            self._new_A()
+        else:
+            self.A_preset.value = "control result"
+
+    def _edited(self) -> None:
+        if self._quiet:
+            return
+        data = self.src["edit"].data
+
+        def update() -> None:
+            self.tokens = np.column_stack([np.asarray(data["x"], float), np.asarray(data["y"], float)])
+            self.rerun()
+
+        self.guard(update)
+
+    def state(self) -> HardmaxState:
+        """The state the widgets describe (typed A parsed, refused if bad)."""
+        A = parse_matrix(self.A_text.value, "A", d=2)
+        layers = int(self.layers.value)
+        return HardmaxState(
+            self.tokens, A, float(self.alpha.value), layers, int(self.layer.value), bool(self.spd.value)
+        )
+
+    def rerun(self) -> None:
+        """Run the state, then redraw; raises on bad input (the guard keeps the last good picture)."""
+        t0 = time.perf_counter()
+        state = self.state()
+        res = run_hardmax(state)
+        self.result, self.A = res, state.A
+        on_document(lambda: self._show(res, t0))
+
+    def _show(self, res: HardmaxResult, t0: float) -> None:
+        self._draw(res)
+        self._report(res, time.perf_counter() - t0)
+
+    def _draw(self, res: HardmaxResult) -> None:
+        S, k = res.states, res.state.layer  # (L+1, n, 2)
+        follow = res.follow
+        first = np.where(follow.any(axis=1), follow.argmax(axis=1), np.arange(len(follow)))
+        colors = [PALETTE[int(j) % len(PALETTE)] for j in first]
+        lead = res.leaders_at(k)
+        since = dict(zip(res.leaders.indices, res.leaders.since))
+        ii, jj = np.nonzero(follow & ~np.eye(len(follow), dtype=bool))
+        self._quiet = True
+        try:
+            self.src["edit"].data = {"x": S[0, :, 0].tolist(), "y": S[0, :, 1].tolist()}
+        finally:
+            self._quiet = False
+        self.src["paths"].data = {"xs": S[: k + 1, :, 0].T.tolist(), "ys": S[: k + 1, :, 1].T.tolist(), "color": colors}
+        self.src["now"].data = {"x": S[k, :, 0], "y": S[k, :, 1], "color": colors, "i": list(range(len(colors)))}
+        self.src["lead"].data = {
+            "x": S[k, lead, 0],
+            "y": S[k, lead, 1],
+            "label": [f"{i} (layer {since[i]})" for i in lead],
+        }
+        self.src["edges"].data = {"x0": S[k, ii, 0], "y0": S[k, ii, 1], "x1": S[k, jj, 0], "y1": S[k, jj, 1]}
+        hull = np.asarray(res.hull, dtype=int)
+        pts = S[k, hull] if len(hull) >= 2 else np.zeros((0, 2))
+        order = _hull_order(pts) if len(pts) else np.zeros(0, dtype=int)
+        self.src["hull"].data = {"x": pts[order, 0], "y": pts[order, 1]}
+
+    def _report(self, res: HardmaxResult, seconds: float) -> None:
+        k = res.state.layer
+        lead = ", ".join(map(str, res.leaders_at(k))) or "none"
+        emerged = ", ".join(f"{i}: layer {s}" for i, s in zip(res.leaders.indices, res.leaders.since)) or "none"
+        rounding = ", ".join(f"token {e.index} at layer {e.layer}" for e in res.leaders.rounding) or "none"
+        notes = "".join(f"<br><i>note: {escape(n)}</i>" for n in res.notes)
+        self.status.object = (
+            f'<b>leaders at layer {k}:</b> <span id="leaders">{lead}</span><br>'
+            f"<b>emerged:</b> {emerged}<br><b>rounding events:</b> {rounding}<br>"
+            f'<b>verdict:</b> <span id="verdict">{escape(res.verdict())}</span>{notes}<br>'
+            f"<small>n = {len(res.states[0])}, {res.state.layers} layers: computed and drawn in "
+            f'<span id="redraw-ms">{1000 * seconds:.0f}</span> ms</small>'
+        )
+
+    def figure(self) -> Any:
+        from ..hardmax_view import hardmax_figure
+
+        if self.result is None:
+            raise ValueError("nothing to export yet")
+        return hardmax_figure(self.result)
+
+    def inputs(self) -> dict[str, Any]:
+        from ..hardmax_view import hardmax_inputs
+
+        if self.result is None:
+            raise ValueError("nothing to export yet")
+        return hardmax_inputs(self.result.state)
+
+    def panel(self) -> Any:
+        pn = lib("panel")
+
+        controls = pn.Column(
+            self.preset, pn.Row(self.n, self.seed), self.A_preset, self.A_text, self.spd, self.alpha, self.layers,
+            self.layer, downloads("hardmax", self.figure, self.inputs, self.guard), width=360,
+        )  # fmt: skip
+        return pn.Row(controls, pn.Column(self.guard.pane, pn.pane.Bokeh(self.plot), self.status))

@@ -1,0 +1,116 @@
+"""`attndyn explore` in headless Chromium: change a slider and a matrix entry, read the leaders, compare with the library.
+
+Needs Panel (the explore extra), playwright (the Python package; its own browsers are never downloaded)
+and Debian's chromium (/usr/bin/chromium). Skipped without them, except that in CI (CI=true) a
+missing chromium fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import attndyn
+
+pytest.importorskip("panel")
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+SQUARE = [[1, 1], [-1, 1], [-1, -1], [1, -1], [0.3, 0.1], [-0.2, 0.5], [0.1, -0.6], [-0.5, -0.2]]
+
+
+def _need_browser():
+    if CHROMIUM is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("chromium is missing in CI: install Debian's `chromium` package (apt-get install -y chromium)")
+        pytest.skip("headless chromium not installed (apt-get install -y chromium)")
+    return pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture
+def server():
+    """`attndyn explore --no-browser` on a free port, in a subprocess; stopped (and checked) at the end."""
+    from attndyn.explore.app import free_port
+
+    port = free_port()
+    src = str(Path(attndyn.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    code = "from attndyn.cli import main; main()"
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "explore", "--no-browser", "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    line = proc.stdout.readline() if proc.stdout else ""
+    started = time.perf_counter() - t0
+    assert f"http://localhost:{port}/" in line, (line, proc.stderr.read() if proc.poll() is not None else "")
+    yield port, started
+    proc.terminate()
+    _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err, err[-3000:]
+
+
+@pytest.mark.browser
+def test_explore_in_headless_chromium(server, tmp_path):
+    sync_api = _need_browser()
+    port, started = server
+    url = f"http://localhost:{port}/"
+    page_html = urllib.request.urlopen(url, timeout=60).read().decode()
+    hosts = set(re.findall(r"https?://([^/\"'\s:]+)", page_html))
+    assert hosts <= {"localhost", "127.0.0.1"}, hosts  # nothing from a CDN
+    requests: list[str] = []
+    with sync_api.sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
+        ctx = p.chromium.launch_persistent_context(
+            profile, executable_path=CHROMIUM, headless=True, args=FLAGS, viewport={"width": 1300, "height": 950}
+        )
+        try:
+            page = ctx.new_page()
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(url)
+            page.wait_for_selector("#leaders", timeout=60_000)
+            # a slider: layers 30 -> 27 with the keyboard; a matrix entry: A = [[2, 1], [1, 1]]
+            page.locator(".layers-slider .noUi-handle").focus()
+            for _ in range(3):
+                page.keyboard.press("ArrowLeft")
+            box = page.locator(".A-input input")
+            box.fill("2 1; 1 1")
+            box.press("Enter")
+            expected = attndyn.leaders(attndyn.hardmax(SQUARE, alpha=0.5, A=[[2, 1], [1, 1]], layers=27)).indices
+            leaders = _wait_for_text(page, "#leaders", ", ".join(map(str, expected)))
+            assert "layer 27" in page.locator("b", has_text="leaders at layer").first.inner_text()
+            assert page.locator("#error").count() == 0
+            page.screenshot(path=str(tmp_path / "explore.png"))
+            assert leaders == ", ".join(map(str, expected))
+            assert (tmp_path / "explore.png").stat().st_size > 10_000
+        finally:
+            ctx.close()
+    outside = {u for u in requests if not re.match(r"(https?|ws)://(localhost|127\.0\.0\.1)[:/]|blob:|data:", u)}
+    assert not outside, outside
+    print(f"started in {started:.1f} s")
+
+
+def _wait_for_text(page, selector: str, want: str, timeout: float = 30.0) -> str:
+    """The element's text once it equals ``want`` (or whatever it shows when time runs out)."""
+    end = time.monotonic() + timeout
+    text = page.locator(selector).inner_text()
+    while text != want and time.monotonic() < end:
+        time.sleep(0.2)
+        text = page.locator(selector).inner_text()
+    return text

@@ -1,0 +1,38 @@
+"""The sentiment view on a small model trained here: the explanation is the library's, an empty review is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attndyn import InputError
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory):
+    from attndyn.sentiment import HardmaxSentimentClassifier
+
+    rng = np.random.default_rng(0)
+    pos, neg, neutral = ["great", "wonderful", "superb"], ["awful", "boring", "dull"], ["movie", "plot", "music"]
+    texts = [" ".join([*rng.choice(pos if i % 2 else neg, 2), *rng.choice(neutral, 2)]) for i in range(60)]
+    labels = [i % 2 for i in range(60)]
+    clf = HardmaxSentimentClassifier(d=2, epochs=2, min_freq=1, random_state=0).fit(texts, labels)
+    folder = tmp_path_factory.mktemp("run")
+    clf.save(folder)
+    return folder
+
+
+def test_sentiment_view_is_the_library_explanation(run_folder):
+    from attndyn.explore.sentiment_view import load_model, run_sentiment, sentiment_inputs
+    from attndyn.sentiment import explain
+
+    model = load_model(run_folder)
+    res = run_sentiment(model, "a wonderful plot")
+    assert res.explanation == explain(model, "a wonderful plot")
+    Z = np.asarray(res.figure9["tokens"])
+    assert Z.shape[1:] == (len(res.explanation.words), 2)
+    assert abs(sum(c["share"] for c in res.clusters())) <= 1.0 + 1e-9
+    assert res.headline().split(" ")[0] in {"positive", "negative"}
+    assert sentiment_inputs("a wonderful plot", run_folder)["review.txt"] == "a wonderful plot"
+    with pytest.raises(InputError, match="the review is empty; type a few words"):
+        run_sentiment(model, "   ")
