@@ -182,7 +182,7 @@ def draw_deletion_curves(result: dict) -> Figure:
     bx.set_yticks(y, list(methods))
     bx.invert_yaxis()
     bx.axvline(0, color="k", lw=0.6)
-    bx.set_xlabel("AOPC (comprehensiveness: higher is better; sufficiency: lower)")
+    bx.set_xlabel("AOPC: comprehensiveness (higher better), sufficiency (lower better)", fontsize=8)
     bx.legend(fontsize=7)
     bx.tick_params(labelsize=8)
     return fig
