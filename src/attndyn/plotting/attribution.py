@@ -32,11 +32,12 @@ def _chars(width_in: float) -> int:
 
 
 def word_colors(contributions: Any) -> np.ndarray:
-    """RGBA (n, 4) of each contribution on a diverging map: red negative, green positive, white 0,
-    scaled by the largest |contribution| of the review (so the colours compare words of one review).
+    """RGBA (n, 4) of each contribution on a diverging map (RdYlGn): red negative, green positive,
+    pale yellow 0, scaled by the largest |contribution| of the review (so the colours compare words of
+    one review).
 
     >>> word_colors([1.0, 0.0, -0.5]).round(2)[:, :3].tolist()[1]
-    [0.97, 0.97, 0.97]
+    [1.0, 1.0, 0.75]
     """
     from matplotlib import colormaps
 
