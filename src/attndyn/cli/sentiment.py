@@ -670,6 +670,12 @@ def predict(
                 typer.echo(f"{name}\t{p:.4f}\t{t[:70]}{note}")
 
 
+_WORDS_FIGURE_HELP = (
+    "Draw the review's words coloured by their exact contribution to the decision "
+    "(below Figure 9's panels for a d = 2 model) to this image."
+)
+
+
 @app.command()
 def explain(
     text: str | None = typer.Argument(None, help="A review (or use --file)."),
@@ -682,8 +688,10 @@ def explain(
     ),
     encoding: str = typer.Option("utf-8", "--encoding", help="Text encoding of --file (e.g. latin-1, utf-16)."),
     device: str = typer.Option("cpu", help=_DEVICE_HELP),
+    words_figure: Path | None = typer.Option(None, "--words-figure", help=_WORDS_FIGURE_HELP),
 ) -> None:
-    """Label, probability, last-layer leaders with the words clustered around each, and each cluster's share of the decision."""
+    """Label, probability, last-layer leaders with the words clustered around each, each cluster's share of the
+    decision, and each word's exact contribution (the contributions and the bias add up to the decision value H)."""
     from ..sentiment import explain as run_explain
 
     if (text is None) == (file is None):
@@ -695,6 +703,7 @@ def explain(
     assert text is not None  # exactly one of TEXT and --file, checked above
     _check_figure_path(figure, "--figure")
     _check_figure_path(gif, "--gif", ("gif",))
+    _check_figure_path(words_figure, "--words-figure")
     with _reading(model):
         est = _estimator(model, device)
         if (figure or gif) and est.model_.config.d != 2:
@@ -702,6 +711,7 @@ def explain(
                 f"--figure/--gif draw the plane and need a d = 2 model; this one has d = {est.model_.config.d}"
             )
         e = run_explain(est, text)
+        att = _word_attributions(est, text, words_figure)
         if figure or gif:
             from ..plotting import sentiment as figs
             from ..sentiment import figure9_data
@@ -711,23 +721,29 @@ def explain(
                 figs.write(figs.draw_figure9(data), figure)
             if gif:
                 figs.figure9_gif(data, gif)
-        if as_json:
-            typer.echo(json.dumps(e.to_dict(), indent=2))
-            return
-        side = "positive" if e.decision_value > 0 else "negative"
-        if not e.known_words:
-            typer.echo(
-                f"no known word: the model read nothing of this text; {side} (p positive = {e.probability:.3f}) is its prior "
-                "for any such text, no leader or cluster explains it"
-            )
-            return
+    if as_json:
+        typer.echo(json.dumps({**e.to_dict(), "attributions": att.to_dict()}, indent=2))
+        return
+    _echo_explanation(e, att)
+
+
+def _echo_explanation(e: Any, att: Any) -> None:
+    """The explanation as text: the decision, each cluster with its share, each word's exact contribution."""
+    side = "positive" if e.decision_value > 0 else "negative"
+    if not e.known_words:
         typer.echo(
-            f"{side} (p positive = {e.probability:.3f}; H = {e.decision_value:+.3f}, bias {e.bias:+.3f}, alpha {e.alpha:.3f})"
+            f"no known word: the model read nothing of this text; {side} (p positive = {e.probability:.3f}) is its prior "
+            "for any such text, no leader or cluster explains it"
         )
-        for c in e.clusters:
-            typer.echo(
-                f"  {', '.join(c.leaders):<20} share {c.share:+.2f}  ({c.size} {'word' if c.size == 1 else 'words'}: {', '.join(c.words[:12])}{' …' if len(c.words) > 12 else ''})"
-            )
+        return
+    typer.echo(
+        f"{side} (p positive = {e.probability:.3f}; H = {e.decision_value:+.3f}, bias {e.bias:+.3f}, alpha {e.alpha:.3f})"
+    )
+    for c in e.clusters:
+        typer.echo(
+            f"  {', '.join(c.leaders):<20} share {c.share:+.2f}  ({c.size} {'word' if c.size == 1 else 'words'}: {', '.join(c.words[:12])}{' …' if len(c.words) > 12 else ''})"
+        )
+    _echo_attributions(att)
 
 
 @data_app.command("imdb")
@@ -746,6 +762,157 @@ def data_imdb(
     expected = IMDB_SHA256 if sha256 is None else None if sha256.strip().lower() == "none" else sha256.strip().lower()
     root = download_imdb(download, url=url, sha256=expected, progress=sys.stderr.isatty())
     typer.echo(str(root))
+
+
+# ---- word attributions and their faithfulness (issue 23) ---------------------------------------
+def _word_attributions(est: HardmaxSentimentClassifier, text: str, words_figure: Path | None) -> Any:
+    """The exact word attributions of ``text`` (:func:`attndyn.sentiment.attribution.attribute`), drawn to
+    ``words_figure`` when given (below Figure 9's panels for a d = 2 model)."""
+    from ..sentiment.attribution import attribute
+
+    att = attribute(est, text)
+    if words_figure is not None:
+        from ..plotting import attribution as afig
+        from ..plotting.sentiment import write
+
+        if est.model_.config.d == 2:
+            from ..sentiment import figure9_data
+
+            fig = afig.draw_explanation(att.to_dict(), figure9_data(est, text))
+        else:
+            fig = afig.draw_attribution(att.to_dict())
+        write(fig, words_figure)
+    return att
+
+
+def _echo_attributions(att: Any, most: int = 12) -> None:
+    """Each word type's exact contribution to H, largest first (copies of a word share it equally)."""
+    typer.echo(
+        f"words (exact: bias {att.bias:+.3f} + the contributions = H; a word type's total over its copies, largest first):"
+    )
+    for r in att.by_word[:most]:
+        count = f" x{r.count}" if r.count > 1 else ""
+        typer.echo(f"  {r.word + count:<24} {r.contribution:+.4f}")
+    if len(att.by_word) > most:
+        rest = sum(r.contribution for r in att.by_word[most:])
+        typer.echo(f"  ({len(att.by_word) - most} more word types: {rest:+.4f} together)")
+
+
+def _faithfulness_methods(methods: list[str] | None) -> tuple[str, ...]:
+    """--methods: repeated or comma-separated names (default: all), checked."""
+    from ..sentiment.baselines import METHODS, check_methods
+
+    if not methods:
+        return METHODS
+    names = [m.strip() for item in methods for m in item.split(",") if m.strip()]
+    try:
+        return check_methods(names)
+    except InputError as exc:
+        raise InputError(f"--methods: {exc}") from None
+
+
+def _faithfulness_settings(opts: dict[str, Any]) -> Any:
+    """The study's settings from the command's options, each range checked under its option's name."""
+    from ..sentiment.baselines import MethodSettings, require_captum
+    from ..sentiment.faithfulness import StudySettings
+
+    lows = {"reviews": 1, "seed": 0, "ig_steps": 2, "kernelshap_samples": 2, "sanity_reviews": 0, "bootstrap": 10}
+    for name, low in lows.items():
+        if opts[name] < low:
+            raise InputError(f"--{name.replace('_', '-')} must be an integer >= {low}, got {opts[name]}")
+    methods = _faithfulness_methods(opts["methods"])
+    require_captum(methods)
+    base = MethodSettings(seed=opts["seed"], ig_steps=opts["ig_steps"], kernelshap_samples=opts["kernelshap_samples"])
+    return StudySettings(
+        methods=methods, baselines=base, sanity_reviews=opts["sanity_reviews"], bootstrap_resamples=opts["bootstrap"]
+    )
+
+
+def _faithfulness_texts(est: HardmaxSentimentClassifier, run: Path, data: Path | None, n: int, seed: int) -> tuple:
+    """A seeded sample of ``n`` reviews: of the run's test split (its own data), or of every row of another --data."""
+    from ..sentiment.faithfulness import sample_texts
+
+    info = _run_data(run, est)
+    path = data or info["data"]
+    if _is_external(info, path, data):
+        return (*sample_texts(path, n, seed), path)
+    texts, rows, name = sample_texts(path, n, seed, split=info["split"], split_seed=info["seed"])
+    return texts, rows, name, path
+
+
+def _faithfulness_outputs(result: dict, out: Path) -> None:
+    """faithfulness.json, faithfulness.csv, deletion_curves.png and report.txt in ``out``, each written atomically
+    (the figure is drawn first: a drawing error writes nothing)."""
+    import io as _io
+
+    from ..io import write_bytes, write_json, write_text
+    from ..plotting.attribution import draw_deletion_curves
+    from ..plotting.save import png_bytes
+    from ..sentiment.faithfulness import report, table_rows
+
+    png = png_bytes(draw_deletion_curves(result))
+    rows = table_rows(result)
+    buf = _io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]), restval="", lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "faithfulness.json", result)
+    write_text(out / "faithfulness.csv", buf.getvalue())
+    write_bytes(out / "deletion_curves.png", png)
+    write_text(out / "report.txt", report(result))
+
+
+@app.command("faithfulness")
+def faithfulness_command(
+    model: Path = typer.Option(..., "--model", help="Run or model folder."),
+    out: Path = typer.Option(
+        ..., "--out", help="Folder for faithfulness.json, faithfulness.csv, deletion_curves.png and report.txt."
+    ),
+    data: Path | None = typer.Option(
+        None,
+        help="Reviews to explain: the run's own data (a sample of its test split; the default) "
+        "or any other CSV with text,label (or review,sentiment) columns (a sample of all its rows).",
+    ),
+    reviews: int = typer.Option(1000, "--reviews", help="How many reviews, drawn with --seed."),
+    methods: list[str] | None = typer.Option(
+        None,
+        "--methods",
+        help="Methods, comma-separated or repeated: exact, ig, ig-mean, gradxinput, kernelshap, followers, rollout, "
+        "random (default: all; ig, ig-mean, gradxinput and kernelshap need captum: pip install 'attndyn[explain]').",
+    ),
+    seed: int = typer.Option(
+        0, help="Seeds the sample, random, KernelShap, the tie-breaks, the bootstrap and the re-initialized model."
+    ),
+    ig_steps: int = typer.Option(32, "--ig-steps", help="Integrated Gradients' path points."),
+    kernelshap_samples: int = typer.Option(200, "--kernelshap-samples", help="KernelShap's coalitions per review."),
+    sanity_reviews: int = typer.Option(
+        200, "--sanity-reviews", help="Reviews of the model-randomization check (0: off)."
+    ),
+    bootstrap: int = typer.Option(2000, "--bootstrap", help="Bootstrap resamples of each confidence interval."),
+    threads: int = typer.Option(1, help="CPU threads for torch."),
+    progress: bool = typer.Option(True, help="Show a progress bar."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result's JSON instead of the report."),
+) -> None:
+    """Faithfulness of the word explanations (exact attributions, captum's, attention-based, random) and of the
+    cluster explanation: comprehensiveness and sufficiency (AOPC), deletion curves, rank agreement and the
+    model-randomization check, with bootstrap intervals over reviews. Nothing is written unless it all succeeds."""
+    import torch
+
+    from ..sentiment.faithfulness import faithfulness, report
+
+    settings = _faithfulness_settings(dict(locals()))
+    _check_threads(threads)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {str(out)!r} is a file; give a folder for the table, the figure and the report")
+    with _reading(model):
+        est = _estimator(model)
+        texts, rows, pool, path = _faithfulness_texts(est, model, data, reviews, seed)
+        torch.set_num_threads(threads)
+        result = faithfulness(est, texts, settings, progress=progress)
+    result["data"] = {"path": str(path), "pool": pool, "sample_seed": seed, "rows": rows.tolist()}
+    _faithfulness_outputs(result, out)
+    typer.echo(json.dumps(result, indent=2) if as_json else report(result) + f"written to {out}")
 
 
 def register(root: typer.Typer) -> None:

@@ -1,4 +1,5 @@
-"""Hardmax paper Figs. 8-10 from a trained sentiment run folder (``--sentiment-run DIR``).
+"""Hardmax paper Figs. 8-10 from a trained sentiment run folder (``--sentiment-run DIR``), and the
+faithfulness table of its word explanations (issue 23).
 
 Nothing is trained here: the figures are drawn by :mod:`attndyn.sentiment.plots` from what the
 run folder holds (``metrics.json``, ``evaluation.json`` from ``attndyn sentiment evaluate``, and
@@ -7,6 +8,7 @@ the fitted model for Fig. 9). Missing pieces are skipped with a message.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -151,6 +153,69 @@ def _figure9(ctx: Context, res: ExperimentResult, plots: ModuleType, run: Path) 
         )
 
 
+def _faithfulness_result(ctx: Context, run: Path) -> tuple[dict | None, str]:
+    """The run's faithfulness table: ``RUN/faithfulness.json`` when ``attndyn sentiment faithfulness --out RUN``
+    wrote one, else measured now on a small seeded sample of the run's test reviews (20 quick, 200 full; the
+    captum methods only when captum is installed). None and why when the run's data cannot be read."""
+    from ..sentiment import HardmaxSentimentClassifier
+    from ..sentiment.baselines import CAPTUM_METHODS, METHODS
+    from ..sentiment.faithfulness import StudySettings, faithfulness, sample_texts
+
+    saved = _load_json(run / "faithfulness.json")
+    if saved and saved.get("methods"):
+        return saved, "from faithfulness.json"
+    info = _load_json(run / "data.json")
+    if not info or not Path(str(info.get("data"))).exists():
+        return None, "no data.json naming a readable data file (train with `attndyn sentiment train`)"
+    n = ctx.pick(20, 200)
+    texts, _, pool = sample_texts(
+        info["data"], n, ctx.seed, split=info.get("split", "random"), split_seed=info.get("seed", 0)
+    )
+    est = HardmaxSentimentClassifier.load(run)
+    texts = [t for t, w in zip(texts, est.known_words(texts)) if w]
+    methods = METHODS if importlib.util.find_spec("captum") else tuple(m for m in METHODS if m not in CAPTUM_METHODS)
+    settings = StudySettings(methods=methods, sanity_reviews=ctx.pick(10, 50), bootstrap_resamples=1000)
+    return faithfulness(est, texts, settings), f"measured now on {len(texts)} of {pool}"
+
+
+def _faithfulness(ctx: Context, res: ExperimentResult, run: Path) -> None:
+    """The faithfulness table of the run's word explanations (docs/sentiment.md, issue 23) as checks, and the
+    deletion curves."""
+    from ..plotting.attribution import draw_deletion_curves
+
+    result, where = _faithfulness_result(ctx, run)
+    if result is None:
+        res.checks.append(Check("faithfulness of the word explanations", "-", f"skipped: {where}", None))
+        return
+    for m, r in result["methods"].items():
+        c, s, san = r["comprehensiveness"], r["sufficiency"], r["sanity_spearman"]
+        res.checks.append(
+            Check(
+                f"faithfulness of {m}: comprehensiveness / sufficiency AOPC [95% CI]; sanity Spearman",
+                "(not in the paper; issue 23)",
+                f"{c['mean']:.3f} [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}] / {s['mean']:.3f} [{s['ci'][0]:.3f}, "
+                f"{s['ci'][1]:.3f}]; {'-' if san is None else format(san['mean'], '.2f')}",
+                None,
+            )
+        )
+    ex = result["exactness"]
+    res.checks.append(
+        Check(
+            f"exact attributions add up to H ({result['reviews']['n']} reviews, {where})",
+            f"relative residual <= {ex['tolerance']:g}",
+            f"max {ex['max_relative_residual']:.1e}",
+            ex["reviews_over_tolerance"] == 0,
+        )
+    )
+    res.figures.append(
+        ctx.figure(
+            draw_deletion_curves(result),
+            "sentiment_faithfulness",
+            "Deletion curves and AOPC of the word explanations (exact attribution, captum, attention, random).",
+        )
+    )
+
+
 @experiment(
     "sentiment-figs",
     title="Hardmax Figs. 8-10: the sentiment model",
@@ -185,6 +250,10 @@ def sentiment_figs(ctx: Context, res: ExperimentResult) -> None:
         _figure10(ctx, res, plots, evaluation.get("figure10") or [])
     else:
         notes.append("no evaluation.json (run `attndyn sentiment evaluate --run DIR`) for Fig. 10 and the accuracy")
+    try:
+        _faithfulness(ctx, res, run)
+    except Exception as exc:  # a broken or foreign run folder must not stop the other experiments
+        notes.append(f"faithfulness skipped: {type(exc).__name__}: {exc}")
     if d == 2:
         try:
             _figure9(ctx, res, plots, run)

@@ -1,8 +1,9 @@
 """Interpretable sentiment analysis with a hardmax transformer (hardmax paper, Section 6).
 
 ``recipes`` holds every setting's default per d, ``data`` reads IMDb, ``text`` tokenizes, ``model`` is the network, ``train`` the loop,
-``estimator`` the scikit-learn face, ``explain``/``evaluate`` read a fitted model, ``plots``
-draw their results.
+``estimator`` the scikit-learn face, ``explain``/``evaluate`` read a fitted model, ``attribution``
+splits its decision exactly over the input words, ``baselines``/``faithfulness`` measure word
+explanations by deleting words, ``plots`` draw their results.
 """
 
 from typing import TYPE_CHECKING
@@ -12,6 +13,7 @@ from .._lazy import attach
 # Imported on first use (attndyn._lazy): a command imports only the modules it uses.
 if TYPE_CHECKING:
     from ._explain import CLUSTER_FLOOR, CLUSTER_RTOL, Explanation, explain, figure9_data, trajectory_of
+    from .attribution import Attribution, attribute, cluster_flow
     from .data import (
         ImdbSplit,
         Reviews,
@@ -51,6 +53,9 @@ __all__ = [
     "load_imdb",
     "ImdbSplit",
     "explain",
+    "attribute",
+    "Attribution",
+    "cluster_flow",
     "figure9_data",
     "trajectory_of",
     "CLUSTER_RTOL",
