@@ -22,7 +22,7 @@ from ._validation import InputError, as_mask, as_matrix, as_tokens, check_int, c
 from .dynamics import SoftmaxAttention
 from .options import SaveAt, StopOnConvergence
 from .solvers import ADAPTIVE, TABLEAUS, rk_step
-from .threads import one_thread_when_small
+from .threads import limit_torch_threads, torch_threads_for
 from .trajectory import SoftmaxParams, SoftmaxTrajectory
 
 __all__ = ["softmax", "METHODS"]
@@ -57,7 +57,6 @@ class _Counted:
         return self.f(t, y)
 
 
-@one_thread_when_small("softmax")  # see attndyn.threads
 def softmax(
     tokens: Any,
     *,
@@ -126,31 +125,36 @@ def softmax(
     """
     y, batched = as_tokens(tokens, dtype=dtype, device=device)
     B, n, d = y.shape
-    time = check_positive(time, "time")
-    step = check_positive(step, "step")
-    beta = _check_beta(beta)
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    max_steps = check_int(max_steps, "max_steps", minimum=1)
-    rtol = check_positive(rtol, "rtol")
-    atol = check_positive(atol, "atol")
-    check_options(save, stop)
-    Qh, Kh, Vh = _heads(Q, K, V, d, dtype, y.device)
-    if rescaled and Vh.shape[0] > 1:
-        raise InputError("rescaled=True is defined for one head (eq. (4)); pass single Q, K, V matrices")
-    dyn = SoftmaxAttention(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), mask=as_mask(mask, (B, n), y.device))
-    if method == "discrete" and rescaled:
-        R = torch.eye(d, dtype=dtype, device=y.device) + step * Vh[0]
-        if abs(float(torch.linalg.det(R))) < 1e-12:
-            raise InputError("I + step*V is singular, so Remark 4's rescaling is undefined; choose a smaller step")
-    N, dt = _grid(time, step, method, max_steps)
-    _check_softmax_memory(y, Vh.shape[0], N, save, max_memory)
-    _check_score_range(dyn, y, time)
-    params = SoftmaxParams(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), method=method, step=dt, time=time)
-    run = Run(save, stop, N, B)
-    record = _SoftmaxRecord(dyn, y, save, dt, _stepper(dyn, y, method, N, dt, rtol, atol, max_steps))
-    run.loop(record, description=f"softmax {method}", progress=progress)
-    return record.result(run, batched, params)
+    # torch threads: one below TORCH_MIN_WORK multiply-adds per field evaluation (docs/benchmarks.md, "Threads")
+    threads = torch_threads_for(B * n * n * d) if y.device.type == "cpu" else torch.get_num_threads()
+    with limit_torch_threads(threads):
+        time = check_positive(time, "time")
+        step = check_positive(step, "step")
+        beta = _check_beta(beta)
+        if method not in METHODS:
+            raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+        max_steps = check_int(max_steps, "max_steps", minimum=1)
+        rtol = check_positive(rtol, "rtol")
+        atol = check_positive(atol, "atol")
+        check_options(save, stop)
+        Qh, Kh, Vh = _heads(Q, K, V, d, dtype, y.device)
+        if rescaled and Vh.shape[0] > 1:
+            raise InputError("rescaled=True is defined for one head (eq. (4)); pass single Q, K, V matrices")
+        dyn = SoftmaxAttention(
+            Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), mask=as_mask(mask, (B, n), y.device)
+        )
+        if method == "discrete" and rescaled:
+            R = torch.eye(d, dtype=dtype, device=y.device) + step * Vh[0]
+            if abs(float(torch.linalg.det(R))) < 1e-12:
+                raise InputError("I + step*V is singular, so Remark 4's rescaling is undefined; choose a smaller step")
+        N, dt = _grid(time, step, method, max_steps)
+        _check_softmax_memory(y, Vh.shape[0], N, save, max_memory)
+        _check_score_range(dyn, y, time)
+        params = SoftmaxParams(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), method=method, step=dt, time=time)
+        run = Run(save, stop, N, B)
+        record = _SoftmaxRecord(dyn, y, save, dt, _stepper(dyn, y, method, N, dt, rtol, atol, max_steps))
+        run.loop(record, description=f"softmax {method}", progress=progress)
+        return record.result(run, batched, params)
 
 
 def _check_beta(beta: Any) -> float:
