@@ -34,7 +34,7 @@ from ._validation import (
     warn_hypothesis,
 )
 from .options import SaveAt, StopOnConvergence
-from .threads import one_thread_when_small
+from .threads import TORCH_MIN_PASS, limit_torch_threads, torch_threads_for
 from .trajectory import HardmaxParams, HardmaxTrajectory
 
 __all__ = ["hardmax", "hardmax_step", "HardmaxStep", "HardmaxAttention"]
@@ -289,7 +289,6 @@ def _warn_outside_theorem(z: Tensor, A: Tensor, mask: Tensor | None) -> None:
         warn_hypothesis("some tokens are repeated: Theorem 1.1 assumes distinct tokens (repeated tokens tie exactly)")
 
 
-@one_thread_when_small("hardmax")  # see attndyn.threads
 def hardmax(
     tokens: Any,
     *,
@@ -357,6 +356,42 @@ def hardmax(
     A_t = (
         torch.eye(d, dtype=dtype, device=z.device) if A is None else as_matrix(A, "A", d, dtype=dtype, device=z.device)
     )
+    with limit_torch_threads(_torch_threads(z, A_t)):
+        return _hardmax_run(
+            z, batched, A_t, alpha, layers, mask, tol, save, stop, progress, check_hypotheses, max_memory
+        )
+
+
+def _torch_threads(z: Tensor, A: Tensor) -> int:
+    """torch threads for a run (docs/benchmarks.md, "Threads"): the caller's on a GPU. When the compiled
+    kernel does the layers, torch keeps O(B) books per layer (below torch's parallel grain) and makes a
+    few passes over the tokens per run (validation, scale, the first kept state): the caller's threads
+    from ``TORCH_MIN_PASS`` token coordinates on, else one. The torch path: :func:`torch_threads_for`
+    its B n^2 d multiply-adds per layer."""
+    if z.device.type != "cpu":
+        return torch.get_num_threads()
+    B, n, d = z.shape
+    if _use_kernel(z, A):
+        return torch.get_num_threads() if B * n * d >= TORCH_MIN_PASS else 1
+    return torch_threads_for(B * n * n * d)
+
+
+def _hardmax_run(
+    z: Tensor,
+    batched: bool,
+    A_t: Tensor,
+    alpha: float,
+    layers: int,
+    mask: Any,
+    tol: float,
+    save: SaveAt,
+    stop: StopOnConvergence | None,
+    progress: bool,
+    check_hypotheses: bool,
+    max_memory: float | None,
+) -> HardmaxTrajectory:
+    """:func:`hardmax` once its arguments are checked and the tokens and A are tensors."""
+    B, n, d = z.shape
     m = as_mask(mask, (B, n), z.device)
     _check_hardmax_memory(z, layers, save, max_memory)
     if check_hypotheses:

@@ -53,10 +53,10 @@ and leads from this layer on when the margin beats the rounding bound of :mod:`a
 otherwise the event is recorded as decided by rounding. A leader is in its own :math:`C_i`, so
 the planar kernel looks only at its candidates.
 
-**Why the loops look as they do** (measured on the project machine, numba 0.6x / LLVM): LLVM
-does not vectorise a floating-point max reduction, so maxima are folded in eight lanes; a call
-to a compiled function, with its array arguments, costs about as much as loading a sequence of
-128 planar tokens, so one call handles a block of sequences and the small helpers are inlined.
+**Why the loops look as they do** (timings in docs/benchmarks.md): LLVM does not vectorise a
+floating-point max reduction, so maxima are folded in eight lanes; a call to a compiled function,
+with its array arguments, costs as much as a sequence's worth of work, so one call handles a block
+of sequences and the small helpers are inlined.
 
 **Threads.** Sequences are independent; a batch is cut into blocks of sequences that numba's
 threads share. How many threads a layer uses is :func:`threads_for` (a measured rule).
@@ -71,7 +71,7 @@ import numpy as np
 from numba import njit, prange
 
 # numba's OpenMP layer shares libgomp with torch and leaves torch's small kernels crawling
-# afterwards (measured: 100x slower); the workqueue layer has no such interaction.
+# afterwards (docs/benchmarks.md, "Threads"); the workqueue layer has no such interaction.
 if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"  # type: ignore[attr-defined]  # set at import by numba
 
@@ -400,7 +400,7 @@ def _fold_max(tmp, m):  # pragma: no cover - compiled
     """max(tmp[:m]) (-inf if m = 0); tmp has at least m + 8 entries and is overwritten.
 
     LLVM does not vectorise a floating-point max reduction (one dependent chain of scalar
-    maxima); folding eight lanes block by block does vectorise: 2.5x faster at m = 128. Callers
+    maxima); folding eight lanes block by block does vectorise. Callers
     fill tmp element-wise (a vectorised map) and fold it."""
     top = (m + 7) // 8 * 8
     for k in range(m, top):
@@ -660,11 +660,10 @@ PARALLEL_MIN_WORK = 1 << 20
 def threads_for(B: int, n: int, d: int) -> int:
     """Threads for one layer of a (B, n, d) batch: 1 for small problems, else numba's thread count.
 
-    Waking the worker threads and splitting the batch costs tens of microseconds, and far more
-    when the cores are busy with other work (measured, docs/benchmarks.md: a 40-token run became
-    20x slower on 2 busy cores), while a layer costs about ``B * n * c`` simple operations, with
-    ``c`` about 16 candidates for d = 2 and ``n * d`` for other d. Below ``PARALLEL_MIN_WORK``
-    (about a millisecond of work on one core) one thread is faster; above it every thread is used.
+    Waking the worker threads and splitting the batch has a fixed cost, far larger when the cores
+    are busy with other work (docs/benchmarks.md, "Threads"), while a layer costs about ``B * n * c``
+    simple operations, with ``c`` about 16 candidates for d = 2 and ``n * d`` for other d. Below
+    ``PARALLEL_MIN_WORK`` one thread is faster; above it every thread is used.
     There is never more than one thread per sequence.
 
     >>> threads_for(1, 40, 2), threads_for(3000, 128, 2) == min(3000, numba.get_num_threads())

@@ -1,7 +1,7 @@
 r"""Softmax self-attention dynamics: one entry point, :func:`softmax`.
 
 Continuous eq. (1) or rescaled eq. (4) of Geshkovski et al. (2023) integrated with a fixed-step
-Runge–Kutta scheme or an adaptive torchdiffeq scheme; or the discrete transformer, eq. (3) and
+Runge–Kutta scheme or an adaptive embedded pair (:mod:`attndyn._adaptive`); or the discrete transformer, eq. (3) and
 Remark 4 (``method="discrete"``); several heads are summed as in Section 6.
 """
 
@@ -15,13 +15,14 @@ import torch
 from torch import Tensor
 
 from . import attention
+from ._adaptive import AdaptiveFailure, AdaptiveSolve
 from ._budget import check_memory, kept_count
 from ._loop import Run, StepFailure, check_options
 from ._validation import InputError, as_mask, as_matrix, as_tokens, check_int, check_positive
 from .dynamics import SoftmaxAttention
 from .options import SaveAt, StopOnConvergence
 from .solvers import ADAPTIVE, TABLEAUS, rk_step
-from .threads import one_thread_when_small
+from .threads import limit_torch_threads, torch_threads_for
 from .trajectory import SoftmaxParams, SoftmaxTrajectory
 
 __all__ = ["softmax", "METHODS"]
@@ -45,31 +46,17 @@ def _heads(Q: Any, K: Any, V: Any, d: int, dtype: torch.dtype, device: torch.dev
     return mats["Q"], mats["K"], mats["V"]
 
 
-# Vector-field evaluations per step of each adaptive scheme (its stages), for the step budget.
-_STAGES = {"dopri5": 6, "dopri8": 13, "bosh3": 3, "adaptive_heun": 2}
-
-
 class _Counted:
-    """Wraps a vector field to count evaluations, remember the last times seen and enforce a budget."""
+    """Wraps a vector field to count its evaluations."""
 
-    def __init__(self, f: Callable[[float, Tensor], Tensor], max_evals: int | None = None) -> None:
-        self.f, self.nfe, self.last_t, self.min_dt = f, 0, 0.0, math.inf
-        self.max_evals = max_evals
+    def __init__(self, f: Callable[[float, Tensor], Tensor]) -> None:
+        self.f, self.nfe = f, 0
 
-    def __call__(self, t: Tensor | float, y: Tensor) -> Tensor:
-        tf = float(t.detach()) if isinstance(t, torch.Tensor) else float(t)
-        if tf != self.last_t:
-            self.min_dt = min(self.min_dt, abs(tf - self.last_t))
+    def __call__(self, t: float, y: Tensor) -> Tensor:
         self.nfe += 1
-        if self.max_evals is not None and self.nfe > self.max_evals:
-            raise _SolverFailure(
-                tf, self.min_dt, f"step budget exhausted ({self.max_evals} evaluations); raise max_steps"
-            )
-        self.last_t = tf
-        return self.f(tf, y)
+        return self.f(t, y)
 
 
-@one_thread_when_small("softmax")  # see attndyn.threads
 def softmax(
     tokens: Any,
     *,
@@ -101,7 +88,7 @@ def softmax(
         V: ``(d, d)`` value matrix or ``(H, d, d)`` stack (identity if None).
         beta: inverse temperature multiplying the scores, eq. (2).
         method: ``"discrete"`` (eq. (3) / Remark 4), a fixed-step scheme (``"euler"``,
-            ``"midpoint"``, ``"heun"``, ``"rk4"``) or an adaptive torchdiffeq scheme
+            ``"midpoint"``, ``"heun"``, ``"rk4"``) or an adaptive embedded pair
             (``"dopri5"``, ``"dopri8"``, ``"bosh3"``, ``"adaptive_heun"``).
         step: the grid spacing. Fixed schemes step on it (the step is ``T / ceil(T / step)``);
             adaptive schemes choose their own steps and report on it.
@@ -113,8 +100,8 @@ def softmax(
         stop: stop once :math:`\max|\Delta y|/\Delta t \le \mathrm{rtol}\max|y|` for every sequence.
         rtol, atol: tolerances of adaptive schemes (positive).
         max_steps: the step budget of the whole run, for every method: a fixed grid of more than
-            ``max_steps`` steps is refused before the run; an adaptive solve (one torchdiffeq solve
-            over [0, T], read at every grid time) may make ``max_steps`` steps of its scheme. A
+            ``max_steps`` steps is refused before the run; an adaptive solve (one solve over [0, T], read at
+            every grid time) may make ``max_steps`` steps of its scheme, accepted or rejected. A
             solve that fails (step size underflow, budget exhausted, non-finite tokens) ends with
             ``stats.stop_reason == "solver_failed"`` and ``stats.failed_at == (t, dt)``, keeping
             what was computed.
@@ -138,31 +125,36 @@ def softmax(
     """
     y, batched = as_tokens(tokens, dtype=dtype, device=device)
     B, n, d = y.shape
-    time = check_positive(time, "time")
-    step = check_positive(step, "step")
-    beta = _check_beta(beta)
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    max_steps = check_int(max_steps, "max_steps", minimum=1)
-    rtol = check_positive(rtol, "rtol")
-    atol = check_positive(atol, "atol")
-    check_options(save, stop)
-    Qh, Kh, Vh = _heads(Q, K, V, d, dtype, y.device)
-    if rescaled and Vh.shape[0] > 1:
-        raise InputError("rescaled=True is defined for one head (eq. (4)); pass single Q, K, V matrices")
-    dyn = SoftmaxAttention(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), mask=as_mask(mask, (B, n), y.device))
-    if method == "discrete" and rescaled:
-        R = torch.eye(d, dtype=dtype, device=y.device) + step * Vh[0]
-        if abs(float(torch.linalg.det(R))) < 1e-12:
-            raise InputError("I + step*V is singular, so Remark 4's rescaling is undefined; choose a smaller step")
-    N, dt = _grid(time, step, method, max_steps)
-    _check_softmax_memory(y, Vh.shape[0], N, save, max_memory)
-    _check_score_range(dyn, y, time)
-    params = SoftmaxParams(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), method=method, step=dt, time=time)
-    run = Run(save, stop, N, B)
-    record = _SoftmaxRecord(dyn, y, save, dt, _stepper(dyn, y, method, N, dt, rtol, atol, max_steps))
-    run.loop(record, description=f"softmax {method}", progress=progress)
-    return record.result(run, batched, params)
+    # torch threads: one below TORCH_MIN_WORK multiply-adds per field evaluation (docs/benchmarks.md, "Threads")
+    threads = torch_threads_for(B * n * n * d) if y.device.type == "cpu" else torch.get_num_threads()
+    with limit_torch_threads(threads):
+        time = check_positive(time, "time")
+        step = check_positive(step, "step")
+        beta = _check_beta(beta)
+        if method not in METHODS:
+            raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+        max_steps = check_int(max_steps, "max_steps", minimum=1)
+        rtol = check_positive(rtol, "rtol")
+        atol = check_positive(atol, "atol")
+        check_options(save, stop)
+        Qh, Kh, Vh = _heads(Q, K, V, d, dtype, y.device)
+        if rescaled and Vh.shape[0] > 1:
+            raise InputError("rescaled=True is defined for one head (eq. (4)); pass single Q, K, V matrices")
+        dyn = SoftmaxAttention(
+            Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), mask=as_mask(mask, (B, n), y.device)
+        )
+        if method == "discrete" and rescaled:
+            R = torch.eye(d, dtype=dtype, device=y.device) + step * Vh[0]
+            if abs(float(torch.linalg.det(R))) < 1e-12:
+                raise InputError("I + step*V is singular, so Remark 4's rescaling is undefined; choose a smaller step")
+        N, dt = _grid(time, step, method, max_steps)
+        _check_softmax_memory(y, Vh.shape[0], N, save, max_memory)
+        _check_score_range(dyn, y, time)
+        params = SoftmaxParams(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), method=method, step=dt, time=time)
+        run = Run(save, stop, N, B)
+        record = _SoftmaxRecord(dyn, y, save, dt, _stepper(dyn, y, method, N, dt, rtol, atol, max_steps))
+        run.loop(record, description=f"softmax {method}", progress=progress)
+        return record.result(run, batched, params)
 
 
 def _check_beta(beta: Any) -> float:
@@ -229,19 +221,19 @@ def _stepper(
     dyn: SoftmaxAttention, y0: Tensor, method: str, N: int, dt: float, rtol: float, atol: float, max_steps: int
 ) -> tuple[_Counted, Callable[[int, Tensor], Tensor]]:
     """The field, counted, and ``step(k, y_k) -> y_{k+1}``: fixed schemes step on the grid (``"discrete"``:
-    eq. (3) / Remark 4; else a Runge–Kutta table); adaptive ones read one torchdiffeq solve over [0, T]
-    at every grid time (no restarts)."""
+    eq. (3) / Remark 4; else a Runge–Kutta table); adaptive ones read one :class:`~attndyn._adaptive.AdaptiveSolve`
+    over [0, T] at every grid time (no restarts)."""
     if method in ADAPTIVE:
-        f = _Counted(dyn, max_evals=max_steps * _STAGES.get(method, 6))
-        grid = torch.arange(N + 1, dtype=y0.dtype, device=y0.device) * dt
-        stream: list[Callable[[Tensor], Tensor]] = []  # started by the first step: a failed start is a failed step
+        f = _Counted(dyn)
+        grid = (torch.arange(N + 1, dtype=y0.dtype, device=y0.device) * dt).to(torch.float64)
+        solve: list[AdaptiveSolve] = []  # started by the first step: a failed start is a failed step
 
         def adaptive(k: int, y: Tensor) -> Tensor:
             try:
-                if not stream:
-                    stream.append(_stream(f, y0, grid, method, rtol, atol, max_steps))
-                return stream[0](grid[k + 1])
-            except _SolverFailure as exc:
+                if not solve:
+                    solve.append(AdaptiveSolve(f, y0, 0.0, ADAPTIVE[method], rtol=rtol, atol=atol, max_steps=max_steps))
+                return solve[0].at(grid[k + 1])
+            except AdaptiveFailure as exc:
                 reason = f"{method} failed at t={exc.t:.6g} with dt={exc.dt:.3g}: {exc.reason}"
                 raise StepFailure(exc.t, exc.dt, reason) from None
 
@@ -360,38 +352,3 @@ def _self_attending(dyn: SoftmaxAttention, t: float, y: Tensor) -> Tensor:
             lead &= dyn.mask[:, a : a + r]
         out.append(lead)
     return torch.cat(out, dim=1)
-
-
-def _stream(
-    f: _Counted, y: Tensor, grid: Tensor, method: str, rtol: float, atol: float, max_steps: int
-) -> Callable[[Tensor], Tensor]:
-    """Start one torchdiffeq solve over ``grid`` and return a function giving y(grid[k]) for increasing k."""
-    from torchdiffeq._impl.odeint import SOLVERS, _check_inputs
-
-    try:
-        _, func, y0, t, rtol_, atol_, method_, options, _, _ = _check_inputs(
-            f, y, grid, rtol, atol, method, {"max_num_steps": max_steps}, None, SOLVERS
-        )
-        solver = SOLVERS[method_](func=func, y0=y0, rtol=rtol_, atol=atol_, **options)
-        solver._before_integrate(t)
-    except (AssertionError, RuntimeError) as exc:
-        raise _SolverFailure(0.0, math.nan, _first_line(exc)) from None
-
-    def at(tk: Tensor) -> Tensor:
-        try:
-            return solver._advance(tk.to(solver.dtype))
-        except (AssertionError, RuntimeError) as exc:
-            dt = f.min_dt if math.isfinite(f.min_dt) else float(grid[1] - grid[0])
-            raise _SolverFailure(f.last_t, dt, _first_line(exc)) from None
-
-    return at
-
-
-def _first_line(exc: BaseException) -> str:
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-
-
-class _SolverFailure(Exception):
-    def __init__(self, t: float, dt: float, reason: str):
-        super().__init__(reason)
-        self.t, self.dt, self.reason = t, dt, reason

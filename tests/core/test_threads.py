@@ -44,3 +44,54 @@ def test_entry_points_run_small_problems_on_one_thread(monkeypatch):
     finally:
         torch.set_num_threads(old)
     assert seen[:3] == [1, 1, 1] and seen[-1] == 2
+
+
+def test_limit_threads_caps_torch_and_blas_and_restores_both():
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with threadpool_limits(limits=2):
+            before = [p["num_threads"] for p in threadpool_info()]
+            with threads.limit_threads(torch_threads=1, blas_threads=1):
+                assert torch.get_num_threads() == 1
+                assert all(p["num_threads"] == 1 for p in threadpool_info())
+            assert torch.get_num_threads() == 2
+            assert [p["num_threads"] for p in threadpool_info()] == before
+            with threads.limit_threads(blas_threads=1):
+                assert all(p["num_threads"] == 1 for p in threadpool_info())
+            assert torch.get_num_threads() == 2 and [p["num_threads"] for p in threadpool_info()] == before
+            with threads.limit_threads(torch_threads=4):  # never raised
+                assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(old)
+
+
+def test_the_run_decides_from_its_own_tensors(monkeypatch):
+    """The thread count follows the path the run takes: under no_grad, tokens that require a gradient
+    still go through the compiled kernel, so its rule (one thread for small runs) applies."""
+    import importlib
+
+    hardmax_module = importlib.import_module("attndyn._hardmax")
+    seen = []
+    real = hardmax_module._hardmax_run
+
+    def spy(*a, **kw):
+        seen.append(torch.get_num_threads())
+        return real(*a, **kw)
+
+    monkeypatch.setattr(hardmax_module, "_hardmax_run", spy)
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        x = torch.tensor(np.random.default_rng(1).standard_normal((2, 5, 2)), requires_grad=True)
+        with torch.no_grad():
+            attndyn.hardmax(x, alpha=1.0, layers=1, check_hypotheses=False)
+        big = torch.randn(1, 600, 2, dtype=torch.float64)  # the kernel path, 1,200 coordinates: one thread
+        attndyn.hardmax(big, alpha=1.0, layers=0, check_hypotheses=False)
+        many = torch.randn(200, 700, 2, dtype=torch.float64)  # 280,000 coordinates >= TORCH_MIN_PASS
+        attndyn.hardmax(many, alpha=1.0, layers=0, check_hypotheses=False, save=attndyn.SaveAt(every=None))
+    finally:
+        torch.set_num_threads(old)
+    assert seen == [1, 1, 2]

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..analysis import is_good_triple, is_paranormal, leading_direction
-from ._threads import single_thread_blas
+from ..threads import limit_threads
 from .adapter import LayerWeights
 
 if TYPE_CHECKING:
@@ -147,7 +147,7 @@ def spectra(
 ) -> Spectra:
     """Eigenvalues of every layer's W_V and every head's W_O^h W_V^h, their Definition 1/2 verdicts, and the
     random baselines (``ginibre_samples`` d x d Ginibre matrices, ``head_samples`` Gaussian products; 0 skips)."""
-    with single_thread_blas():
+    with limit_threads(blas_threads=1):
         lev, hev, ll, lg, lp, hl, hg, hp = [], [], [], [], [], [], [], []
         for w in weights:
             Q, K, V = _np(w.query), _np(w.key), _np(w.value)

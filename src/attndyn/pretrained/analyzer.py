@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._validation import InputError
+from ..threads import limit_threads
 from ._spectra import Spectra, spectra
-from ._threads import single_thread_blas, single_thread_torch
 from .adapter import Forward, PretrainedModel, load_model
 from .clustering import DEFAULT_TOL, DepthClusters, depth_clusters
 from .idealized import IdealizedRun, idealized_run
@@ -96,7 +96,7 @@ def analyze(
     pm = model if isinstance(model, PretrainedModel) else load_model(model)
     if isinstance(ginibre_samples, bool) or not isinstance(ginibre_samples, int) or ginibre_samples < 0:
         raise InputError(f"ginibre_samples must be a non-negative integer, got {ginibre_samples!r}")
-    with single_thread_blas(), single_thread_torch():  # small matrices: threads only cost on a shared machine
+    with limit_threads(torch_threads=1, blas_threads=1):  # small matrices: threads only cost on a shared machine
         fwd = pm.run(text)
         weights = pm.weights()
         lm = leader_map(fwd, weights)

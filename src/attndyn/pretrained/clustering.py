@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike
 
 from .._validation import InputError
 from ..analysis import clusters
-from ._threads import single_thread_blas
+from ..threads import limit_threads
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -85,7 +85,7 @@ def depth_clusters(
     if not 0 < tol <= 2:
         raise InputError(f"tol={tol!r} is a distance between unit vectors; choose 0 < tol <= 2")
     idx = np.arange(h.shape[1]) if tokens is None else np.asarray(tokens, dtype=int)
-    with single_thread_blas():
+    with limit_threads(blas_threads=1):
         return _per_depth(h[:, idx], idx, tol)
 
 

@@ -20,8 +20,8 @@ import numpy as np
 from .._softmax import softmax
 from .._validation import InputError
 from ..analysis import GeometryReport, is_good_triple, is_paranormal, leading_direction, softmax_geometry
+from ..threads import limit_threads
 from ..trajectory import SoftmaxTrajectory
-from ._threads import single_thread_blas, single_thread_torch
 from .adapter import Forward, LayerWeights
 
 __all__ = ["IdealizedRun", "idealized_run"]
@@ -109,7 +109,7 @@ def idealized_run(
         raise InputError(f"layer={layer} is out of range; the model has layers 0..{L - 1}")
     if not 0 <= start <= L:
         raise InputError(f"start={start} is out of range; token states exist at depths 0..{L}")
-    with single_thread_blas(), single_thread_torch():
+    with limit_threads(torch_threads=1, blas_threads=1):
         layer, head, choice = _pick_head(weights, layer, head)
         w = weights[layer]
         if not 0 <= head < H:

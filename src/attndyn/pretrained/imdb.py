@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import InputError
-from ._threads import single_thread_blas, single_thread_torch
+from ..threads import limit_threads
 from .adapter import PretrainedModel, load_model
 from .leaders import leader_map
 
@@ -186,7 +186,10 @@ def compare(
     rng = np.random.default_rng(seed)
     out, skipped = [], 0
     t0 = time.perf_counter()
-    with single_thread_blas(), single_thread_torch(), progress_bar(len(texts), "reviews", enabled=progress) as advance:
+    with (
+        limit_threads(torch_threads=1, blas_threads=1),
+        progress_bar(len(texts), "reviews", enabled=progress) as advance,
+    ):
         for text in texts:
             ex = explain(estimator, text)
             r = compare_review(minilm_word_scores(pm, text), ex.leaders, ex.words, rng)

@@ -8,8 +8,6 @@ import platform
 import tempfile
 import time
 import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ from .._validation import InputError
 from ..io import write_json, write_text
 from ..plotting.save import FORMATS
 from ..progress import progress_bar
+from ..threads import limit_threads
 from .html import render_html
 from .registry import EXPERIMENTS, Check, Context, ExperimentResult
 
@@ -164,26 +163,6 @@ def _environment() -> dict[str, str]:
     }
 
 
-@contextmanager
-def _single_thread() -> Iterator[None]:
-    """Run torch on one thread meanwhile: the experiments' tensors are tiny (n <= 40), and on a busy machine
-    intra-op threads cost far more than they give (measured 20x slower with 2 threads on 2 shared cores)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        try:
-            from threadpoolctl import threadpool_limits  # BLAS threads of numpy's eig (a scikit-learn dependency)
-        except ImportError:  # pragma: no cover
-            yield
-        else:
-            with threadpool_limits(limits=1):
-                yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def reproduce(config: ReproduceConfig | None = None, *, progress: bool = False, **kwargs: Any) -> ReproduceReport:
     """Run the experiments of ``config`` (or ``ReproduceConfig(**kwargs)``) and write into ``config.out``:
 
@@ -209,7 +188,11 @@ def reproduce(config: ReproduceConfig | None = None, *, progress: bool = False, 
     )
     results: list[ExperimentResult] = []
     t0 = time.perf_counter()
-    with _single_thread(), progress_bar(len(config.names), "reproduce", enabled=progress) as advance:
+    # The experiments' tensors are tiny (n <= 40): threads only cost (docs/benchmarks.md, "Threads").
+    with (
+        limit_threads(torch_threads=1, blas_threads=1),
+        progress_bar(len(config.names), "reproduce", enabled=progress) as advance,
+    ):
         for name in config.names:
             exp = EXPERIMENTS[name]
             t1 = time.perf_counter()
