@@ -35,16 +35,16 @@ class Attempt:
 
 
 def final_owners(final: np.ndarray, leaders: tuple[int, ...], *, rtol: float = 1e-6) -> tuple[int, ...]:
-    """For each token, the first leader whose final position is within ``rtol * max(1, max|z|)`` of
-    its own (-1: none): the partition a run ends with.
+    """For each token, the first leader whose final position is within ``rtol * max|z|`` of
+    its own in the max-norm (-1: none): the partition a run ends with (the same for the run at any scale).
 
     >>> final_owners(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1e-9], [0.5, 0.5]]), (0, 1))
     (0, 1, 0, -1)
     """
-    tol = rtol * max(1.0, float(np.abs(final).max()))
+    tol = rtol * float(np.abs(final).max())
     out = []
     for z in final:
-        near = [l for l in leaders if float(np.linalg.norm(z - final[l])) <= tol]
+        near = [l for l in leaders if float(np.abs(z - final[l]).max()) <= tol]  # max-norm: no overflow
         out.append(near[0] if near else -1)
     return tuple(out)
 

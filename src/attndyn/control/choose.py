@@ -36,6 +36,7 @@ from .constraints import Preference, follows, leads
 from .hull import never_leads
 from .invariant import layer_schedule
 from .result import ControlResult, Round, unreachable
+from .scale import in_units, unit_scale
 from .solve import MarginSolution, require_cvxpy, solve_margin
 
 __all__ = ["choose_A", "check_request", "simulate", "solve_disjunctive"]
@@ -171,17 +172,18 @@ def choose_A(
     >>> choose_A(Z, [3], spd=False).reason.split(" (")[0]
     'token 3 lies in the hull of the other tokens'
     """
-    Z, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
+    Z0, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
     m0 = check_nonnegative(margin, "margin")
-    n, d = Z.shape
+    n, d = Z0.shape
     S = _check_leaders(leaders, n)
-    baseline = simulate(Z, None, alpha, layers)
+    baseline = simulate(Z0, None, alpha, layers)
+    Z, e = unit_scale(Z0)  # every answer below is the same for 2**k * Z (see attndyn.control.scale)
     common: dict[str, Any] = dict(
         leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline, min_margin=m0
     )
     solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
 
-    certs = tuple(c for c in (never_leads(Z, i, spd=spd) for i in S) if c is not None)
+    certs = tuple(c for c in (never_leads(Z0, i, spd=spd) for i in S) if c is not None)
     if certs:
         return unreachable(certs, d, solver=solver, **common)
 
@@ -196,6 +198,7 @@ def choose_A(
     chosen = attempts[max(scored)[1]]
     assert chosen.best is not None  # scored keeps only attempts with a verified run
     sol, traj = chosen.best
+    traj = in_units(traj, e)
     found = analysis.leaders(traj)
     how = (
         "every layer, followers assigned to leaders"

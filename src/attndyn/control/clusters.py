@@ -22,6 +22,7 @@ from .assign import Attempt, ends_with, solve_assignment
 from .choose import check_request, simulate
 from .hull import never_leads
 from .result import ControlResult, unreachable
+from .scale import in_units, unit_scale
 
 __all__ = ["choose_A_for_clusters"]
 
@@ -71,12 +72,13 @@ def choose_A_for_clusters(
     >>> choose_A_for_clusters(Z, [0, 1, 1, 0], spd=False).verdict   # the crossing partition
     'not_reached'
     """
-    Z, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
-    n, d = Z.shape
+    Z0, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
+    n, d = Z0.shape
     T = _check_targets(targets, n)
     m0 = check_nonnegative(margin, "margin")
     S = tuple(sorted({t for t in T}))
-    baseline = simulate(Z, None, alpha, layers)
+    baseline = simulate(Z0, None, alpha, layers)
+    Z, e = unit_scale(Z0)  # every answer below is the same for 2**k * Z (see attndyn.control.scale)
     solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
     common: dict[str, Any] = dict(
         leaders_requested=S,
@@ -88,7 +90,7 @@ def choose_A_for_clusters(
         clusters_requested=T,
         min_margin=m0,
     )
-    certs = tuple(c for c in (never_leads(Z, i, spd=spd) for i in S) if c is not None)
+    certs = tuple(c for c in (never_leads(Z0, i, spd=spd) for i in S) if c is not None)
     if certs:
         return unreachable(certs, d, clusters_found=(), **common)
     t0 = time.perf_counter()
@@ -97,6 +99,7 @@ def choose_A_for_clusters(
     if att.best is None:
         return _no_verified_run(att, d, extra, common)
     sol, traj = att.best
+    traj = in_units(traj, e)
     found = analysis.leaders(traj)
     owners = ends_with(traj, T, found.indices)
     verdict, reason = _cluster_verdict(found, owners, T, S, layers=layers, later=att.reason)

@@ -40,11 +40,10 @@ class Preference:
     def row(self) -> np.ndarray:
         """The normalised constraint matrix G (d, d), with <A, G>_F >= t meaning the preference holds
         with margin t. A zero matrix when z_i = 0 or z_j = z_l (the scores then tie for every A)."""
-        zi, dz = self.Z[self.i], self.Z[self.j] - self.Z[self.l]
-        norm = float(np.linalg.norm(zi) * np.linalg.norm(dz))
-        if norm == 0.0:
-            return np.zeros((len(zi), len(zi)))
-        return np.outer(dz, zi) / norm  # (d, d): G_ab = (z_j - z_l)_a (z_i)_b
+        zi, dz = _direction(self.Z[self.i]), _direction(self.Z[self.j] - self.Z[self.l])
+        if zi is None or dz is None:
+            return np.zeros((self.Z.shape[1],) * 2)
+        return np.outer(dz, zi)  # (d, d): G_ab = (z_j - z_l)_a (z_i)_b / (|z_j - z_l| |z_i|)
 
     def margin(self, A: np.ndarray) -> float:
         """The normalised score gap ``<A z_i, z_j - z_l> / (|z_i| |z_j - z_l|)`` (-inf when undefined)."""
@@ -52,6 +51,15 @@ class Preference:
         if not G.any():
             return -np.inf
         return float(np.sum(np.asarray(A) * G))
+
+
+def _direction(v: np.ndarray) -> np.ndarray | None:
+    """``v / |v|`` computed without overflow or underflow at any scale (None for v = 0)."""
+    top = float(np.abs(v).max())
+    if top == 0.0:
+        return None
+    u = v / top
+    return u / float(np.linalg.norm(u))
 
 
 def preference_rows(prefs: list[Preference]) -> np.ndarray:
