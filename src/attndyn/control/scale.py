@@ -42,11 +42,13 @@ def in_units(traj: HardmaxTrajectory, e: int) -> HardmaxTrajectory:
     times ``2**(2e)``. Exact: the engine's run of ``2**k * Z`` is its run of ``Z`` times ``2**k``, bit for bit."""
     if e == 0:
         return traj
-    scores = {
-        name: None if value is None else _times_pow2(value, 2 * e)
-        for name, value in (("leader_margin", traj.leader_margin), ("rounding_margin", traj.rounding_margin))
-    }
-    return dataclasses.replace(traj, ys=_times_pow2(traj.ys, e), **scores)
+    lm, rm = traj.leader_margin, traj.rounding_margin
+    return dataclasses.replace(
+        traj,
+        ys=_times_pow2(traj.ys, e),
+        leader_margin=None if lm is None else _times_pow2(lm, 2 * e),
+        rounding_margin=None if rm is None else _times_pow2(rm, 2 * e),
+    )
 
 
 def _times_pow2(t: torch.Tensor, e: int) -> torch.Tensor:
