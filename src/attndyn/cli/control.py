@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -63,7 +65,7 @@ def control_cmd(
     (a token inside the hull of the others, or no positive margin), with one line on standard error."""
     from ..control import choose_A, choose_A_for_clusters
 
-    _check_options(leaders, clusters, figure)
+    _check_options(leaders, clusters, figure, save_matrix)
     z = load_array(tokens, "TOKENS")
     if z.ndim == 3 and z.shape[0] == 1:
         z = z[0]
@@ -80,33 +82,46 @@ def control_cmd(
         print(json.dumps(res.record()))
     else:
         _print(res)
-    if res.trajectory is not None:
-        _write_outputs(res, tokens.name, save_matrix, figure)
-    if res.verdict == "not_reached":
-        raise InputError(f"target not reached: {res.reason}")
+    if res.verdict == "not_reached":  # a refusal: nothing is written, existing files stay as they are
+        raise InputError(f"target not reached: {res.reason or 'no verified A'}")
+    _write_outputs(res, tokens.name, save_matrix, figure)
     if res.verdict == "layer0_only":
         raise typer.Exit(1)
 
 
-def _check_options(leaders: str | None, clusters: str | None, figure: Path | None) -> None:
-    """Exactly one of --leaders and --clusters; a --figure name with a format matplotlib writes."""
+def _check_options(leaders: str | None, clusters: str | None, figure: Path | None, save_matrix: Path | None) -> None:
+    """Exactly one of --leaders and --clusters; a --figure name with a format matplotlib writes; output names
+    that are files, not folders, and not the same file."""
     if (leaders is None) == (clusters is None):
         raise InputError(
             "give exactly one of --leaders (e.g. --leaders 0,2) and --clusters (one leader index per token)"
         )
     if figure is not None and figure.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
         raise InputError(f"--figure {str(figure)!r}: the name must end in .png, .svg or .pdf")
+    for flag, path in (("--figure", figure), ("--save-matrix", save_matrix)):
+        if path is not None and path.is_dir():
+            raise InputError(f"{flag} {str(path)!r} is a folder; give a file name")
+    if figure is not None and save_matrix is not None and figure.resolve() == save_matrix.resolve():
+        raise InputError("--figure and --save-matrix name the same file; give two names")
 
 
 def _write_outputs(res: ControlResult, name: str, save_matrix: Path | None, figure: Path | None) -> None:
-    """The chosen A as .npy (atomically) and the A = I / chosen A comparison figure, where asked for."""
-    if save_matrix is not None:
-        atomic_write(save_matrix, lambda p: _save_npy(p, res.A))
-    if figure is not None:
-        from ..plotting import control_comparison, save_figure
+    """The chosen A as .npy and the A = I / chosen A comparison figure, where asked for: the figure is
+    rendered first (into a temporary folder beside it), then each file is moved into place atomically,
+    so a failed render changes neither file."""
+    if figure is None:
+        if save_matrix is not None:
+            atomic_write(save_matrix, lambda p: _save_npy(p, res.A))
+        return
+    from ..plotting import control_comparison, save_figure
 
-        fig = control_comparison(res, title=f"attndyn control {name}")
-        save_figure(fig, figure.with_suffix(""), formats=(figure.suffix.lower().lstrip("."),))
+    fig = control_comparison(res, title=f"attndyn control {name}")
+    figure.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=figure.parent, prefix=f".{figure.name}.") as tmp:
+        [rendered] = save_figure(fig, Path(tmp) / "figure", formats=(figure.suffix.lower().lstrip("."),))
+        if save_matrix is not None:
+            atomic_write(save_matrix, lambda p: _save_npy(p, res.A))
+        os.replace(rendered, figure)
 
 
 def _save_npy(path: Path, A: ArrayLike) -> None:

@@ -323,12 +323,14 @@ def _verdict(
     layer0 = tuple(int(i) for i in np.flatnonzero(traj.leader_mask[0, 0].numpy()))
     late = [(i, k) for i, k in zip(found.indices, found.since) if i not in S]
     what = ", ".join(f"token {i} (from layer {k})" for i, k in late)
-    if layer0 == S:
+    if layer0 == S and late:
         return (
             "layer0_only",
             f"exactly the requested tokens lead at layer 0, but {what} also leads later ({n_rounds} rounds)",
         )
-    return "not_reached", f"the engine's leaders are {list(found.indices)} ({what})"
+    missing = [i for i in S if i not in found.indices]
+    parts = ([f"requested tokens {missing} do not lead"] if missing else []) + ([f"{what} also lead"] if late else [])
+    return "not_reached", f"the engine's leaders are {list(found.indices)} ({'; '.join(parts)})"
 
 
 def _score(traj: HardmaxTrajectory, S: tuple[int, ...]) -> tuple[int, int, int]:

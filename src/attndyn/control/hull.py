@@ -49,7 +49,7 @@ class HullCertificate:
     residual: float
     spd: bool
 
-    def check(self, tokens: ArrayLike, *, rtol: float = 1e-10) -> bool:
+    def check(self, tokens: ArrayLike, *, rtol: float = 1e-12) -> bool:
         """The certificate is valid for ``tokens`` (weights >= 0, sum to 1, reproduce the token to within
         ``rtol`` times the largest coordinate: the same answer for the tokens at any scale)."""
         Z, _ = unit_scale(np.asarray(tokens, dtype=np.float64))
@@ -78,10 +78,14 @@ class HullCertificate:
             if self.origin_weight > 1e-12
             else "the hull of the other tokens"
         )
-        return f"token {self.token} lies in {where} (z_{self.token} = {parts}), so no {'SPD ' if self.spd else ''}A makes it lead at layer 0"
+        within = f" to within {self.residual:.2g}" if self.residual > 0 else ""
+        return (
+            f"token {self.token} lies in {where} (z_{self.token} = {parts}{within}), "
+            f"so no {'SPD ' if self.spd else ''}A makes it lead at layer 0"
+        )
 
 
-def never_leads(tokens: ArrayLike, i: int, *, spd: bool = False, rtol: float = 1e-10) -> HullCertificate | None:
+def never_leads(tokens: ArrayLike, i: int, *, spd: bool = False, rtol: float = 1e-12) -> HullCertificate | None:
     """A :class:`HullCertificate` that token i cannot lead at layer 0, or None when it can (or lies
     outside the hull by less than ``rtol`` times the largest coordinate: see the module).
 
