@@ -6,7 +6,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import typer
@@ -51,6 +51,11 @@ def control_cmd(
     layers: int = typer.Option(60, help="Layers of the verification run."),
     rounds: int = typer.Option(5, help="At most this many solve-and-simulate rounds."),
     margin: float = typer.Option(0.0, help="Accept only an A whose normalised margin exceeds this (0: any positive)."),
+    max_constraints: int = typer.Option(
+        200_000,  # attndyn.control.solve.MAX_CONSTRAINTS (not imported: scipy loads only when the command runs)
+        "--max-constraints",
+        help="Refuse a margin problem with more constraints (with its estimate).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
     figure: Path | None = typer.Option(
         None, "--figure", help="Write the tokens under A = I and under the chosen A side by side (.png, .svg or .pdf)."
@@ -69,15 +74,17 @@ def control_cmd(
     z = load_array(tokens, "TOKENS")
     if z.ndim == 3 and z.shape[0] == 1:
         z = z[0]
-    if leaders is not None:
-        res = choose_A(
-            z, parse_indices(leaders, "--leaders"), spd=spd, alpha=alpha, layers=layers, rounds=rounds, margin=margin
-        )
-    else:
-        assert clusters is not None  # exactly one of --leaders and --clusters (checked above)
-        res = choose_A_for_clusters(
-            z, parse_indices(clusters, "--clusters"), spd=spd, alpha=alpha, layers=layers, rounds=rounds, margin=margin
-        )
+    settings: dict[str, Any] = dict(
+        spd=spd, alpha=alpha, layers=layers, rounds=rounds, margin=margin, max_constraints=max_constraints
+    )
+    try:
+        if leaders is not None:
+            res = choose_A(z, parse_indices(leaders, "--leaders"), **settings)
+        else:
+            assert clusters is not None  # exactly one of --leaders and --clusters (checked above)
+            res = choose_A_for_clusters(z, parse_indices(clusters, "--clusters"), **settings)
+    except InputError as exc:  # the library names its parameters; say the flags
+        raise InputError(_flags(str(exc))) from None
     if as_json:
         print(json.dumps(res.record()))
     else:
@@ -87,6 +94,11 @@ def control_cmd(
     _write_outputs(res, tokens.name, save_matrix, figure)
     if res.verdict == "layer0_only":
         raise typer.Exit(1)
+
+
+def _flags(message: str) -> str:
+    """A library message with its parameter names as this command's flags."""
+    return message.replace("max_constraints", "--max-constraints")
 
 
 def _check_options(leaders: str | None, clusters: str | None, figure: Path | None, save_matrix: Path | None) -> None:

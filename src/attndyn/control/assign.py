@@ -16,10 +16,11 @@ import numpy as np
 
 from .. import analysis
 from ..trajectory import HardmaxTrajectory
-from .constraints import Preference, follows_only
+from .constraints import Preference
 from .invariant import first_deviations, invariant_preferences, layer_schedule
+from .reduce import follow_only_rows
 from .result import Round
-from .solve import MarginSolution, solve_margin
+from .solve import MAX_CONSTRAINTS, MarginSolution, solve_margin
 
 __all__ = ["Attempt", "final_owners", "ends_with", "solve_assignment", "best_assignment"]
 
@@ -60,6 +61,7 @@ def best_assignment(
     starts: list[np.ndarray],
     tries: int = 4,
     min_margin: float = 0.0,
+    max_constraints: int = MAX_CONSTRAINTS,
 ) -> tuple[tuple[int, ...], MarginSolution, float]:
     """Alternation over assignments: each non-leader is assigned the leader it scores highest under
     the current A (the choice hardmax makes among the leaders), the invariant problem is solved, and
@@ -76,7 +78,8 @@ def best_assignment(
             if owner in seen:
                 break
             seen.add(owner)
-            sol = solve_margin(invariant_preferences(Z, owner, alpha, ks), d, spd=spd, min_eigenvalue=min_eigenvalue)
+            prefs = invariant_preferences(Z, owner, alpha, ks, spd=spd, max_constraints=max_constraints)
+            sol = solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue, max_constraints=max_constraints)
             total += sol.seconds
             if best is None or sol.margin > best[1].margin:
                 best = (owner, sol)
@@ -116,6 +119,7 @@ def solve_assignment(
     first: MarginSolution | None = None,
     partition: bool = True,
     min_margin: float = 0.0,
+    max_constraints: int = MAX_CONSTRAINTS,
 ) -> Attempt:
     """Rounds of solve (invariant constraints for ``owner``) and simulate (see the module).
     ``first``: an already computed solution for round 0 (skips its solve). ``partition``: success
@@ -125,7 +129,8 @@ def solve_assignment(
 
     n, d = Z.shape
     S = tuple(sorted(set(owner)))
-    prefs: list[Preference] = invariant_preferences(Z, owner, alpha, layer_schedule(layers, alpha))
+    ks = layer_schedule(layers, alpha)
+    prefs: list[Preference] = invariant_preferences(Z, owner, alpha, ks, spd=spd, max_constraints=max_constraints)
     history: list[Round] = []
     added: tuple[tuple[int, int], ...] = ()
     best = None
@@ -133,7 +138,9 @@ def solve_assignment(
     seconds, reason = 0.0, ""
     for r in range(rounds):
         sol = (
-            first if (r == 0 and first is not None) else solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue)
+            first
+            if (r == 0 and first is not None)
+            else solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue, max_constraints=max_constraints)
         )
         seconds += sol.seconds
         idx = first_round + r
@@ -163,7 +170,7 @@ def solve_assignment(
             break
         added = tuple(new)
         for i, k in new:
-            prefs += follows_only(traj.ys[k, 0].numpy(), i, owner[i], layer=k)
+            prefs += follow_only_rows(traj.ys[k, 0].numpy(), [i], owner[i], k)
     return Attempt(best, history, seconds, reason)
 
 

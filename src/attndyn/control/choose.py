@@ -32,12 +32,13 @@ from .._validation import InputError, as_tokens, check_int, check_nonnegative, c
 from ..options import SaveAt
 from ..trajectory import HardmaxTrajectory
 from .assign import Attempt, best_assignment, solve_assignment
-from .constraints import Preference, follows, leads
+from .constraints import Preference
 from .hull import never_leads
 from .invariant import layer_schedule
+from .reduce import lead_rows, not_lead_rows
 from .result import ControlResult, Round, unreachable
 from .scale import in_units, unit_scale
-from .solve import MarginSolution, require_cvxpy, solve_margin
+from .solve import MAX_CONSTRAINTS, MarginSolution, check_size, require_cvxpy, solve_margin
 
 __all__ = ["choose_A", "check_request", "simulate", "solve_disjunctive"]
 
@@ -100,10 +101,13 @@ def solve_disjunctive(
     min_eigenvalue: float,
     tries: int = 4,
     min_margin: float = 0.0,
+    max_constraints: int = MAX_CONSTRAINTS,
 ) -> tuple[MarginSolution, float]:
     """Maximise the margin of ``fixed`` and of one preference chosen from each group (alternation,
     see the module); returns the best solution and the total solver time."""
-    solve = lambda prefs: solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue)  # noqa: E731
+    solve = lambda prefs: solve_margin(  # noqa: E731
+        prefs, d, spd=spd, min_eigenvalue=min_eigenvalue, max_constraints=max_constraints
+    )
     total = 0.0
     best: MarginSolution | None = None
     starts = []
@@ -143,6 +147,7 @@ def choose_A(
     rounds: int = 5,
     min_eigenvalue: float = 1e-3,
     margin: float = 0.0,
+    max_constraints: int = MAX_CONSTRAINTS,
 ) -> ControlResult:
     r"""A matrix A under which exactly the tokens ``leaders`` lead (:math:`C_i(Z^k)=\{i\}` for some k).
 
@@ -157,6 +162,9 @@ def choose_A(
         min_eigenvalue: :math:`\mu`, the smallest eigenvalue allowed for SPD A.
         margin: accept only solutions whose normalised margin (:mod:`~attndyn.control.constraints`)
             exceeds this (default 0: any strictly positive margin); larger values buy robustness.
+        max_constraints: a margin problem with more constraints (after the reduction to hull vertices of
+            :mod:`~attndyn.control.reduce`) is refused before it is built, with its memory and time
+            estimate (:func:`~attndyn.control.solve.check_size`); so is one over half the machine's memory.
 
     Returns:
         A :class:`~attndyn.control.ControlResult`: A, the margin, the verdict and why, each round,
@@ -174,22 +182,21 @@ def choose_A(
     """
     Z0, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
     m0 = check_nonnegative(margin, "margin")
+    cap = check_int(max_constraints, "max_constraints", minimum=1)
     n, d = Z0.shape
     S = _check_leaders(leaders, n)
-    baseline = simulate(Z0, None, alpha, layers)
     Z, e = unit_scale(Z0)  # every answer below is the same for 2**k * Z (see attndyn.control.scale)
-    common: dict[str, Any] = dict(
-        leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline, min_margin=m0
-    )
+    common: dict[str, Any] = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, min_margin=m0)
     solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
 
     certs = tuple(c for c in (never_leads(Z0, i, spd=spd) for i in S) if c is not None)
     if certs:
-        return unreachable(certs, d, solver=solver, **common)
+        return unreachable(certs, d, solver=solver, baseline=simulate(Z0, None, alpha, layers), **common)
 
     t_start = time.perf_counter()
-    attempts, seconds = _both_stages(Z, S, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds, m0=m0)
+    attempts, seconds = _both_stages(Z, S, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds, m0=m0, cap=cap)
     wall = time.perf_counter() - t_start
+    common["baseline"] = simulate(Z0, None, alpha, layers)  # after the solves: a refused problem costs no run
     history = tuple(r for a in attempts for r in a.rounds)
     scored = [(_score(a.best[1], S), k) for k, a in enumerate(attempts) if a.best is not None]
     timing: dict[str, Any] = dict(solver=solver, seconds=seconds, extra={"wall_seconds": wall}, **common)
@@ -221,12 +228,24 @@ def choose_A(
 
 
 def _both_stages(
-    Z: np.ndarray, S: tuple[int, ...], *, spd: bool, mu: float, alpha: float, layers: int, rounds: int, m0: float
+    Z: np.ndarray,
+    S: tuple[int, ...],
+    *,
+    spd: bool,
+    mu: float,
+    alpha: float,
+    layers: int,
+    rounds: int,
+    m0: float,
+    cap: int,
 ) -> tuple[list[Attempt], float]:
     """The attempts of :func:`choose_A` (see the module): stage 1 (every layer), then stage 2 (layer 0 and the
     layers where runs disagreed) unless stage 1's last round was verified; returns them and the solver seconds."""
-    fixed = [p for i in S for p in leads(Z, i)]
-    att, seconds = _every_layer_attempt(Z, S, fixed, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds, m0=m0)
+    fixed = [p for i in S for p in lead_rows(Z, i)]
+    check_size(len(fixed), Z.shape[1], spd=spd, max_constraints=cap)
+    att, seconds = _every_layer_attempt(
+        Z, S, fixed, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds, m0=m0, cap=cap
+    )
     attempts = [att]
     if not (att.rounds and att.rounds[-1].ok):
         # Stage 2: layer 0 only (the disjunction free), then the layers where runs disagreed.
@@ -241,6 +260,7 @@ def _both_stages(
             rounds=rounds,
             first_round=len(att.rounds),
             min_margin=m0,
+            cap=cap,
         )
         attempts.append(att2)
         seconds += att2.seconds
@@ -258,15 +278,24 @@ def _every_layer_attempt(
     layers: int,
     rounds: int,
     m0: float,
+    cap: int,
 ) -> tuple[Attempt, float]:
     """Stage 1 of :func:`choose_A`: constraints on every layer at once, followers assigned to leaders
     (sufficient; see :mod:`~attndyn.control.invariant`). Returns the attempt and the solver seconds spent,
     the layer-0 start included and the first assignment's solve counted once."""
     d = Z.shape[1]
-    s0 = solve_margin(fixed, d, spd=spd, min_eigenvalue=mu)
+    s0 = solve_margin(fixed, d, spd=spd, min_eigenvalue=mu, max_constraints=cap)
     starts = ([s0.A] if np.isfinite(s0.margin) else []) + [np.eye(d)]
     owner, first, secs = best_assignment(
-        Z, S, spd=spd, min_eigenvalue=mu, alpha=alpha, ks=layer_schedule(layers, alpha), starts=starts, min_margin=m0
+        Z,
+        S,
+        spd=spd,
+        min_eigenvalue=mu,
+        alpha=alpha,
+        ks=layer_schedule(layers, alpha),
+        starts=starts,
+        min_margin=m0,
+        max_constraints=cap,
     )
     att = solve_assignment(
         Z,
@@ -279,6 +308,7 @@ def _every_layer_attempt(
         first=first,
         partition=False,
         min_margin=m0,
+        max_constraints=cap,
     )
     return att, s0.seconds + secs + att.seconds - first.seconds
 
@@ -353,15 +383,23 @@ def _layer0_rounds(
     rounds: int,
     first_round: int,
     min_margin: float = 0.0,
+    cap: int = MAX_CONSTRAINTS,
 ) -> Attempt:
     n, d = Z.shape
-    groups = [[q for j in range(n) if j != i for q in follows(Z, i, j)] for i in range(n) if i not in S]
+    groups: list[list[Preference]] = []
+    for i in range(n):
+        g = [] if i in S else not_lead_rows(Z, i)
+        if g:
+            groups.append(g)
+            check_size(len(fixed) + sum(map(len, groups)), d, spd=spd, max_constraints=cap)
     history: list[Round] = []
     added: tuple[tuple[int, int], ...] = ()
     best = None
     seconds, reason = 0.0, ""
     for r in range(rounds):
-        sol, secs = solve_disjunctive(fixed, groups, d, spd=spd, min_eigenvalue=mu, min_margin=min_margin)
+        sol, secs = solve_disjunctive(
+            fixed, groups, d, spd=spd, min_eigenvalue=mu, min_margin=min_margin, max_constraints=cap
+        )
         seconds += secs
         idx = first_round + r
         if not sol.margin > min_margin:
@@ -387,5 +425,8 @@ def _layer0_rounds(
         added = tuple(extra)
         for i, k in extra:
             Zk = traj.ys[k, 0].numpy()  # (n, d) positions of layer k of this run
-            groups.append([q for j in range(n) if j != i for q in follows(Zk, i, j, layer=k)])
+            g = not_lead_rows(Zk, i, layer=k)
+            if g:
+                groups.append(g)
+                check_size(len(fixed) + sum(map(len, groups)), d, spd=spd, max_constraints=cap)
     return Attempt(best, history, seconds, reason)

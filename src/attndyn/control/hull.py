@@ -41,7 +41,7 @@ class HullCertificate:
     """Proof that token ``token`` cannot lead at layer 0: convex weights over the other tokens
     (``weights[j]``, j != token, zero at the token itself) and ``origin_weight`` on the origin
     (used only for SPD A), with ``residual`` = :math:`\\lVert z_i - \\sum_j \\lambda_j z_j\\rVert_\\infty`
-    in the tokens' units."""
+    relative to the largest coordinate :math:`\\max_{j,a} |z_{ja}|` (the same at every scale)."""
 
     token: int
     weights: np.ndarray  # (n,)
@@ -78,7 +78,7 @@ class HullCertificate:
             if self.origin_weight > 1e-12
             else "the hull of the other tokens"
         )
-        within = f" to within {self.residual:.2g}" if self.residual > 0 else ""
+        within = f" to within {self.residual:.2g} of the largest coordinate" if self.residual > 0 else ""
         return (
             f"token {self.token} lies in {where} (z_{self.token} = {parts}{within}), "
             f"so no {'SPD ' if self.spd else ''}A makes it lead at layer 0"
@@ -97,7 +97,7 @@ def never_leads(tokens: ArrayLike, i: int, *, spd: bool = False, rtol: float = 1
     >>> never_leads(Z, 1) is None
     True
     """
-    Z, e = unit_scale(np.asarray(tokens, dtype=np.float64))
+    Z, _ = unit_scale(np.asarray(tokens, dtype=np.float64))
     n, d = Z.shape
     others = [j for j in range(n) if j != i]
     P = Z[others]  # (n-1, d)
@@ -119,7 +119,8 @@ def never_leads(tokens: ArrayLike, i: int, *, spd: bool = False, rtol: float = 1
     residual = float(np.abs(w @ Z - Z[i]).max())
     if residual > rtol:
         return None
-    return HullCertificate(token=int(i), weights=w, origin_weight=w0, residual=float(np.ldexp(residual, e)), spd=spd)
+    top = float(np.abs(Z).max())  # in [0.5, 1): the residual relative to the largest coordinate
+    return HullCertificate(token=int(i), weights=w, origin_weight=w0, residual=residual / top, spd=spd)
 
 
 def _polish(A_eq: np.ndarray, b_eq: np.ndarray, lam: np.ndarray) -> np.ndarray:
