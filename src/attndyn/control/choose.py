@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .. import analysis
-from .._hardmax import hardmax
+from .._hardmax import check_dynamic_range, hardmax
 from .._validation import InputError, as_tokens, check_int, check_nonnegative, check_positive
 from ..options import SaveAt
 from ..trajectory import HardmaxTrajectory
@@ -52,6 +52,7 @@ def check_request(
         raise InputError(
             f"tokens must be one sequence (n, d); got a batch of {z.shape[0]}: control one sequence at a time"
         )
+    check_dynamic_range(z)  # what the verification runs would refuse, refused before any solve
     Z = z[0].numpy()
     if len(Z) < 2:
         raise InputError(f"tokens has {len(Z)} token; control needs at least 2")
