@@ -41,6 +41,19 @@ def _check_out(out: Path | None, flag: str = "--out") -> None:
             return
 
 
+def _check_analyze(ginibre_samples: int, spectra: bool, out: Path | None, head: str | None) -> tuple[int, int] | None:
+    """The options of ``analyze`` checked before any work; returns the parsed ``--head``."""
+    if isinstance(ginibre_samples, int) and ginibre_samples < 0:
+        raise InputError(f"--ginibre-samples {ginibre_samples}: give a non-negative integer")
+    if ginibre_samples > MAX_GINIBRE and spectra:
+        raise InputError(
+            f"--ginibre-samples {ginibre_samples}: at most {MAX_GINIBRE} (about 0.2 s each at d = 384, so about "
+            f"{0.2 * ginibre_samples / 3600:.3g} h); give fewer"
+        )
+    _check_out(out)
+    return _parse_head(head)
+
+
 def _parse_head(head: str | None) -> tuple[int, int] | None:
     if head is None:
         return None
@@ -86,15 +99,7 @@ def analyze(
     """Leaders per layer and head, clusters against depth, value spectra and the idealized model's regime."""
     from ..pretrained import analyze as run_analysis
 
-    if isinstance(ginibre_samples, int) and ginibre_samples < 0:
-        raise InputError(f"--ginibre-samples {ginibre_samples}: give a non-negative integer")
-    if ginibre_samples > MAX_GINIBRE and spectra:
-        raise InputError(
-            f"--ginibre-samples {ginibre_samples}: at most {MAX_GINIBRE} (about 0.2 s each at d = 384, so about "
-            f"{0.2 * ginibre_samples / 3600:.3g} h); give fewer"
-        )
-    _check_out(out)
-    idealized_head = _parse_head(head)
+    idealized_head = _check_analyze(ginibre_samples, spectra, out, head)
     result = run_analysis(
         text,
         model,

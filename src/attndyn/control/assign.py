@@ -129,19 +129,17 @@ def solve_assignment(
 
     n, d = Z.shape
     S = tuple(sorted(set(owner)))
-    ks = layer_schedule(layers, alpha)
-    prefs: list[Preference] = invariant_preferences(Z, owner, alpha, ks, spd=spd, max_constraints=max_constraints)
+    cap = dict(spd=spd, max_constraints=max_constraints)
+    prefs: list[Preference] = invariant_preferences(Z, owner, alpha, layer_schedule(layers, alpha), **cap)  # type: ignore[arg-type]
     history: list[Round] = []
     added: tuple[tuple[int, int], ...] = ()
     best = None
     best_score: tuple[bool, int, int] = (False, -(10**9), -(10**9))
     seconds, reason = 0.0, ""
     for r in range(rounds):
-        sol = (
-            first
-            if (r == 0 and first is not None)
-            else solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue, max_constraints=max_constraints)
-        )
+        fresh = r > 0 or first is None
+        sol = solve_margin(prefs, d, min_eigenvalue=min_eigenvalue, **cap) if fresh else first  # type: ignore[arg-type]
+        assert sol is not None
         seconds += sol.seconds
         idx = first_round + r
         if not sol.margin > min_margin:

@@ -64,8 +64,8 @@ def hull_vertices(P: np.ndarray, *, origin: bool = False) -> np.ndarray:
     """Sorted indices of rows of ``P`` (m, d) that include every vertex of their convex hull (of the hull
     with the origin, when ``origin``); every index when the set is small or the dimension too high.
 
-    >>> hull_vertices(np.array([[0.0, 0], [2, 0], [0, 2], [2, 2], [1, 1], [0.5, 1], [1, 0.5], [1.5, 1], [1, 1.5]]))
-    array([0, 1, 2, 3])
+    >>> hull_vertices(np.array([[0.0, 0], [2, 0], [0, 2], [2, 2], [1, 1], [0.5, 1], [1, 0.5], [1.5, 1], [1, 1.5]])).tolist()
+    [0, 1, 2, 3]
     """
     P = np.asarray(P, dtype=np.float64)
     m, d = P.shape
