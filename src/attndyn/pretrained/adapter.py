@@ -269,7 +269,7 @@ def _check_loading_info(info: dict, folder: Path) -> None:
     which the analysis never uses, may be missing.)"""
     missing = [k for k in info.get("missing_keys", []) if not k.startswith("pooler.")]
     mismatched = [k[0] if isinstance(k, tuple) else k for k in info.get("mismatched_keys", [])]
-    bad = missing + mismatched
+    bad = sorted(missing + mismatched)  # transformers gives a set: name the first in a fixed order
     if bad:
         raise InputError(
             f"--model {str(folder)!r}: the weights do not match its config.json ({len(bad)} tensors missing or of "
