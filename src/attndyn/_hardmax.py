@@ -24,6 +24,7 @@ from . import attention, margins
 from ._budget import check_memory, kept_count
 from ._loop import Run, check_options
 from ._validation import (
+    InputError,
     as_mask,
     as_matrix,
     as_tokens,
@@ -37,7 +38,7 @@ from .options import SaveAt, StopOnConvergence
 from .threads import TORCH_MIN_PASS, limit_torch_threads, torch_threads_for
 from .trajectory import HardmaxParams, HardmaxTrajectory
 
-__all__ = ["hardmax", "hardmax_step", "HardmaxStep", "HardmaxAttention"]
+__all__ = ["hardmax", "hardmax_step", "HardmaxStep", "HardmaxAttention", "check_dynamic_range"]
 
 
 class HardmaxStep(NamedTuple):
@@ -328,6 +329,9 @@ def hardmax(
         max_memory: bytes the kept layers may take (default: half of the device's memory); a run
             over it is refused before it starts, naming the estimate.
 
+    Tokens whose sizes span more than the dtype resolves (largest over smallest nonzero token above
+    :math:`1/(2\gamma_{2d+1})`, about 9e14 in float64) are refused: see :func:`check_dynamic_range`.
+
     The dynamics are equivariant under positive scaling of the tokens and of A (the follow sets
     do not change), so the run works on tokens and A multiplied by powers of two that bring them
     near 1 (exact in binary floating point) and scales the results back: ``hardmax(x * 2**k)``
@@ -393,6 +397,7 @@ def _hardmax_run(
     """:func:`hardmax` once its arguments are checked and the tokens and A are tensors."""
     B, n, d = z.shape
     m = as_mask(mask, (B, n), z.device)
+    check_dynamic_range(z, m)
     _check_hardmax_memory(z, layers, save, max_memory)
     if check_hypotheses:
         _warn_outside_theorem(z, A_t, m)
@@ -403,6 +408,42 @@ def _hardmax_run(
     record = _HardmaxRecord(HardmaxAttention(A=A_s, alpha=alpha, tol=tol_s, mask=m), z, zs, unit, save, layers)
     run.loop(record, description="hardmax layers", progress=progress)
     return record.result(run, batched, HardmaxParams(alpha=alpha, A=A_t, tol=tol, layers=layers))
+
+
+def check_dynamic_range(z: Tensor, mask: Tensor | None = None) -> None:
+    r"""Refuse tokens whose sizes span more than the dtype can resolve (a one-line :class:`InputError`).
+
+    Let :math:`\rho` be the ratio of the largest to the smallest nonzero token of a sequence in the
+    max-norm (zero tokens and padding are not counted). The rounding bound that decides whether token i
+    leads (:mod:`attndyn.margins`) is :math:`b_i = 2\gamma_{2d+1}(|A||z_i|)\cdot(|z_i| + M)` with M the
+    largest coordinates of the sequence, so for the smallest token, :math:`b_i \ge 2\gamma_{2d+1}\,\rho\,
+    (|A||z_i|)\cdot|z_i|`. When :math:`\rho > 1/(2\gamma_{2d+1})` (about 9e14 in float64 and 1.7e6 in
+    float32 for d = 2) the bound exceeds the token's own score scale :math:`(|A||z_i|)\cdot|z_i|`, which
+    bounds its margin against any token no larger than itself: whether the small tokens lead is then not
+    decided by this dtype, and the scores of the smallest against the largest tokens lose every digit of
+    theirs (e.g. (1e150, 0), (0, 1e-150), (-1, 0), (0, -1): all four lead at layer 0 in exact arithmetic;
+    the score of the second with itself underflows after rescaling, and the others are read as rounding).
+    Below the limit, no score of the input underflows or overflows after :func:`hardmax`'s power-of-two
+    rescaling (:math:`\rho^2 < 2^{100}`), so the leaders certified at layer 0 are exact.
+    """
+    ext = torch.linalg.vector_norm(z.detach(), ord=float("inf"), dim=-1).double()  # (B, n)
+    if mask is not None:
+        ext = ext.masked_fill(~mask.to(ext.device), 0.0)
+    big = ext.amax(dim=1)
+    small = ext.masked_fill(ext == 0, float("inf")).amin(dim=1)
+    with np.errstate(over="ignore"):
+        ratio = (big / small).cpu()  # 0 where every token is zero
+    limit = 1.0 / (2.0 * margins.gamma(2 * z.shape[-1] + 1, z.dtype))
+    bad = torch.nonzero(ratio > limit).flatten()
+    if bad.numel():
+        b = int(bad[0])
+        where = f" (sequence {b})" if z.shape[0] > 1 else ""
+        raise InputError(
+            f"tokens{where} span a dynamic range of {float(ratio[b]):.3g} (largest over smallest nonzero token, "
+            f"max-norm), more than {str(z.dtype).replace('torch.', '')} resolves in dimension {z.shape[-1]} "
+            f"(1/(2 gamma_{2 * z.shape[-1] + 1}) = {limit:.3g}): which small tokens lead would be decided by "
+            "rounding; drop or zero the tiny tokens, or rescale the large ones"
+        )
 
 
 def _check_hardmax_memory(z: Tensor, layers: int, save: SaveAt, max_memory: float | None) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import os
 import tempfile
@@ -18,11 +19,18 @@ from ._validation import InputError
 __all__ = ["load_array", "atomic_write", "write_json", "write_text", "write_bytes", "file_sha256"]
 
 
-def load_array(path: str | os.PathLike, name: str = "TOKENS") -> np.ndarray:
+# Token files larger than this are refused before they are parsed (a .csv or .json parses to several
+# times its size in memory); /dev/zero or /dev/urandom under a token file's name is refused after reading this.
+MAX_BYTES = 64 * 2**20
+
+
+def load_array(path: str | os.PathLike, name: str = "TOKENS", *, max_bytes: int = MAX_BYTES) -> np.ndarray:
     """Load a numeric array from ``.npy``, ``.csv`` (one row a token, no header needed) or ``.json``.
 
     A JSON file holds a nested list (n x d or B x n x d) or an object with a ``"tokens"`` key.
-    ``.npy`` files are read with ``allow_pickle=False``. Errors name the file and the problem.
+    ``.npy`` files are read with ``allow_pickle=False``. At most ``max_bytes`` bytes are read
+    (64 MiB by default): a larger file, or an endless one such as ``/dev/zero``, is refused.
+    Errors name the file and the problem.
     """
     p = Path(path)
     if not p.exists():
@@ -30,24 +38,11 @@ def load_array(path: str | os.PathLike, name: str = "TOKENS") -> np.ndarray:
     if p.is_dir():
         raise InputError(f"{name} path {str(p)!r} is a folder; give a .npy, .csv or .json file")
     suffix = p.suffix.lower()
+    if suffix not in (".npy", ".json", ".csv"):
+        raise InputError(f"{name} file {str(p)!r} has an unknown type {suffix!r}; use .npy, .csv or .json")
     try:
-        if suffix == ".npy":
-            arr = np.load(p, allow_pickle=False)
-        elif suffix == ".json":
-            data = json.loads(p.read_text(encoding="utf-8"))
-            if isinstance(data, dict):
-                if "tokens" not in data:
-                    raise InputError(f"{name} file {str(p)!r} is a JSON object without a 'tokens' key")
-                data = data["tokens"]
-            arr = np.array(data, dtype=np.float64)
-        elif suffix == ".csv":
-            with p.open(newline="", encoding="utf-8") as f:
-                rows = [r for r in csv.reader(f) if r and any(c.strip() for c in r)]
-            if rows and not _numeric(rows[0]):
-                rows = rows[1:]  # a header line
-            arr = np.array([[float(c) for c in r] for r in rows], dtype=np.float64)
-        else:
-            raise InputError(f"{name} file {str(p)!r} has an unknown type {suffix!r}; use .npy, .csv or .json")
+        data = _read_bounded(p, name, max_bytes)
+        arr = _parse(data, suffix, p, name)
     except InputError:
         raise
     except (ValueError, TypeError, OSError, OverflowError, RecursionError, MemoryError) as exc:
@@ -58,6 +53,41 @@ def load_array(path: str | os.PathLike, name: str = "TOKENS") -> np.ndarray:
     if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
         raise InputError(f"{name} file {str(p)!r} does not hold a rectangular numeric array")
     return arr
+
+
+def _read_bounded(p: Path, name: str, max_bytes: int) -> bytes:
+    """The file's bytes, or an :class:`InputError` when it holds more than ``max_bytes``."""
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise InputError(f"max_bytes must be a positive number of bytes, got {max_bytes!r}")
+    too_big = InputError(
+        f"{name} file {str(p)!r} is larger than max_bytes = {max_bytes} bytes ({max_bytes / 2**20:.3g} MiB); "
+        "give a smaller regular file, or raise max_bytes of attndyn.io.load_array"
+    )
+    if p.is_file() and p.stat().st_size > max_bytes:
+        raise too_big
+    with p.open("rb") as f:  # devices and pipes report no size: read one byte past the limit
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise too_big
+    return data
+
+
+def _parse(data: bytes, suffix: str, p: Path, name: str) -> np.ndarray:
+    """The array held by a file's bytes (``suffix``: .npy, .json or .csv)."""
+    if suffix == ".npy":
+        return np.load(io.BytesIO(data), allow_pickle=False)
+    text = data.decode("utf-8")
+    if suffix == ".json":
+        obj = json.loads(text)
+        if isinstance(obj, dict):
+            if "tokens" not in obj:
+                raise InputError(f"{name} file {str(p)!r} is a JSON object without a 'tokens' key")
+            obj = obj["tokens"]
+        return np.array(obj, dtype=np.float64)
+    rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r and any(c.strip() for c in r)]
+    if rows and not _numeric(rows[0]):
+        rows = rows[1:]  # a header line
+    return np.array([[float(c) for c in r] for r in rows], dtype=np.float64)
 
 
 def _numeric(row: list[str]) -> bool:

@@ -26,9 +26,10 @@ def test_margin_is_the_normalised_score_gap(Z, A, i, j, l):
     p = Preference(i, j, l, 0, Z)
     s = attention.scores(torch.from_numpy(Z)[None], torch.from_numpy(A))[0].numpy()  # s[i, j] = <A z_i, z_j>
     norm = np.linalg.norm(Z[i]) * np.linalg.norm(Z[j] - Z[l])
-    if norm == 0:
+    if not Z[i].any() or np.array_equal(Z[j], Z[l]):  # the scores tie for every A (exactly, at any scale)
         assert p.margin(A) == -np.inf and not p.row().any()
         return
+    assert p.row().any() and np.linalg.norm(p.row()) == pytest.approx(1.0)  # normalised even where |z| underflows
     assume(norm > 1e-6)
     assert p.margin(A) == pytest.approx((s[i, j] - s[i, l]) / norm, rel=1e-9, abs=1e-9)
     # linear in A: the row is G with <A, G> the margin

@@ -165,6 +165,45 @@ def test_bad_input_is_one_line_and_exit_2(capsys, snapshot, files, argv):
     check_refused(capsys, snapshot, files, argv)
 
 
+# Issue 26: leaders [0, 3] where exact arithmetic has all four at layer 0 (token 1's score underflows).
+WIDE = [[1e150, 0.0], [0.0, 1e-150], [-1.0, 0.0], [0.0, -1.0]]
+
+
+def test_hardmax_refuses_a_dynamic_range_float64_cannot_carry(capsys, snapshot, files):
+    Path("wide.json").write_text(json.dumps(WIDE))
+    check_refused(capsys, snapshot, files, ["hardmax", "wide.json"])
+    check_refused(capsys, snapshot, files, ["control", "wide.json", "--leaders", "0,1,2,3"])
+    err = main(["hardmax", "wide.json"]) and capsys.readouterr().err
+    assert "dynamic range of 1e+300" in err and "float64 resolves in dimension 2 (1/(2 gamma_5) = 9.01e+14)" in err
+
+
+@pytest.mark.parametrize("R", [1e3, 1e7])
+def test_within_the_dynamic_range_the_leaders_are_exact(R):
+    """The same pattern with a range of R**2 <= 1e14 (below 1/(2 gamma_5) = 9e14): the exact leaders, all four."""
+    import attndyn
+
+    traj = attndyn.hardmax([[R, 0.0], [0.0, 1 / R], [-1.0, 0.0], [0.0, -1.0]], layers=5, check_hypotheses=False)
+    assert attndyn.leaders(traj).indices == (0, 1, 2, 3) and attndyn.leaders(traj).since == (0, 0, 0, 0)
+
+
+def test_dynamic_range_limit_both_sides_and_per_dtype():
+    import torch
+
+    import attndyn
+    from attndyn import InputError
+
+    limit = 1 / (2 * attndyn.margins.gamma(5, torch.float64))
+    attndyn.hardmax(
+        [[1.0, 0.0], [0.0, 1.01 / limit], [0.0, 0.0]], layers=1, check_hypotheses=False
+    )  # zero: not counted
+    with pytest.raises(InputError, match=r"tokens span a dynamic range of 9.1e\+14 .* drop or zero the tiny"):
+        attndyn.hardmax([[1.0, 0.0], [0.0, 0.99 / limit]], layers=1)
+    with pytest.raises(InputError, match=r"tokens \(sequence 1\) span .* more than float32 resolves"):
+        attndyn.hardmax([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1e-7]]], layers=1, dtype=torch.float32)
+    mask = [[True, True], [True, False]]  # padding does not count
+    attndyn.hardmax([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1e-300]]], layers=1, mask=mask)
+
+
 def test_corpus_size_per_command():
     for corpus in (HARDMAX, SOFTMAX, DEMO, REPRODUCE, CONTROL):
         assert len(corpus) >= 12

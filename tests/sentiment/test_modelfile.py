@@ -14,6 +14,7 @@ from attndyn import InputError
 from attndyn.cli import main
 from attndyn.sentiment import HardmaxSentimentClassifier, explain
 from attndyn.sentiment.estimator import sigmoid
+from attndyn.sentiment.modelfile import SEAL, content_sha256, seal
 
 
 @pytest.fixture
@@ -25,8 +26,11 @@ def _config(folder):
     return json.loads((folder / "config.json").read_text())
 
 
-def _set_config(folder, rec):
-    (folder / "config.json").write_text(json.dumps(rec))
+def _set_config(folder, rec, *, reseal=True):
+    """Write an edited config; with ``reseal``, record the sha256 of its new content as save() would."""
+    (folder / "config.json").write_text(
+        json.dumps(seal(rec) if reseal and isinstance(rec, dict) and SEAL in rec else rec)
+    )
 
 
 def _rewrite_weights(folder, change, *, rehash=True):
@@ -50,9 +54,26 @@ def test_save_records_hashes_and_round_trips(saved, fitted, corpus):
     assert np.array_equal(back.decision_function(corpus[0]), fitted.decision_function(corpus[0]))
 
 
+def test_config_json_is_covered_by_its_own_hash(saved, fitted, corpus, capsys):
+    """Issue 26: swapped 'classes' in config.json flipped every prediction; now the edit is refused."""
+    orig = _config(saved)
+    assert orig[SEAL] == content_sha256(orig)
+    for key, value in (("classes", orig["classes"][::-1]), ("best_epoch", 99), ("alpha", 0.123), ("recipe", "x")):
+        _set_config(saved, {**orig, key: value}, reseal=False)
+        with pytest.raises(InputError, match=r"config.json' does not match the sha256 of its content .* retrain$"):
+            HardmaxSentimentClassifier.load(saved)
+    code = main(["sentiment", "predict", "--model", str(saved), "a fine film"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and err.startswith("error: ")
+    _set_config(saved, orig, reseal=False)  # the file as saved: loads, on any device setting
+    assert np.array_equal(
+        HardmaxSentimentClassifier.load(saved, device="cpu").predict(corpus[0]), fitted.predict(corpus[0])
+    )
+
+
 def test_a_model_saved_without_hashes_still_loads(saved, fitted, corpus):
     rec = _config(saved)
-    del rec["files"]
+    del rec["files"], rec[SEAL]
     _set_config(saved, rec)
     assert np.array_equal(HardmaxSentimentClassifier.load(saved).predict(corpus[0]), fitted.predict(corpus[0]))
 

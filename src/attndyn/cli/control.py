@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import typer
@@ -49,6 +51,11 @@ def control_cmd(
     layers: int = typer.Option(60, help="Layers of the verification run."),
     rounds: int = typer.Option(5, help="At most this many solve-and-simulate rounds."),
     margin: float = typer.Option(0.0, help="Accept only an A whose normalised margin exceeds this (0: any positive)."),
+    max_constraints: int = typer.Option(
+        200_000,  # attndyn.control.solve.MAX_CONSTRAINTS (not imported: scipy loads only when the command runs)
+        "--max-constraints",
+        help="Refuse a margin problem with more constraints (with its estimate).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
     figure: Path | None = typer.Option(
         None, "--figure", help="Write the tokens under A = I and under the chosen A side by side (.png, .svg or .pdf)."
@@ -63,50 +70,70 @@ def control_cmd(
     (a token inside the hull of the others, or no positive margin), with one line on standard error."""
     from ..control import choose_A, choose_A_for_clusters
 
-    _check_options(leaders, clusters, figure)
+    _check_options(leaders, clusters, figure, save_matrix)
     z = load_array(tokens, "TOKENS")
     if z.ndim == 3 and z.shape[0] == 1:
         z = z[0]
-    if leaders is not None:
-        res = choose_A(
-            z, parse_indices(leaders, "--leaders"), spd=spd, alpha=alpha, layers=layers, rounds=rounds, margin=margin
-        )
-    else:
-        assert clusters is not None  # exactly one of --leaders and --clusters (checked above)
-        res = choose_A_for_clusters(
-            z, parse_indices(clusters, "--clusters"), spd=spd, alpha=alpha, layers=layers, rounds=rounds, margin=margin
-        )
+    settings: dict[str, Any] = dict(
+        spd=spd, alpha=alpha, layers=layers, rounds=rounds, margin=margin, max_constraints=max_constraints
+    )
+    try:
+        if leaders is not None:
+            res = choose_A(z, parse_indices(leaders, "--leaders"), **settings)
+        else:
+            assert clusters is not None  # exactly one of --leaders and --clusters (checked above)
+            res = choose_A_for_clusters(z, parse_indices(clusters, "--clusters"), **settings)
+    except InputError as exc:  # the library names its parameters; say the flags
+        raise InputError(_flags(str(exc))) from None
     if as_json:
         print(json.dumps(res.record()))
     else:
         _print(res)
-    if res.trajectory is not None:
-        _write_outputs(res, tokens.name, save_matrix, figure)
-    if res.verdict == "not_reached":
-        raise InputError(f"target not reached: {res.reason}")
+    if res.verdict == "not_reached":  # a refusal: nothing is written, existing files stay as they are
+        raise InputError(f"target not reached: {res.reason or 'no verified A'}")
+    _write_outputs(res, tokens.name, save_matrix, figure)
     if res.verdict == "layer0_only":
         raise typer.Exit(1)
 
 
-def _check_options(leaders: str | None, clusters: str | None, figure: Path | None) -> None:
-    """Exactly one of --leaders and --clusters; a --figure name with a format matplotlib writes."""
+def _flags(message: str) -> str:
+    """A library message with its parameter names as this command's flags."""
+    return message.replace("max_constraints", "--max-constraints")
+
+
+def _check_options(leaders: str | None, clusters: str | None, figure: Path | None, save_matrix: Path | None) -> None:
+    """Exactly one of --leaders and --clusters; a --figure name with a format matplotlib writes; output names
+    that are files, not folders, and not the same file."""
     if (leaders is None) == (clusters is None):
         raise InputError(
             "give exactly one of --leaders (e.g. --leaders 0,2) and --clusters (one leader index per token)"
         )
     if figure is not None and figure.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
         raise InputError(f"--figure {str(figure)!r}: the name must end in .png, .svg or .pdf")
+    for flag, path in (("--figure", figure), ("--save-matrix", save_matrix)):
+        if path is not None and path.is_dir():
+            raise InputError(f"{flag} {str(path)!r} is a folder; give a file name")
+    if figure is not None and save_matrix is not None and figure.resolve() == save_matrix.resolve():
+        raise InputError("--figure and --save-matrix name the same file; give two names")
 
 
 def _write_outputs(res: ControlResult, name: str, save_matrix: Path | None, figure: Path | None) -> None:
-    """The chosen A as .npy (atomically) and the A = I / chosen A comparison figure, where asked for."""
-    if save_matrix is not None:
-        atomic_write(save_matrix, lambda p: _save_npy(p, res.A))
-    if figure is not None:
-        from ..plotting import control_comparison, save_figure
+    """The chosen A as .npy and the A = I / chosen A comparison figure, where asked for: the figure is
+    rendered first (into a temporary folder beside it), then each file is moved into place atomically,
+    so a failed render changes neither file."""
+    if figure is None:
+        if save_matrix is not None:
+            atomic_write(save_matrix, lambda p: _save_npy(p, res.A))
+        return
+    from ..plotting import control_comparison, save_figure
 
-        fig = control_comparison(res, title=f"attndyn control {name}")
-        save_figure(fig, figure.with_suffix(""), formats=(figure.suffix.lower().lstrip("."),))
+    fig = control_comparison(res, title=f"attndyn control {name}")
+    figure.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=figure.parent, prefix=f".{figure.name}.") as tmp:
+        [rendered] = save_figure(fig, Path(tmp) / "figure", formats=(figure.suffix.lower().lstrip("."),))
+        if save_matrix is not None:
+            atomic_write(save_matrix, lambda p: _save_npy(p, res.A))
+        os.replace(rendered, figure)
 
 
 def _save_npy(path: Path, A: ArrayLike) -> None:

@@ -25,7 +25,35 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
+# Ginibre samples of the value-matrix baseline: at most this many (0.2 s each at d = 384: about 7 minutes).
+MAX_GINIBRE = 2000
+
 DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
+
+
+def _check_out(out: Path | None, flag: str = "--out") -> None:
+    """An output folder that is a file, or lies under one, is refused before any work."""
+    if out is None:
+        return
+    for p in (out, *out.parents):
+        if p.exists() and not p.is_dir():
+            where = "is a file" if p == out else f"lies under the file {str(p)!r}"
+            raise InputError(f"{flag} {str(out)!r} {where}; give a folder (it is created if missing)")
+        if p.exists():
+            return
+
+
+def _check_analyze(ginibre_samples: int, spectra: bool, out: Path | None, head: str | None) -> tuple[int, int] | None:
+    """The options of ``analyze`` checked before any work; returns the parsed ``--head``."""
+    if isinstance(ginibre_samples, int) and ginibre_samples < 0:
+        raise InputError(f"--ginibre-samples {ginibre_samples}: give a non-negative integer")
+    if ginibre_samples > MAX_GINIBRE and spectra:
+        raise InputError(
+            f"--ginibre-samples {ginibre_samples}: at most {MAX_GINIBRE} (about 0.2 s each at d = 384, so about "
+            f"{0.2 * ginibre_samples / 3600:.3g} h); give fewer"
+        )
+    _check_out(out)
+    return _parse_head(head)
 
 
 def _parse_head(head: str | None) -> tuple[int, int] | None:
@@ -75,8 +103,7 @@ def analyze(
     Needs the \[pretrained] extra."""
     from ..pretrained import analyze as run_analysis
 
-    if isinstance(ginibre_samples, int) and ginibre_samples < 0:
-        raise InputError(f"--ginibre-samples {ginibre_samples}: give a non-negative integer")
+    idealized_head = _check_analyze(ginibre_samples, spectra, out, head)
     with on_interrupt(lambda: "interrupted before the analysis ended; nothing was written: rerun the same command"):
         result = run_analysis(
             text,
@@ -85,7 +112,7 @@ def analyze(
             with_spectra=spectra,
             ginibre_samples=ginibre_samples,
             idealized=idealized,
-            idealized_head=_parse_head(head),
+            idealized_head=idealized_head,
         )
     record = result.record()
     if out is not None:
@@ -189,6 +216,7 @@ def compare_imdb(
     from ..io import write_json
     from ..pretrained.imdb import compare_on_run
 
+    _check_out(out)
     comp = compare_on_run(sentiment_run, data, reviews=reviews, model=model, progress=progress)
     summary = comp.summary()
     if out is not None:

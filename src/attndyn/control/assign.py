@@ -16,10 +16,11 @@ import numpy as np
 
 from .. import analysis
 from ..trajectory import HardmaxTrajectory
-from .constraints import Preference, follows_only
+from .constraints import Preference
 from .invariant import first_deviations, invariant_preferences, layer_schedule
+from .reduce import follow_only_rows
 from .result import Round
-from .solve import MarginSolution, solve_margin
+from .solve import MAX_CONSTRAINTS, MarginSolution, solve_margin
 
 __all__ = ["Attempt", "final_owners", "ends_with", "solve_assignment", "best_assignment"]
 
@@ -35,16 +36,16 @@ class Attempt:
 
 
 def final_owners(final: np.ndarray, leaders: tuple[int, ...], *, rtol: float = 1e-6) -> tuple[int, ...]:
-    """For each token, the first leader whose final position is within ``rtol * max(1, max|z|)`` of
-    its own (-1: none): the partition a run ends with.
+    """For each token, the first leader whose final position is within ``rtol * max|z|`` of
+    its own in the max-norm (-1: none): the partition a run ends with (the same for the run at any scale).
 
     >>> final_owners(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1e-9], [0.5, 0.5]]), (0, 1))
     (0, 1, 0, -1)
     """
-    tol = rtol * max(1.0, float(np.abs(final).max()))
+    tol = rtol * float(np.abs(final).max())
     out = []
     for z in final:
-        near = [l for l in leaders if float(np.linalg.norm(z - final[l])) <= tol]
+        near = [l for l in leaders if float(np.abs(z - final[l]).max()) <= tol]  # max-norm: no overflow
         out.append(near[0] if near else -1)
     return tuple(out)
 
@@ -60,6 +61,7 @@ def best_assignment(
     starts: list[np.ndarray],
     tries: int = 4,
     min_margin: float = 0.0,
+    max_constraints: int = MAX_CONSTRAINTS,
 ) -> tuple[tuple[int, ...], MarginSolution, float]:
     """Alternation over assignments: each non-leader is assigned the leader it scores highest under
     the current A (the choice hardmax makes among the leaders), the invariant problem is solved, and
@@ -76,7 +78,8 @@ def best_assignment(
             if owner in seen:
                 break
             seen.add(owner)
-            sol = solve_margin(invariant_preferences(Z, owner, alpha, ks), d, spd=spd, min_eigenvalue=min_eigenvalue)
+            prefs = invariant_preferences(Z, owner, alpha, ks, spd=spd, max_constraints=max_constraints)
+            sol = solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue, max_constraints=max_constraints)
             total += sol.seconds
             if best is None or sol.margin > best[1].margin:
                 best = (owner, sol)
@@ -116,6 +119,7 @@ def solve_assignment(
     first: MarginSolution | None = None,
     partition: bool = True,
     min_margin: float = 0.0,
+    max_constraints: int = MAX_CONSTRAINTS,
 ) -> Attempt:
     """Rounds of solve (invariant constraints for ``owner``) and simulate (see the module).
     ``first``: an already computed solution for round 0 (skips its solve). ``partition``: success
@@ -125,16 +129,17 @@ def solve_assignment(
 
     n, d = Z.shape
     S = tuple(sorted(set(owner)))
-    prefs: list[Preference] = invariant_preferences(Z, owner, alpha, layer_schedule(layers, alpha))
+    cap = dict(spd=spd, max_constraints=max_constraints)
+    prefs: list[Preference] = invariant_preferences(Z, owner, alpha, layer_schedule(layers, alpha), **cap)  # type: ignore[arg-type]
     history: list[Round] = []
     added: tuple[tuple[int, int], ...] = ()
     best = None
     best_score: tuple[bool, int, int] = (False, -(10**9), -(10**9))
     seconds, reason = 0.0, ""
     for r in range(rounds):
-        sol = (
-            first if (r == 0 and first is not None) else solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue)
-        )
+        fresh = r > 0 or first is None
+        sol = solve_margin(prefs, d, min_eigenvalue=min_eigenvalue, **cap) if fresh else first  # type: ignore[arg-type]
+        assert sol is not None
         seconds += sol.seconds
         idx = first_round + r
         if not sol.margin > min_margin:
@@ -163,7 +168,7 @@ def solve_assignment(
             break
         added = tuple(new)
         for i, k in new:
-            prefs += follows_only(traj.ys[k, 0].numpy(), i, owner[i], layer=k)
+            prefs += follow_only_rows(traj.ys[k, 0].numpy(), [i], owner[i], k)
     return Attempt(best, history, seconds, reason)
 
 

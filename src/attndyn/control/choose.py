@@ -27,16 +27,18 @@ from typing import Any
 import numpy as np
 
 from .. import analysis
-from .._hardmax import hardmax
+from .._hardmax import check_dynamic_range, hardmax
 from .._validation import InputError, as_tokens, check_int, check_nonnegative, check_positive
 from ..options import SaveAt
 from ..trajectory import HardmaxTrajectory
 from .assign import Attempt, best_assignment, solve_assignment
-from .constraints import Preference, follows, leads
+from .constraints import Preference
 from .hull import never_leads
 from .invariant import layer_schedule
+from .reduce import lead_rows, not_lead_rows
 from .result import ControlResult, Round, unreachable
-from .solve import MarginSolution, require_cvxpy, solve_margin
+from .scale import in_units, unit_scale
+from .solve import MAX_CONSTRAINTS, MarginSolution, check_size, require_cvxpy, solve_margin
 
 __all__ = ["choose_A", "check_request", "simulate", "solve_disjunctive"]
 
@@ -50,6 +52,7 @@ def check_request(
         raise InputError(
             f"tokens must be one sequence (n, d); got a batch of {z.shape[0]}: control one sequence at a time"
         )
+    check_dynamic_range(z)  # what the verification runs would refuse, refused before any solve
     Z = z[0].numpy()
     if len(Z) < 2:
         raise InputError(f"tokens has {len(Z)} token; control needs at least 2")
@@ -99,10 +102,13 @@ def solve_disjunctive(
     min_eigenvalue: float,
     tries: int = 4,
     min_margin: float = 0.0,
+    max_constraints: int = MAX_CONSTRAINTS,
 ) -> tuple[MarginSolution, float]:
     """Maximise the margin of ``fixed`` and of one preference chosen from each group (alternation,
     see the module); returns the best solution and the total solver time."""
-    solve = lambda prefs: solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue)  # noqa: E731
+    solve = lambda prefs: solve_margin(  # noqa: E731
+        prefs, d, spd=spd, min_eigenvalue=min_eigenvalue, max_constraints=max_constraints
+    )
     total = 0.0
     best: MarginSolution | None = None
     starts = []
@@ -142,6 +148,7 @@ def choose_A(
     rounds: int = 5,
     min_eigenvalue: float = 1e-3,
     margin: float = 0.0,
+    max_constraints: int = MAX_CONSTRAINTS,
 ) -> ControlResult:
     r"""A matrix A under which exactly the tokens ``leaders`` lead (:math:`C_i(Z^k)=\{i\}` for some k).
 
@@ -156,6 +163,9 @@ def choose_A(
         min_eigenvalue: :math:`\mu`, the smallest eigenvalue allowed for SPD A.
         margin: accept only solutions whose normalised margin (:mod:`~attndyn.control.constraints`)
             exceeds this (default 0: any strictly positive margin); larger values buy robustness.
+        max_constraints: a margin problem with more constraints (after the reduction to hull vertices of
+            :mod:`~attndyn.control.reduce`) is refused before it is built, with its memory and time
+            estimate (:func:`~attndyn.control.solve.check_size`); so is one over half the machine's memory.
 
     Returns:
         A :class:`~attndyn.control.ControlResult`: A, the margin, the verdict and why, each round,
@@ -171,23 +181,23 @@ def choose_A(
     >>> choose_A(Z, [3], spd=False).reason.split(" (")[0]
     'token 3 lies in the hull of the other tokens'
     """
-    Z, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
+    Z0, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
     m0 = check_nonnegative(margin, "margin")
-    n, d = Z.shape
+    cap = check_int(max_constraints, "max_constraints", minimum=1)
+    n, d = Z0.shape
     S = _check_leaders(leaders, n)
-    baseline = simulate(Z, None, alpha, layers)
-    common: dict[str, Any] = dict(
-        leaders_requested=S, spd=spd, alpha=alpha, layers=layers, baseline=baseline, min_margin=m0
-    )
+    Z, e = unit_scale(Z0)  # every answer below is the same for 2**k * Z (see attndyn.control.scale)
+    common: dict[str, Any] = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, min_margin=m0)
     solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
 
-    certs = tuple(c for c in (never_leads(Z, i, spd=spd) for i in S) if c is not None)
+    certs = tuple(c for c in (never_leads(Z0, i, spd=spd) for i in S) if c is not None)
     if certs:
-        return unreachable(certs, d, solver=solver, **common)
+        return unreachable(certs, d, solver=solver, baseline=simulate(Z0, None, alpha, layers), **common)
 
     t_start = time.perf_counter()
-    attempts, seconds = _both_stages(Z, S, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds, m0=m0)
+    attempts, seconds = _both_stages(Z, S, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds, m0=m0, cap=cap)
     wall = time.perf_counter() - t_start
+    common["baseline"] = simulate(Z0, None, alpha, layers)  # after the solves: a refused problem costs no run
     history = tuple(r for a in attempts for r in a.rounds)
     scored = [(_score(a.best[1], S), k) for k, a in enumerate(attempts) if a.best is not None]
     timing: dict[str, Any] = dict(solver=solver, seconds=seconds, extra={"wall_seconds": wall}, **common)
@@ -196,6 +206,7 @@ def choose_A(
     chosen = attempts[max(scored)[1]]
     assert chosen.best is not None  # scored keeps only attempts with a verified run
     sol, traj = chosen.best
+    traj = in_units(traj, e)
     found = analysis.leaders(traj)
     how = (
         "every layer, followers assigned to leaders"
@@ -218,12 +229,24 @@ def choose_A(
 
 
 def _both_stages(
-    Z: np.ndarray, S: tuple[int, ...], *, spd: bool, mu: float, alpha: float, layers: int, rounds: int, m0: float
+    Z: np.ndarray,
+    S: tuple[int, ...],
+    *,
+    spd: bool,
+    mu: float,
+    alpha: float,
+    layers: int,
+    rounds: int,
+    m0: float,
+    cap: int,
 ) -> tuple[list[Attempt], float]:
     """The attempts of :func:`choose_A` (see the module): stage 1 (every layer), then stage 2 (layer 0 and the
     layers where runs disagreed) unless stage 1's last round was verified; returns them and the solver seconds."""
-    fixed = [p for i in S for p in leads(Z, i)]
-    att, seconds = _every_layer_attempt(Z, S, fixed, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds, m0=m0)
+    fixed = [p for i in S for p in lead_rows(Z, i)]
+    check_size(len(fixed), Z.shape[1], spd=spd, max_constraints=cap)
+    att, seconds = _every_layer_attempt(
+        Z, S, fixed, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds, m0=m0, cap=cap
+    )
     attempts = [att]
     if not (att.rounds and att.rounds[-1].ok):
         # Stage 2: layer 0 only (the disjunction free), then the layers where runs disagreed.
@@ -238,6 +261,7 @@ def _both_stages(
             rounds=rounds,
             first_round=len(att.rounds),
             min_margin=m0,
+            cap=cap,
         )
         attempts.append(att2)
         seconds += att2.seconds
@@ -255,15 +279,24 @@ def _every_layer_attempt(
     layers: int,
     rounds: int,
     m0: float,
+    cap: int,
 ) -> tuple[Attempt, float]:
     """Stage 1 of :func:`choose_A`: constraints on every layer at once, followers assigned to leaders
     (sufficient; see :mod:`~attndyn.control.invariant`). Returns the attempt and the solver seconds spent,
     the layer-0 start included and the first assignment's solve counted once."""
     d = Z.shape[1]
-    s0 = solve_margin(fixed, d, spd=spd, min_eigenvalue=mu)
+    s0 = solve_margin(fixed, d, spd=spd, min_eigenvalue=mu, max_constraints=cap)
     starts = ([s0.A] if np.isfinite(s0.margin) else []) + [np.eye(d)]
     owner, first, secs = best_assignment(
-        Z, S, spd=spd, min_eigenvalue=mu, alpha=alpha, ks=layer_schedule(layers, alpha), starts=starts, min_margin=m0
+        Z,
+        S,
+        spd=spd,
+        min_eigenvalue=mu,
+        alpha=alpha,
+        ks=layer_schedule(layers, alpha),
+        starts=starts,
+        min_margin=m0,
+        max_constraints=cap,
     )
     att = solve_assignment(
         Z,
@@ -276,6 +309,7 @@ def _every_layer_attempt(
         first=first,
         partition=False,
         min_margin=m0,
+        max_constraints=cap,
     )
     return att, s0.seconds + secs + att.seconds - first.seconds
 
@@ -320,12 +354,14 @@ def _verdict(
     layer0 = tuple(int(i) for i in np.flatnonzero(traj.leader_mask[0, 0].numpy()))
     late = [(i, k) for i, k in zip(found.indices, found.since) if i not in S]
     what = ", ".join(f"token {i} (from layer {k})" for i, k in late)
-    if layer0 == S:
+    if layer0 == S and late:
         return (
             "layer0_only",
             f"exactly the requested tokens lead at layer 0, but {what} also leads later ({n_rounds} rounds)",
         )
-    return "not_reached", f"the engine's leaders are {list(found.indices)} ({what})"
+    missing = [i for i in S if i not in found.indices]
+    parts = ([f"requested tokens {missing} do not lead"] if missing else []) + ([f"{what} also lead"] if late else [])
+    return "not_reached", f"the engine's leaders are {list(found.indices)} ({'; '.join(parts)})"
 
 
 def _score(traj: HardmaxTrajectory, S: tuple[int, ...]) -> tuple[int, int, int]:
@@ -348,15 +384,23 @@ def _layer0_rounds(
     rounds: int,
     first_round: int,
     min_margin: float = 0.0,
+    cap: int = MAX_CONSTRAINTS,
 ) -> Attempt:
     n, d = Z.shape
-    groups = [[q for j in range(n) if j != i for q in follows(Z, i, j)] for i in range(n) if i not in S]
+    groups: list[list[Preference]] = []
+    for i in range(n):
+        g = [] if i in S else not_lead_rows(Z, i)
+        if g:
+            groups.append(g)
+            check_size(len(fixed) + sum(map(len, groups)), d, spd=spd, max_constraints=cap)
     history: list[Round] = []
     added: tuple[tuple[int, int], ...] = ()
     best = None
     seconds, reason = 0.0, ""
     for r in range(rounds):
-        sol, secs = solve_disjunctive(fixed, groups, d, spd=spd, min_eigenvalue=mu, min_margin=min_margin)
+        sol, secs = solve_disjunctive(
+            fixed, groups, d, spd=spd, min_eigenvalue=mu, min_margin=min_margin, max_constraints=cap
+        )
         seconds += secs
         idx = first_round + r
         if not sol.margin > min_margin:
@@ -382,5 +426,8 @@ def _layer0_rounds(
         added = tuple(extra)
         for i, k in extra:
             Zk = traj.ys[k, 0].numpy()  # (n, d) positions of layer k of this run
-            groups.append([q for j in range(n) if j != i for q in follows(Zk, i, j, layer=k)])
+            g = not_lead_rows(Zk, i, layer=k)
+            if g:
+                groups.append(g)
+                check_size(len(fixed) + sum(map(len, groups)), d, spd=spd, max_constraints=cap)
     return Attempt(best, history, seconds, reason)

@@ -17,11 +17,13 @@ from typing import Any
 import numpy as np
 
 from .. import analysis
-from .._validation import InputError, check_nonnegative
+from .._validation import InputError, check_int, check_nonnegative
 from .assign import Attempt, ends_with, solve_assignment
 from .choose import check_request, simulate
 from .hull import never_leads
 from .result import ControlResult, unreachable
+from .scale import in_units, unit_scale
+from .solve import MAX_CONSTRAINTS
 
 __all__ = ["choose_A_for_clusters"]
 
@@ -56,6 +58,7 @@ def choose_A_for_clusters(
     rounds: int = 5,
     min_eigenvalue: float = 1e-3,
     margin: float = 0.0,
+    max_constraints: int = MAX_CONSTRAINTS,
 ) -> ControlResult:
     """A matrix A under which token i ends with leader ``targets[i]`` (leaders: ``targets[l] = l``).
 
@@ -71,32 +74,36 @@ def choose_A_for_clusters(
     >>> choose_A_for_clusters(Z, [0, 1, 1, 0], spd=False).verdict   # the crossing partition
     'not_reached'
     """
-    Z, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
-    n, d = Z.shape
+    Z0, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
+    n, d = Z0.shape
     T = _check_targets(targets, n)
     m0 = check_nonnegative(margin, "margin")
+    cap = check_int(max_constraints, "max_constraints", minimum=1)
     S = tuple(sorted({t for t in T}))
-    baseline = simulate(Z, None, alpha, layers)
+    Z, e = unit_scale(Z0)  # every answer below is the same for 2**k * Z (see attndyn.control.scale)
     solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
     common: dict[str, Any] = dict(
         leaders_requested=S,
         spd=spd,
         alpha=alpha,
         layers=layers,
-        baseline=baseline,
         solver=solver,
         clusters_requested=T,
         min_margin=m0,
     )
-    certs = tuple(c for c in (never_leads(Z, i, spd=spd) for i in S) if c is not None)
+    certs = tuple(c for c in (never_leads(Z0, i, spd=spd) for i in S) if c is not None)
     if certs:
-        return unreachable(certs, d, clusters_found=(), **common)
+        return unreachable(certs, d, clusters_found=(), baseline=simulate(Z0, None, alpha, layers), **common)
     t0 = time.perf_counter()
-    att = solve_assignment(Z, T, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds, min_margin=m0)
+    att = solve_assignment(
+        Z, T, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds, min_margin=m0, max_constraints=cap
+    )
     extra = {"wall_seconds": time.perf_counter() - t0}
+    common["baseline"] = simulate(Z0, None, alpha, layers)  # after the solves: a refused problem costs no run
     if att.best is None:
         return _no_verified_run(att, d, extra, common)
     sol, traj = att.best
+    traj = in_units(traj, e)
     found = analysis.leaders(traj)
     owners = ends_with(traj, T, found.indices)
     verdict, reason = _cluster_verdict(found, owners, T, S, layers=layers, later=att.reason)

@@ -40,25 +40,38 @@ class Preference:
     def row(self) -> np.ndarray:
         """The normalised constraint matrix G (d, d), with <A, G>_F >= t meaning the preference holds
         with margin t. A zero matrix when z_i = 0 or z_j = z_l (the scores then tie for every A)."""
-        zi, dz = self.Z[self.i], self.Z[self.j] - self.Z[self.l]
-        norm = float(np.linalg.norm(zi) * np.linalg.norm(dz))
-        if norm == 0.0:
-            return np.zeros((len(zi), len(zi)))
-        return np.outer(dz, zi) / norm  # (d, d): G_ab = (z_j - z_l)_a (z_i)_b
+        d = self.Z.shape[1]
+        return preference_rows([self])[0].reshape(d, d)
 
     def margin(self, A: np.ndarray) -> float:
         """The normalised score gap ``<A z_i, z_j - z_l> / (|z_i| |z_j - z_l|)`` (-inf when undefined)."""
-        G = self.row()
-        if not G.any():
-            return -np.inf
-        return float(np.sum(np.asarray(A) * G))
+        return float(margins(A, [self])[0])
+
+
+def _directions(V: np.ndarray) -> np.ndarray:
+    """Each row ``v / |v|``, computed without overflow or underflow at any scale (zero rows stay zero)."""
+    top = np.abs(V).max(axis=1, keepdims=True)
+    U = np.divide(V, top, out=np.zeros_like(V), where=top > 0)
+    norm = np.linalg.norm(U, axis=1, keepdims=True)
+    return np.divide(U, norm, out=np.zeros_like(U), where=norm > 0)
 
 
 def preference_rows(prefs: list[Preference]) -> np.ndarray:
-    """Stack the constraints as rows (m, d*d) acting on A flattened row-major (``A.reshape(-1)``)."""
+    """Stack the constraints as rows (m, d*d) acting on A flattened row-major (``A.reshape(-1)``):
+    row k is vec(G_k) of :meth:`Preference.row`, computed together for the preferences of one layer."""
     if not prefs:
         return np.zeros((0, 0))
-    return np.stack([p.row().reshape(-1) for p in prefs])
+    d = prefs[0].Z.shape[1]
+    out = np.empty((len(prefs), d * d))
+    by_layer: dict[int, list[int]] = {}  # preferences sharing one positions array
+    for k, p in enumerate(prefs):
+        by_layer.setdefault(id(p.Z), []).append(k)
+    for ks in by_layer.values():
+        Z = prefs[ks[0]].Z
+        ijl = np.array([(prefs[k].i, prefs[k].j, prefs[k].l) for k in ks]).reshape(-1, 3)
+        zi, dz = _directions(Z[ijl[:, 0]]), _directions(Z[ijl[:, 1]] - Z[ijl[:, 2]])
+        out[ks] = (dz[:, :, None] * zi[:, None, :]).reshape(len(ks), d * d)
+    return out
 
 
 def leads(Z: np.ndarray, i: int, layer: int = 0) -> list[Preference]:
@@ -77,10 +90,15 @@ def follows_only(Z: np.ndarray, i: int, l: int, layer: int = 0) -> list[Preferen
 
 
 def margins(A: np.ndarray, prefs: list[Preference]) -> np.ndarray:
-    """Normalised margins of the preferences under A (a (m,) array).
+    """Normalised margins of the preferences under A (a (m,) array; -inf where the row is zero).
 
     >>> Z = np.array([[1.0, 0.0], [0.0, 1.0], [0.2, 0.2]])
     >>> margins(np.eye(2), leads(Z, 0)).round(4).tolist()
     [0.7071, 0.9701]
     """
-    return np.array([p.margin(A) for p in prefs])
+    if not prefs:
+        return np.zeros(0)
+    G = preference_rows(prefs)
+    out = G @ np.asarray(A, dtype=np.float64).reshape(-1)
+    out[~G.any(axis=1)] = -np.inf
+    return out

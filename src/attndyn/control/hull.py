@@ -14,6 +14,13 @@ then :math:`\langle A z_i, z_i\rangle < (1-\lambda_0)\langle A z_i, z_i\rangle`,
 :math:`\langle A z_i, z_i\rangle > 0`. Conversely, a token outside the hull of the others (and of
 the origin, for SPD A) leads at layer 0 for a suitable A on its own: take A with :math:`A z_i = w`
 for a normal w separating :math:`z_i` (with :math:`\langle w, z_i\rangle > 0` for SPD A).
+
+**Scale.** The weights are found on the tokens brought near 1 by a power of two
+(:func:`~attndyn.control.scale.unit_scale`), so the answer for ``2**k * Z`` is the answer for ``Z``
+bit for bit, and a certificate is issued only when its weights reproduce :math:`z_i` to within
+``rtol`` times the largest coordinate (the LP's solution is first polished on its support, a
+system of at most d + 1 points, by least squares). A token that lies outside the hull by less
+than that is not certified: it is left to the solver, whose margin then says how little it can lead.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 
+from .scale import unit_scale
+
 __all__ = ["HullCertificate", "never_leads", "leadable"]
 
 
@@ -31,7 +40,8 @@ __all__ = ["HullCertificate", "never_leads", "leadable"]
 class HullCertificate:
     """Proof that token ``token`` cannot lead at layer 0: convex weights over the other tokens
     (``weights[j]``, j != token, zero at the token itself) and ``origin_weight`` on the origin
-    (used only for SPD A), with ``residual`` = :math:`\\lVert z_i - \\sum_j \\lambda_j z_j\\rVert_\\infty`."""
+    (used only for SPD A), with ``residual`` = :math:`\\lVert z_i - \\sum_j \\lambda_j z_j\\rVert_\\infty`
+    relative to the largest coordinate :math:`\\max_{j,a} |z_{ja}|` (the same at every scale)."""
 
     token: int
     weights: np.ndarray  # (n,)
@@ -39,14 +49,14 @@ class HullCertificate:
     residual: float
     spd: bool
 
-    def check(self, tokens: ArrayLike, *, atol: float = 1e-8) -> bool:
-        """The certificate is valid for ``tokens`` (weights >= 0, sum to 1, reproduce the token)."""
-        Z = np.asarray(tokens, dtype=np.float64)
+    def check(self, tokens: ArrayLike, *, rtol: float = 1e-12) -> bool:
+        """The certificate is valid for ``tokens`` (weights >= 0, sum to 1, reproduce the token to within
+        ``rtol`` times the largest coordinate: the same answer for the tokens at any scale)."""
+        Z, _ = unit_scale(np.asarray(tokens, dtype=np.float64))
         w, w0 = self.weights, self.origin_weight
-        ok_sign = bool((w >= -atol).all() and w0 >= -atol and abs(w[self.token]) <= atol)
-        ok_sum = abs(w.sum() + w0 - 1.0) <= atol
-        scale = max(1.0, float(np.abs(Z).max()))
-        return ok_sign and ok_sum and float(np.abs(w @ Z - Z[self.token]).max()) <= atol * scale
+        ok_sign = bool((w >= -rtol).all() and w0 >= -rtol and abs(w[self.token]) <= rtol)
+        ok_sum = abs(w.sum() + w0 - 1.0) <= rtol
+        return ok_sign and ok_sum and float(np.abs(w @ Z - Z[self.token]).max()) <= rtol
 
     def record(self) -> dict:
         """JSON form: the token, the nonzero weights ``{j: lambda_j}``, the origin's weight, the residual."""
@@ -68,11 +78,16 @@ class HullCertificate:
             if self.origin_weight > 1e-12
             else "the hull of the other tokens"
         )
-        return f"token {self.token} lies in {where} (z_{self.token} = {parts}), so no {'SPD ' if self.spd else ''}A makes it lead at layer 0"
+        within = f" to within {self.residual:.2g} of the largest coordinate" if self.residual > 0 else ""
+        return (
+            f"token {self.token} lies in {where} (z_{self.token} = {parts}{within}), "
+            f"so no {'SPD ' if self.spd else ''}A makes it lead at layer 0"
+        )
 
 
-def never_leads(tokens: ArrayLike, i: int, *, spd: bool = False, atol: float = 1e-9) -> HullCertificate | None:
-    """A :class:`HullCertificate` that token i cannot lead at layer 0, or None when it can.
+def never_leads(tokens: ArrayLike, i: int, *, spd: bool = False, rtol: float = 1e-12) -> HullCertificate | None:
+    """A :class:`HullCertificate` that token i cannot lead at layer 0, or None when it can (or lies
+    outside the hull by less than ``rtol`` times the largest coordinate: see the module).
 
     With ``spd=True`` the certificate may use the origin (for SPD A only).
 
@@ -82,7 +97,7 @@ def never_leads(tokens: ArrayLike, i: int, *, spd: bool = False, atol: float = 1
     >>> never_leads(Z, 1) is None
     True
     """
-    Z = np.asarray(tokens, dtype=np.float64)
+    Z, _ = unit_scale(np.asarray(tokens, dtype=np.float64))
     n, d = Z.shape
     others = [j for j in range(n) if j != i]
     P = Z[others]  # (n-1, d)
@@ -97,15 +112,28 @@ def never_leads(tokens: ArrayLike, i: int, *, spd: bool = False, atol: float = 1
     res = linprog(np.zeros(m), A_eq=A_eq, b_eq=b_eq, bounds=[(0, None)] * m, method="highs")
     if res.status != 0:
         return None
-    lam = np.clip(res.x, 0.0, None)
-    lam /= lam.sum()
+    lam = _polish(A_eq, b_eq, np.clip(res.x, 0.0, None))
     w = np.zeros(n)
     w[others] = lam[: n - 1]
     w0 = float(lam[n - 1]) if spd else 0.0
     residual = float(np.abs(w @ Z - Z[i]).max())
-    cert = HullCertificate(token=int(i), weights=w, origin_weight=w0, residual=residual, spd=spd)
-    scale = max(1.0, float(np.abs(Z).max()))
-    return cert if residual <= atol * scale * 1e3 else None
+    if residual > rtol:
+        return None
+    top = float(np.abs(Z).max())  # in [0.5, 1): the residual relative to the largest coordinate
+    return HullCertificate(token=int(i), weights=w, origin_weight=w0, residual=residual / top, spd=spd)
+
+
+def _polish(A_eq: np.ndarray, b_eq: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """Convex weights with the LP's support that solve ``A_eq lam = b_eq`` by least squares (to rounding),
+    when they stay nonnegative; else the LP's weights, normalised to sum 1."""
+    lam = lam / lam.sum()
+    support = np.flatnonzero(lam > 1e-12)
+    sol, *_ = np.linalg.lstsq(A_eq[:, support], b_eq, rcond=None)
+    if (sol >= 0).all() and np.abs(A_eq[:, support] @ sol - b_eq).max() <= np.abs(A_eq @ lam - b_eq).max():
+        out = np.zeros_like(lam)
+        out[support] = sol / sol.sum()
+        return out
+    return lam
 
 
 def leadable(tokens: ArrayLike, *, spd: bool = False) -> list[int]:

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constraints import Preference, follows_only
+from .constraints import Preference
+from .reduce import follow_only_pairs
+from .solve import MAX_CONSTRAINTS, check_size
 
 __all__ = ["positions", "layer_schedule", "invariant_preferences"]
 
@@ -55,14 +57,28 @@ def layer_schedule(layers: int, alpha: float, *, dense: int = 8, floor: float = 
     return ks
 
 
-def invariant_preferences(Z: np.ndarray, owner: tuple[int, ...], alpha: float, ks: list[int]) -> list[Preference]:
-    """Every token follows only ``owner[i]`` at each layer of ``ks`` (positions of :func:`positions`)."""
-    out: list[Preference] = []
+def invariant_preferences(
+    Z: np.ndarray,
+    owner: tuple[int, ...],
+    alpha: float,
+    ks: list[int],
+    *,
+    spd: bool = False,
+    max_constraints: int = MAX_CONSTRAINTS,
+) -> list[Preference]:
+    """Every token follows only ``owner[i]`` at each layer of ``ks`` (positions of :func:`positions`), reduced to
+    extreme followers and hull-vertex keys (:func:`~attndyn.control.reduce.follow_only_rows`: same optimum).
+    Counted before the rows are built: more than ``max_constraints`` is refused (:func:`~attndyn.control.solve.check_size`)."""
+    plan = []
     for k in ks:
         Zk = positions(Z, owner, alpha, k)
-        for i in range(len(Z)):
-            out += follows_only(Zk, i, owner[i], layer=k)
-    return out
+        for l in sorted(set(owner)):
+            queries, keys = follow_only_pairs(Zk, [i for i in range(len(Z)) if owner[i] == l], l)
+            plan.append((Zk, queries, keys, l, k))
+            check_size(
+                sum(len(q) * len(m) for _, q, m, _, _ in plan), Z.shape[1], spd=spd, max_constraints=max_constraints
+            )
+    return [Preference(i, l, m, k, Zk) for Zk, queries, keys, l, k in plan for i in queries for m in keys]
 
 
 def first_deviations(follow: np.ndarray, owner: tuple[int, ...], tokens: list[int]) -> list[tuple[int, int]]:

@@ -249,12 +249,32 @@ class PretrainedModel:
         enc = self.tokenizer(text, truncation=True, max_length=min(self.max_tokens, 512))
         ids = enc["input_ids"]
         tokens = tuple(self.tokenizer.convert_ids_to_tokens(ids))
+        special = set(self.tokenizer.all_special_tokens)
+        if all(t in special for t in tokens):
+            raise InputError(
+                f"text {text!r} has no tokens but the model's special ones ({' '.join(tokens) or 'none'}): "
+                "its characters are dropped by the tokenizer; give a text with words"
+            )
         words = (
             tuple(enc.word_ids())
             if hasattr(enc, "word_ids")
             else tuple(None if t in self.tokenizer.all_special_tokens else i for i, t in enumerate(tokens))
         )
         return self.run_ids(ids, words=words, tokens=tokens)
+
+
+def _check_loading_info(info: dict, folder: Path) -> None:
+    """Refuse a folder whose weights do not cover the model its config.json describes: transformers would fill
+    the missing or mismatched tensors with random values and the analysis would describe noise. (The pooler,
+    which the analysis never uses, may be missing.)"""
+    missing = [k for k in info.get("missing_keys", []) if not k.startswith("pooler.")]
+    mismatched = [k[0] if isinstance(k, tuple) else k for k in info.get("mismatched_keys", [])]
+    bad = sorted(missing + mismatched)  # transformers gives a set: name the first in a fixed order
+    if bad:
+        raise InputError(
+            f"--model {str(folder)!r}: the weights do not match its config.json ({len(bad)} tensors missing or of "
+            f"another shape, e.g. {bad[0]!r}); the file is damaged or from another model: give an intact model folder"
+        )
 
 
 def load_model(path: str | os.PathLike | None = None) -> PretrainedModel:
@@ -268,12 +288,18 @@ def load_model(path: str | os.PathLike | None = None) -> PretrainedModel:
         )
     try:
         tok = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
-        model = transformers.AutoModel.from_pretrained(folder, local_files_only=True, attn_implementation="eager")
-    except (OSError, ValueError, KeyError) as exc:
+        model, info = transformers.AutoModel.from_pretrained(
+            folder, local_files_only=True, attn_implementation="eager", output_loading_info=True
+        )
+    except Exception as exc:  # noqa: BLE001 - a damaged folder fails in many ways (safetensors, json, torch): all one refusal
+        if isinstance(exc, MemoryError):
+            raise
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first[:200] + ("…" if len(first) > 200 else "")
         raise InputError(
             f"--model {str(folder)!r} could not be loaded ({first}); give a BERT-family model folder"
         ) from None
+    _check_loading_info(info, folder)
     name = "all-MiniLM-L6-v2" if path is None else folder.name
     pm = PretrainedModel(model, tok, name=name)
     _layer_modules(model)  # reject unsupported layouts now, with a clear message

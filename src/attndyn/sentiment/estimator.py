@@ -27,7 +27,7 @@ from ..io import write_bytes, write_json, write_text
 from ._config import check_integer
 from .lexicon import PROTECTED, lexicon_examples
 from .model import SentimentConfig, SentimentTransformer
-from .modelfile import FORMAT, check_config_record, check_vocab, check_weights, read_json
+from .modelfile import FORMAT, check_config_record, check_vocab, check_weights, read_json, seal
 from .recipes import SETTINGS, recipe_for, resolve, split_settings
 from .text import TextConfig, Tokenizer, Vocabulary, encode
 from .train import EncodedSplit, TrainConfig, predict_logits, train
@@ -388,7 +388,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         )
         write_bytes(p / "weights.safetensors", weights)
         write_bytes(p / "vocab.json", vocab)
-        write_text(p / "config.json", json.dumps(rec, indent=2) + "\n")
+        write_text(p / "config.json", json.dumps(seal(rec), indent=2) + "\n")
         return p
 
     @classmethod

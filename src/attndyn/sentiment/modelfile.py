@@ -16,8 +16,9 @@ loading a mix. Loading checks, in order, and stops at the first problem with one
   safetensors file with exactly the model's tensors, their shapes from the config and the
   vocabulary size, floating dtype, and finite values (so no prediction can be ``nan``).
 
-Folders saved before hashes were recorded (no ``"files"`` key) still load: every check but the
-hash comparison applies to them.
+``config.json`` itself is covered by the sha256 of its content (``"sha256"``, :func:`content_sha256`:
+every field, so swapped ``classes`` are refused). Folders saved before hashes were recorded (no
+``"files"`` or ``"sha256"`` key) still load: every check but that hash comparison applies to them.
 """
 
 from __future__ import annotations
@@ -36,10 +37,34 @@ from .._validation import InputError
 from .model import SentimentConfig, SentimentTransformer
 from .text import PAD, UNK
 
-__all__ = ["FORMAT", "CONFIG_KEYS", "check_config_record", "check_vocab", "check_weights", "read_json"]
+__all__ = [
+    "FORMAT",
+    "CONFIG_KEYS",
+    "SEAL",
+    "check_config_record",
+    "check_vocab",
+    "check_weights",
+    "read_json",
+    "content_sha256",
+    "seal",
+]
 
 FORMAT = "attndyn.sentiment/1"
-CONFIG_KEYS = ("format", "estimator", "params", "recipe", "model", "classes", "history", "best_epoch", "alpha", "files")
+CONFIG_KEYS = (
+    "format",
+    "estimator",
+    "params",
+    "recipe",
+    "model",
+    "classes",
+    "history",
+    "best_epoch",
+    "alpha",
+    "files",
+    "sha256",
+)
+#: The key of config.json that holds the sha256 of its own content (:func:`content_sha256`).
+SEAL = "sha256"
 HASHED = ("weights.safetensors", "vocab.json")
 _AGREE = ("d", "layers", "tau", "alpha_min")  # model settings the estimator must state identically
 
@@ -159,8 +184,33 @@ def _checked_files(rec: dict, where: str) -> dict:
     return files
 
 
+def content_sha256(rec: dict) -> str:
+    """sha256 of a config record's content: every field but :data:`SEAL` itself and ``estimator.device`` (where
+    the model runs, set again at load), as canonical JSON (sorted keys, no spaces), so that ``classes`` or any
+    setting edited in config.json no longer matches what :meth:`save` recorded."""
+    body = {k: v for k, v in rec.items() if k != SEAL}
+    if isinstance(body.get("estimator"), dict):
+        body["estimator"] = {k: v for k, v in body["estimator"].items() if k != "device"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+def seal(rec: dict) -> dict:
+    """The record with its :func:`content_sha256` under :data:`SEAL` (what :meth:`save` writes)."""
+    return {**rec, SEAL: content_sha256(rec)}
+
+
+def _check_seal(rec: dict, where: str) -> None:
+    """A recorded :data:`SEAL` must match the content (folders saved before it was recorded have none)."""
+    if SEAL in rec and rec[SEAL] != content_sha256(rec):
+        raise InputError(
+            f"{where!r} does not match the sha256 of its content that it records: it was edited (a setting, "
+            "'classes', the history...) or damaged; restore it from the saved model or retrain"
+        )
+
+
 def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
-    """Check a parsed ``config.json``; return it with ``estimator`` holding every setting."""
+    """Check a parsed ``config.json``; return it with ``estimator`` holding every setting. The schema is checked
+    first, then the recorded sha256 of the content (:func:`content_sha256`)."""
     where = str(path)
     _check_envelope(rec, where)
     params, given = _recorded_settings(rec, where, estimator_cls)
@@ -168,6 +218,7 @@ def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
     _check_classes(rec["classes"], where)
     _check_training_record(rec, where)
     files = _checked_files(rec, where)
+    _check_seal(rec, where)
     return {**rec, "estimator": params, "params": {**given}, "model": model, "files": files}
 
 
