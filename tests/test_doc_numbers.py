@@ -2,7 +2,8 @@
 
 In README.md and docs/*.md such a number is followed at once by an HTML comment naming its
 source, ``0.869<!-- result: docs/results/sentiment_seeds.json models.d2.hardmax_accuracy.mean -->``:
-a JSON file under docs/results/ and a dotted key path into it (integers index lists). The printed
+a JSON file under docs/ (docs/results/, or a command's output folder such as docs/images/pretrained/
+with its config.json) and a dotted key path into it (integers index lists). The printed
 number must be the file's value rounded to the printed digits (a trailing ``%`` means the value
 times 100; ``,`` groups thousands). Each result file names the script that wrote it.
 """
@@ -48,9 +49,10 @@ def test_the_docs_quote_result_files():
 @pytest.mark.parametrize("printed, percent, path, key", list(_quotes()))
 def test_quoted_number_is_the_files_value(printed, percent, path, key):
     file = ROOT / path
-    assert file.is_file() and file.parent.name == "results", f"{path}: not a result file under docs/results/"
+    assert file.is_file() and file.is_relative_to(ROOT / "docs"), f"{path}: not a result file under docs/"
     data = json.loads(file.read_text(encoding="utf-8"))
-    assert "script" in data or "benchmark" in data or "command" in data, f"{path} does not name the script that wrote it"
+    named = "script" in data or "benchmark" in data or "command" in data or (file.parent / "config.json").is_file()
+    assert named, f"{path} names neither the script that wrote it nor (config.json beside it) the command's settings"
     value = lookup(data, key)
     assert matches(printed, percent, value), f"the docs say {printed}{percent}, {path} {key} = {value!r}"
 
