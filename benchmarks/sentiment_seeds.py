@@ -83,6 +83,7 @@ def summarize(args: argparse.Namespace) -> None:
         meta = json.loads((run / "seed_run.json").read_text())
         entry = by_d.setdefault(f"d{meta['d']}", {"seeds": []})
         seed = {"seed": meta["seed"], "device": meta["device"], "wall_seconds": meta["wall_seconds"]}
+        seed["train_seconds"] = json.loads((run / "test.json").read_text())["train_seconds"]
         seed.update({name: rep[key] for name, key in METRICS.items()})
         seed["checklist"] = {cat: r["accuracy"] for cat, r in rep["checklist"].items()}
         seed["checklist_failures"] = {cat: r["failures"] for cat, r in rep["checklist"].items() if r["failures"]}
@@ -91,7 +92,7 @@ def summarize(args: argparse.Namespace) -> None:
         seeds = sorted(entry["seeds"], key=lambda s: s["seed"])
         entry["seeds"] = seeds
         entry["devices"] = sorted({s["device"] for s in seeds})
-        for name in [*METRICS, "wall_seconds"]:
+        for name in [*METRICS, "wall_seconds", "train_seconds"]:
             entry[name] = _spread([s[name] for s in seeds])
         cats = sorted({c for s in seeds for c in s["checklist"]})
         entry["checklist"] = {c: _spread([s["checklist"][c] for s in seeds]) for c in cats}
