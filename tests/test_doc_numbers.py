@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-QUOTE = re.compile(r"([-+−]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?)(%?)\**\s*<!-- result: (\S+) (\S+) -->")
+QUOTE = re.compile(r"(?<![\w.,>])([-+−]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?)(%?)\**\s*<!-- result: (\S+) (\S+) -->")
 
 
 def _quotes():
@@ -39,7 +39,10 @@ def matches(printed: str, percent: str, value: float) -> bool:
     text = printed.replace(",", "").replace("−", "-")
     want = Decimal(text)
     got = Decimal(repr(float(value) * (100 if percent else 1)))
-    return got.quantize(want, rounding=ROUND_HALF_EVEN) == want or abs(got - want) <= Decimal(10) ** want.as_tuple().exponent / 2
+    return (
+        got.quantize(want, rounding=ROUND_HALF_EVEN) == want
+        or abs(got - want) <= Decimal(10) ** want.as_tuple().exponent / 2
+    )
 
 
 def test_the_docs_quote_result_files():
@@ -55,6 +58,14 @@ def test_quoted_number_is_the_files_value(printed, percent, path, key):
     assert named, f"{path} names neither the script that wrote it nor (config.json beside it) the command's settings"
     value = lookup(data, key)
     assert matches(printed, percent, value), f"the docs say {printed}{percent}, {path} {key} = {value!r}"
+
+
+def test_a_range_is_two_numbers_not_a_negative_one():
+    found = [
+        m.group(1)
+        for m in QUOTE.finditer("(0.8667<!-- result: f a -->-0.8720<!-- result: f b -->, -0.09<!-- result: f c -->")
+    ]
+    assert found == ["0.8667", "0.8720", "-0.09"]
 
 
 def test_matches_rounds_like_the_printed_digits():
