@@ -212,7 +212,9 @@ def main() -> None:
     if a.json:
         from attndyn.io import write_json
 
-        write_json(a.json, {"script": "benchmarks/bench_gpu.py", "device": name, "torch": torch.__version__, "rows": rows})
+        write_json(
+            a.json, {"script": "benchmarks/bench_gpu.py", "device": name, "torch": torch.__version__, "rows": rows}
+        )
 
 
 if __name__ == "__main__":
