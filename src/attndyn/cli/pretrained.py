@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from .._validation import InputError
+from ..sentiment.data import DEFAULT_DATA
 from ._interrupt import on_interrupt
 
 if TYPE_CHECKING:
@@ -24,8 +25,6 @@ app = typer.Typer(
     "offline; needs the \\[pretrained] extra).",
     no_args_is_help=True,
 )
-
-DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
 
 
 def _parse_head(head: str | None) -> tuple[int, int] | None:

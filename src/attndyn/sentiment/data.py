@@ -37,6 +37,7 @@ __all__ = [
     "ImdbSplit",
     "IMDB_URL",
     "IMDB_SHA256",
+    "DEFAULT_DATA",
 ]
 
 IMDB_URL = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
@@ -221,7 +222,9 @@ def split_official(reviews: Reviews) -> tuple[np.ndarray, np.ndarray]:
 #: Where :func:`load_imdb` looks for the data when no path is given, after ``$ATTNDYN_IMDB``: the
 #: project's shared copy beside the repository (the CLI's default ``--data``), from the working
 #: folder and from the source tree.
-IMDB_DEFAULT = Path("..") / "shared" / "data" / "imdb" / "imdb.csv.gz"
+#: Where ``attndyn sentiment train`` (and every reader of a run folder that records no data) finds IMDb by default.
+DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
+IMDB_DEFAULT = Path(DEFAULT_DATA)
 
 
 class ImdbSplit(NamedTuple):
