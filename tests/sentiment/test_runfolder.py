@@ -12,7 +12,8 @@ import pytest
 
 from attndyn import InputError
 from attndyn.cli import main
-from attndyn.sentiment.runfolder import RunLock, data_identity, flag_of, lock_holder
+from attndyn.cli._flags import flag_of
+from attndyn.sentiment.runfolder import RunLock, data_identity, lock_holder
 
 TRAIN = ["sentiment", "train", "--epochs", "1", "--min-freq", "1", "--no-progress", "--threads", "1"]
 

@@ -5,8 +5,8 @@ A run folder of ``attndyn sentiment train`` records its resolved settings in ``s
 every estimator setting that changes the result, the split, the thread count and the data file's
 identity (its size and sha256, not its path, so a moved copy is the same data). A later ``train``
 on the folder resumes only when its own settings are equal; otherwise it is refused before the
-folder is touched, naming each differing setting and the ways out (``--run NEW``, or
-``--overwrite`` to discard the run). Folders written before ``settings.json`` existed are compared
+folder is touched, naming each differing setting and the ways out (another run folder, or
+``overwrite=True`` to discard the run; the command line words them as its flags). Folders written before ``settings.json`` existed are compared
 on what their ``config.json`` and ``data.json`` record.
 
 :class:`RunLock` holds an exclusive ``flock`` (an OS-level advisory lock, POSIX) on the folder
@@ -50,11 +50,10 @@ __all__ = [
     "recorded_settings",
     "check_resume",
     "clear_run",
-    "flag_of",
 ]
 
 SETTINGS = "settings.json"
-#: What ``train`` and ``evaluate`` write in a run folder (``--overwrite`` removes these and nothing else;
+#: What ``train`` and ``evaluate`` write in a run folder (``overwrite=True`` removes these and nothing else;
 #: the tokenization ``cache/`` stays, it is keyed by the data file and the tokenizer).
 RUN_FILES = (
     "settings.json",
@@ -71,12 +70,6 @@ RUN_FILES = (
     "accuracy.png",
 )
 _NOT_RESULTS = ("run_dir", "verbose")  # estimator settings that do not change what is learned
-_FLAGS = {"random_state": "--seed", "data.sha256": "--data (sha256)", "data.size": "--data (size in bytes)"}
-
-
-def flag_of(key: str) -> str:
-    """The command-line flag of a setting: ``min_log_odds`` → ``--min-log-odds``, ``random_state`` → ``--seed``."""
-    return _FLAGS.get(key, "--" + key.replace("_", "-"))
 
 
 def data_identity(path: str | os.PathLike) -> dict[str, Any]:
@@ -127,7 +120,7 @@ def _read(path: Path) -> Any:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise InputError(
             f"{str(path)!r} could not be read ({str(exc).splitlines()[0][:100]}); the run folder is damaged: "
-            "use --run NEW, or --overwrite to start this one again"
+            f"use {param('run.new', 'another run folder')}, or {param('overwrite', 'overwrite=True')} to start this one again"
         ) from None
 
 
@@ -140,7 +133,7 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
         rec = _read(run / SETTINGS)
         if not isinstance(rec, dict):
             raise InputError(
-                f"{str(run / SETTINGS)!r} is not a settings object; use --run NEW, or --overwrite to start this run again"
+                f"{str(run / SETTINGS)!r} is not a settings object; use {param('run.new', 'another run folder')}, or {param('overwrite', 'overwrite=True')} to start this run again"
             )
         from .modelfile import ABSENT_SETTINGS
 
@@ -149,14 +142,14 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
         if (run / "checkpoint.safetensors").exists() or (run / "weights.safetensors").exists():
             raise InputError(
                 f"run folder {str(run)!r} holds weights but no config.json or {SETTINGS}; its settings are unknown: "
-                "use --run NEW, or --overwrite to start it again"
+                f"use {param('run.new', 'another run folder')}, or {param('overwrite', 'overwrite=True')} to start it again"
             )
         return None
     cfg = _read(run / "config.json")
     est = cfg.get("estimator") if isinstance(cfg, dict) else None
     if not isinstance(est, dict):
         raise InputError(
-            f"{str(run / 'config.json')!r} records no estimator settings; use --run NEW, or --overwrite to start this run again"
+            f"{str(run / 'config.json')!r} records no estimator settings; use {param('run.new', 'another run folder')}, or {param('overwrite', 'overwrite=True')} to start this run again"
         )
     from .modelfile import ABSENT_SETTINGS
 
@@ -182,11 +175,11 @@ def check_resume(run: Path, settings: dict[str, Any], defaults: dict[str, Any]) 
         k for k in old if k in new and _norm(old[k]) != _norm(new[k])
     ]  # what an older folder lacks is not compared
     if diffs:
-        shown = ", ".join(f"{flag_of(k)} {_show(old.get(k))} (now {_show(new[k])})" for k in diffs)
+        shown = ", ".join(f"{param('setting.' + k, k)} {_show(old.get(k))} (now {_show(new[k])})" for k in diffs)
         raise InputError(
             f"run folder {str(run)!r} was trained with other settings: {shown}; resuming would mix them. "
-            "Rerun with the folder's settings to resume, give a new folder with --run NEW, "
-            "or add --overwrite to discard this run and start again"
+            f"Rerun with the folder's settings to resume, give a new folder{param('with.run.new', '')}, "
+            f"or add {param('overwrite', 'overwrite=True')} to discard this run and start again"
         )
     return True
 
@@ -202,7 +195,7 @@ def _show(v: Any) -> str:
 
 
 def clear_run(run: Path) -> list[str]:
-    """Remove the files a run writes (:data:`RUN_FILES`), for ``--overwrite``; returns their names."""
+    """Remove the files a run writes (:data:`RUN_FILES`), for ``overwrite=True``; returns their names."""
     gone = []
     for name in RUN_FILES:
         f = run / name
@@ -234,7 +227,9 @@ class RunLock:
         if self.shared:
             return self._enter_shared()
         if self.run.exists() and not self.run.is_dir():
-            raise InputError(f"--run {str(self.run)!r} is a file, not a folder; give a folder path")
+            raise InputError(
+                f"{param('run', 'run folder')} {str(self.run)!r} is a file, not a folder; give a folder path"
+            )
         if not self.run.exists():
             top = self.run
             while not top.parent.exists():
@@ -251,7 +246,7 @@ class RunLock:
             holder = "a training holds its lock" if exclusive else "it is reading the run"
             raise InputError(
                 f"run folder {str(self.run)!r} is in use by {who} ({holder}); wait for it to "
-                "finish or stop it, or give another folder with --run NEW"
+                f"finish or stop it, or give another folder{param('with.run.new', '')}"
             ) from None
         self._fd = fd
         self._before = {p.relative_to(self.run) for p in self.run.rglob("*")}
