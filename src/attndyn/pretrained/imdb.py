@@ -218,15 +218,14 @@ def compare_on_run(
     from ..sentiment.runfolder import RunFolder
 
     folder = RunFolder(run)
-    if not (folder.path / "data.json").is_file():
+    info = folder.data()
+    if info is None:
         raise InputError(
             f"{param('imdb.run', 'run')} {str(folder.path)!r} has no data.json; give a folder written by "
             "`attndyn sentiment train --run DIR`"
         )
     if isinstance(reviews, bool) or not isinstance(reviews, int) or reviews < 1:
         raise InputError(f"{param('reviews', 'reviews=')}{reviews!r}: give a positive integer")
-    info = folder.data()
-    assert info is not None  # data.json exists (checked above)
     est = HardmaxSentimentClassifier.load(folder.path)
     revs = read_reviews(data or info["data"])
     _, te = folder.split(revs, info)
