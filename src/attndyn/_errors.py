@@ -1,5 +1,6 @@
 """The package's two exception types, in a module that imports nothing heavy (the command line catches them
-before it has imported torch).
+before it has imported torch), and :func:`param`, how an InputError's message names a parameter so that the
+command line can name its flag instead.
 
 Both keep ``attndyn._validation`` as their module name: that is where they are documented, pickled and shown
 in tracebacks (``_validation`` imports them from here), the way NumPy sets ``__module__`` of its functions.
