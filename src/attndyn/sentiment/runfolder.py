@@ -361,6 +361,10 @@ class RunFolder:
     def write_records(self, settings: dict[str, Any], data: dict[str, Any]) -> None:
         """Write ``settings.json`` (:func:`resolve_settings`) and ``data.json`` (:meth:`data_record`), atomically."""
         write_json(self.path / SETTINGS, settings)
+        self.write_data(data)
+
+    def write_data(self, data: dict[str, Any]) -> None:
+        """Write ``data.json`` alone (a model trained outside ``train``, e.g. by a benchmark), atomically."""
         write_json(self.path / DATA, data)
 
     # ---- data.json and the split ----
