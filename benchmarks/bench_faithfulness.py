@@ -26,6 +26,7 @@ from attndyn.plotting.save import png_bytes
 from attndyn.sentiment import HardmaxSentimentClassifier
 from attndyn.sentiment.baselines import METHODS, MethodSettings
 from attndyn.sentiment.faithfulness import StudySettings, faithfulness, report, sample_texts
+from attndyn.sentiment.runfolder import RunFolder
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,7 +48,7 @@ def main() -> None:
     load_before = os.getloadavg()
     t0 = time.perf_counter()
     est = HardmaxSentimentClassifier.load(args.run)
-    info = json.loads((args.run / "data.json").read_text())
+    info = RunFolder(args.run).data_or_default(est.random_state)
     texts, rows, pool = sample_texts(
         info["data"], args.reviews, args.seed, split=info["split"], split_seed=info["seed"]
     )

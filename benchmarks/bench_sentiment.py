@@ -31,7 +31,7 @@ from attndyn.io import write_json, write_text
 from attndyn.sentiment import CLUSTER_RTOL, HardmaxSentimentClassifier, recipe
 from attndyn.sentiment.corpus import load_corpus
 from attndyn.sentiment.evaluate import accuracy_report, hardmax_statistics
-from attndyn.sentiment.runfolder import data_identity
+from attndyn.sentiment.runfolder import RunFolder, data_identity
 
 PAPER = {2: (0.791, 0.791), 4: (0.823, 0.803), 8: (0.851, 0.813), 16: (0.882, 0.846)}  # (best, final) test accuracy
 
@@ -95,8 +95,7 @@ def run_one(corpus, d: int, out: Path, params: dict, data: str, model_seed: int)
     train_s = time.perf_counter() - t0
     est.save(run)
     ident = data_identity(data)
-    write_json(
-        run / "data.json",
+    RunFolder(run).write_data(
         {
             "data": ident["path"],
             "sha256": ident["sha256"],

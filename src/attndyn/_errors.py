@@ -1,5 +1,6 @@
 """The package's two exception types, in a module that imports nothing heavy (the command line catches them
-before it has imported torch).
+before it has imported torch), and :func:`param`, how an InputError's message names a parameter so that the
+command line can name its flag instead.
 
 Both keep ``attndyn._validation`` as their module name: that is where they are documented, pickled and shown
 in tracebacks (``_validation`` imports them from here), the way NumPy sets ``__module__`` of its functions.
@@ -7,11 +8,42 @@ in tracebacks (``_validation`` imports them from here), the way NumPy sets ``__m
 
 from __future__ import annotations
 
-__all__ = ["InputError", "HypothesisWarning"]
+import re
+from collections.abc import Mapping
+
+__all__ = ["InputError", "HypothesisWarning", "param"]
+
+_PARAM = re.compile("\x1e([^\x1e\x1f]*)\x1f([^\x1e]*)\x1e")
+
+
+def param(key: str, words: str) -> str:
+    """A parameter named in an :class:`InputError`'s message: shown as ``words`` (the library's own name, e.g.
+    ``url=``), while a command line shows its flag for ``key`` instead (:meth:`InputError.worded`).
+
+    >>> err = InputError(f"{param('url', 'url')} must be an http(s) address")
+    >>> str(err), err.worded({"url": "--url"})
+    ('url must be an http(s) address', '--url must be an http(s) address')
+    """
+    return f"\x1e{key}\x1f{words}\x1e"
 
 
 class InputError(ValueError):
-    """A user-supplied value is unusable; the message names it and says how to fix it."""
+    """A user-supplied value is unusable; the message names it and says how to fix it.
+
+    The message names the library's parameters; a command line words them as its flags with :meth:`worded`."""
+
+    def __init__(self, *args: object) -> None:
+        self.template = args[0] if args and isinstance(args[0], str) else None
+        if self.template is not None:
+            args = (_PARAM.sub(lambda m: m[2], self.template), *args[1:])
+        super().__init__(*args)
+
+    def worded(self, words: Mapping[str, str]) -> str:
+        """The message with each parameter :func:`param` marked named by ``words[key]`` where given (the command
+        line passes its flags), else as the library names it."""
+        if self.template is None:
+            return str(self)
+        return _PARAM.sub(lambda m: words.get(m[1], m[2]), self.template)
 
 
 class HypothesisWarning(UserWarning):

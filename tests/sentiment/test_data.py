@@ -2,6 +2,7 @@ import functools
 import hashlib
 import http.server
 import io
+import re
 import tarfile
 import threading
 from pathlib import Path
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from attndyn import InputError
+from attndyn.cli._flags import FLAGS
 from attndyn.sentiment.data import download_imdb, read_aclimdb, read_csv, read_reviews, split_official, split_random
 
 
@@ -166,8 +168,11 @@ def test_download_verifies_length_and_sha256_and_keeps_nothing(tmp_path, http_ro
         sorted(p.name for p in dest.iterdir()) == ["aclImdb", "aclImdb_v1.tar.gz"]
         and _sha(dest / "aclImdb_v1.tar.gz") == good
     )
-    with pytest.raises(InputError, match="exists already; read it with --data"):
+    with pytest.raises(
+        InputError, match=r"exists already; read it with read_reviews\('.*aclImdb'\), or remove it"
+    ) as err:
         download_imdb(dest, url=f"{http_root}/aclImdb_v1.tar.gz", sha256=good)
+    assert re.search(r"read it with --data '.*aclImdb', or remove it", err.value.worded(FLAGS))  # the CLI's words
     assert root.is_dir()
 
 
@@ -181,13 +186,16 @@ def test_download_names_a_truncated_archive_and_limits_extraction(tmp_path, http
     with pytest.raises(InputError, match="would extract to more than 1,000,000 bytes"):
         download_imdb(dest, url=f"{http_root}/bomb.tar.gz", sha256=_sha(bomb), max_bytes=1_000_000)
     assert not dest.exists()
-    with pytest.raises(InputError, match="must be an http\\(s\\) address"):
+    with pytest.raises(InputError, match="^url must be an http\\(s\\) address, got 'file:///etc/passwd'") as err:
         download_imdb(dest, url="file:///etc/passwd")
+    assert err.value.worded(FLAGS).startswith("--url must be an http(s) address")  # the CLI names its flag
     with pytest.raises(
-        InputError,
-        match=r"sha256 must be 64 hex digits \(or None, on the command line --sha256 none, to skip the check\)",
-    ):
+        InputError, match=r"sha256 must be 64 hex digits \(or None to skip the check\), got 'abc'"
+    ) as err:
         download_imdb(dest, url=f"{http_root}/bomb.tar.gz", sha256="abc")
+    assert err.value.worded(FLAGS) == (
+        "sha256 must be 64 hex digits (or None, on the command line --sha256 none, to skip the check), got 'abc'"
+    )
 
 
 def test_load_imdb_shuffles_samples_and_splits(tmp_path, make_corpus, write_csv, monkeypatch):
@@ -217,8 +225,9 @@ def test_download_refuses_bad_destinations_and_archives_without_aclimdb(tmp_path
     good = _sha(tmp_path / "served" / "aclImdb_v1.tar.gz")
     a_file = tmp_path / "a_file"
     a_file.write_text("x")
-    with pytest.raises(InputError, match=r"--download '.*a_file' is a file; give a folder to download into"):
+    with pytest.raises(InputError, match=r"^dest '.*a_file' is a file; give a folder to download into") as err:
         download_imdb(a_file, url=f"{http_root}/aclImdb_v1.tar.gz", sha256=good)
+    assert err.value.worded(FLAGS).startswith(f"--download {str(a_file)!r} is a file")
     with pytest.raises(InputError, match=r"max_bytes must be a positive integer, got True"):
         download_imdb(tmp_path / "dl", url=f"{http_root}/aclImdb_v1.tar.gz", max_bytes=True)
     other = io.BytesIO()

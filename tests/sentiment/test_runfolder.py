@@ -12,7 +12,8 @@ import pytest
 
 from attndyn import InputError
 from attndyn.cli import main
-from attndyn.sentiment.runfolder import RunLock, data_identity, flag_of, lock_holder
+from attndyn.cli._flags import flag_of
+from attndyn.sentiment.runfolder import RunLock, data_identity, lock_holder
 
 TRAIN = ["sentiment", "train", "--epochs", "1", "--min-freq", "1", "--no-progress", "--threads", "1"]
 
@@ -242,3 +243,66 @@ def test_data_identity_of_a_file_and_of_a_folder(tmp_path):
     b = data_identity(tmp_path / "acl")
     assert a["size"] == 7 and b["size"] == 8 and a["sha256"] != b["sha256"]
     assert flag_of("min_log_odds") == "--min-log-odds" and flag_of("random_state") == "--seed"
+
+
+def test_run_folder_reads_its_data_record_and_split_as_the_command_line_wrote_them(trained):
+    """RunFolder is the one reader of data.json: the record train wrote, the split it names (the same test
+    indices as the data's own seeded split), and for a folder without data.json the default data seeded by the
+    model's random_state."""
+    from attndyn.sentiment.corpus import split_indices
+    from attndyn.sentiment.data import DEFAULT_DATA, read_reviews
+    from attndyn.sentiment.runfolder import RunFolder
+
+    tmp, run, data, _ = trained
+    folder = RunFolder(run)
+    info = folder.data()
+    assert info == json.loads((run / "data.json").read_text()) and info["data"] == str(data.resolve())
+    reviews = read_reviews(data)
+    tr, te = folder.split(reviews, info)
+    want_tr, want_te = split_indices(reviews, "random", 0)
+    assert (tr == want_tr).all() and (te == want_te).all() and (len(tr), len(te)) == (info["n_train"], info["n_test"])
+    assert RunFolder(tmp / "nothing").data() is None
+    assert RunFolder(tmp / "nothing").data_or_default(7) == {"data": DEFAULT_DATA, "split": "random", "seed": 7}
+
+
+def test_run_folder_refuses_a_data_record_that_differs_from_its_settings(trained, tmp_path):
+    from attndyn.cli._flags import FLAGS
+    from attndyn.sentiment.runfolder import RunFolder
+
+    _, run, _, _ = trained
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    info = json.loads((copy / "data.json").read_text())
+    (copy / "data.json").write_text(json.dumps({**info, "seed": 3}))
+    with pytest.raises(
+        InputError, match=r"records another split .*: seed 3 \(trained with 0\); .*: retrain the run$"
+    ) as err:
+        RunFolder(copy).data()
+    assert err.value.worded(FLAGS).endswith(": retrain the run (attndyn sentiment train --run NEW ...)")
+    (copy / "data.json").write_text(json.dumps({**info, "split": "halves"}))
+    with pytest.raises(InputError, match="must record 'data' \\(a path\\), 'split'"):
+        RunFolder(copy).data()
+
+
+def test_run_folder_errors_name_the_library_parameters_and_the_command_line_its_flags(trained, tmp_path):
+    """A Python caller reads overwrite=True and the setting's name; the command line, --overwrite and the flag."""
+    from attndyn.cli._flags import FLAGS
+    from attndyn.sentiment import HardmaxSentimentClassifier
+    from attndyn.sentiment.runfolder import RunFolder
+
+    _, run, _, _ = trained
+    settings = json.loads((run / "settings.json").read_text())
+    changed = {**settings, "estimator": {**settings["estimator"], "lr": 0.01}}
+    with pytest.raises(
+        InputError, match=r"other settings: lr 0.003 \(now 0.01\); .*or add overwrite=True to discard"
+    ) as err:
+        RunFolder(run).open(changed, HardmaxSentimentClassifier(d=2).resolved_params(), overwrite=False)
+    worded = err.value.worded(FLAGS)
+    assert "--lr 0.003 (now 0.01)" in worded and "give a new folder with --run NEW, or add --overwrite" in worded
+    assert "--" not in str(err.value)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    with pytest.raises(InputError, match=r"^run folder '.*a_file' is a file") as err:
+        with RunFolder(a_file).lock():
+            pass
+    assert err.value.worded(FLAGS).startswith(f"--run {str(a_file)!r} is a file")

@@ -10,6 +10,7 @@ import pytest
 
 from attndyn import InputError
 from attndyn.cli import main
+from attndyn.cli._flags import FLAGS
 from attndyn.sweep import Experiment, Param, parse_spec, read_rows, registered, run_sweep, summarize, wilson_interval
 
 SPEC = {"experiment": "good_triple", "grid": {"d": [3, 6]}, "monte_carlo": {"seeds": 15}}
@@ -54,9 +55,10 @@ def test_a_changed_spec_is_refused_naming_the_difference(tmp_path):
     with pytest.raises(
         InputError,
         match=r"holds a sweep of another spec \(grid.d: \[3, 6\] -> \[3, 6, 9\]; "
-        r"fixed.ensemble: 'ginibre' -> 'goe'\); use a new --out folder",
-    ):
+        r"fixed.ensemble: 'ginibre' -> 'goe'\); use a new out folder",
+    ) as err:
         run_sweep(changed, tmp_path / "s", workers=0)
+    assert "; use a new --out folder, or restore the spec" in err.value.worded(FLAGS)  # the command line's words
     with pytest.raises(InputError, match=r"monte_carlo.seeds: 15 -> 16"):
         run_sweep(parse_spec({**SPEC, "monte_carlo": {"seeds": 16}}), tmp_path / "s", workers=0)
 

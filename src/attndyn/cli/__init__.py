@@ -25,6 +25,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from .._errors import HypothesisWarning, InputError
+from ._flags import FLAGS
 from ._interrupt import Interrupted
 
 __all__ = ["app", "main", "Interrupted"]
@@ -176,7 +177,7 @@ def _run(argv: list[str] | None) -> int:
         if rv == 130:  # typer hands back Ctrl-C (a KeyboardInterrupt no command turned into its own line) as 130
             print("interrupted", file=sys.stderr)
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {exc.worded(FLAGS)}", file=sys.stderr)
         rv = 2
     except Interrupted as exc:  # a command's own line: what was kept, how to go on
         print(str(exc), file=sys.stderr)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from .._validation import InputError
+from ..sentiment.data import DEFAULT_DATA
 from ._interrupt import on_interrupt
 
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ app = typer.Typer(
 
 # Ginibre samples of the value-matrix baseline: at most this many (0.2 s each at d = 384: about 7 minutes).
 MAX_GINIBRE = 2000
-
-DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
 
 
 def _check_out(out: Path | None, flag: str = "--out") -> None:

@@ -7,13 +7,14 @@ import json
 import os
 import sys
 import time
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from .._validation import InputError
+from ..sentiment.data import DEFAULT_DATA
 from ._interrupt import on_interrupt
 
 if TYPE_CHECKING:
@@ -22,14 +23,11 @@ if TYPE_CHECKING:
     from ..sentiment import HardmaxSentimentClassifier
     from ..sentiment.corpus import Corpus
     from ..sentiment.data import Reviews
-    from ..sentiment.runfolder import RunLock
+    from ..sentiment.runfolder import RunFolder, RunLock
     from ..sentiment.train import EncodedSplit
 
 app = typer.Typer(help="Interpretable IMDb sentiment analysis with a hardmax transformer.", no_args_is_help=True)
 data_app = typer.Typer(help="Datasets: fetch them when you have a network.", no_args_is_help=True)
-
-DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
-
 
 _DEVICE_HELP = "Where to run: cpu, cuda or auto (CUDA when present); the same results on each."
 
@@ -41,51 +39,18 @@ def _estimator(run: Path, device: str = "cpu") -> HardmaxSentimentClassifier:
 
 
 def _reading(run: Path) -> AbstractContextManager[object]:
-    """A shared lock on a run folder while predict, evaluate or explain read it: refused, naming the pid, while
-    a training holds the run (its weights are not final), and no training starts meanwhile."""
-    from ..sentiment.runfolder import RunLock
+    """A shared lock on a run folder while predict, evaluate or explain read it (:meth:`RunFolder.reading`)."""
+    from ..sentiment.runfolder import RunFolder
 
-    return RunLock(run, shared=True) if run.is_dir() else nullcontext()
+    return RunFolder(run).reading()
 
 
 def _run_data(run: Path, est: HardmaxSentimentClassifier) -> dict:
-    """The run's ``data.json`` (data path, sha256, split, seed), checked against the run's ``settings.json``
-    (folders trained before it existed, or by the benchmark, are taken as they are)."""
-    from ..sentiment.corpus import SPLITS
-    from ..sentiment.modelfile import read_json
+    """The run's checked ``data.json`` (data path, sha256, split, seed), or the default data and protocol for a
+    folder written by save() (:meth:`RunFolder.data_or_default`)."""
+    from ..sentiment.runfolder import RunFolder
 
-    f = run / "data.json"
-    if not f.is_file():  # a folder written by save(): the default data and protocol
-        return {"data": DEFAULT_DATA, "split": "random", "seed": int(est.random_state)}
-    info = read_json(f)
-    ok = (
-        isinstance(info, dict)
-        and isinstance(info.get("data"), str)
-        and info.get("split") in SPLITS
-        and isinstance(info.get("seed"), int)
-        and not isinstance(info.get("seed"), bool)
-    )
-    if not ok:
-        raise InputError(
-            f"{str(f)!r} must record 'data' (a path), 'split' {SPLITS} and 'seed' (an integer); "
-            "the run folder is damaged: retrain it"
-        )
-    settings = run / "settings.json"
-    if settings.is_file():  # written with data.json by the same training, under its lock
-        rec = read_json(settings)
-        est_rec = rec.get("estimator") if isinstance(rec, dict) else None
-        data_rec = rec.get("data") if isinstance(rec, dict) else None
-        if not (isinstance(est_rec, dict) and isinstance(data_rec, dict)):
-            raise InputError(f"{str(settings)!r} is not a settings record; the run folder is damaged: retrain it")
-        trained = {"split": rec.get("split"), "seed": est_rec.get("random_state"), "sha256": data_rec.get("sha256")}
-        differ = [k for k, v in trained.items() if k in info and info[k] != v]
-        if differ:
-            shown = ", ".join(f"{k} {info[k]!r} (trained with {trained[k]!r})" for k in differ)
-            raise InputError(
-                f"{str(f)!r} records another split than the model was trained on: {shown}; its test reviews "
-                "would overlap the training ones: retrain the run (attndyn sentiment train --run NEW ...)"
-            )
-    return info
+    return RunFolder(run).data_or_default(est.random_state)
 
 
 def _read_text(file: Path, encoding: str, option: str = "--file") -> str:
@@ -276,30 +241,14 @@ def _read_split(data: Path, split: str, seed: int) -> tuple[Reviews, np.ndarray,
     return reviews, tr, te, data_identity(data)
 
 
-def _open_run(run: Path, settings: dict, *, overwrite: bool, d: int) -> None:
+def _open_run(folder: RunFolder, settings: dict, *, overwrite: bool, d: int) -> None:
     """Under the run's lock: empty the folder (--overwrite), or refuse to resume a run trained with other settings
     and check its checkpoint before anything is trained."""
     from ..sentiment import HardmaxSentimentClassifier
-    from ..sentiment.runfolder import check_resume, clear_run
     from ..sentiment.train import check_checkpoint
 
-    if overwrite:
-        clear_run(run)
-    elif check_resume(run, settings, HardmaxSentimentClassifier(d=d).resolved_params()):
-        check_checkpoint(run)
-
-
-def _data_record(ident: dict, *, split: str, seed: int, n_train: int, n_test: int) -> dict:
-    """The run's ``data.json``: the data file (path, sha256, size), the split, its seed and its sizes."""
-    return {
-        "data": ident["path"],
-        "sha256": ident["sha256"],
-        "size": ident["size"],
-        "split": split,
-        "seed": seed,
-        "n_train": n_train,
-        "n_test": n_test,
-    }
+    if folder.open(settings, HardmaxSentimentClassifier(d=d).resolved_params(), overwrite=overwrite):
+        check_checkpoint(folder.path)
 
 
 def _fit_in_run(
@@ -318,8 +267,8 @@ def _fit_in_run(
     reviews; the corpus and the training seconds. A failure before any checkpoint leaves the folder as it was."""
     import torch
 
-    from ..io import write_json
     from ..sentiment.corpus import load_corpus
+    from ..sentiment.runfolder import RunFolder
 
     try:
         torch.set_num_threads(threads)
@@ -331,8 +280,7 @@ def _fit_in_run(
             cache_dir=run / "cache",
             reviews=reviews,
         )
-        write_json(run / "settings.json", settings)
-        write_json(run / "data.json", record)
+        RunFolder(run).write_records(settings, record)
         t0 = time.perf_counter()
         est.fit(
             [corpus.reviews.texts[i] for i in train_idx],
@@ -420,15 +368,16 @@ def train(
     existing run there is resumed only when its settings are equal (else exit 2, folder unchanged).
     One training per folder at a time (an OS lock)."""
     options = dict(locals())  # the options by name (the first statement: nothing else is local yet)
-    from ..sentiment.runfolder import RunLock, resolve_settings
+    from ..sentiment.runfolder import RunFolder, resolve_settings
 
     _check_threads(threads)
     est = _train_estimator(options)
     reviews, tr, te, ident = _read_split(data, split, seed)
     settings = resolve_settings(est, split=split, threads=threads, data=ident)
-    record = _data_record(ident, split=split, seed=seed, n_train=len(tr), n_test=len(te))
-    with RunLock(run) as lock:
-        _open_run(run, settings, overwrite=overwrite, d=d)
+    record = RunFolder.data_record(ident, split=split, seed=seed, n_train=len(tr), n_test=len(te))
+    folder = RunFolder(run)
+    with folder.lock() as lock:
+        _open_run(folder, settings, overwrite=overwrite, d=d)
         rep = _finished_report(run, est)
         if rep is None:
             rep = _train_and_test(

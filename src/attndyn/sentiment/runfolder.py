@@ -5,8 +5,8 @@ A run folder of ``attndyn sentiment train`` records its resolved settings in ``s
 every estimator setting that changes the result, the split, the thread count and the data file's
 identity (its size and sha256, not its path, so a moved copy is the same data). A later ``train``
 on the folder resumes only when its own settings are equal; otherwise it is refused before the
-folder is touched, naming each differing setting and the ways out (``--run NEW``, or
-``--overwrite`` to discard the run). Folders written before ``settings.json`` existed are compared
+folder is touched, naming each differing setting and the ways out (another run folder, or
+``overwrite=True`` to discard the run; the command line words them as its flags). Folders written before ``settings.json`` existed are compared
 on what their ``config.json`` and ``data.json`` record.
 
 :class:`RunLock` holds an exclusive ``flock`` (an OS-level advisory lock, POSIX) on the folder
@@ -23,17 +23,25 @@ import hashlib
 import json
 import os
 import shutil
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._errors import param
 from .._validation import InputError
-from ..io import file_sha256
+from ..io import file_sha256, write_json
+from .data import DEFAULT_DATA
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from .data import Reviews
     from .estimator import HardmaxSentimentClassifier
 
 __all__ = [
+    "RunFolder",
     "SETTINGS",
+    "DATA",
     "RUN_FILES",
     "RunLock",
     "data_identity",
@@ -42,11 +50,10 @@ __all__ = [
     "recorded_settings",
     "check_resume",
     "clear_run",
-    "flag_of",
 ]
 
 SETTINGS = "settings.json"
-#: What ``train`` and ``evaluate`` write in a run folder (``--overwrite`` removes these and nothing else;
+#: What ``train`` and ``evaluate`` write in a run folder (``overwrite=True`` removes these and nothing else;
 #: the tokenization ``cache/`` stays, it is keyed by the data file and the tokenizer).
 RUN_FILES = (
     "settings.json",
@@ -63,12 +70,6 @@ RUN_FILES = (
     "accuracy.png",
 )
 _NOT_RESULTS = ("run_dir", "verbose")  # estimator settings that do not change what is learned
-_FLAGS = {"random_state": "--seed", "data.sha256": "--data (sha256)", "data.size": "--data (size in bytes)"}
-
-
-def flag_of(key: str) -> str:
-    """The command-line flag of a setting: ``min_log_odds`` → ``--min-log-odds``, ``random_state`` → ``--seed``."""
-    return _FLAGS.get(key, "--" + key.replace("_", "-"))
 
 
 def data_identity(path: str | os.PathLike) -> dict[str, Any]:
@@ -119,7 +120,7 @@ def _read(path: Path) -> Any:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise InputError(
             f"{str(path)!r} could not be read ({str(exc).splitlines()[0][:100]}); the run folder is damaged: "
-            "use --run NEW, or --overwrite to start this one again"
+            f"use {param('run.new', 'another run folder')}, or {param('overwrite', 'overwrite=True')} to start this one again"
         ) from None
 
 
@@ -132,7 +133,7 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
         rec = _read(run / SETTINGS)
         if not isinstance(rec, dict):
             raise InputError(
-                f"{str(run / SETTINGS)!r} is not a settings object; use --run NEW, or --overwrite to start this run again"
+                f"{str(run / SETTINGS)!r} is not a settings object; use {param('run.new', 'another run folder')}, or {param('overwrite', 'overwrite=True')} to start this run again"
             )
         from .modelfile import ABSENT_SETTINGS
 
@@ -141,14 +142,14 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
         if (run / "checkpoint.safetensors").exists() or (run / "weights.safetensors").exists():
             raise InputError(
                 f"run folder {str(run)!r} holds weights but no config.json or {SETTINGS}; its settings are unknown: "
-                "use --run NEW, or --overwrite to start it again"
+                f"use {param('run.new', 'another run folder')}, or {param('overwrite', 'overwrite=True')} to start it again"
             )
         return None
     cfg = _read(run / "config.json")
     est = cfg.get("estimator") if isinstance(cfg, dict) else None
     if not isinstance(est, dict):
         raise InputError(
-            f"{str(run / 'config.json')!r} records no estimator settings; use --run NEW, or --overwrite to start this run again"
+            f"{str(run / 'config.json')!r} records no estimator settings; use {param('run.new', 'another run folder')}, or {param('overwrite', 'overwrite=True')} to start this run again"
         )
     from .modelfile import ABSENT_SETTINGS
 
@@ -174,11 +175,11 @@ def check_resume(run: Path, settings: dict[str, Any], defaults: dict[str, Any]) 
         k for k in old if k in new and _norm(old[k]) != _norm(new[k])
     ]  # what an older folder lacks is not compared
     if diffs:
-        shown = ", ".join(f"{flag_of(k)} {_show(old.get(k))} (now {_show(new[k])})" for k in diffs)
+        shown = ", ".join(f"{param('setting.' + k, k)} {_show(old.get(k))} (now {_show(new[k])})" for k in diffs)
         raise InputError(
             f"run folder {str(run)!r} was trained with other settings: {shown}; resuming would mix them. "
-            "Rerun with the folder's settings to resume, give a new folder with --run NEW, "
-            "or add --overwrite to discard this run and start again"
+            f"Rerun with the folder's settings to resume, give a new folder{param('with.run.new', '')}, "
+            f"or add {param('overwrite', 'overwrite=True')} to discard this run and start again"
         )
     return True
 
@@ -194,7 +195,7 @@ def _show(v: Any) -> str:
 
 
 def clear_run(run: Path) -> list[str]:
-    """Remove the files a run writes (:data:`RUN_FILES`), for ``--overwrite``; returns their names."""
+    """Remove the files a run writes (:data:`RUN_FILES`), for ``overwrite=True``; returns their names."""
     gone = []
     for name in RUN_FILES:
         f = run / name
@@ -226,7 +227,9 @@ class RunLock:
         if self.shared:
             return self._enter_shared()
         if self.run.exists() and not self.run.is_dir():
-            raise InputError(f"--run {str(self.run)!r} is a file, not a folder; give a folder path")
+            raise InputError(
+                f"{param('run', 'run folder')} {str(self.run)!r} is a file, not a folder; give a folder path"
+            )
         if not self.run.exists():
             top = self.run
             while not top.parent.exists():
@@ -243,7 +246,7 @@ class RunLock:
             holder = "a training holds its lock" if exclusive else "it is reading the run"
             raise InputError(
                 f"run folder {str(self.run)!r} is in use by {who} ({holder}); wait for it to "
-                "finish or stop it, or give another folder with --run NEW"
+                f"finish or stop it, or give another folder{param('with.run.new', '')}"
             ) from None
         self._fd = fd
         self._before = {p.relative_to(self.run) for p in self.run.rglob("*")}
@@ -312,3 +315,126 @@ def _lock_entry(path: Path) -> tuple[int, bool] | None:
         except ValueError:
             continue
     return None
+
+
+DATA = "data.json"
+
+
+class RunFolder:
+    """A run folder of ``attndyn sentiment train``: the one reader and writer of its ``settings.json``, its
+    ``data.json`` (the data file, the split and its seed), its lock and its split.
+
+    A folder without ``data.json`` (written by :meth:`HardmaxSentimentClassifier.save`) reads as the default
+    data (:data:`attndyn.sentiment.data.DEFAULT_DATA`) and the random split seeded by the model's ``random_state``:
+
+    >>> RunFolder("no/such/run").data_or_default(random_state=0)
+    {'data': '../shared/data/imdb/imdb.csv.gz', 'split': 'random', 'seed': 0}
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"RunFolder({str(self.path)!r})"
+
+    # ---- the lock ----
+    def lock(self) -> RunLock:
+        """The exclusive lock of a training (``with folder.lock() as lock: ...``), the folder created when needed."""
+        return RunLock(self.path)
+
+    def reading(self) -> AbstractContextManager[object]:
+        """A shared lock while a finished run is read (predict, evaluate, explain): refused, naming the pid, while a
+        training holds the run (its weights are not final), and no training starts meanwhile. Nothing to lock (and
+        nothing taken) when the folder does not exist."""
+        return RunLock(self.path, shared=True) if self.path.is_dir() else nullcontext()
+
+    # ---- settings.json ----
+    def open(self, settings: dict[str, Any], defaults: dict[str, Any], *, overwrite: bool) -> bool:
+        """Under the lock, before a training: with ``overwrite`` remove the files of the run there (False);
+        else True when the folder holds a run to resume with exactly ``settings``, False when it holds none, and
+        an InputError naming every differing setting otherwise (:func:`check_resume`)."""
+        if overwrite:
+            clear_run(self.path)
+            return False
+        return check_resume(self.path, settings, defaults)
+
+    def write_records(self, settings: dict[str, Any], data: dict[str, Any]) -> None:
+        """Write ``settings.json`` (:func:`resolve_settings`) and ``data.json`` (:meth:`data_record`), atomically."""
+        write_json(self.path / SETTINGS, settings)
+        self.write_data(data)
+
+    def write_data(self, data: dict[str, Any]) -> None:
+        """Write ``data.json`` alone (a model trained outside ``train``, e.g. by a benchmark), atomically."""
+        write_json(self.path / DATA, data)
+
+    # ---- data.json and the split ----
+    @staticmethod
+    def data_record(ident: dict[str, Any], *, split: str, seed: int, n_train: int, n_test: int) -> dict[str, Any]:
+        """The run's ``data.json``: the data file (path, sha256, size; :func:`data_identity`), the split, its seed
+        and its sizes."""
+        return {
+            "data": ident["path"],
+            "sha256": ident["sha256"],
+            "size": ident["size"],
+            "split": split,
+            "seed": seed,
+            "n_train": n_train,
+            "n_test": n_test,
+        }
+
+    def data(self) -> dict[str, Any] | None:
+        """The run's ``data.json`` (data path, sha256, split, seed), checked against its ``settings.json`` (folders
+        trained before it existed, or by the benchmark, are taken as they are); None when there is none."""
+        from .corpus import SPLITS
+        from .modelfile import read_json  # (deferred: it imports torch)
+
+        f = self.path / DATA
+        if not f.is_file():
+            return None
+        info = read_json(f)
+        ok = (
+            isinstance(info, dict)
+            and isinstance(info.get("data"), str)
+            and info.get("split") in SPLITS
+            and isinstance(info.get("seed"), int)
+            and not isinstance(info.get("seed"), bool)
+        )
+        if not ok:
+            raise InputError(
+                f"{str(f)!r} must record 'data' (a path), 'split' {SPLITS} and 'seed' (an integer); "
+                "the run folder is damaged: retrain it"
+            )
+        self._check_data(info, read_json)
+        return info
+
+    def _check_data(self, info: dict[str, Any], read_json: Any) -> None:
+        """Refuse a ``data.json`` whose split, seed or data differ from what ``settings.json`` says was trained."""
+        settings = self.path / SETTINGS
+        if not settings.is_file():  # written with data.json by the same training, under its lock
+            return
+        rec = read_json(settings)
+        est_rec = rec.get("estimator") if isinstance(rec, dict) else None
+        data_rec = rec.get("data") if isinstance(rec, dict) else None
+        if not (isinstance(est_rec, dict) and isinstance(data_rec, dict)):
+            raise InputError(f"{str(settings)!r} is not a settings record; the run folder is damaged: retrain it")
+        trained = {"split": rec.get("split"), "seed": est_rec.get("random_state"), "sha256": data_rec.get("sha256")}
+        differ = [k for k, v in trained.items() if k in info and info[k] != v]
+        if differ:
+            shown = ", ".join(f"{k} {info[k]!r} (trained with {trained[k]!r})" for k in differ)
+            raise InputError(
+                f"{str(self.path / DATA)!r} records another split than the model was trained on: {shown}; its test "
+                f"reviews would overlap the training ones: {param('retrain', 'retrain the run')}"
+            )
+
+    def data_or_default(self, random_state: int) -> dict[str, Any]:
+        """:meth:`data`, or for a folder without ``data.json`` the default data and the random split seeded by
+        ``random_state`` (the model's)."""
+        info = self.data()
+        return {"data": DEFAULT_DATA, "split": "random", "seed": int(random_state)} if info is None else info
+
+    @staticmethod
+    def split(reviews: Reviews, info: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """``(train_idx, test_idx)`` of the split ``info`` (a :meth:`data` record) names, over ``reviews``."""
+        from .corpus import split_indices  # (deferred: it imports torch)
+
+        return split_indices(reviews, info["split"], info["seed"])

@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
+from .._errors import param
 from .._validation import InputError
 from ..io import atomic_write, write_json
 from ..progress import progress_bar
@@ -286,7 +287,7 @@ def _damaged(run: Path, exc: Exception) -> InputError:
     first = (str(exc).splitlines() or [type(exc).__name__])[0][:120]
     return InputError(
         f"the checkpoint in {str(run)!r} cannot be resumed ({first}); it is damaged or from another run: "
-        "remove it to start again (command line: --overwrite, or --run NEW)"
+        f"remove it to start again{param('checkpoint.remove', '')}"
     )
 
 

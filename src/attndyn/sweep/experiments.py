@@ -13,9 +13,7 @@ reproduce statistic with more seeds and a grid.
 from __future__ import annotations
 
 import functools
-import json
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -176,21 +174,17 @@ def table_1(seed: int, *, regime: str, n: int, d: int, time: float, collapse_tim
 
 @functools.lru_cache(maxsize=4)
 def _sentiment_run(run: str, data: str) -> tuple[HardmaxSentimentClassifier, Reviews, np.ndarray]:
-    """(estimator, reviews, shuffled test indices) of a run folder, loaded once per process."""
-    from ..cli.sentiment import DEFAULT_DATA
+    """(estimator, reviews, shuffled test indices) of a run folder, loaded once per process: the run's data
+    (``data``, else what its ``data.json`` records) and split, read by :class:`~attndyn.sentiment.runfolder.RunFolder`."""
     from ..sentiment import HardmaxSentimentClassifier
-    from ..sentiment.data import read_reviews, split_official, split_random
+    from ..sentiment.data import read_reviews
+    from ..sentiment.runfolder import RunFolder
 
-    folder = Path(run)
-    est = HardmaxSentimentClassifier.load(folder)
-    info_path = folder / "data.json"
-    info: dict[str, Any] = (
-        json.loads(info_path.read_text())
-        if info_path.is_file()
-        else {"data": DEFAULT_DATA, "split": "random", "seed": 0}
-    )
+    folder = RunFolder(run)
+    est = HardmaxSentimentClassifier.load(folder.path)
+    info = folder.data_or_default(est.random_state)
     reviews = read_reviews(data or info["data"])
-    _, test = split_random(len(reviews), seed=info["seed"]) if info["split"] == "random" else split_official(reviews)
+    _, test = folder.split(reviews, info)
     return est, reviews, test[np.random.default_rng(0).permutation(len(test))]
 
 

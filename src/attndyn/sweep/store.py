@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import param
 from .._validation import InputError
 from ..io import file_sha256, write_json
 from .lock import FolderLock
@@ -61,7 +62,9 @@ def read_spec(out: str | os.PathLike) -> dict:
     """The record in OUT/spec.json (a dict); InputError if there is none or it is not JSON."""
     p = Path(out) / "spec.json"
     if not p.is_file():
-        raise InputError(f"{str(out)!r} is not a sweep folder (no spec.json); give the --out folder of `attndyn sweep`")
+        raise InputError(
+            f"{str(out)!r} is not a sweep folder (no spec.json); give {param('sweep.folder', 'the out folder of a sweep')}"
+        )
     try:
         return json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -187,18 +190,18 @@ class SweepStore:
         """Refuse (InputError) a path that is a file, a folder of another spec, or a non-empty folder that is
         not a sweep's; reads only."""
         if self.out.exists() and not self.out.is_dir():
-            raise InputError(f"--out {str(self.out)!r} is a file; give a folder")
+            raise InputError(f"{param('out', 'out')} {str(self.out)!r} is a file; give a folder")
         if (self.out / "spec.json").is_file():
             old = read_folder_spec(self.out)
             diff = spec_differences(old.record(), self.spec.record())
             if diff:
                 raise InputError(
                     f"{str(self.out)!r} holds a sweep of another spec ({'; '.join(diff)}); "
-                    "use a new --out folder, or restore the spec to resume"
+                    f"use a new {param('out', 'out')} folder, or restore the spec to resume"
                 )
         elif self.out.is_dir() and any(p.name != ".lock" for p in self.out.iterdir()):
             raise InputError(
-                f"--out {str(self.out)!r} is a folder that is not empty and holds no spec.json; give a new folder"
+                f"{param('out', 'out')} {str(self.out)!r} is a folder that is not empty and holds no spec.json; give a new folder"
             )
 
     def open(self) -> None:
