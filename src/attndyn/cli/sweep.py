@@ -16,6 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 from .._validation import InputError
+from ._interrupt import Interrupted
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -102,8 +103,7 @@ def run_cmd(
             progress=progress,
         )
     except SweepInterrupted as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(130) from None
+        raise Interrupted(str(exc)) from None  # attndyn prints the line once and exits 130
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)

@@ -22,6 +22,7 @@ import logging
 import os
 import re
 import signal
+import warnings
 import sys
 import time
 from collections import deque
@@ -458,14 +459,17 @@ def _open_executor(client: Any, own_client: Any, workers: int | None) -> tuple[A
         # which reaches the whole process group, stops this process, which then stops them without a traceback
         old = signal.signal(signal.SIGINT, signal.SIG_IGN) if _main_thread() else None
         try:
-            cluster = LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                silence_logs=logging.ERROR,
-            )
-            own_client = client = Client(cluster)
+            with warnings.catch_warnings():
+                # no dashboard is asked for; distributed still says when its default port is taken
+                warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
+                cluster = LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
+                own_client = client = Client(cluster)
         finally:
             if old is not None:
                 signal.signal(signal.SIGINT, old)
