@@ -22,9 +22,9 @@ import logging
 import os
 import re
 import signal
-import warnings
 import sys
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
