@@ -98,8 +98,10 @@ def summarize(args: argparse.Namespace) -> None:
     write_json(Path(args.json), {"script": "benchmarks/sentiment_seeds.py", "models": by_d})
     for d, entry in by_d.items():
         acc = entry["hardmax_accuracy"]
-        print(f"{d}: {acc['n']} seeds on {entry['devices']}: hardmax accuracy {acc['mean']:.4f} "
-              f"({acc['min']:.4f}-{acc['max']:.4f}), clusters per word {entry['clusters_per_word']['mean']:.3f}")
+        print(
+            f"{d}: {acc['n']} seeds on {entry['devices']}: hardmax accuracy {acc['mean']:.4f} "
+            f"({acc['min']:.4f}-{acc['max']:.4f}), clusters per word {entry['clusters_per_word']['mean']:.3f}"
+        )
 
 
 def main() -> None:
