@@ -40,7 +40,7 @@ __all__ = [
 # size (RunStats.final_change <= one of these): its final tokens show the limits the theorems speak of.
 SETTLED_RTOL = 1e-4  # hardmax, per layer: the Theorem 1.1 report and `attndyn hardmax`
 SOFTMAX_SETTLED_RTOL = 1e-6  # softmax, per unit time: `attndyn softmax`
-DEFAULT_CONVERGED_RTOL = SETTLED_RTOL  # the name of SETTLED_RTOL before "settled" was told apart from "converged"
+DEFAULT_CONVERGED_RTOL = SETTLED_RTOL  # another name of SETTLED_RTOL
 
 
 def sequence_converged(traj: Trajectory, b: int) -> bool:
@@ -139,7 +139,7 @@ def hardmax_theorem(
     the same tokens approaches them geometrically with ratio :math:`1/(1+\alpha)`, so it has at most
     ``change / alpha`` (relative) left to travel; the default tolerance is ten times that, and at
     least ``1e-9`` relative. ``settled`` means the last layer's relative change is at most
-    ``settled_rtol`` (``converged_rtol``, its former name, is still accepted and wins when given);
+    ``settled_rtol`` (``converged_rtol``, another name for it, wins when given);
     ``converged`` is the run's own verdict, ``traj.stats.converged`` of the sequence.
 
     >>> import attndyn
