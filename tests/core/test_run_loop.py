@@ -172,7 +172,8 @@ def test_the_theorem_reads_a_settled_run_with_a_stated_tolerance():
     assert report.settled and report.holds and not report.converged
     strict = attndyn.hardmax_theorem(traj, settled_rtol=change / 2)
     assert not strict.settled and not strict.holds and strict.record()["settled_rtol"] == change / 2
-    former = attndyn.hardmax_theorem(traj, converged_rtol=change / 2)  # the parameter's former name
+    with pytest.warns(DeprecationWarning, match=r"converged_rtol=\.\.\.\) is deprecated .* pass settled_rtol="):
+        former = attndyn.hardmax_theorem(traj, converged_rtol=change / 2)
     assert not former.settled and former.settled_rtol == change / 2
 
 
