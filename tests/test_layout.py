@@ -55,8 +55,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("attndyn.sweep.experiments", "attndyn.reproduce.statistics"): "hyperplane report: moves to experiments",
     ("attndyn.sweep.summary", "attndyn.reproduce.statistics"): "Wilson interval: moves to experiments",
     # imported at the top already (reproduce is being rewritten onto the experiment layer)
-    ("attndyn.reproduce.hardmax_experiments", "attndyn.plotting"): "repeated inside _figure: delete it",
-    ("attndyn.reproduce.registry", "attndyn.plotting.animation"): "repeated inside a function: delete it",
+    ("attndyn.reproduce.hardmax_experiments", "attndyn.plotting"): "repeated inside _fig2_slider: delete it",
+    ("attndyn.reproduce.registry", "attndyn.plotting.animation"): "repeated inside Context.slider: delete it",
     # the run folder change takes DEFAULT_DATA out of the command line
     ("attndyn.sweep.experiments", "attndyn.cli.sentiment"): "DEFAULT_DATA: moves into the library",
     # the control change moves simulate where both stages import it
