@@ -142,7 +142,7 @@ def case_sentiment(data: str, epochs: int) -> dict:
     est.fit([corpus.reviews.texts[i] for i in tr], corpus.reviews.labels[tr], tokens=[corpus.tokens[i] for i in tr])
     _sync()
     seconds = time.perf_counter() - t0
-    test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
+    test = est.encode(y=corpus.reviews.labels[te], tokens=[corpus.tokens[i] for i in te])
     rep = accuracy_report(est.model_, test)
     return {
         "case": f"sentiment d=16 (reported model), {epochs} epochs, {DEVICE}",

@@ -81,8 +81,8 @@ def run_one(corpus, d: int, out: Path, params: dict, data: str, model_seed: int)
             rep.get("cluster_rtol") != CLUSTER_RTOL or "clusters_per_token_strict" not in rep
         ):  # older result: redo the statistics
             est = HardmaxSentimentClassifier.load(run)
-            test = est._encode_tokens(
-                [corpus.tokens[i] for i in corpus.test_idx], corpus.reviews.labels[corpus.test_idx]
+            test = est.encode(
+                y=corpus.reviews.labels[corpus.test_idx], tokens=[corpus.tokens[i] for i in corpus.test_idx]
             )
             rep.update(_statistics(est, test))
             write_json(done, rep)
@@ -104,7 +104,7 @@ def run_one(corpus, d: int, out: Path, params: dict, data: str, model_seed: int)
             "seed": corpus.seed,
         },
     )
-    test = est._encode_tokens([corpus.tokens[i] for i in te], corpus.reviews.labels[te])
+    test = est.encode(y=corpus.reviews.labels[te], tokens=[corpus.tokens[i] for i in te])
     rep = {
         "d": d,
         "split": corpus.split,

@@ -1,4 +1,4 @@
-"""The shape of the code (issue 12, item 1): no function of the package longer than about 60 lines.
+"""The shape of the code: no function of the package longer than about 60 lines.
 
 A function's length is its code lines: ``end_lineno - lineno + 1`` of its ``def`` (decorators not
 counted, nested functions counted inside the function that holds them) minus the lines of its

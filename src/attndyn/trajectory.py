@@ -9,6 +9,7 @@ properties drop the batch axis when the input was one sequence.
 from __future__ import annotations
 
 import html
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, overload
@@ -55,27 +56,43 @@ class RunStats:
     final_change: tuple[float, ...] = ()
 
 
-@dataclass(frozen=True, eq=False)  # eq=False: compared as mappings, as the dict these replace
-class RunParams(Mapping[str, Any]):
-    """The settings a run was made with, as typed fields (``traj.params.alpha``).
+_MAPPING_DEPRECATED = (
+    "reading run parameters as a mapping (params['alpha'], dict(params), iterating them) is deprecated "
+    "and goes in the next release: read the field (params.alpha) or vars(params)"
+)
 
-    Also a read-only mapping from field name to value (``traj.params["alpha"]``, ``dict(traj.params)``)
-    for code written when ``params`` was a dict.
+
+@dataclass(frozen=True, eq=False)  # eq=False: compared as mappings (field name -> value)
+class RunParams(Mapping[str, Any]):
+    """The settings a run was made with, as typed fields (``traj.params.alpha``; ``vars(traj.params)``
+    for all of them as a dict).
+
+    Deprecated: reading them as a mapping (``traj.params["alpha"]``, ``dict(traj.params)``, iterating)
+    still works but warns (:class:`DeprecationWarning`) and goes in the next release.
     """
 
     def _names(self) -> tuple[str, ...]:
         return tuple(f.name for f in fields(self))
 
     def __getitem__(self, key: str) -> Any:
+        warnings.warn(_MAPPING_DEPRECATED, DeprecationWarning, stacklevel=2)
         if key not in self._names():
             raise KeyError(key)
         return getattr(self, key)
 
     def __iter__(self) -> Iterator[str]:
+        warnings.warn(_MAPPING_DEPRECATED, DeprecationWarning, stacklevel=2)
         return iter(self._names())
 
     def __len__(self) -> int:
+        warnings.warn(_MAPPING_DEPRECATED, DeprecationWarning, stacklevel=2)
         return len(self._names())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        theirs = vars(other) if isinstance(other, RunParams) else dict(other.items())
+        return bool(vars(self) == theirs)
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,7 +108,7 @@ class HardmaxParams(RunParams):
 
     >>> import attndyn
     >>> p = attndyn.hardmax([[1.0, 0.0], [0.0, 1.0]], alpha=0.5, layers=2).params
-    >>> p.alpha, p["layers"], sorted(p)
+    >>> p.alpha, p.layers, sorted(vars(p))
     (0.5, 2, ['A', 'alpha', 'layers', 'tol'])
     """
 

@@ -85,26 +85,46 @@ def test_a_stopped_run_keeps_the_follow_sets_of_the_layer_it_stops_at():
     assert torch.equal(ends.follow[-1], dyn.follow_sets(ends.ys[-1]))
 
 
-def test_run_parameters_are_typed_and_a_read_only_mapping():
+def test_run_parameters_are_typed():
     hard = attndyn.hardmax(SQUARE, alpha=0.25, layers=3, tol=1e-9)
     assert isinstance(hard.params, HardmaxParams)
     assert (hard.params.alpha, hard.params.tol, hard.params.layers) == (0.25, 1e-9, 3)
     assert torch.equal(hard.params.A, torch.eye(2, dtype=torch.float64))
-    assert list(hard.params) == ["alpha", "A", "tol", "layers"]  # the former dict's keys, in its order
-    assert hard.params["A"] is hard.params.A and hard.params.get("V") is None and "alpha" in hard.params
-    with pytest.raises(KeyError, match="V"):
-        hard.params["V"]
-    with pytest.raises(TypeError, match="does not support item assignment"):
-        hard.params["alpha"] = 1.0  # type: ignore[index]
+    assert list(vars(hard.params)) == ["alpha", "A", "tol", "layers"]
+    assert hard.params == hard.params and hard.params != attndyn.hardmax(SQUARE, alpha=0.5, layers=3).params
     with pytest.raises(dataclasses.FrozenInstanceError, match="alpha"):
         hard.params.alpha = 1.0  # type: ignore[misc]
     V = np.array([[2.0, 0.0], [0.0, 1.0]])
     soft = attndyn.softmax(np.random.default_rng(0).standard_normal((6, 2)), time=1.0, V=V, step=0.3, rescaled=True)
     p = soft.params
-    assert isinstance(p, SoftmaxParams) and list(p) == ["Q", "K", "V", "beta", "rescaled", "method", "step", "time"]
+    assert isinstance(p, SoftmaxParams) and list(vars(p)) == [
+        "Q",
+        "K",
+        "V",
+        "beta",
+        "rescaled",
+        "method",
+        "step",
+        "time",
+    ]
     assert p.V.shape == (1, 2, 2) and torch.equal(p.V[0], torch.tensor(V)) and p.rescaled and p.method == "rk4"
     assert p.step == pytest.approx(0.25) and p.time == 1.0  # the grid actually used: 4 steps of 1/4
     assert soft.sequence(0).params is p
+
+
+def test_run_parameters_as_a_mapping_still_work_but_are_deprecated():
+    hard = attndyn.hardmax(SQUARE, alpha=0.25, layers=3, tol=1e-9)
+    deprecated = r"as a mapping .* is deprecated .* read the field \(params.alpha\) or vars\(params\)"
+    with pytest.warns(DeprecationWarning, match=deprecated):
+        assert list(hard.params) == ["alpha", "A", "tol", "layers"]  # the former dict's keys, in its order
+    with pytest.warns(DeprecationWarning, match=deprecated):
+        assert hard.params["A"] is hard.params.A and hard.params.get("V") is None and "alpha" in hard.params
+    with pytest.warns(DeprecationWarning, match=deprecated):
+        assert dict(hard.params) == vars(hard.params) and len(hard.params) == 4
+    with pytest.warns(DeprecationWarning, match=deprecated), pytest.raises(KeyError, match="V"):
+        hard.params["V"]
+    with pytest.raises(TypeError, match="does not support item assignment"):
+        hard.params["alpha"] = 1.0  # type: ignore[index]
 
 
 def test_converged_and_settled_agree_across_stats_report_and_json(tmp_path, capsys):
@@ -152,7 +172,8 @@ def test_the_theorem_reads_a_settled_run_with_a_stated_tolerance():
     assert report.settled and report.holds and not report.converged
     strict = attndyn.hardmax_theorem(traj, settled_rtol=change / 2)
     assert not strict.settled and not strict.holds and strict.record()["settled_rtol"] == change / 2
-    former = attndyn.hardmax_theorem(traj, converged_rtol=change / 2)  # the parameter's former name
+    with pytest.warns(DeprecationWarning, match=r"converged_rtol=\.\.\.\) is deprecated .* pass settled_rtol="):
+        former = attndyn.hardmax_theorem(traj, converged_rtol=change / 2)
     assert not former.settled and former.settled_rtol == change / 2
 
 

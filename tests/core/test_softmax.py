@@ -64,7 +64,7 @@ def test_multi_head_is_the_sum_of_heads():
     heads = sum(SoftmaxAttention(Q=Qs[h : h + 1], K=Ks[h : h + 1], V=Vs[h : h + 1])(0.0, x) for h in range(3))
     torch.testing.assert_close(multi, heads)
     traj = attndyn.softmax(x, time=0.3, Q=Qs, K=Ks, V=Vs, method="discrete", step=0.1)
-    assert traj.params["V"].shape[0] == 3
+    assert traj.params.V.shape[0] == 3
 
 
 def test_rescaled_eq4_is_exp_minus_tV_times_eq1():

@@ -117,9 +117,9 @@ def test_idealized_run_names_the_regime_softmax_geometry_finds(bert):
     assert (run.layer, run.head, run.choice) == (1, 2, "given")
     assert run.regime == attndyn.softmax_geometry(run.trajectory).regime
     w = bert.weights()[1]
-    torch.testing.assert_close(run.trajectory.params["V"][0], w.ov(2))
+    torch.testing.assert_close(run.trajectory.params.V[0], w.ov(2))
     torch.testing.assert_close(run.trajectory.ys[0, 0], fwd.hidden[0])  # started from the embeddings
-    assert run.trajectory.params["beta"] == pytest.approx(1 / 2.0)  # d_h = 4
+    assert run.trajectory.params.beta == pytest.approx(1 / 2.0)  # d_h = 4
     rec = json.loads(json.dumps(run.record()))
     assert rec["regime"] == run.regime and "phi_1" not in rec["measured"]
 

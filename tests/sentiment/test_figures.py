@@ -13,7 +13,7 @@ from PIL import Image
 from attndyn import InputError
 from attndyn.analysis import cluster_tolerance
 from attndyn.plotting import sentiment as figs
-from attndyn.sentiment import CLUSTER_FLOOR, CLUSTER_RTOL, figure9_data, plots
+from attndyn.sentiment import CLUSTER_FLOOR, CLUSTER_RTOL, figure9_data
 
 WORDS = ["wonderful", "boring", "acting", "not_good", "plot", "although", "music", "waste", "story", "really"]
 
@@ -90,12 +90,11 @@ def test_figure9_labels_name_the_leader_first_then_the_others_by_count():
     assert figs.figure9_labels(pts, words, leaders) == [(2, "waste, plot×2, acting"), (4, "good")]
 
 
-def test_figure9_of_a_fitted_model_and_the_old_paths(fitted, tmp_path):
+def test_figure9_of_a_fitted_model_in_every_format(fitted, tmp_path):
     data = figure9_data(fitted, "great wonderful film but boring awful plot")
     json.dumps(data)  # JSON-able: the figure reads results only
     _check_readable(figs.draw_figure9(data))
-    assert plots.figure9_data is figure9_data
-    out = plots.figure9(data, tmp_path / "f9.png")
+    out = figs.write(figs.draw_figure9(data), tmp_path / "f9.png")
     with Image.open(out) as im:
         assert im.format == "PNG"
     with Image.open(figs.figure9_gif(data, tmp_path / "f9.gif")) as im:

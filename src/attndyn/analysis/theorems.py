@@ -9,6 +9,7 @@ Every report has ``holds`` and a JSON-able ``record()``.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +41,6 @@ __all__ = [
 # size (RunStats.final_change <= one of these): its final tokens show the limits the theorems speak of.
 SETTLED_RTOL = 1e-4  # hardmax, per layer: the Theorem 1.1 report and `attndyn hardmax`
 SOFTMAX_SETTLED_RTOL = 1e-6  # softmax, per unit time: `attndyn softmax`
-DEFAULT_CONVERGED_RTOL = SETTLED_RTOL  # the name of SETTLED_RTOL before "settled" was told apart from "converged"
 
 
 def sequence_converged(traj: Trajectory, b: int) -> bool:
@@ -139,7 +139,7 @@ def hardmax_theorem(
     the same tokens approaches them geometrically with ratio :math:`1/(1+\alpha)`, so it has at most
     ``change / alpha`` (relative) left to travel; the default tolerance is ten times that, and at
     least ``1e-9`` relative. ``settled`` means the last layer's relative change is at most
-    ``settled_rtol`` (``converged_rtol``, its former name, is still accepted and wins when given);
+    ``settled_rtol`` (deprecated: ``converged_rtol``, which warns and wins when given);
     ``converged`` is the run's own verdict, ``traj.stats.converged`` of the sequence.
 
     >>> import attndyn
@@ -159,6 +159,12 @@ def hardmax_theorem(
         "A_spd": is_spd(A.detach().cpu()),
     }
     change = traj.stats.final_change[b] if traj.stats.final_change else float("inf")
+    if converged_rtol is not None:
+        warnings.warn(
+            "hardmax_theorem(converged_rtol=...) is deprecated and goes in the next release: pass settled_rtol=",
+            DeprecationWarning,
+            stacklevel=2,
+        )
     rtol = settled_rtol if converged_rtol is None else converged_rtol
     scale = max(1.0, float(np.abs(pts).max()))
     alpha = traj.params.alpha

@@ -713,7 +713,7 @@ def data_imdb(
     typer.echo(str(root))
 
 
-# ---- word attributions and their faithfulness (issue 23) ---------------------------------------
+# ---- word attributions and their faithfulness -------------------------------------------------
 def _word_attributions(est: HardmaxSentimentClassifier, text: str, words_figure: Path | None) -> Any:
     """The exact word attributions of ``text`` (:func:`attndyn.sentiment.attribution.attribute`), drawn to
     ``words_figure`` when given (below Figure 9's panels for a d = 2 model)."""

@@ -4,7 +4,8 @@ interval, one line per combination of the other grid parameters, and the paper's
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -13,13 +14,40 @@ from ._style import color, new_figure
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ..sweep.spec import SweepSpec
-    from ..sweep.summary import SweepSummary
-
 __all__ = ["sweep_figure"]
 
 
-def sweep_figure(summary: SweepSummary, output: str | None = None, *, title: str | None = None) -> Figure:
+# What the figure reads of a sweep, as structural types: plotting sits below sweep and takes its data in.
+class _Experiment(Protocol):
+    @property
+    def outputs(self) -> Mapping[str, str]: ...
+    @property
+    def primary(self) -> str: ...
+    @property
+    def reference(self) -> dict | None: ...
+
+
+class _Spec(Protocol):
+    @property
+    def exp(self) -> _Experiment: ...
+    @property
+    def experiment(self) -> str: ...
+    @property
+    def grid(self) -> Mapping[str, Sequence[Any]]: ...
+    @property
+    def fixed(self) -> dict[str, Any] | None: ...
+    @property
+    def title(self) -> str: ...
+
+
+class _Summary(Protocol):
+    @property
+    def spec(self) -> _Spec: ...
+    @property
+    def table(self) -> Any: ...  # a pandas DataFrame, one row per grid point
+
+
+def sweep_figure(summary: _Summary, output: str | None = None, *, title: str | None = None) -> Figure:
     """Plot ``output`` (default: the experiment's primary output) of a
     :class:`attndyn.sweep.SweepSummary` against the first grid parameter."""
     spec, table = summary.spec, summary.table
@@ -75,7 +103,7 @@ def sweep_figure(summary: SweepSummary, output: str | None = None, *, title: str
     return fig
 
 
-def _applies(ref: dict[str, Any], spec: SweepSpec) -> bool:
+def _applies(ref: dict[str, Any], spec: _Spec) -> bool:
     """The reference's conditions hold for some grid point (a grid value or the fixed value)."""
     return all(
         v in spec.grid[k] if k in spec.grid else (spec.fixed or {}).get(k) == v for k, v in ref.get("where", {}).items()

@@ -19,7 +19,7 @@ import numpy as np
 from .._validation import InputError
 from ..analysis import follow_matrix
 from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
-from ._coordinates import eigen_coordinates
+from ._coordinates import coordinates, eigen_coordinates
 from ._labels import place_labels
 from ._leadership import distinct_rows, drawn_follow
 from ._style import (
@@ -281,8 +281,6 @@ def plot_trajectory(
     states, b, names = drawn_states(traj, sequence, eigenbasis)
     d = states.shape[-1]
     if d == 1:
-        from ._coordinates import coordinates
-
         return coordinates(traj, sequence=sequence, title=title)
     index = index % len(states)
     fig = new_figure(width, width * (0.95 if d >= 3 else 0.9))

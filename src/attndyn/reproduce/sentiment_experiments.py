@@ -1,7 +1,7 @@
 """Hardmax paper Figs. 8-10 from a trained sentiment run folder (``--sentiment-run DIR``), and the
-faithfulness table of its word explanations (issue 23).
+faithfulness table of its word explanations (docs/sentiment.md).
 
-Nothing is trained here: the figures are drawn by :mod:`attndyn.sentiment.plots` from what the
+Nothing is trained here: the figures are drawn by :mod:`attndyn.plotting.sentiment` from what the
 run folder holds (``metrics.json``, ``evaluation.json`` from ``attndyn sentiment evaluate``, and
 the fitted model for Fig. 9). Missing pieces are skipped with a message.
 """
@@ -67,7 +67,7 @@ def _figure8(ctx: Context, plots: ModuleType, evaluation: dict | None, metrics: 
         return None
     return _save_with(
         ctx,
-        lambda p: plots.figure8(fig8, p),
+        lambda p: plots.write(plots.draw_figure8(fig8), p),
         "sentiment_fig8",
         "Fig. 8: loss per epoch, softmax training model vs hardmax inference (same weights).",
     )
@@ -117,7 +117,7 @@ def _figure10(ctx: Context, res: ExperimentResult, plots: ModuleType, rows: list
     res.figures.append(
         _save_with(
             ctx,
-            lambda p: plots.figure10(rows, p),
+            lambda p: plots.write(plots.draw_figure10(rows), p),
             "sentiment_fig10",
             "Fig. 10: most frequent leaders with |H(z)| >= 2 in confident, correct reviews.",
         )
@@ -135,14 +135,14 @@ def _figure10(ctx: Context, res: ExperimentResult, plots: ModuleType, rows: list
 def _figure9(ctx: Context, res: ExperimentResult, plots: ModuleType, run: Path) -> None:
     """Fig. 9 for each of :data:`EXAMPLE_REVIEWS` from the fitted d = 2 model of ``run``, each added to ``res`` once
     drawn (an error stops at the review it happened in)."""
-    from ..sentiment import HardmaxSentimentClassifier
+    from ..sentiment import HardmaxSentimentClassifier, figure9_data
 
     est = HardmaxSentimentClassifier.load(run)
     for side, text in EXAMPLE_REVIEWS.items():
-        data = plots.figure9_data(est, text)
+        data = figure9_data(est, text)
 
         def draw(p: Path, data: dict = data) -> Path:
-            return plots.figure9(data, p)
+            return plots.write(plots.draw_figure9(data), p)
 
         res.figures.append(
             _save_with(
@@ -182,7 +182,7 @@ def _faithfulness_result(ctx: Context, run: Path) -> tuple[dict | None, str]:
 
 
 def _faithfulness(ctx: Context, res: ExperimentResult, run: Path) -> None:
-    """The faithfulness table of the run's word explanations (docs/sentiment.md, issue 23) as checks, and the
+    """The faithfulness table of the run's word explanations (docs/sentiment.md) as checks, and the
     deletion curves."""
     from ..plotting.attribution import draw_deletion_curves
 
@@ -234,9 +234,9 @@ def sentiment_figs(ctx: Context, res: ExperimentResult) -> None:
         res.skipped = "no trained run given: pass --sentiment-run DIR (a folder written by `attndyn sentiment train`)"
         return
     try:
-        from ..sentiment import plots
+        from ..plotting import sentiment as plots
     except ImportError as exc:  # the sentiment package is optional for reproduce
-        res.skipped = f"attndyn.sentiment.plots is not available ({exc})"
+        res.skipped = f"attndyn.plotting.sentiment is not available ({exc})"
         return
     notes = []
     evaluation = _load_json(run / "evaluation.json")

@@ -45,13 +45,12 @@ from .._validation import InputError
 from ..options import SaveAt
 from ._config import check_integer, check_number
 from .attribution import influence
-from .model import distinct_words
+from .model import SentimentTransformer, distinct_words
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..trajectory import HardmaxTrajectory
-    from .model import SentimentTransformer
 
 __all__ = [
     "METHODS",
@@ -225,8 +224,6 @@ def captum_scores(method: str, model: SentimentTransformer, ids: Tensor, s: Meth
 def reinitialized(model: SentimentTransformer, seed: int) -> SentimentTransformer:
     """The same architecture with freshly initialised weights (the model-randomization sanity check,
     Adebayo et al. 2018): word vectors, decoder and alpha drawn as at the start of training."""
-    from .model import SentimentTransformer
-
     gen = torch.Generator().manual_seed(int(seed))
     fresh = SentimentTransformer(model.config, generator=gen)
     return fresh.eval()

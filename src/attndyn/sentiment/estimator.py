@@ -192,8 +192,6 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self._configs(settings, vocab_size=1)  # each dataclass checks its own settings
         return settings
 
-    _check_params = check_params  # the name used before check_params was public
-
     def _configs(self, settings: dict[str, Any], vocab_size: int) -> tuple[SentimentConfig, TextConfig, TrainConfig]:
         groups = split_settings(settings)
         return (
@@ -234,13 +232,6 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         else:
             lab = torch.as_tensor((np.asarray(y) == self.classes_[1]).astype(np.float32))
         return EncodedSplit(ids, mask, lab)
-
-    def _encode(self, texts: list[str], labels: Any = None) -> EncodedSplit:
-        return self.encode(texts, labels)
-
-    def _encode_tokens(self, tokens: list[list[str]], labels: Any = None) -> EncodedSplit:
-        """Encode already tokenized texts; ``labels`` in the classes of ``classes_`` (or None)."""
-        return self.encode(None, labels, tokens=tokens)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):

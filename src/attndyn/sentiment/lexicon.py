@@ -4,8 +4,8 @@ The log-odds filter of :meth:`~attndyn.sentiment.text.Vocabulary.build` drops a 
 :math:`|\\log\\frac{(p_w+1)/(P+2)}{(n_w+1)/(N+2)}|` is small, i.e. when the word appears in about
 as many positive as negative reviews. That is right for "film" or "plot", and wrong for "good":
 in IMDb "good" is almost as frequent in negative reviews ("not good", "good actors wasted",
-"the only good thing"), so the filter dropped the most common sentiment word and "The film was
-good." was read as an empty review. The words below, and their negation-marked forms
+"the only good thing"), so the filter alone would drop the most common sentiment word and read
+"The film was good." as an empty review. The words below, and their negation-marked forms
 (``not_good``), are exempt from the log-odds filter (they still need ``min_freq``
 occurrences); the model learns their place in R^d from the data, as for every other word.
 

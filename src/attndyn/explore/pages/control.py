@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..control_view import ControlState, control_summary, run_control
+from ..control_view import ControlState, control_figure, control_inputs, control_summary, run_control
 from ..parse import parse_indices
 from .common import Guard, downloads, escape, lib, on_document
 
@@ -81,15 +81,11 @@ class ControlPage:
         self.playground.load_A(self.result.A)
 
     def figure(self) -> Any:
-        from ..control_view import control_figure
-
         if self.result is None:
             raise ValueError("nothing to export yet: choose A first")
         return control_figure(self.result)
 
     def inputs(self) -> dict[str, Any]:
-        from ..control_view import control_inputs
-
         return control_inputs(self.state(), self.result)
 
     def panel(self) -> Any:

@@ -7,7 +7,17 @@ from typing import Any
 
 import numpy as np
 
-from ..hardmax_view import A_PRESETS, TOKEN_PRESETS, HardmaxResult, HardmaxState, run_hardmax, token_preset
+from ..hardmax_view import (
+    A_PRESETS,
+    TOKEN_PRESETS,
+    A_preset,
+    HardmaxResult,
+    HardmaxState,
+    hardmax_figure,
+    hardmax_inputs,
+    run_hardmax,
+    token_preset,
+)
 from ..parse import matrix_text, parse_matrix
 from .common import PALETTE, Guard, downloads, escape, lib, on_document
 
@@ -113,8 +123,6 @@ class Playground:
         self.guard(update)
 
     def _new_A(self) -> None:
-        from ..hardmax_view import A_preset
-
         def update() -> None:
             name = self.A_preset.value
             if name == "control result":
@@ -207,15 +215,11 @@ class Playground:
         )
 
     def figure(self) -> Any:
-        from ..hardmax_view import hardmax_figure
-
         if self.result is None:
             raise ValueError("nothing to export yet")
         return hardmax_figure(self.result)
 
     def inputs(self) -> dict[str, Any]:
-        from ..hardmax_view import hardmax_inputs
-
         if self.result is None:
             raise ValueError("nothing to export yet")
         return hardmax_inputs(self.result.state)

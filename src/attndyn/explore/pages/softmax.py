@@ -7,7 +7,16 @@ from typing import Any
 import numpy as np
 
 from ..parse import matrix_text, parse_matrix
-from ..softmax_view import V_PRESETS, SoftmaxResult, SoftmaxState, V_preset, run_softmax, softmax_tokens
+from ..softmax_view import (
+    V_PRESETS,
+    SoftmaxResult,
+    SoftmaxState,
+    V_preset,
+    run_softmax,
+    softmax_figure,
+    softmax_inputs,
+    softmax_tokens,
+)
 from .common import PALETTE, Guard, downloads, escape, lib, on_document
 
 __all__ = ["SoftmaxPage"]
@@ -109,15 +118,11 @@ class SoftmaxPage:
         )
 
     def figure(self) -> Any:
-        from ..softmax_view import softmax_figure
-
         if self.result is None:
             raise ValueError("nothing to export yet")
         return softmax_figure(self.result)
 
     def inputs(self) -> dict[str, Any]:
-        from ..softmax_view import softmax_inputs
-
         if self.result is None:
             raise ValueError("nothing to export yet")
         return softmax_inputs(self.result.state)
