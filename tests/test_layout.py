@@ -57,8 +57,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     # imported at the top already (reproduce is being rewritten onto the experiment layer)
     ("attndyn.reproduce.hardmax_experiments", "attndyn.plotting"): "repeated inside _fig2_slider: delete it",
     ("attndyn.reproduce.registry", "attndyn.plotting.animation"): "repeated inside Context.slider: delete it",
-    # the run folder change takes DEFAULT_DATA out of the command line
-    ("attndyn.sweep.experiments", "attndyn.cli.sentiment"): "DEFAULT_DATA: moves into the library",
     # the control change moves simulate where both stages import it
     ("attndyn.control.assign", "attndyn.control.choose"): "simulate imported back inside a function",
 }

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .._validation import InputError
-from ..sentiment.data import DEFAULT_DATA
+from ..sentiment.data import DEFAULT_DATA, IMDB_SHA256, download_imdb, read_reviews
 from ._interrupt import on_interrupt
 
 if TYPE_CHECKING:
@@ -231,7 +231,6 @@ def _read_split(data: Path, split: str, seed: int) -> tuple[Reviews, np.ndarray,
     """The reviews of ``data``, the train and test indices of ``split`` (seeded) and the data's identity
     (path, sha256, size), all before the run folder is touched; an unknown --split is an InputError."""
     from ..sentiment.corpus import SPLITS, split_indices
-    from ..sentiment.data import read_reviews
     from ..sentiment.runfolder import data_identity
 
     if split not in SPLITS:
@@ -493,8 +492,6 @@ def _external_test(est: HardmaxSentimentClassifier, path: Path | str) -> tuple[E
     """Every row of another data set, encoded, and how the report names it."""
     import numpy as np
 
-    from ..sentiment.data import read_reviews
-
     reviews = read_reviews(path)
     test = est.encode(reviews.texts, np.asarray(est.classes_)[reviews.labels])
     return test, f"all {len(reviews)} rows of {Path(path).name} (not the training data)"
@@ -706,7 +703,6 @@ def data_imdb(
     ),
 ) -> None:
     """Fetch the official IMDb archive (needs a network), verify its length and sha256, and extract it."""
-    from ..sentiment.data import IMDB_SHA256, download_imdb
 
     expected = IMDB_SHA256 if sha256 is None else None if sha256.strip().lower() == "none" else sha256.strip().lower()
     root = download_imdb(download, url=url, sha256=expected, progress=sys.stderr.isatty())
@@ -828,7 +824,7 @@ def faithfulness_command(
         None,
         "--methods",
         help="Methods, comma-separated or repeated: exact, ig, ig-mean, gradxinput, kernelshap, followers, rollout, "
-        "random (default: all; ig, ig-mean, gradxinput and kernelshap need captum: pip install 'attndyn[explain]').",
+        "random (default: all; ig, ig-mean, gradxinput and kernelshap need captum: pip install 'attndyn\\[explain]').",
     ),
     seed: int = typer.Option(
         0, help="Seeds the sample, random, KernelShap, the tie-breaks, the bootstrap and the re-initialized model."
