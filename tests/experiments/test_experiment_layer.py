@@ -21,6 +21,7 @@ from attndyn.experiments import (
     random_orthogonal,
     random_spd,
     table1_instance,
+    theorem_1_1_instance,
     token_cloud,
     wilson_interval,
 )
@@ -98,8 +99,9 @@ def test_theorem_1_1_cell_is_the_shared_instance_check():
     params = {"n": 7, "d": 2, "alpha": 0.8, "A": "spd", "cond_max": 10.0, "layers": 2000, "rtol": 1e-13}
     row = EXPERIMENTS["theorem_1_1"](5, params)
     rng = np.random.default_rng(5)
-    z = token_cloud(rng, 7, 2)
-    again, rep = theorem_1_1_run(z, random_spd(rng, 2), alpha=0.8, layers=2000, rtol=1e-13)
+    z, A = theorem_1_1_instance(rng, 7, 2)
+    assert np.array_equal(z, token_cloud(np.random.default_rng(5), 7, 2))  # tokens first, then A
+    again, rep = theorem_1_1_run(z, A, alpha=0.8, layers=2000, rtol=1e-13)
     assert row == again and rep.holds and row["leaders"] == len(rep.leaders)
 
 

@@ -13,6 +13,7 @@ from .samplers import (
     random_orthogonal,
     random_spd,
     table1_instance,
+    theorem_1_1_instance,
     token_cloud,
 )
 from .statistics import wilson_interval
@@ -32,6 +33,7 @@ __all__ = [
     "random_orthogonal",
     "random_spd",
     "table1_instance",
+    "theorem_1_1_instance",
     "token_cloud",
     "wilson_interval",
 ]

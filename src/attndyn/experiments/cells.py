@@ -24,7 +24,7 @@ from ..analysis.theorems import HardmaxTheoremReport
 from ..options import SaveAt, StopOnConvergence
 from ..trajectory import SoftmaxTrajectory
 from .registry import CellFailed, Param, experiment
-from .samplers import ENSEMBLES, TABLE1_REGIMES, random_matrix, random_spd, table1_instance, token_cloud
+from .samplers import ENSEMBLES, TABLE1_REGIMES, random_matrix, table1_instance, theorem_1_1_instance
 
 __all__ = ["theorem_1_1_run", "table1_solve", "good_triple", "theorem_1_1", "table_1"]
 
@@ -130,8 +130,7 @@ def theorem_1_1(seed: int, *, n: int, d: int, alpha: float, A: str, cond_max: fl
     """n tokens uniform in [-1, 1]^d and A = Q diag(U[1, cond_max]) Q^T (the instances of ``attndyn
     reproduce``'s hardmax-theorem-1.1), checked by :func:`theorem_1_1_run`."""
     rng = np.random.default_rng(seed)
-    z = token_cloud(rng, n, d)
-    Am = random_spd(rng, d, cond_max=cond_max) if A == "spd" else None
+    z, Am = theorem_1_1_instance(rng, n, d, spd=A == "spd", cond_max=cond_max)
     return theorem_1_1_run(z, Am, alpha=alpha, layers=layers, rtol=rtol)[0]
 
 

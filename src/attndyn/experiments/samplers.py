@@ -26,6 +26,7 @@ __all__ = [
     "random_matrix",
     "table1_instance",
     "token_cloud",
+    "theorem_1_1_instance",
     "ginibre_leading_count",
 ]
 
@@ -96,8 +97,18 @@ def token_cloud(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
     return rng.uniform(-1.0, 1.0, (n, d))
 
 
+def theorem_1_1_instance(
+    rng: np.random.Generator, n: int, d: int, *, spd: bool = True, cond_max: float = 10.0
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The instances of Theorem 1.1 that reproduce and sweep measure: n tokens uniform in [-1, 1]^d
+    (:func:`token_cloud`) and, with ``spd``, a random SPD matrix A (:func:`random_spd`) for eq. (1.1) of the
+    hardmax paper, else None (A = I)."""
+    z = token_cloud(rng, n, d)
+    return z, random_spd(rng, d, cond_max=cond_max) if spd else None
+
+
 def ginibre_leading_count(rng: np.random.Generator, d: int, N: int) -> int:
     """How many of N real Ginibre matrices (d x d, i.i.d. N(0, 1) entries) have a real, positive, simple
     eigenvalue of largest modulus (the spectral half of the softmax paper's Definition 1,
     :func:`attndyn.analysis.leading_direction`)."""
-    return sum(leading_direction(rng.standard_normal((d, d))) is not None for _ in range(N))
+    return sum(leading_direction(random_matrix(rng, d, "ginibre")) is not None for _ in range(N))

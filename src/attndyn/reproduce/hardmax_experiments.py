@@ -7,7 +7,7 @@ import numpy as np
 from .. import analysis
 from .._hardmax import hardmax
 from ..experiments.cells import theorem_1_1_run
-from ..experiments.samplers import random_spd, token_cloud
+from ..experiments.samplers import theorem_1_1_instance
 from ..options import SaveAt
 from ..plotting import hardmax_grid, plot_trajectory, step_geometry
 from ..plotting._style import new_figure, square_limits
@@ -248,8 +248,7 @@ def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
     example = None
     for s in range(N):
         n, d = int(rng.choice(n_choices)), int(rng.choice(d_choices))
-        z = token_cloud(rng, n, d)
-        A = random_spd(rng, d)
+        z, A = theorem_1_1_instance(rng, n, d)
         alpha = float(rng.uniform(0.2, 2.0))
         row, rep = theorem_1_1_run(z, A, alpha=alpha, layers=ctx.pick(300, 2000), rtol=1e-13)
         holds += rep.holds
