@@ -130,3 +130,22 @@ def test_the_experiment_layer_imports_only_the_core_and_analysis():
             elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attndyn."):
                 bad.append(f"{path.name}: {node.module}")
     assert bad == []
+
+
+def test_reproduce_monte_carlo_claims_name_registered_cells():
+    from attndyn.reproduce import EXPERIMENTS as CLAIMS
+
+    cells = {name: exp.cell for name, exp in CLAIMS.items() if exp.cell is not None}
+    assert cells == {
+        "hardmax-theorem-1.1": "theorem_1_1",
+        "softmax-table1": "table_1",
+        "softmax-ginibre": "good_triple",
+    }
+    assert set(cells.values()) <= set(EXPERIMENTS)
+
+
+def test_ginibre_count_is_the_good_triple_cell_with_identity_qk():
+    # reproduce's softmax-ginibre counts what the good_triple cell decides, matrix by matrix
+    for seed in range(30):
+        row = EXPERIMENTS["good_triple"](seed, {"d": 4, "ensemble": "ginibre", "qk": "identity"})
+        assert row["good"] == bool(ginibre_leading_count(np.random.default_rng(seed), 4, 1))

@@ -178,13 +178,16 @@ class Experiment:
     source: str
     run: Callable[[Context], ExperimentResult]
     needs: str | None = None  # e.g. "sentiment_run"
+    # the cell of attndyn.experiments.EXPERIMENTS whose instances and per-instance check this Monte Carlo claim
+    # uses (``attndyn sweep`` runs that cell over grids), or None
+    cell: str | None = None
 
 
 EXPERIMENTS: dict[str, Experiment] = {}
 
 
 def experiment(
-    name: str, *, title: str, source: str, needs: str | None = None
+    name: str, *, title: str, source: str, needs: str | None = None, cell: str | None = None
 ) -> Callable[[Callable[[Context, ExperimentResult], None]], Callable[[Context], ExperimentResult]]:
     """Register ``run(ctx, result)``; the wrapper creates the result and times the run."""
 
@@ -196,7 +199,7 @@ def experiment(
             res.runtime_s = time.perf_counter() - t0
             return res
 
-        EXPERIMENTS[name] = Experiment(name=name, title=title, source=source, run=run, needs=needs)
+        EXPERIMENTS[name] = Experiment(name=name, title=title, source=source, run=run, needs=needs, cell=cell)
         return run
 
     return wrap
