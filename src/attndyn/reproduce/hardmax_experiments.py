@@ -235,7 +235,6 @@ def emerging_leader(ctx: Context, res: ExperimentResult) -> None:
     "hardmax-theorem-1.1",
     title="Hardmax Theorem 1.1: measured over random tokens and random SPD A",
     source=SOURCE + ", Theorem 1.1",
-    cell="theorem_1_1",
 )
 def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
     """For N seeded random configurations (n tokens uniform in [-1, 1]^d) and random SPD matrices A, run the

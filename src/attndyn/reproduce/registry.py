@@ -178,16 +178,18 @@ class Experiment:
     source: str
     run: Callable[[Context], ExperimentResult]
     needs: str | None = None  # e.g. "sentiment_run"
-    # the cell of attndyn.experiments.EXPERIMENTS whose instances and per-instance check this Monte Carlo claim
-    # uses (``attndyn sweep`` runs that cell over grids), or None
-    cell: str | None = None
+    cell: str | None = None  # the registered cell this Monte Carlo claim samples (see CELLS)
 
 
 EXPERIMENTS: dict[str, Experiment] = {}
 
+# The Monte Carlo claims and the cell of attndyn.experiments.EXPERIMENTS whose instances and per-instance check
+# each uses (``attndyn sweep`` runs that cell over grids).
+CELLS = {"hardmax-theorem-1.1": "theorem_1_1", "softmax-table1": "table_1", "softmax-ginibre": "good_triple"}
+
 
 def experiment(
-    name: str, *, title: str, source: str, needs: str | None = None, cell: str | None = None
+    name: str, *, title: str, source: str, needs: str | None = None
 ) -> Callable[[Callable[[Context, ExperimentResult], None]], Callable[[Context], ExperimentResult]]:
     """Register ``run(ctx, result)``; the wrapper creates the result and times the run."""
 
@@ -199,7 +201,9 @@ def experiment(
             res.runtime_s = time.perf_counter() - t0
             return res
 
-        EXPERIMENTS[name] = Experiment(name=name, title=title, source=source, run=run, needs=needs, cell=cell)
+        EXPERIMENTS[name] = Experiment(
+            name=name, title=title, source=source, run=run, needs=needs, cell=CELLS.get(name)
+        )
         return run
 
     return wrap

@@ -51,10 +51,7 @@ _SAMPLING = {  # how each row's random (Q, K, V) are drawn (see table1_instance)
 
 
 @experiment(
-    "softmax-table1",
-    title="Softmax Table 1: each regime measured over random instances",
-    source=SOURCE + ", Table 1",
-    cell="table_1",
+    "softmax-table1", title="Softmax Table 1: each regime measured over random instances", source=SOURCE + ", Table 1"
 )
 def table1(ctx: Context, res: ExperimentResult) -> None:
     """For each row of Table 1, N seeded random matrices (Q, K, V) satisfying its hypotheses, each run on M
@@ -232,7 +229,6 @@ def fractions_figure(counts: dict[str, tuple[int, int]]) -> Figure:
     "softmax-ginibre",
     title="Softmax Sec. 4: about 14% of real Ginibre matrices (d = 128) give good triples",
     source=SOURCE + ", Section 4 after Definition 1",
-    cell="good_triple",
 )
 def ginibre(ctx: Context, res: ExperimentResult) -> None:
     """Sample V from the real Ginibre ensemble (i.i.d. standard normal entries) in d = 128 and count how
