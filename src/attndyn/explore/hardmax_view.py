@@ -72,7 +72,8 @@ def token_preset(name: str, *, n: int = 50, seed: int = 0) -> np.ndarray:
 def A_preset(name: str, *, d: int = 2, seed: int = 0, angle: float = 30.0) -> np.ndarray:
     """A named matrix: I, diag(2, 1/2, ...), a rotation by ``angle`` degrees (d = 2), a seeded random SPD
     matrix (the reproduce experiments' sampler), or the A of the hardmax paper's Fig. 1."""
-    from ..reproduce.hardmax_experiments import FIG1_A, random_spd
+    from ..experiments.samplers import random_spd
+    from ..reproduce.hardmax_experiments import FIG1_A
 
     if name == "I":
         return np.eye(d)

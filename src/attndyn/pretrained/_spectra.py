@@ -17,7 +17,7 @@ For each layer :math:`\ell` and head :math:`h` this module reads:
 Verdicts come from :func:`attndyn.is_good_triple`, :func:`attndyn.is_paranormal` and
 :func:`attndyn.analysis.leading_direction` (the spectral half of Definition 1). Beside them: the same
 fraction for random matrices of the same shapes, real Ginibre at d for the layers (the softmax
-paper's "about 14%" statistic, :func:`attndyn.reproduce.statistics.ginibre_leading_count`) and
+paper's "about 14%" statistic, :func:`attndyn.experiments.samplers.ginibre_leading_count`) and
 products of Gaussian factors of the heads' shapes for the heads.
 """
 
@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..analysis import is_good_triple, is_paranormal, leading_direction
+from ..experiments.samplers import ginibre_leading_count
+from ..experiments.statistics import wilson_interval
 from ..threads import limit_threads
 from .adapter import LayerWeights
 
@@ -114,8 +116,6 @@ class Spectra:
 
 
 def _baseline(d: int, H: int, samples: int, head_samples: int, seed: int) -> dict[str, Any]:
-    from ..reproduce.statistics import ginibre_leading_count, wilson_interval
-
     rng = np.random.default_rng(seed)
     out: dict[str, Any] = {}
     if samples > 0:
@@ -124,7 +124,7 @@ def _baseline(d: int, H: int, samples: int, head_samples: int, seed: int) -> dic
             "ensemble": f"real Ginibre, d = {d}",
             "samples": samples,
             "fraction": k / samples,
-            "interval_99": list(wilson_interval(k, samples)),
+            "interval_99": list(wilson_interval(k, samples, confidence_level=0.99)),
         }
     if head_samples > 0:
         d_h = d // H
@@ -137,7 +137,7 @@ def _baseline(d: int, H: int, samples: int, head_samples: int, seed: int) -> dic
             f"random W_O W_V of rank {d_h})",
             "samples": head_samples,
             "fraction": k / head_samples,
-            "interval_99": list(wilson_interval(k, head_samples)),
+            "interval_99": list(wilson_interval(k, head_samples, confidence_level=0.99)),
         }
     return out
 

@@ -6,7 +6,9 @@ import numpy as np
 
 from .. import analysis
 from .._hardmax import hardmax
-from ..options import SaveAt, StopOnConvergence
+from ..experiments.cells import theorem_1_1_run
+from ..experiments.samplers import theorem_1_1_instance
+from ..options import SaveAt
 from ..plotting import hardmax_grid, plot_trajectory, step_geometry
 from ..plotting._style import new_figure, square_limits
 from ..plotting.geometry import draw_step_geometry
@@ -229,12 +231,6 @@ def emerging_leader(ctx: Context, res: ExperimentResult) -> None:
     res.params = {"tokens": z0.tolist(), "alpha": 0.5, "A": "I", "layers": int(traj.stats.steps)}
 
 
-def random_spd(rng: np.random.Generator, d: int, *, cond_max: float = 10.0) -> np.ndarray:
-    """A random symmetric positive definite matrix: random rotation, eigenvalues in [1, cond_max]."""
-    q, _ = np.linalg.qr(rng.standard_normal((d, d)))
-    return (q * rng.uniform(1.0, cond_max, d)) @ q.T
-
-
 @experiment(
     "hardmax-theorem-1.1",
     title="Hardmax Theorem 1.1: measured over random tokens and random SPD A",
@@ -252,20 +248,16 @@ def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
     example = None
     for s in range(N):
         n, d = int(rng.choice(n_choices)), int(rng.choice(d_choices))
-        z = rng.uniform(-1, 1, (n, d))
-        A = random_spd(rng, d)
+        z, A = theorem_1_1_instance(rng, n, d)
         alpha = float(rng.uniform(0.2, 2.0))
-        traj = hardmax(
-            z, alpha=alpha, A=A, layers=ctx.pick(300, 2000), save=SaveAt(every=None), stop=StopOnConvergence(rtol=1e-13)
-        )
-        rep = analysis.hardmax_theorem(traj)
+        row, rep = theorem_1_1_run(z, A, alpha=alpha, layers=ctx.pick(300, 2000), rtol=1e-13)
         holds += rep.holds
         if not rep.holds:
             fails.append({"instance": s, "n": n, "d": d, "alpha": alpha, "report": rep.record()})
-        nlead.append(len(rep.leaders))
-        nverts.append(0 if rep.polytope is None else len(rep.polytope.vertices))
-        late += sum(k > 0 for k in rep.leaders.since)
-        layers_used.append(int(traj.stats.steps))
+        nlead.append(row["leaders"])
+        nverts.append(row["vertices"])
+        late += row["late_leaders"]
+        layers_used.append(row["layers_used"])
         if example is None and d == 2:
             example = hardmax(z, alpha=alpha, A=A, layers=40, save=SaveAt(follow=True))
     res.checks.extend(_theorem_checks(holds, N, nlead, nverts, late, layers_used))

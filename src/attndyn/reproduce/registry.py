@@ -178,9 +178,14 @@ class Experiment:
     source: str
     run: Callable[[Context], ExperimentResult]
     needs: str | None = None  # e.g. "sentiment_run"
+    cell: str | None = None  # the registered cell this Monte Carlo claim samples (see CELLS)
 
 
 EXPERIMENTS: dict[str, Experiment] = {}
+
+# The Monte Carlo claims and the cell of attndyn.experiments.EXPERIMENTS whose instances and per-instance check
+# each uses (``attndyn sweep`` runs that cell over grids).
+CELLS = {"hardmax-theorem-1.1": "theorem_1_1", "softmax-table1": "table_1", "softmax-ginibre": "good_triple"}
 
 
 def experiment(
@@ -196,7 +201,9 @@ def experiment(
             res.runtime_s = time.perf_counter() - t0
             return res
 
-        EXPERIMENTS[name] = Experiment(name=name, title=title, source=source, run=run, needs=needs)
+        EXPERIMENTS[name] = Experiment(
+            name=name, title=title, source=source, run=run, needs=needs, cell=CELLS.get(name)
+        )
         return run
 
     return wrap

@@ -3,19 +3,17 @@ computable numerical claims (the Ginibre proportion of good triples)."""
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import analysis
-from .._softmax import softmax
-from ..analysis import Polytope, is_good_triple
-from ..analysis.spectral import leading_direction
-from ..options import SaveAt
+from ..analysis import Polytope
+from ..experiments.cells import table1_solve
+from ..experiments.samplers import ginibre_leading_count, table1_instance
+from ..experiments.statistics import wilson_interval
 from ..plotting._style import color, new_figure
 from ..trajectory import SoftmaxTrajectory
-from .hardmax_experiments import random_spd
 from .registry import Check, Context, ExperimentResult, experiment, fmt
 from .softmax_experiments import SOURCE, VERTEX_REDUCTION_MAX  # Table 1 compares the mean vertex counts
 
@@ -31,34 +29,6 @@ def hyperplane_report(traj: SoftmaxTrajectory, b: int, rtol: float = 1e-3) -> an
     return analysis.softmax_geometry(traj, b, regime="hyperplanes", rtol=rtol)
 
 
-def _orthogonal(rng: np.random.Generator, d: int) -> np.ndarray:
-    q, r = np.linalg.qr(rng.standard_normal((d, d)))
-    return q * np.sign(np.diag(r))
-
-
-def _instance(regime: str, rng: np.random.Generator, d: int) -> dict:
-    """Random (Q, K, V) satisfying the hypotheses of the Table 1 row ``regime``."""
-    if regime == "polytope":  # V = I, Q^T K > 0
-        return {"Q": random_spd(rng, d, cond_max=3.0), "K": np.eye(d), "V": np.eye(d)}
-    if regime == "hyperplanes":  # lambda_1(V) > 0 simple, <Q phi_1, K phi_1> > 0
-        while True:
-            V = rng.standard_normal((d, d)) / math.sqrt(d)
-            Q, K = rng.standard_normal((d, d)), rng.standard_normal((d, d))
-            if is_good_triple(Q, K, V):
-                # lambda_1 = 1: a positive multiple of V only rescales time, and the same horizon T then
-                # means the same amount of contraction along phi_1 for every instance
-                return {"Q": Q, "K": K, "V": V / np.abs(np.linalg.eigvals(V)).max()}
-    if regime == "paranormal":  # V = lambda Id on F (dim m >= 2), spectral radius < lambda on G; Q^T K > 0
-        m = int(rng.integers(2, d)) if d > 2 else 2
-        O = _orthogonal(rng, d)
-        ev = np.concatenate([np.ones(m), rng.uniform(-0.9, 0.9, d - m)])
-        return {"Q": random_spd(rng, d, cond_max=3.0), "K": np.eye(d), "V": (O * ev) @ O.T}
-    if regime == "collapse":  # V = -I, Q^T K = I
-        O = _orthogonal(rng, d)
-        return {"Q": O, "K": O, "V": -np.eye(d)}
-    raise ValueError(regime)
-
-
 REGIMES = {
     "polytope": ("V = I", "Q^T K > 0", "vertices of a convex polytope", "Theorem 3.1"),
     "hyperplanes": (
@@ -72,7 +42,7 @@ REGIMES = {
 }
 
 
-_SAMPLING = {  # how each row's random (Q, K, V) are drawn (see _instance)
+_SAMPLING = {  # how each row's random (Q, K, V) are drawn (see table1_instance)
     "polytope": "Q random SPD (cond <= 3), K = I",
     "hyperplanes": "Q, K, V Gaussian, rejected until a good triple, V scaled to lambda_1 = 1",
     "paranormal": "V = O diag(1 (m times), U[-0.9, 0.9]) O^T, m in [2, d)",
@@ -97,7 +67,7 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
     for regime in REGIMES:
         ok = total = 0
         for _ in range(N):
-            mats = _instance(regime, rng, d)
+            mats = table1_instance(regime, rng, d)
             x = rng.standard_normal((M, n, d))
             traj = _run_instance(ctx, regime, x, mats, T=T, step=step)
             for b in range(M):
@@ -147,17 +117,11 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
 
 
 def _run_instance(ctx: Context, regime: str, x: np.ndarray, mats: dict, *, T: float, step: float) -> SoftmaxTrajectory:
-    """One Table 1 instance on the sequences ``x`` (M, n, d): the rescaled dynamics (4) to time ``T``, last
-    layer only, except V = -I (``collapse``): the original dynamics (1), step 0.1, every 5th step kept."""
-    collapse = regime == "collapse"
-    return softmax(
-        x,
-        time=ctx.pick(20.0, 50.0) if collapse else T,
-        step=step if not collapse else 0.1,
-        rescaled=not collapse,
-        save=SaveAt(every=5 if collapse else None),
-        **mats,
-    )
+    """One Table 1 instance on the sequences ``x`` (M, n, d) by :func:`attndyn.experiments.cells.table1_solve`:
+    to time ``T`` with ``step``, except V = -I (``collapse``): to the collapse time with step 0.1."""
+    if regime == "collapse":
+        return table1_solve(x, mats, regime, time=ctx.pick(20.0, 50.0), step=0.1)
+    return table1_solve(x, mats, regime, time=T, step=step)
 
 
 def _record_sequence(
@@ -225,10 +189,9 @@ FIGURE_CONFIDENCE = 0.99  # the Wilson intervals drawn on the Table 1 bars (as t
 
 def fractions_figure(counts: dict[str, tuple[int, int]]) -> Figure:
     """Bar chart of Table 1: per row (``counts[regime] = (matching, total)``) the measured fraction with its 99%
-    Wilson interval (:meth:`scipy.stats.binomtest(...).proportion_ci`) and the count k/n written on the bar;
+    Wilson interval (:func:`attndyn.experiments.statistics.wilson_interval`) and the count k/n written on the bar;
     the theorems' value 1 dashed. With few sequences the interval, not the bar, says how much was shown."""
     from matplotlib import patheffects
-    from scipy.stats import binomtest
 
     halo = [patheffects.withStroke(linewidth=2.5, foreground="white")]  # the count reads on any bar, or on none
     fig = new_figure(6.4, 3.2)
@@ -236,8 +199,8 @@ def fractions_figure(counts: dict[str, tuple[int, int]]) -> Figure:
     rows = [r for r in REGIMES if r in counts]
     y = np.arange(len(rows))
     frac = np.array([counts[r][0] / counts[r][1] for r in rows])
-    ci = [binomtest(*counts[r]).proportion_ci(confidence_level=FIGURE_CONFIDENCE, method="wilson") for r in rows]
-    err = np.array([[f - c.low for f, c in zip(frac, ci)], [c.high - f for f, c in zip(frac, ci)]])
+    ci = [wilson_interval(*counts[r], confidence_level=FIGURE_CONFIDENCE) for r in rows]
+    err = np.array([[f - lo for f, (lo, _) in zip(frac, ci)], [hi - f for f, (_, hi) in zip(frac, ci)]])
     ax.barh(y, frac, color=[color(k) for k in range(len(rows))], alpha=0.85)
     ax.errorbar(frac, y, xerr=err, fmt="none", ecolor="#222222", elinewidth=1.2, capsize=4, zorder=3)
     for yi, r in zip(y, rows):
@@ -262,25 +225,6 @@ def fractions_figure(counts: dict[str, tuple[int, int]]) -> Figure:
     return fig
 
 
-def _wilson(k: int, n: int, z: float = 2.576) -> tuple[float, float]:
-    p = k / n
-    den = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / den
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return c - h, c + h
-
-
-def ginibre_leading_count(rng: np.random.Generator, d: int, N: int) -> int:
-    """How many of N real Ginibre matrices (d x d, i.i.d. N(0, 1) entries) have a real, positive, simple
-    eigenvalue of largest modulus (the spectral half of Definition 1, :func:`leading_direction`)."""
-    return sum(leading_direction(rng.standard_normal((d, d))) is not None for _ in range(N))
-
-
-def wilson_interval(k: int, n: int, z: float = 2.576) -> tuple[float, float]:
-    """Wilson score interval of a proportion k / n (99% by default)."""
-    return _wilson(k, n, z)
-
-
 @experiment(
     "softmax-ginibre",
     title="Softmax Sec. 4: about 14% of real Ginibre matrices (d = 128) give good triples",
@@ -292,7 +236,7 @@ def ginibre(ctx: Context, res: ExperimentResult) -> None:
     Definition 1 (with Q = K = I the other half, <phi_1, phi_1> > 0, always holds)."""
     N, d = ctx.pick(100, 3000), 128
     k = ginibre_leading_count(ctx.rng(131), d, N)
-    lo, hi = _wilson(k, N)
+    lo, hi = wilson_interval(k, N, confidence_level=0.99)
     res.checks.append(
         Check(
             f"fraction of {N} real Ginibre matrices (d = {d}) with a real, positive, simple leading eigenvalue",

@@ -11,8 +11,8 @@ point and a plot. See docs/sweeps.md.
 True
 """
 
-from . import experiments  # noqa: F401  (registers the cell functions)
-from .registry import EXPERIMENTS, CellFailed, Experiment, Param, experiment, registered
+from ..experiments import EXPERIMENTS, CellFailed, Experiment, Param, experiment, registered
+from . import experiments  # noqa: F401  (registers sentiment_leaders; the papers' cells: attndyn.experiments)
 from .runner import SweepInterrupted, SweepRun, run_sweep
 from .spec import Cell, SweepSpec, load_spec, parse_spec
 from .store import read_folder_spec, read_rows, read_spec

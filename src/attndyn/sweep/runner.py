@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import InputError, check_int
+from ..experiments.registry import CellFailed, get_experiment
 from ..progress import progress_bar
-from .registry import CellFailed, get_experiment
 from .spec import SweepSpec, load_spec
 from .store import SweepStore, read_rows, require_extra
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import InputError
-from .registry import Experiment, get_experiment
+from ..experiments.registry import Experiment, get_experiment
 
 __all__ = ["SweepSpec", "Cell", "load_spec", "parse_spec", "spec_differences", "spec_from_record", "FORMAT", "MAX_SEED"]
 

@@ -23,9 +23,9 @@ import numpy as np
 
 from .._errors import param
 from .._validation import InputError
+from ..experiments.registry import RESERVED, STATUSES
 from ..io import file_sha256, write_json
 from .lock import FolderLock
-from .registry import RESERVED, STATUSES
 from .spec import SweepSpec, spec_differences, spec_from_record
 
 __all__ = ["SweepStore", "read_rows", "read_spec", "read_folder_spec", "require_extra"]

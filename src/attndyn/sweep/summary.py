@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..experiments import statistics
 from ..io import atomic_write, write_json
 from .spec import SweepSpec
 from .store import read_folder_spec, read_rows, require_extra
@@ -18,22 +19,16 @@ __all__ = ["summarize", "SweepSummary", "wilson_interval", "Z95"]
 Z95 = 1.959963984540054  # the 0.975 quantile of N(0, 1)
 
 
-def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    r"""Wilson score interval of a binomial proportion :math:`\hat p = k/n`:
-    :math:`\big(\hat p + \tfrac{z^2}{2n} \pm z\sqrt{\hat p(1-\hat p)/n + z^2/(4n^2)}\big) / (1 + z^2/n)`
-    (95% for the default z); ``(nan, nan)`` when n = 0. Same formula as ``attndyn reproduce`` uses.
+def wilson_interval(k: int, n: int, confidence_level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion k/n, 95% by default (the sweeps' intervals):
+    :func:`attndyn.experiments.statistics.wilson_interval`; ``(nan, nan)`` when n = 0.
 
     >>> [round(v, 4) for v in wilson_interval(14, 100)]
     [0.0853, 0.2214]
     >>> wilson_interval(0, 10)[0] == 0.0
     True
     """
-    from ..reproduce.statistics import _wilson
-
-    if n == 0:
-        return math.nan, math.nan
-    lo, hi = _wilson(k, n, z)
-    return max(0.0, lo), min(1.0, hi)
+    return statistics.wilson_interval(k, n, confidence_level=confidence_level)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The registry of sweep experiments: a cell function, its typed parameters and its typed outputs.
+"""The registry of experiments: a cell function, its typed parameters and its typed outputs.
 
 A *cell* is one grid point and one seed. Its function is pure: ``fn(seed, **params) -> dict``
 draws everything random from ``numpy.random.default_rng(seed)``, so any row of a sweep can be

@@ -1,0 +1,151 @@
+"""The experiment layer: samplers draw what their hypotheses say, the Wilson interval is the closed form at
+the confidence asked for, reproduce and sweep share the per-instance checks, and the layer sits low."""
+
+from __future__ import annotations
+
+import ast
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import norm
+
+import attndyn
+from attndyn.analysis import is_good_triple, leading_direction
+from attndyn.experiments import (
+    EXPERIMENTS,
+    ginibre_leading_count,
+    random_orthogonal,
+    random_spd,
+    table1_instance,
+    theorem_1_1_instance,
+    token_cloud,
+    wilson_interval,
+)
+from attndyn.experiments.cells import table1_solve, theorem_1_1_run
+
+
+def _closed_form(k: int, n: int, c: float) -> tuple[float, float]:
+    z = norm.ppf(0.5 + c / 2)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 500), frac=st.floats(0, 1), c=st.sampled_from([0.9, 0.95, 0.99]))
+def test_wilson_interval_is_the_closed_form_at_the_level_asked(n, frac, c):
+    k = round(frac * n)
+    lo, hi = wilson_interval(k, n, confidence_level=c)
+    elo, ehi = _closed_form(k, n, c)
+    assert lo == (0.0 if k == 0 else pytest.approx(elo, abs=1e-12))
+    assert hi == (1.0 if k == n else pytest.approx(ehi, abs=1e-12))
+    # a higher level gives a wider interval
+    lo99, hi99 = wilson_interval(k, n, confidence_level=0.999)
+    assert lo99 <= lo and hi <= hi99
+
+
+def test_wilson_interval_of_no_trials_is_nan_and_sweep_keeps_95_percent():
+    assert all(math.isnan(v) for v in wilson_interval(0, 0, confidence_level=0.99))
+    assert attndyn.sweep.wilson_interval(14, 100) == wilson_interval(14, 100, confidence_level=0.95)
+    assert attndyn.sweep.wilson_interval(14, 100) != wilson_interval(14, 100, confidence_level=0.99)
+
+
+@pytest.mark.parametrize("d", [2, 3, 5])
+def test_table1_instances_satisfy_their_rows_hypotheses(d):
+    rng = np.random.default_rng(d)
+    for _ in range(5):
+        m = table1_instance("polytope", rng, d)
+        assert np.array_equal(m["V"], np.eye(d)) and np.linalg.eigvalsh(m["Q"].T @ m["K"]).min() > 0
+        m = table1_instance("hyperplanes", rng, d)
+        assert is_good_triple(m["Q"], m["K"], m["V"])
+        assert np.abs(np.linalg.eigvals(m["V"])).max() == pytest.approx(1.0)
+        m = table1_instance("paranormal", rng, d)
+        ev = np.sort(np.linalg.eigvalsh(m["V"]))[::-1]
+        assert np.allclose(m["V"], m["V"].T) and np.allclose(ev[:2], 1.0) and np.all(np.abs(ev[ev < 1 - 1e-9]) < 0.9)
+        m = table1_instance("collapse", rng, d)
+        assert np.array_equal(m["V"], -np.eye(d)) and np.allclose(m["Q"].T @ m["K"], np.eye(d))
+
+
+def test_unknown_regime_and_ensemble_are_named():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="regime = 'cube' is not a row of Table 1; choose among polytope"):
+        table1_instance("cube", rng, 3)
+    with pytest.raises(ValueError, match="ensemble = 'gue' is not an ensemble; choose among ginibre"):
+        attndyn.experiments.random_matrix(rng, 3, "gue")
+
+
+def test_samplers_draw_their_laws():
+    rng = np.random.default_rng(1)
+    O = random_orthogonal(rng, 4)
+    assert np.allclose(O @ O.T, np.eye(4))
+    A = random_spd(rng, 4, cond_max=5.0)
+    ev = np.linalg.eigvalsh(A)
+    assert np.allclose(A, A.T) and ev.min() >= 1 - 1e-12 and ev.max() <= 5 + 1e-12
+    z = token_cloud(rng, 50, 3)
+    assert z.shape == (50, 3) and np.abs(z).max() <= 1
+    # d = 1: a 1 x 1 matrix has a real, positive, simple leading eigenvalue iff its entry is positive
+    assert ginibre_leading_count(np.random.default_rng(2), 1, 40) == int(
+        (np.random.default_rng(2).standard_normal(40) > 0).sum()
+    )
+    assert leading_direction(np.eye(2)) is None  # a double eigenvalue is not simple
+
+
+def test_theorem_1_1_cell_is_the_shared_instance_check():
+    params = {"n": 7, "d": 2, "alpha": 0.8, "A": "spd", "cond_max": 10.0, "layers": 2000, "rtol": 1e-13}
+    row = EXPERIMENTS["theorem_1_1"](5, params)
+    rng = np.random.default_rng(5)
+    z, A = theorem_1_1_instance(rng, 7, 2)
+    assert np.array_equal(z, token_cloud(np.random.default_rng(5), 7, 2))  # tokens first, then A
+    again, rep = theorem_1_1_run(z, A, alpha=0.8, layers=2000, rtol=1e-13)
+    assert row == again and rep.holds and row["leaders"] == len(rep.leaders)
+
+
+def test_table_1_cell_is_the_shared_solve_on_the_first_sequence():
+    params = {"regime": "polytope", "n": 9, "d": 3, "time": 10.0, "collapse_time": 20.0, "step": 0.1}
+    row = EXPERIMENTS["table_1"](2, params)
+    rng = np.random.default_rng(2)
+    mats = table1_instance("polytope", rng, 3)
+    traj = table1_solve(rng.standard_normal((9, 3)), mats, "polytope", time=10.0, step=0.1)
+    rep = attndyn.softmax_geometry(traj, 0, regime="polytope")
+    assert row["matches"] == rep.holds and row["vertices"] == rep.measured["vertices"]
+
+
+LOW = {"analysis"}  # the packages the experiment layer may import; modules of the core are single files
+HIGH = {"reproduce", "sweep", "pretrained", "plotting", "cli", "sentiment", "control", "explore", "experiments"}
+
+
+def test_the_experiment_layer_imports_only_the_core_and_analysis():
+    root = Path(attndyn.__file__).parent / "experiments"
+    bad = []
+    for path in root.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):  # function-level imports too
+            if isinstance(node, ast.ImportFrom) and node.level >= 2:
+                tops = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+                bad += [f"{path.name}: {t}" for t in tops if t in HIGH - LOW]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attndyn."):
+                bad.append(f"{path.name}: {node.module}")
+    assert bad == []
+
+
+def test_reproduce_monte_carlo_claims_name_registered_cells():
+    from attndyn.reproduce import EXPERIMENTS as CLAIMS
+
+    cells = {name: exp.cell for name, exp in CLAIMS.items() if exp.cell is not None}
+    assert cells == {
+        "hardmax-theorem-1.1": "theorem_1_1",
+        "softmax-table1": "table_1",
+        "softmax-ginibre": "good_triple",
+    }
+    assert set(cells.values()) <= set(EXPERIMENTS)
+
+
+def test_ginibre_count_is_the_good_triple_cell_with_identity_qk():
+    # reproduce's softmax-ginibre counts what the good_triple cell decides, matrix by matrix
+    for seed in range(30):
+        row = EXPERIMENTS["good_triple"](seed, {"d": 4, "ensemble": "ginibre", "qk": "identity"})
+        assert row["good"] == bool(ginibre_leading_count(np.random.default_rng(seed), 4, 1))
