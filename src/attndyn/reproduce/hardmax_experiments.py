@@ -9,7 +9,7 @@ from .._hardmax import hardmax
 from ..experiments.cells import theorem_1_1_run
 from ..experiments.samplers import theorem_1_1_instance
 from ..options import SaveAt
-from ..plotting import hardmax_grid, plot_trajectory, step_geometry
+from ..plotting import hardmax_grid, plot_trajectory, png_bytes, step_geometry
 from ..plotting._style import new_figure, square_limits
 from ..plotting.geometry import draw_step_geometry
 from ..plotting.trajectories import draw_state
@@ -163,7 +163,6 @@ def fig2(ctx: Context, res: ExperimentResult) -> None:
 
 def _fig2_slider(ctx: Context, runs: dict) -> Slider:
     """The four configurations side by side, one frame per layer 0..30 (quick: the layers of Fig. 2)."""
-    from ..plotting import png_bytes
 
     layers = FIG2_LAYERS if ctx.quick else tuple(range(0, 31))
     frames = []

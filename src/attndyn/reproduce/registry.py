@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..plotting import render_frames, save_figure
-from ..plotting.animation import animate
+from ..plotting.animation import animate, frame_indices
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -157,7 +157,6 @@ class Context:
         result: ExperimentResult | None = None,
     ) -> Slider:
         """Frames of ``traj`` for the HTML slider; also written as a GIF when animations are on."""
-        from ..plotting.animation import frame_indices
         from ..trajectory import HardmaxTrajectory
 
         idx = frame_indices(traj, self.max_frames)
