@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 QUOTE = re.compile(
-    r"(?<![\w.,>])(?P<value>[-+−]?[\w.,]*?)(?P<pct>%?)(?P<bold>\**)<!-- result: (?P<file>\S+) (?P<key>\S+) -->"
+    r"(?<![\w.,>])(?P<value>[-+−]?(?:\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?|[A-Za-z_]\w*)?)(?P<pct>%?)(?P<bold>\**)<!-- result: (?P<file>\S+) (?P<key>\S+) -->"
 )
 NUMBER = re.compile(r"^[-+−]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?$")
 
