@@ -23,9 +23,23 @@ ap.add_argument("--run", required=True)
 args = ap.parse_args()
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
-    code = main(["sentiment", "explain", "--model", args.run, TEXT, "--json", "--figure", str(DOCS / "images" / "sentiment_fig9.png")])
+    code = main(
+        [
+            "sentiment",
+            "explain",
+            "--model",
+            args.run,
+            TEXT,
+            "--json",
+            "--figure",
+            str(DOCS / "images" / "sentiment_fig9.png"),
+        ]
+    )
 if code:
     raise SystemExit(code)
 record = json.loads(out.getvalue())
 record.pop("attributions", None)
-write_json(DOCS / "results" / "readme_explain.json", {"script": "docs/make_sentiment_images.py", "run": args.run, "text": TEXT, "explanation": record})
+write_json(
+    DOCS / "results" / "readme_explain.json",
+    {"script": "docs/make_sentiment_images.py", "run": args.run, "text": TEXT, "explanation": record},
+)
