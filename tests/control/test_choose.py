@@ -8,8 +8,10 @@ import pytest
 import attndyn
 from attndyn import InputError
 from attndyn.control import VERDICTS, choose_A, leadable
+from attndyn.control.choose import solve_disjunctive
 from attndyn.control.constraints import follows, leads, margins
-from attndyn.control.solve import solve_margin, solve_margin_milp
+from attndyn.control.problem import ControlProblem
+from attndyn.control.solve import MAX_CONSTRAINTS, solve_margin, solve_margin_milp
 
 Z5 = np.array([[2.0, 0.0], [0.0, 2.0], [-1.0, -1.5], [0.1, 0.2], [0.5, -0.3]])
 
@@ -89,14 +91,13 @@ def test_layer0_only_reports_the_emerging_leader_and_every_round():
 
 def test_milp_is_exact_where_the_alternation_is_a_heuristic():
     # the MILP optimum is at least the alternation's (it searches every choice of followed token)
-    from attndyn.control.choose import solve_disjunctive
-
     rng = np.random.default_rng(5)
     Z = rng.standard_normal((7, 2))
     S = leadable(Z)[:2]
     fixed = [p for i in S for p in leads(Z, i)]
     groups = [[q for j in range(7) if j != i for q in follows(Z, i, j)] for i in range(7) if i not in S]
-    heur, _ = solve_disjunctive(fixed, groups, 2, spd=False, min_eigenvalue=1e-3)
+    problem = ControlProblem(Z, tuple(S), False, 1e-3, 0.5, 60, 5, 0.0, MAX_CONSTRAINTS)
+    heur, _ = solve_disjunctive(fixed, groups, problem)
     exact = solve_margin_milp(fixed, groups, 2)
     assert exact.status == "optimal" and exact.margin >= heur.margin - 1e-7
 
@@ -157,3 +158,15 @@ def test_a_required_margin_is_met_or_the_target_refused():
     assert refused.verdict == "not_reached" and "margin above 5" in refused.reason
     with pytest.raises(InputError, match="margin must be a non-negative"):
         choose_A(Z5, [1, 2], spd=False, margin=-1)
+
+
+def test_the_problem_is_frozen_and_solves_under_its_own_bounds():
+    import dataclasses
+
+    Z = np.array([[1.0, 0.0], [0.0, 1.0], [0.4, 0.4]])
+    problem = ControlProblem(Z, (0, 1), False, 1e-3, 0.5, 10, 3, 0.0, MAX_CONSTRAINTS)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'margin'"):
+        problem.margin = 0.1  # type: ignore[misc]
+    prefs = leads(Z, 0)
+    assert np.array_equal(problem.solve(prefs).A, solve_margin(prefs, 2, spd=False, min_eigenvalue=1e-3).A)
+    assert problem.simulate(None).ys.shape == (11, 1, 3, 2)

@@ -152,5 +152,5 @@ def test_reason_never_ends_in_empty_parentheses():
 
     traj = attndyn.hardmax(Z5, layers=5)
     found = attndyn.leaders(traj)
-    verdict, reason = _verdict(traj, found, (0, 1, 2, 3), margin=0.1, how="", layers=5, n_rounds=1)
+    verdict, reason = _verdict(traj, found, (0, 1, 2, 3), achieved=0.1, how="", layers=5, n_rounds=1)
     assert verdict == "not_reached" and reason.endswith("(requested tokens [3] do not lead)")

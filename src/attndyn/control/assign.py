@@ -18,9 +18,10 @@ from .. import analysis
 from ..trajectory import HardmaxTrajectory
 from .constraints import Preference
 from .invariant import first_deviations, invariant_preferences, layer_schedule
+from .problem import ControlProblem
 from .reduce import follow_only_rows
 from .result import Round
-from .solve import MAX_CONSTRAINTS, MarginSolution, solve_margin
+from .solve import MarginSolution
 
 __all__ = ["Attempt", "final_owners", "ends_with", "solve_assignment", "best_assignment"]
 
@@ -51,22 +52,15 @@ def final_owners(final: np.ndarray, leaders: tuple[int, ...], *, rtol: float = 1
 
 
 def best_assignment(
-    Z: np.ndarray,
-    S: tuple[int, ...],
-    *,
-    spd: bool,
-    min_eigenvalue: float,
-    alpha: float,
-    ks: list[int],
-    starts: list[np.ndarray],
-    tries: int = 4,
-    min_margin: float = 0.0,
-    max_constraints: int = MAX_CONSTRAINTS,
+    problem: ControlProblem, starts: list[np.ndarray], *, tries: int = 4
 ) -> tuple[tuple[int, ...], MarginSolution, float]:
     """Alternation over assignments: each non-leader is assigned the leader it scores highest under
-    the current A (the choice hardmax makes among the leaders), the invariant problem is solved, and
-    again, until the assignment repeats. Returns the best assignment, its solution and the solver time."""
-    d = Z.shape[1]
+    the current A (the choice hardmax makes among the leaders), the invariant problem is solved on the
+    layer schedule of :func:`~attndyn.control.invariant.layer_schedule`, and again, until the assignment
+    repeats; each start in ``starts`` in turn, until one gives a margin above ``problem.margin``.
+    Returns the best assignment, its solution and the solver time."""
+    Z, S = problem.tokens, problem.leaders
+    ks = layer_schedule(problem.layers, problem.alpha)
     Sa = np.array(S)
     best: tuple[tuple[int, ...], MarginSolution] | None = None
     total = 0.0
@@ -78,15 +72,17 @@ def best_assignment(
             if owner in seen:
                 break
             seen.add(owner)
-            prefs = invariant_preferences(Z, owner, alpha, ks, spd=spd, max_constraints=max_constraints)
-            sol = solve_margin(prefs, d, spd=spd, min_eigenvalue=min_eigenvalue, max_constraints=max_constraints)
+            prefs = invariant_preferences(
+                Z, owner, problem.alpha, ks, spd=problem.spd, max_constraints=problem.max_constraints
+            )
+            sol = problem.solve(prefs)
             total += sol.seconds
             if best is None or sol.margin > best[1].margin:
                 best = (owner, sol)
             if not np.isfinite(sol.margin):
                 break
             A = sol.A
-        if best is not None and best[1].margin > min_margin:
+        if best is not None and best[1].margin > problem.margin:
             break
     assert best is not None
     return best[0], best[1], total
@@ -107,46 +103,42 @@ def ends_with(traj: HardmaxTrajectory, owner: tuple[int, ...], found: tuple[int,
 
 
 def solve_assignment(
-    Z: np.ndarray,
+    problem: ControlProblem,
     owner: tuple[int, ...],
     *,
-    spd: bool,
-    min_eigenvalue: float,
-    alpha: float,
-    layers: int,
-    rounds: int,
     first_round: int = 0,
     first: MarginSolution | None = None,
     partition: bool = True,
-    min_margin: float = 0.0,
-    max_constraints: int = MAX_CONSTRAINTS,
 ) -> Attempt:
-    """Rounds of solve (invariant constraints for ``owner``) and simulate (see the module).
-    ``first``: an already computed solution for round 0 (skips its solve). ``partition``: success
-    needs every token to end with ``owner[i]`` (cluster targets); False: the leaders alone decide
+    """Rounds of solve (invariant constraints for ``owner``) and simulate (see the module), at most
+    ``problem.rounds``. ``first``: an already computed solution for round 0 (skips its solve). ``partition``:
+    success needs every token to end with ``owner[i]`` (cluster targets); False: the leaders alone decide
     (leader targets, where the assignment is only a means). The best verified round is kept."""
-    from .choose import simulate
-
-    n, d = Z.shape
+    Z = problem.tokens
+    n = len(Z)
     S = tuple(sorted(set(owner)))
-    cap = dict(spd=spd, max_constraints=max_constraints)
-    prefs: list[Preference] = invariant_preferences(Z, owner, alpha, layer_schedule(layers, alpha), **cap)  # type: ignore[arg-type]
+    prefs: list[Preference] = invariant_preferences(
+        Z,
+        owner,
+        problem.alpha,
+        layer_schedule(problem.layers, problem.alpha),
+        spd=problem.spd,
+        max_constraints=problem.max_constraints,
+    )
     history: list[Round] = []
     added: tuple[tuple[int, int], ...] = ()
     best = None
     best_score: tuple[bool, int, int] = (False, -(10**9), -(10**9))
     seconds, reason = 0.0, ""
-    for r in range(rounds):
-        fresh = r > 0 or first is None
-        sol = solve_margin(prefs, d, min_eigenvalue=min_eigenvalue, **cap) if fresh else first  # type: ignore[arg-type]
-        assert sol is not None
+    for r in range(problem.rounds):
+        sol = problem.solve(prefs) if r > 0 or first is None else first
         seconds += sol.seconds
         idx = first_round + r
-        if not sol.margin > min_margin:
+        if not sol.margin > problem.margin:
             history.append(Round(idx, added, sol.margin, sol.status, sol.seconds, (), (), False, "invariant"))
-            reason = _no_margin_reason(sol, spd=spd, min_margin=min_margin)
+            reason = _no_margin_reason(sol, problem)
             break
-        traj = simulate(Z, sol.A, alpha, layers, follow=True)
+        traj = problem.simulate(sol.A, follow=True)
         found = analysis.leaders(traj)
         ends = ends_with(traj, owner, found.indices)
         ok = set(found.indices) == set(S) and (ends == owner or not partition)
@@ -163,7 +155,8 @@ def solve_assignment(
         new = first_deviations(traj.follow[:, 0].numpy(), owner, wrong)
         if not new:
             reason = (
-                f"every token follows only its leader at every layer, yet the run of {layers} layers has not settled"
+                f"every token follows only its leader at every layer, yet the run of {problem.layers} layers "
+                "has not settled"
             )
             break
         added = tuple(new)
@@ -172,11 +165,11 @@ def solve_assignment(
     return Attempt(best, history, seconds, reason)
 
 
-def _no_margin_reason(sol: MarginSolution, *, spd: bool, min_margin: float) -> str:
-    """Why :func:`solve_assignment` stopped: the invariant problem has no margin above ``min_margin``."""
+def _no_margin_reason(sol: MarginSolution, problem: ControlProblem) -> str:
+    """Why :func:`solve_assignment` stopped: the invariant problem has no margin above ``problem.margin``."""
     return (
-        f"no {'SPD ' if spd else ''}A within the norm bound keeps every token following only its leader "
-        f"with a margin above {min_margin:g} (best margin {sol.margin:.3g}, {sol.status})"
+        f"no {'SPD ' if problem.spd else ''}A within the norm bound keeps every token following only its leader "
+        f"with a margin above {problem.margin:g} (best margin {sol.margin:.3g}, {sol.status})"
     )
 
 

@@ -27,44 +27,18 @@ from typing import Any
 import numpy as np
 
 from .. import analysis
-from .._hardmax import check_dynamic_range, hardmax
-from .._validation import InputError, as_tokens, check_int, check_nonnegative, check_positive
-from ..options import SaveAt
+from .._validation import InputError, check_int, check_nonnegative
 from ..trajectory import HardmaxTrajectory
 from .assign import Attempt, best_assignment, solve_assignment
 from .constraints import Preference
 from .hull import never_leads
-from .invariant import layer_schedule
+from .problem import ControlProblem, check_request, simulate
 from .reduce import lead_rows, not_lead_rows
 from .result import ControlResult, Round, unreachable
 from .scale import in_units, unit_scale
-from .solve import MAX_CONSTRAINTS, MarginSolution, check_size, require_cvxpy, solve_margin
+from .solve import MAX_CONSTRAINTS, MarginSolution
 
-__all__ = ["choose_A", "check_request", "simulate", "solve_disjunctive"]
-
-
-def check_request(
-    tokens: Any, alpha: Any, layers: Any, rounds: Any, min_eigenvalue: Any, spd: bool
-) -> tuple[np.ndarray, float, int, int, float]:
-    """Validate the common arguments; returns the (n, d) float64 tokens and the checked numbers."""
-    z, batched = as_tokens(tokens)
-    if batched and z.shape[0] != 1:
-        raise InputError(
-            f"tokens must be one sequence (n, d); got a batch of {z.shape[0]}: control one sequence at a time"
-        )
-    check_dynamic_range(z)  # what the verification runs would refuse, refused before any solve
-    Z = z[0].numpy()
-    if len(Z) < 2:
-        raise InputError(f"tokens has {len(Z)} token; control needs at least 2")
-    alpha = check_positive(alpha, "alpha")
-    layers = check_int(layers, "layers", minimum=1)
-    rounds = check_int(rounds, "rounds", minimum=1)
-    mu = check_positive(min_eigenvalue, "min_eigenvalue")
-    if mu >= 1:
-        raise InputError(f"min_eigenvalue must be below 1 (A is bounded by the identity), got {mu}")
-    if spd:
-        require_cvxpy()
-    return Z, alpha, layers, rounds, mu
+__all__ = ["choose_A", "solve_disjunctive"]
 
 
 def _check_leaders(leaders: Any, n: int) -> tuple[int, ...]:
@@ -86,38 +60,21 @@ def _check_leaders(leaders: Any, n: int) -> tuple[int, ...]:
     return tuple(sorted(S))
 
 
-def simulate(
-    Z: np.ndarray, A: np.ndarray | None, alpha: float, layers: int, *, follow: bool = False
-) -> HardmaxTrajectory:
-    """The exact engine, every layer kept (the verification run; A = None is the identity)."""
-    return hardmax(Z, alpha=alpha, layers=layers, A=A, save=SaveAt(every=1, follow=follow), check_hypotheses=False)
-
-
 def solve_disjunctive(
-    fixed: list[Preference],
-    groups: list[list[Preference]],
-    d: int,
-    *,
-    spd: bool,
-    min_eigenvalue: float,
-    tries: int = 4,
-    min_margin: float = 0.0,
-    max_constraints: int = MAX_CONSTRAINTS,
+    fixed: list[Preference], groups: list[list[Preference]], problem: ControlProblem, *, tries: int = 4
 ) -> tuple[MarginSolution, float]:
     """Maximise the margin of ``fixed`` and of one preference chosen from each group (alternation,
-    see the module); returns the best solution and the total solver time."""
-    solve = lambda prefs: solve_margin(  # noqa: E731
-        prefs, d, spd=spd, min_eigenvalue=min_eigenvalue, max_constraints=max_constraints
-    )
+    see the module), from the layer-0 solution of ``fixed`` and from the identity, until a start gives
+    a margin above ``problem.margin``; returns the best solution and the total solver time."""
     total = 0.0
     best: MarginSolution | None = None
     starts = []
     if fixed:
-        s0 = solve(fixed)
+        s0 = problem.solve(fixed)
         total += s0.seconds
         if np.isfinite(s0.margin):
             starts.append(s0.A)
-    starts.append(np.eye(d))
+    starts.append(np.eye(problem.d))
     for A in starts:
         seen: set[tuple[int, ...]] = set()
         for _ in range(tries):
@@ -125,14 +82,14 @@ def solve_disjunctive(
             if choice in seen:
                 break
             seen.add(choice)
-            s = solve(fixed + [g[c] for g, c in zip(groups, choice)])
+            s = problem.solve(fixed + [g[c] for g, c in zip(groups, choice)])
             total += s.seconds
             if best is None or s.margin > best.margin:
                 best = s
             if not np.isfinite(s.margin):
                 break
             A = s.A
-        if best is not None and best.margin > min_margin:
+        if best is not None and best.margin > problem.margin:
             break
     assert best is not None  # at least one solve ran
     return best, total
@@ -181,28 +138,28 @@ def choose_A(
     >>> choose_A(Z, [3], spd=False).reason.split(" (")[0]
     'token 3 lies in the hull of the other tokens'
     """
-    Z0, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
-    m0 = check_nonnegative(margin, "margin")
-    cap = check_int(max_constraints, "max_constraints", minimum=1)
-    n, d = Z0.shape
-    S = _check_leaders(leaders, n)
+    Z0, alpha, layers, rounds, min_eigenvalue = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
+    margin = check_nonnegative(margin, "margin")
+    max_constraints = check_int(max_constraints, "max_constraints", minimum=1)
+    S = _check_leaders(leaders, len(Z0))
     Z, e = unit_scale(Z0)  # every answer below is the same for 2**k * Z (see attndyn.control.scale)
-    common: dict[str, Any] = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, min_margin=m0)
-    solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
+    problem = ControlProblem(Z, S, spd, min_eigenvalue, alpha, layers, rounds, margin, max_constraints)
+    common: dict[str, Any] = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, min_margin=margin)
 
     certs = tuple(c for c in (never_leads(Z0, i, spd=spd) for i in S) if c is not None)
     if certs:
-        return unreachable(certs, d, solver=solver, baseline=simulate(Z0, None, alpha, layers), **common)
+        baseline = simulate(Z0, None, alpha, layers)
+        return unreachable(certs, problem.d, solver=problem.solver, baseline=baseline, **common)
 
     t_start = time.perf_counter()
-    attempts, seconds = _both_stages(Z, S, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds, m0=m0, cap=cap)
+    attempts, seconds = _both_stages(problem)
     wall = time.perf_counter() - t_start
     common["baseline"] = simulate(Z0, None, alpha, layers)  # after the solves: a refused problem costs no run
     history = tuple(r for a in attempts for r in a.rounds)
     scored = [(_score(a.best[1], S), k) for k, a in enumerate(attempts) if a.best is not None]
-    timing: dict[str, Any] = dict(solver=solver, seconds=seconds, extra={"wall_seconds": wall}, **common)
+    timing: dict[str, Any] = dict(solver=problem.solver, seconds=seconds, extra={"wall_seconds": wall}, **common)
     if not scored:
-        return _nothing_verified(attempts, history, d, timing)
+        return _nothing_verified(attempts, history, problem.d, timing)
     chosen = attempts[max(scored)[1]]
     assert chosen.best is not None  # scored keeps only attempts with a verified run
     sol, traj = chosen.best
@@ -213,7 +170,7 @@ def choose_A(
         if chosen is attempts[0]
         else "layer 0 and the layers where runs disagreed"
     )
-    verdict, reason = _verdict(traj, found, S, margin=sol.margin, how=how, layers=layers, n_rounds=len(history))
+    verdict, reason = _verdict(traj, found, S, achieved=sol.margin, how=how, layers=layers, n_rounds=len(history))
     return ControlResult(
         A=sol.A,
         margin=sol.margin,
@@ -228,89 +185,29 @@ def choose_A(
     )
 
 
-def _both_stages(
-    Z: np.ndarray,
-    S: tuple[int, ...],
-    *,
-    spd: bool,
-    mu: float,
-    alpha: float,
-    layers: int,
-    rounds: int,
-    m0: float,
-    cap: int,
-) -> tuple[list[Attempt], float]:
+def _both_stages(problem: ControlProblem) -> tuple[list[Attempt], float]:
     """The attempts of :func:`choose_A` (see the module): stage 1 (every layer), then stage 2 (layer 0 and the
     layers where runs disagreed) unless stage 1's last round was verified; returns them and the solver seconds."""
-    fixed = [p for i in S for p in lead_rows(Z, i)]
-    check_size(len(fixed), Z.shape[1], spd=spd, max_constraints=cap)
-    att, seconds = _every_layer_attempt(
-        Z, S, fixed, spd=spd, mu=mu, alpha=alpha, layers=layers, rounds=rounds, m0=m0, cap=cap
-    )
+    fixed = [p for i in problem.leaders for p in lead_rows(problem.tokens, i)]
+    problem.check_size(len(fixed))
+    att, seconds = _every_layer_attempt(problem, fixed)
     attempts = [att]
     if not (att.rounds and att.rounds[-1].ok):
         # Stage 2: layer 0 only (the disjunction free), then the layers where runs disagreed.
-        att2 = _layer0_rounds(
-            Z,
-            S,
-            fixed,
-            spd=spd,
-            mu=mu,
-            alpha=alpha,
-            layers=layers,
-            rounds=rounds,
-            first_round=len(att.rounds),
-            min_margin=m0,
-            cap=cap,
-        )
+        att2 = _layer0_rounds(problem, fixed, first_round=len(att.rounds))
         attempts.append(att2)
         seconds += att2.seconds
     return attempts, seconds
 
 
-def _every_layer_attempt(
-    Z: np.ndarray,
-    S: tuple[int, ...],
-    fixed: list[Preference],
-    *,
-    spd: bool,
-    mu: float,
-    alpha: float,
-    layers: int,
-    rounds: int,
-    m0: float,
-    cap: int,
-) -> tuple[Attempt, float]:
+def _every_layer_attempt(problem: ControlProblem, fixed: list[Preference]) -> tuple[Attempt, float]:
     """Stage 1 of :func:`choose_A`: constraints on every layer at once, followers assigned to leaders
     (sufficient; see :mod:`~attndyn.control.invariant`). Returns the attempt and the solver seconds spent,
     the layer-0 start included and the first assignment's solve counted once."""
-    d = Z.shape[1]
-    s0 = solve_margin(fixed, d, spd=spd, min_eigenvalue=mu, max_constraints=cap)
-    starts = ([s0.A] if np.isfinite(s0.margin) else []) + [np.eye(d)]
-    owner, first, secs = best_assignment(
-        Z,
-        S,
-        spd=spd,
-        min_eigenvalue=mu,
-        alpha=alpha,
-        ks=layer_schedule(layers, alpha),
-        starts=starts,
-        min_margin=m0,
-        max_constraints=cap,
-    )
-    att = solve_assignment(
-        Z,
-        owner,
-        spd=spd,
-        min_eigenvalue=mu,
-        alpha=alpha,
-        layers=layers,
-        rounds=rounds,
-        first=first,
-        partition=False,
-        min_margin=m0,
-        max_constraints=cap,
-    )
+    s0 = problem.solve(fixed)
+    starts = ([s0.A] if np.isfinite(s0.margin) else []) + [np.eye(problem.d)]
+    owner, first, secs = best_assignment(problem, starts)
+    att = solve_assignment(problem, owner, first=first, partition=False)
     return att, s0.seconds + secs + att.seconds - first.seconds
 
 
@@ -338,17 +235,18 @@ def _verdict(
     found: analysis.LeaderSet,
     S: tuple[int, ...],
     *,
-    margin: float,
+    achieved: float,
     how: str,
     layers: int,
     n_rounds: int,
 ) -> tuple[str, str]:
     """Verdict and reason of a verified run: ``reached`` when exactly the tokens ``S`` lead, ``layer0_only``
-    when exactly ``S`` lead at layer 0 but others lead later, else ``not_reached``."""
+    when exactly ``S`` lead at layer 0 but others lead later, else ``not_reached``; ``achieved`` is the
+    margin of the run's A, quoted in the reason."""
     if set(found.indices) == set(S):
         return "reached", (
             f"exactly tokens {list(S)} lead in the engine's run of {layers} layers "
-            f"(margin {margin:.3g}, constraints: {how})"
+            f"(margin {achieved:.3g}, constraints: {how})"
         )
     assert traj.leader_mask is not None  # hardmax keeps the leader masks
     layer0 = tuple(int(i) for i in np.flatnonzero(traj.leader_mask[0, 0].numpy()))
@@ -372,46 +270,34 @@ def _score(traj: HardmaxTrajectory, S: tuple[int, ...]) -> tuple[int, int, int]:
     return (int(found == set(S)), int(layer0 == set(S)), -len(found ^ set(S)))
 
 
-def _layer0_rounds(
-    Z: np.ndarray,
-    S: tuple[int, ...],
-    fixed: list[Preference],
-    *,
-    spd: bool,
-    mu: float,
-    alpha: float,
-    layers: int,
-    rounds: int,
-    first_round: int,
-    min_margin: float = 0.0,
-    cap: int = MAX_CONSTRAINTS,
-) -> Attempt:
-    n, d = Z.shape
+def _layer0_rounds(problem: ControlProblem, fixed: list[Preference], *, first_round: int) -> Attempt:
+    """Stage 2 of :func:`choose_A`: layer 0 with the disjunction free (:func:`solve_disjunctive`), then, for
+    each token that was not asked for and leads at layer k of the run, "it does not lead" at that run's
+    positions :math:`Z^k`; at most ``problem.rounds`` rounds, numbered from ``first_round``."""
+    Z, S = problem.tokens, problem.leaders
     groups: list[list[Preference]] = []
-    for i in range(n):
+    for i in range(len(Z)):
         g = [] if i in S else not_lead_rows(Z, i)
         if g:
             groups.append(g)
-            check_size(len(fixed) + sum(map(len, groups)), d, spd=spd, max_constraints=cap)
+            problem.check_size(len(fixed) + sum(map(len, groups)))
     history: list[Round] = []
     added: tuple[tuple[int, int], ...] = ()
     best = None
     seconds, reason = 0.0, ""
-    for r in range(rounds):
-        sol, secs = solve_disjunctive(
-            fixed, groups, d, spd=spd, min_eigenvalue=mu, min_margin=min_margin, max_constraints=cap
-        )
+    for r in range(problem.rounds):
+        sol, secs = solve_disjunctive(fixed, groups, problem)
         seconds += secs
         idx = first_round + r
-        if not sol.margin > min_margin:
+        if not sol.margin > problem.margin:
             history.append(Round(idx, added, sol.margin, sol.status, secs, (), (), False))
             reason = (
-                f"no {'SPD ' if spd else ''}A within the norm bound meets the layer-0 constraints with a margin "
-                f"above {min_margin:g} (best margin {sol.margin:.3g}, {sol.status})"
+                f"no {'SPD ' if problem.spd else ''}A within the norm bound meets the layer-0 constraints with a "
+                f"margin above {problem.margin:g} (best margin {sol.margin:.3g}, {sol.status})"
                 + (" after adding later layers" if r else "")
             )
             break
-        traj = simulate(Z, sol.A, alpha, layers)
+        traj = problem.simulate(sol.A)
         found = analysis.leaders(traj)
         ok = set(found.indices) == set(S)
         history.append(Round(idx, added, sol.margin, sol.status, secs, found.indices, found.since, ok))
@@ -429,5 +315,5 @@ def _layer0_rounds(
             g = not_lead_rows(Zk, i, layer=k)
             if g:
                 groups.append(g)
-                check_size(len(fixed) + sum(map(len, groups)), d, spd=spd, max_constraints=cap)
+                problem.check_size(len(fixed) + sum(map(len, groups)))
     return Attempt(best, history, seconds, reason)

@@ -19,8 +19,8 @@ import numpy as np
 from .. import analysis
 from .._validation import InputError, check_int, check_nonnegative
 from .assign import Attempt, ends_with, solve_assignment
-from .choose import check_request, simulate
 from .hull import never_leads
+from .problem import ControlProblem, check_request, simulate
 from .result import ControlResult, unreachable
 from .scale import in_units, unit_scale
 from .solve import MAX_CONSTRAINTS
@@ -74,30 +74,28 @@ def choose_A_for_clusters(
     >>> choose_A_for_clusters(Z, [0, 1, 1, 0], spd=False).verdict   # the crossing partition
     'not_reached'
     """
-    Z0, alpha, layers, rounds, mu = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
+    Z0, alpha, layers, rounds, min_eigenvalue = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
     n, d = Z0.shape
     T = _check_targets(targets, n)
-    m0 = check_nonnegative(margin, "margin")
-    cap = check_int(max_constraints, "max_constraints", minimum=1)
+    margin = check_nonnegative(margin, "margin")
+    max_constraints = check_int(max_constraints, "max_constraints", minimum=1)
     S = tuple(sorted({t for t in T}))
     Z, e = unit_scale(Z0)  # every answer below is the same for 2**k * Z (see attndyn.control.scale)
-    solver = "cvxpy/CLARABEL (SDP)" if spd else "scipy linprog/HiGHS (LP)"
+    problem = ControlProblem(Z, S, spd, min_eigenvalue, alpha, layers, rounds, margin, max_constraints)
     common: dict[str, Any] = dict(
         leaders_requested=S,
         spd=spd,
         alpha=alpha,
         layers=layers,
-        solver=solver,
+        solver=problem.solver,
         clusters_requested=T,
-        min_margin=m0,
+        min_margin=margin,
     )
     certs = tuple(c for c in (never_leads(Z0, i, spd=spd) for i in S) if c is not None)
     if certs:
         return unreachable(certs, d, clusters_found=(), baseline=simulate(Z0, None, alpha, layers), **common)
     t0 = time.perf_counter()
-    att = solve_assignment(
-        Z, T, spd=spd, min_eigenvalue=mu, alpha=alpha, layers=layers, rounds=rounds, min_margin=m0, max_constraints=cap
-    )
+    att = solve_assignment(problem, T)
     extra = {"wall_seconds": time.perf_counter() - t0}
     common["baseline"] = simulate(Z0, None, alpha, layers)  # after the solves: a refused problem costs no run
     if att.best is None:
