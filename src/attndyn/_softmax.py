@@ -18,7 +18,7 @@ from . import attention
 from ._adaptive import AdaptiveFailure, AdaptiveSolve
 from ._budget import check_memory, kept_count
 from ._loop import Run, StepFailure, check_options
-from ._validation import InputError, as_mask, as_matrix, as_tokens, check_int, check_positive
+from ._validation import InputError, as_mask, as_matrix, as_tokens, check_finite_number, check_int, check_positive
 from .dynamics import SoftmaxAttention
 from .options import SaveAt, StopOnConvergence
 from .solvers import ADAPTIVE, TABLEAUS, rk_step
@@ -130,7 +130,7 @@ def softmax(
     with limit_torch_threads(threads):
         time = check_positive(time, "time")
         step = check_positive(step, "step")
-        beta = _check_beta(beta)
+        beta = check_finite_number(beta, "beta")
         if method not in METHODS:
             raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
         max_steps = check_int(max_steps, "max_steps", minimum=1)
@@ -155,18 +155,6 @@ def softmax(
         record = _SoftmaxRecord(dyn, y, save, dt, _stepper(dyn, y, method, N, dt, rtol, atol, max_steps))
         run.loop(record, description=f"softmax {method}", progress=progress)
         return record.result(run, batched, params)
-
-
-def _check_beta(beta: Any) -> float:
-    if isinstance(beta, (str, bytes, bool)):
-        raise InputError(f"beta must be a finite number, got {beta!r}")
-    try:
-        value = float(beta)
-    except (TypeError, ValueError):
-        raise InputError(f"beta must be a finite number, got {beta!r}") from None
-    if not math.isfinite(value):
-        raise InputError(f"beta must be a finite number, got {beta!r}")
-    return value
 
 
 def _grid(time: float, step: float, method: str, max_steps: int) -> tuple[int, float]:

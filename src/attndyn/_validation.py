@@ -132,7 +132,9 @@ def as_matrix(
     return t
 
 
-def _check_number(value: Any, name: str, kind: str, ok: Callable[[float], bool]) -> float:
+def _check_number(value: Any, name: str, ok: Callable[[float], bool], *, kind: str, bounded: str) -> float:
+    """``value`` as a finite float for which ``ok`` holds; the error says that ``name`` must be a ``kind`` number
+    (when it is no number) or a ``bounded`` number (when it is not finite or not ``ok``)."""
     if isinstance(value, (str, bytes, bool)):
         raise InputError(f"{name} must be a {kind} number, got {value!r}")
     try:
@@ -140,16 +142,20 @@ def _check_number(value: Any, name: str, kind: str, ok: Callable[[float], bool])
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a {kind} number, got {value!r}") from None
     if not math.isfinite(v) or not ok(v):
-        raise InputError(f"{name} must be a {kind} finite number, got {value!r}")
+        raise InputError(f"{name} must be a {bounded} number, got {value!r}")
     return v
 
 
+def check_finite_number(value: Any, name: str) -> float:
+    return _check_number(value, name, math.isfinite, kind="finite", bounded="finite")
+
+
 def check_positive(value: Any, name: str) -> float:
-    return _check_number(value, name, "positive", lambda v: v > 0)
+    return _check_number(value, name, lambda v: v > 0, kind="positive", bounded="positive finite")
 
 
 def check_nonnegative(value: Any, name: str) -> float:
-    return _check_number(value, name, "non-negative", lambda v: v >= 0)
+    return _check_number(value, name, lambda v: v >= 0, kind="non-negative", bounded="non-negative finite")
 
 
 def check_int(value: Any, name: str, *, minimum: int = 0) -> int:

@@ -142,6 +142,14 @@ class SoftmaxParams(RunParams):
     time: float
 
 
+def _sequence_of(x: Tensor | None, b: int, *, over_time: bool = False) -> Tensor | None:
+    """Sequence ``b`` of the batched tensor ``x``, kept as a batch of one (the batch axis is axis 1 when
+    ``over_time``: one row per kept time); None stays None."""
+    if x is None:
+        return None
+    return x[:, b : b + 1] if over_time else x[b : b + 1]
+
+
 @dataclass(frozen=True, repr=False)  # the short __repr__ of Trajectory; _repr_html_ is the rich view
 class Trajectory:
     """Kept states of a run. ``ts`` are layer indices (hardmax) or times (softmax)."""
@@ -213,7 +221,7 @@ class Trajectory:
             ys=self.ys[:, b : b + 1],
             batched=False,
             stats=stats,
-            mask=None if self.mask is None else self.mask[b : b + 1],
+            mask=_sequence_of(self.mask, b),
             **self._select_fields(b),
         )
 
@@ -282,10 +290,10 @@ class HardmaxTrajectory(Trajectory):
 
     def _select_fields(self, b: int) -> dict[str, Any]:
         return {
-            "leader_since": None if self.leader_since is None else self.leader_since[b : b + 1],
-            "leader_mask": None if self.leader_mask is None else self.leader_mask[:, b : b + 1],
-            "follow": None if self.follow is None else self.follow[:, b : b + 1],
-            "leader_margin": None if self.leader_margin is None else self.leader_margin[b : b + 1],
+            "leader_since": _sequence_of(self.leader_since, b),
+            "leader_mask": _sequence_of(self.leader_mask, b, over_time=True),
+            "follow": _sequence_of(self.follow, b, over_time=True),
+            "leader_margin": _sequence_of(self.leader_margin, b),
             **self._select_rounding(b),
         }
 
@@ -323,7 +331,7 @@ class SoftmaxTrajectory(Trajectory):
 
     def _select_fields(self, b: int) -> dict[str, Any]:
         return {
-            "attention": None if self.attention is None else self.attention[:, b : b + 1],
-            "attention_final": None if self.attention_final is None else self.attention_final[b : b + 1],
-            "leader_since": None if self.leader_since is None else self.leader_since[b : b + 1],
+            "attention": _sequence_of(self.attention, b, over_time=True),
+            "attention_final": _sequence_of(self.attention_final, b),
+            "leader_since": _sequence_of(self.leader_since, b),
         }

@@ -98,3 +98,14 @@ def test_app_builds_all_tabs():
     page = build(None)
     tabs = page.objects[1]
     assert [t for t in tabs._names] == ["Hardmax playground", "Softmax regimes", "Control", "Sentiment"]
+
+
+def test_exports_before_any_result_say_so(playground):
+    from attndyn.explore.pages.softmax import SoftmaxPage
+
+    for page in (playground, SoftmaxPage()):
+        page.result = None
+        with pytest.raises(ValueError, match="nothing to export yet"):
+            page.figure()
+        with pytest.raises(ValueError, match="nothing to export yet"):
+            page.inputs()

@@ -36,6 +36,24 @@ def _grid(k: int, cols: int) -> tuple[int, int]:
     return math.ceil(k / cols), cols
 
 
+def _panels(k: int, cols: int, *, size: float, pad: tuple[float, float]) -> tuple[Figure, np.ndarray]:
+    """A figure and its (rows, cols) grid of axes for ``k`` panels, at most ``cols`` columns of ``size``
+    inches plus ``pad`` inches of width and height; the panels after the ``k``-th are switched off."""
+    rows, cols = _grid(k, cols)
+    fig = new_figure(size * cols + pad[0], size * rows + pad[1])
+    grid = fig.subplots(rows, cols, squeeze=False)
+    for ax in grid.ravel()[k:]:
+        ax.axis("off")
+    return fig, grid
+
+
+def _complex_plane(ax: Axes) -> None:
+    """The real and imaginary axes, at equal scale."""
+    ax.axhline(0, color="#dddddd", lw=0.5)
+    ax.axvline(0, color="#dddddd", lw=0.5)
+    ax.set_aspect("equal", adjustable="datalim")
+
+
 def attention_layers(analysis: Any, *, head: int | None = None, cols: int = 3) -> Figure:
     """One panel per layer: the attention matrix (mean over heads, or ``head``); a star on (i, i) for every
     token leading in at least half the heads of that layer (in ``head`` when given)."""
@@ -43,14 +61,8 @@ def attention_layers(analysis: Any, *, head: int | None = None, cols: int = 3) -
     leads = to_numpy(analysis.leaders.leads)  # (L, H, n)
     toks = list(analysis.forward.tokens)
     L, H, n, _ = att.shape
-    rows, cols = _grid(L, cols)
-    fig = new_figure(3.0 * cols + 0.6, 3.0 * rows + 0.4)
-    axes = fig.subplots(rows, cols, squeeze=False)
-    for ell in range(rows * cols):
-        ax = axes[ell // cols][ell % cols]
-        if ell >= L:
-            ax.axis("off")
-            continue
+    fig, axes = _panels(L, cols, size=3.0, pad=(0.6, 0.4))
+    for ell, ax in enumerate(axes.ravel()[:L]):
         P = att[ell].mean(axis=0) if head is None else att[ell, head]
         lead = leads[ell].sum(axis=0) >= max(1, H / 2) if head is None else leads[ell, head] > 0
         im = ax.imshow(P, cmap="Blues", vmin=0, vmax=1)
@@ -127,22 +139,14 @@ def layer_eigenvalues(spectra: Any, *, cols: int = 3, title: str | None = None) 
     The eigenvalue of largest modulus is circled; the panel title says whether it is real, positive and
     simple (the spectral half of Definition 1) and whether (W_Q, W_K, W_V) is a good triple."""
     L = len(spectra.layer_eigenvalues)
-    rows, cols = _grid(L, cols)
-    fig = new_figure(2.7 * cols, 2.7 * rows + 0.3)
-    axes = fig.subplots(rows, cols, squeeze=False)
-    for ell in range(rows * cols):
-        ax = axes[ell // cols][ell % cols]
-        if ell >= L:
-            ax.axis("off")
-            continue
+    fig, axes = _panels(L, cols, size=2.7, pad=(0.0, 0.3))
+    for ell, ax in enumerate(axes.ravel()[:L]):
         ev = spectra.layer_eigenvalues[ell]
         _plane(ax, ev, c=color(0))
         r = float(np.abs(ev).max())
         t = np.linspace(0, 2 * np.pi, 200)
         ax.plot(r * np.cos(t), r * np.sin(t), color="#bbbbbb", lw=0.6)
-        ax.axhline(0, color="#dddddd", lw=0.5)
-        ax.axvline(0, color="#dddddd", lw=0.5)
-        ax.set_aspect("equal", adjustable="datalim")
+        _complex_plane(ax)
         ok = "lambda_1 real>0 simple" if spectra.layer_leading[ell] else "lambda_1 not real>0"
         ax.set_title(f"layer {ell}: {ok}" + (", good triple" if spectra.layer_good[ell] else ""), fontsize=7)
         ax.tick_params(labelsize=6)
@@ -154,14 +158,8 @@ def head_eigenvalues(spectra: Any, *, cols: int = 3, title: str | None = None) -
     """The nonzero eigenvalues of every head's W_O^h W_V^h, one panel per layer, one colour per head; a filled
     square marks lambda_1 of the heads forming a good triple, a circle lambda_1 of the other heads."""
     L = len(spectra.head_eigenvalues)
-    rows, cols = _grid(L, cols)
-    fig = new_figure(2.7 * cols, 2.7 * rows + 0.3)
-    axes = fig.subplots(rows, cols, squeeze=False)
-    for ell in range(rows * cols):
-        ax = axes[ell // cols][ell % cols]
-        if ell >= L:
-            ax.axis("off")
-            continue
+    fig, axes = _panels(L, cols, size=2.7, pad=(0.0, 0.3))
+    for ell, ax in enumerate(axes.ravel()[:L]):
         for h, ev in enumerate(spectra.head_eigenvalues[ell]):
             _plane(ax, ev, c=color(h), size=4, mark=False)
             top = ev[np.argmax(np.abs(ev))]
@@ -176,9 +174,7 @@ def head_eigenvalues(spectra: Any, *, cols: int = 3, title: str | None = None) -
                 linewidth=0.6,
                 zorder=3,
             )
-        ax.axhline(0, color="#dddddd", lw=0.5)
-        ax.axvline(0, color="#dddddd", lw=0.5)
-        ax.set_aspect("equal", adjustable="datalim")
+        _complex_plane(ax)
         ax.set_title(
             f"layer {ell}: good triples {int(spectra.head_good[ell].sum())}/{spectra.head_good.shape[1]}", fontsize=7
         )

@@ -66,6 +66,11 @@ def _run(x: Any, grid: dict, **kw: Any) -> SoftmaxTrajectory:
     )
 
 
+def _time_slider(ctx: Context, res: ExperimentResult, traj: SoftmaxTrajectory, *, title: str, stem: str) -> None:
+    """The slider of z(t) over time, with its GIF ``stem`` when animations are on."""
+    res.sliders.append(ctx.slider(traj, "z(t), time slider", title=title, gif_stem=stem, result=res))
+
+
 def _matrix_text(M: Any) -> str:
     return np.array2string(np.asarray(M), precision=3, suppress_small=True).replace("\n", "")
 
@@ -262,7 +267,7 @@ def thm3_1(ctx: Context, res: ExperimentResult) -> None:
         "vertices_of_initial_hull": hull0,
     }
     res.seed = ctx.seed + 31
-    res.sliders.append(ctx.slider(traj, "z(t), time slider", title="V = I", gif_stem="softmax_fig5", result=res))
+    _time_slider(ctx, res, traj, title="V = I", stem="softmax_fig5")
 
 
 @experiment(
@@ -315,7 +320,7 @@ def thm4_1(ctx: Context, res: ExperimentResult) -> None:
     res.checks.append(Check("parallel hyperplanes the tokens approach", "<= 3 (typically 2)", str(h), h <= 3))
     res.params = {"n": 40, "d": 2, "Q": "I", "K": "I", "V": _matrix_text(V), "rescaled": True, **grid}
     res.seed = ctx.seed + 61
-    res.sliders.append(ctx.slider(traj, "z(t), time slider", title="good triple", gif_stem="softmax_fig6", result=res))
+    _time_slider(ctx, res, traj, title="good triple", stem="softmax_fig6")
 
 
 @experiment(
@@ -432,7 +437,7 @@ def thm5_1(ctx: Context, res: ExperimentResult) -> None:
     )
     res.params = {"n": 40, "d": 3, "Q": "I", "K": "I", "V": "diag(1, 1, -1/2)", "rescaled": True, **grid}
     res.seed = ctx.seed + 81
-    res.sliders.append(ctx.slider(traj, "z(t), time slider", title="paranormal V", gif_stem="softmax_fig8", result=res))
+    _time_slider(ctx, res, traj, title="paranormal V", stem="softmax_fig8")
 
 
 @experiment(

@@ -5,11 +5,13 @@ from __future__ import annotations
 import html
 import io
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from .._log import quiet_error
 
-__all__ = ["PALETTE", "Guard", "downloads", "escape", "on_document", "lib"]
+__all__ = ["PALETTE", "Guard", "downloads", "escape", "exported", "on_document", "lib"]
+
+T = TypeVar("T")
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 
@@ -59,6 +61,14 @@ class Guard:
         finally:
             self.depth -= 1
         return True
+
+
+def exported(result: T | None) -> T:
+    """The page's current result, for an export button; ValueError (the one line in the page) while there is
+    none yet."""
+    if result is None:
+        raise ValueError("nothing to export yet")
+    return result
 
 
 def downloads(stem: str, figure: Callable[[], Any], inputs: Callable[[], dict[str, Any]], guard: Guard) -> Any:

@@ -19,7 +19,7 @@ from ..hardmax_view import (
     token_preset,
 )
 from ..parse import matrix_text, parse_matrix
-from .common import PALETTE, Guard, downloads, escape, lib, on_document
+from .common import PALETTE, Guard, downloads, escape, exported, lib, on_document
 
 __all__ = ["Playground"]
 
@@ -215,14 +215,10 @@ class Playground:
         )
 
     def figure(self) -> Any:
-        if self.result is None:
-            raise ValueError("nothing to export yet")
-        return hardmax_figure(self.result)
+        return hardmax_figure(exported(self.result))
 
     def inputs(self) -> dict[str, Any]:
-        if self.result is None:
-            raise ValueError("nothing to export yet")
-        return hardmax_inputs(self.result.state)
+        return hardmax_inputs(exported(self.result).state)
 
     def panel(self) -> Any:
         pn = lib("panel")

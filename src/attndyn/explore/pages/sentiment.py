@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..sentiment_view import SentimentResult, load_model, run_sentiment, sentiment_figure, sentiment_inputs
-from .common import Guard, downloads, escape, lib, on_document
+from .common import Guard, downloads, escape, exported, lib, on_document
 
 __all__ = ["SentimentPage"]
 
@@ -93,9 +93,7 @@ class SentimentPage:
             self.line.data = {"x": x, "y": -(b + v[0] * x) / v[1]}
 
     def figure(self) -> Any:
-        if self.result is None:
-            raise ValueError("nothing to export yet")
-        return sentiment_figure(self.result)
+        return sentiment_figure(exported(self.result))
 
     def inputs(self) -> dict[str, Any]:
         return sentiment_inputs(self.text.value, self.run or "RUN")

@@ -17,7 +17,7 @@ from ..softmax_view import (
     softmax_inputs,
     softmax_tokens,
 )
-from .common import PALETTE, Guard, downloads, escape, lib, on_document
+from .common import PALETTE, Guard, downloads, escape, exported, lib, on_document
 
 __all__ = ["SoftmaxPage"]
 
@@ -118,14 +118,10 @@ class SoftmaxPage:
         )
 
     def figure(self) -> Any:
-        if self.result is None:
-            raise ValueError("nothing to export yet")
-        return softmax_figure(self.result)
+        return softmax_figure(exported(self.result))
 
     def inputs(self) -> dict[str, Any]:
-        if self.result is None:
-            raise ValueError("nothing to export yet")
-        return softmax_inputs(self.result.state)
+        return softmax_inputs(exported(self.result).state)
 
     def panel(self) -> Any:
         pn = lib("panel")
