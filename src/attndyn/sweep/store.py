@@ -199,7 +199,7 @@ class SweepStore:
                     f"{str(self.out)!r} holds a sweep of another spec ({'; '.join(diff)}); "
                     f"use a new {param('out', 'out')} folder, or restore the spec to resume"
                 )
-        elif self.out.is_dir() and any(p.name != ".lock" for p in self.out.iterdir()):
+        elif self.out.is_dir() and any(not _in_the_making(p) for p in self.out.iterdir()):
             raise InputError(
                 f"{param('out', 'out')} {str(self.out)!r} is a folder that is not empty and holds no spec.json; give a new folder"
             )
@@ -285,3 +285,9 @@ class SweepStore:
             raise
         self._next += 1
         return target
+
+
+def _in_the_making(p: Path) -> bool:
+    """The lock, or a file being written atomically (``.NAME.XXXX.tmp``): what a sweep that is just opening the
+    folder leaves there before its spec.json appears."""
+    return p.name == ".lock" or (p.name.startswith(".") and p.name.endswith(".tmp"))
