@@ -36,3 +36,17 @@ def test_sentiment_view_is_the_library_explanation(run_folder):
     assert sentiment_inputs("a wonderful plot", run_folder)["review.txt"] == "a wonderful plot"
     with pytest.raises(InputError, match="the review is empty; type a few words"):
         run_sentiment(model, "   ")
+
+
+def test_sentiment_view_shows_the_exact_word_attributions(run_folder):
+    """The words' contributions are the library's and, with the bias, add up to the decision value H."""
+    from attndyn.explore.sentiment_view import load_model, run_sentiment
+    from attndyn.sentiment import attribute
+
+    model = load_model(run_folder)
+    res = run_sentiment(model, "a wonderful plot but boring music")
+    assert res.attribution == attribute(model, "a wonderful plot but boring music")
+    shown = res.words(most=100)
+    assert {w["word"] for w in shown} == {w.word for w in res.attribution.by_word}
+    total = sum(w.contribution for w in res.attribution.by_word) + res.attribution.bias
+    assert total == pytest.approx(res.explanation.decision_value, rel=1e-10, abs=1e-12)

@@ -1,5 +1,6 @@
 r"""The sentiment view's logic: a review and a trained model -> the prediction, the words through the layers,
-the clusters with their leaders and shares (hardmax paper, Section 6 and Figure 9).
+the clusters with their leaders and shares (hardmax paper, Section 6 and Figure 9), and each word's exact
+contribution to the decision.
 
 :func:`attndyn.sentiment.explain` gives the label, the probability and each cluster's leader words and
 share of the decision value :math:`H = \langle v, \bar z^K\rangle + b`; :func:`attndyn.sentiment.figure9_data`
@@ -17,7 +18,7 @@ from .._validation import InputError
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ..sentiment import Explanation, HardmaxSentimentClassifier
+    from ..sentiment import Attribution, Explanation, HardmaxSentimentClassifier
 
 __all__ = ["SentimentResult", "load_model", "run_sentiment", "sentiment_inputs", "sentiment_figure", "MAX_CHARS"]
 
@@ -38,6 +39,7 @@ class SentimentResult:
     text: str
     explanation: Explanation
     figure9: dict[str, Any]  # words, tokens (K+1, n, d), leaders (K+1, n), v, b, decision_value, alpha
+    attribution: Attribution  # each input word's exact share of H (attndyn.sentiment.attribute)
 
     def headline(self) -> str:
         e = self.explanation
@@ -51,16 +53,23 @@ class SentimentResult:
             for c in self.explanation.clusters
         ]
 
+    def words(self, most: int = 12) -> list[dict[str, Any]]:
+        """The word types with the largest exact contributions to H (they and the bias add up to H)."""
+        return [
+            {"word": w.word, "count": w.count, "contribution": round(w.contribution, 4)}
+            for w in self.attribution.by_word[:most]
+        ]
+
 
 def run_sentiment(model: HardmaxSentimentClassifier, text: str) -> SentimentResult:
     """Explain ``text`` with ``model``; an empty or over-long review raises :class:`attndyn.InputError`."""
-    from ..sentiment import explain, figure9_data
+    from ..sentiment import attribute, explain, figure9_data
 
     if not isinstance(text, str) or not text.strip():
         raise InputError("the review is empty; type a few words, e.g. 'a wonderful film'")
     if len(text) > MAX_CHARS:
         raise InputError(f"the review has {len(text)} characters; type at most {MAX_CHARS}")
-    return SentimentResult(text, explain(model, text), figure9_data(model, text))
+    return SentimentResult(text, explain(model, text), figure9_data(model, text), attribute(model, text))
 
 
 def sentiment_inputs(text: str, run: str | Path) -> dict[str, Any]:

@@ -68,7 +68,14 @@ class SentimentPage:
             f"<tr><td>{escape(c['leaders'])}</td><td>{c['share']:+.2f}</td><td>{c['size']}</td><td>{escape(c['words'])}</td></tr>"
             for c in res.clusters()
         )
-        self.table.object = f"<table><tr><th>leaders</th><th>share</th><th>size</th><th>words</th></tr>{rows}</table>"
+        words = "".join(
+            f"<tr><td>{escape(w['word'])}</td><td>{w['count']}</td><td>{w['contribution']:+.4f}</td></tr>"
+            for w in res.words()
+        )
+        self.table.object = (
+            f"<table><tr><th>leaders</th><th>share</th><th>size</th><th>words</th></tr>{rows}</table>"
+            f'<table id="attributions"><tr><th>word</th><th>count</th><th>exact contribution to H</th></tr>{words}</table>'
+        )
         if self.layer.value != K:
             self.layer.value = K  # draws
         else:
