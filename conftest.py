@@ -119,6 +119,9 @@ def check_command_line(words: list[str], raw: str) -> None:
             raise AssertionError(f"{raw!r}: {cmd.name} has no option {flag!r}")
 
 
+# Scripts beside the docs write the docs' pictures when run; `pytest docs/` must not import them.
+collect_ignore = ["docs/conf.py", "docs/make_images.py", "docs/make_sentiment_images.py"]
+
 pytest_collect_file = Sybil(
     parsers=[
         PythonCodeBlockParser(doctest_optionflags=ELLIPSIS | NORMALIZE_WHITESPACE),
