@@ -24,3 +24,28 @@ def _tree_digest(folder: Path) -> dict[str, str]:
 def snapshot():
     """``snapshot(folder)``: what is under a folder, byte for byte, to check that a command changed nothing."""
     return _tree_digest
+
+
+@pytest.fixture
+def refused(capsys, snapshot):
+    """``refused(folder, argv, message=None)``: ``attndyn argv`` ends with exit status 2 and one line on standard
+    error starting ``error: `` (matching the regex ``message`` if given), no traceback, and nothing under
+    ``folder`` changed; returns that line."""
+    import re
+
+    from attndyn.cli import main
+
+    def check(folder: Path, argv: list[str], message: str | None = None) -> str:
+        before = _tree_digest(folder)
+        capsys.readouterr()
+        code = main(argv)
+        out, err = capsys.readouterr()
+        assert code == 2, (argv, code, out[-300:], err[-300:])
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), (argv, err)
+        assert "Traceback" not in err + out
+        assert message is None or re.search(message, lines[0]), (message, lines[0])
+        assert _tree_digest(folder) == before, argv
+        return lines[0]
+
+    return check
