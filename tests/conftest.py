@@ -49,3 +49,21 @@ def refused(capsys, snapshot):
         return lines[0]
 
     return check
+
+
+@pytest.fixture(scope="session")
+def chromium_flags() -> list[str]:
+    """Headless Chromium's flags here: no sandbox (root), no GPU, and none of its background network traffic."""
+    return list(_CHROMIUM_FLAGS)
+
+
+_CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]

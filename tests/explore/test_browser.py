@@ -23,16 +23,6 @@ import attndyn
 
 pytest.importorskip("panel")
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 SQUARE = [[1, 1], [-1, 1], [-1, -1], [1, -1], [0.3, 0.1], [-0.2, 0.5], [0.1, -0.6], [-0.5, -0.2]]
 
 
@@ -68,7 +58,7 @@ def server():
 
 
 @pytest.mark.browser
-def test_explore_in_headless_chromium(server, tmp_path):
+def test_explore_in_headless_chromium(server, tmp_path, chromium_flags):
     sync_api = _need_browser()
     port, started = server
     url = f"http://localhost:{port}/"
@@ -78,7 +68,11 @@ def test_explore_in_headless_chromium(server, tmp_path):
     requests: list[str] = []
     with sync_api.sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
         ctx = p.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, headless=True, args=FLAGS, viewport={"width": 1300, "height": 950}
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=chromium_flags,
+            viewport={"width": 1300, "height": 950},
         )
         try:
             page = ctx.new_page()

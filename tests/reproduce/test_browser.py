@@ -20,7 +20,7 @@ CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/
 
 
 @pytest.mark.browser
-def test_report_in_headless_chromium(quick_report):
+def test_report_in_headless_chromium(quick_report, chromium_flags):
     if CHROMIUM is None:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail("chromium is missing in CI: install Debian's `chromium` package (apt-get install -y chromium)")
@@ -32,14 +32,7 @@ def test_report_in_headless_chromium(quick_report):
         cmd = [
             CHROMIUM,
             "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-dev-shm-usage",
+            *chromium_flags,
             f"--user-data-dir={profile}",
             "--enable-logging=stderr",
             "--v=0",

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import csv
 import gzip
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -75,3 +80,33 @@ def _make_corpus_fixture():
 @pytest.fixture(name="write_csv", scope="session")
 def _write_csv_fixture():
     return write_csv
+
+
+@contextmanager
+def _locked_by_another_process(folder: Path) -> Iterator[subprocess.Popen]:
+    """Another process holding ``folder``'s exclusive lock (as a training does) for the block; yields it."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
+            "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()",
+            str(folder),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        yield holder
+    finally:
+        assert holder.stdin is not None and holder.stdout is not None
+        holder.stdin.close()
+        holder.wait(timeout=10)
+        holder.stdout.close()
+
+
+@pytest.fixture(name="locked_by_another_process", scope="session")
+def _locked_fixture():
+    return _locked_by_another_process

@@ -89,25 +89,14 @@ def test_an_interrupt_before_the_first_epoch_keeps_nothing(data, tmp_path, monke
     assert list(tmp_path.iterdir()) == []  # the folder it made is gone
 
 
-def test_a_run_in_training_is_not_read_and_a_reader_holds_off_a_training(data, tmp_path, capsys, snapshot):
+def test_a_run_in_training_is_not_read_and_a_reader_holds_off_a_training(
+    data, tmp_path, capsys, snapshot, locked_by_another_process
+):
     run = tmp_path / "run"
     argv = TRAIN + ["--epochs", "1", "--data", str(data), "--run", str(run)]
     assert main(argv) == 0
     capsys.readouterr()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
-            "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()",
-            str(run),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout.readline().strip() == "locked"
+    with locked_by_another_process(run) as holder:
         before = snapshot(run)
         for cmd in (
             ["sentiment", "predict", "--model", str(run), "good film"],
@@ -122,10 +111,6 @@ def test_a_run_in_training_is_not_read_and_a_reader_holds_off_a_training(data, t
                 "then run this again\n"
             )
         assert snapshot(run) == before  # no evaluation.json, stale or not
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=10)
-        holder.stdout.close()
     with RunLock(run, shared=True):  # what predict, evaluate and explain hold while they read
         assert main(argv + ["--overwrite"]) == 2
         assert f"is in use by process {os.getpid()} (it is reading the run)" in capsys.readouterr().err

@@ -5,8 +5,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 
@@ -86,22 +84,9 @@ def test_overwrite_discards_the_run_and_trains_anew(trained, tmp_path):
     assert settings["data"] == {"sha256": hashlib.sha256(data.read_bytes()).hexdigest(), "size": data.stat().st_size}
 
 
-def test_a_second_training_is_refused_naming_the_holder(trained, capsys, snapshot):
+def test_a_second_training_is_refused_naming_the_holder(trained, capsys, snapshot, locked_by_another_process):
     _, run, data, _ = trained
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
-            "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()",
-            str(run),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout.readline().strip() == "locked"
+    with locked_by_another_process(run) as holder:
         before = snapshot(run)
         assert main(TRAIN + ["--run", str(run), "--data", str(data)]) == 2
         err = capsys.readouterr().err
@@ -110,10 +95,6 @@ def test_a_second_training_is_refused_naming_the_holder(trained, capsys, snapsho
             "wait for it to finish or stop it, or give another folder with --run NEW\n"
         )
         assert snapshot(run) == before
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=10)
-        holder.stdout.close()
     with RunLock(run):  # released when the holder ended
         assert lock_holder(run) == os.getpid()
         with pytest.raises(InputError, match=f"is in use by process {os.getpid()}"):
