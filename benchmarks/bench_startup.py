@@ -1,19 +1,21 @@
 """How fast the command line answers: ``attndyn --version``, ``attndyn --help`` and one ``sentiment predict``.
 
-    python benchmarks/bench_startup.py [--model RUN] [--repeat 5]
+    python benchmarks/bench_startup.py [--model RUN] [--repeat 5] [--json docs/results/startup.json]
 
 Each command runs in a fresh interpreter (``python -c "from attndyn.cli import main; main()" ...``, what the
 ``attndyn`` script does) and the best wall time of ``--repeat`` runs is printed, with the machine's load
 (``uptime``) before and after: on a shared machine the numbers are only as quiet as the load says. Without
 ``--model`` a tiny run is trained first (synthetic reviews, one epoch, in a temporary folder). Then
 ``python -X importtime`` of the predict command lists the modules that cost the most (cumulative).
-Targets (issue 24): --version and --help <= 0.5 s, predict <= 3 s on the 2-core machine. Not part of the suite.
+Targets: --version and --help <= 0.5 s, predict <= 3 s on the 2-core machine. ``--json`` writes the timings, the
+load and the machine's core count (docs/benchmarks.md quotes docs/results/startup.json). Not part of the suite.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import random
 import resource
@@ -86,18 +88,37 @@ def main() -> None:
     ap.add_argument("--model", type=Path, help="A run or model folder (default: train a tiny one).")
     ap.add_argument("--repeat", type=int, default=5, help="Runs per command; the best is printed.")
     ap.add_argument("--top", type=int, default=12, help="How many modules of -X importtime to list.")
+    ap.add_argument("--json", type=Path, help="Write the timings and the load to this JSON file.")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model or _tiny_run(Path(tmp))
         predict = ["sentiment", "predict", "--model", str(model), "a great film"]
-        print(f"load before: {_load()}")
-        for name, argv in (("--version", ["--version"]), ("--help", ["--help"]), ("predict", predict)):
+        result: dict = {
+            "script": "benchmarks/bench_startup.py",
+            "command": " ".join(["python", *("RUN" if a == str(args.model) else a for a in sys.argv)]),
+            "model": "a tiny one-epoch run" if args.model is None else "RUN: a d = 2 run of `attndyn sentiment train`",
+            "cores": os.cpu_count(),
+            "repeat": args.repeat,
+            "load_before": _load(),
+            "load1_before": round(os.getloadavg()[0], 2),
+            "commands": {},
+        }
+        print(f"load before: {result['load_before']}")
+        for name, argv in (("version", ["--version"]), ("help", ["--help"]), ("predict", predict)):
             wall, cpu = _best(argv, args.repeat)
+            result["commands"][name] = {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3)}
             print(f"{name:10s} {wall:6.2f} s wall, {cpu:5.2f} s CPU  (best of {args.repeat})")
-        print(f"load after:  {_load()}")
+        result["load_after"] = _load()
+        print(f"load after:  {result['load_after']}")
         print("slowest top-level imports of predict (cumulative s):")
+        result["predict_imports"] = []
         for t, name in _importtime(predict, args.top):
+            result["predict_imports"].append({"module": name.strip(), "cumulative_s": round(t, 3)})
             print(f"  {t:6.3f}  {name.strip()}")
+    if args.json:
+        tmp_path = args.json.with_suffix(".tmp")
+        tmp_path.write_text(json.dumps(result, indent=2) + "\n")
+        os.replace(tmp_path, args.json)
 
 
 if __name__ == "__main__":

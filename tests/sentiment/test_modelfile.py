@@ -13,7 +13,7 @@ from safetensors.torch import save as save_st
 from attndyn import InputError
 from attndyn.cli import main
 from attndyn.sentiment import HardmaxSentimentClassifier, explain
-from attndyn.sentiment.estimator import sigmoid
+from attndyn.sentiment.inference import sigmoid
 from attndyn.sentiment.modelfile import SEAL, content_sha256, seal
 
 

@@ -599,12 +599,14 @@ def predict(
             "give either TEXT arguments or --file PATH (one text per line, or a CSV with a 'text' column), not both"
         )
     texts = _texts_from(None if not texts else texts, file, encoding)
+    from ..sentiment.inference import load_model  # torch, not scikit-learn: predict answers sooner
+
     with _reading(model):
-        est = _estimator(model, device)
-        proba = est.predict_proba(texts)[:, 1]
-        known = est.known_words(texts)
+        fitted = load_model(model, device=device)
+        proba = fitted.predict_proba(texts)[:, 1]
+        known = fitted.known_words(texts)
         for t, p, k in zip(texts, proba, known):
-            label = est.classes_[int(p > 0.5)]
+            label = fitted.classes[int(p > 0.5)]
             label = label.item() if hasattr(label, "item") else label
             name = {1: "positive", 0: "negative"}.get(label, label) if not isinstance(label, str) else label
             if as_json:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,35 +23,19 @@ from sklearn.exceptions import NotFittedError
 from .._validation import InputError
 from ..devices import resolve_device
 from ..io import write_bytes, write_json, write_text
-from ._config import check_integer
+from .inference import FittedModel, check_texts, load_model
 from .lexicon import PROTECTED, lexicon_examples
 from .model import SentimentConfig, SentimentTransformer
-from .modelfile import FORMAT, check_config_record, check_vocab, check_weights, read_json, seal
-from .recipes import SETTINGS, recipe_for, resolve, split_settings
+from .modelfile import FORMAT, seal
+from .recipes import SETTINGS, check_params, configs, recipe_for, resolve, split_settings
 from .text import TextConfig, Tokenizer, Vocabulary, encode
-from .train import EncodedSplit, TrainConfig, predict_logits, train
+from .train import EncodedSplit, TrainConfig, train
 
-__all__ = ["HardmaxSentimentClassifier", "check_texts", "NotFitted"]
+__all__ = ["HardmaxSentimentClassifier", "NotFitted"]
 
 
 class NotFitted(InputError, NotFittedError):
     """Using an unfitted classifier: an InputError (one line in the CLI) and scikit-learn's NotFittedError."""
-
-
-def check_texts(X: Any, name: str = "X") -> list[str]:
-    """A list of strings, or an InputError naming what is wrong."""
-    if isinstance(X, str):
-        raise InputError(f"{name} must be a list of texts, got one string; wrap it in a list: [text]")
-    try:
-        texts = list(X)
-    except TypeError:
-        raise InputError(f"{name} must be a list of texts, got {type(X).__name__}") from None
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise InputError(f"{name}[{i}] is {type(t).__name__}, not a text; pass strings only")
-    if not texts:
-        raise InputError(f"{name} is empty; give at least one text")
-    return texts
 
 
 class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
@@ -179,26 +162,11 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     def check_params(self) -> dict[str, Any]:
         """Check every setting's type and range before any tokenizing or training (strings such as
         ``alpha_min="0.5"``, NaN and infinities are refused with the setting's name); return the
-        resolved settings (:meth:`resolved_params`)."""
-        if self.inference not in ("hardmax", "softmax"):
-            raise InputError(f"inference must be 'hardmax' or 'softmax', got {self.inference!r}")
-        if not isinstance(self.verbose, (bool, np.bool_)):
-            raise InputError(f"verbose must be True or False, got {self.verbose!r}")
-        if self.run_dir is not None and not isinstance(self.run_dir, (str, os.PathLike)):
-            raise InputError(f"run_dir must be a folder path or None, got {self.run_dir!r}")
-        check_integer(self.random_state, "random_state", low=0)
-        resolve_device(self.device)
-        settings = resolve(self.get_params())
-        self._configs(settings, vocab_size=1)  # each dataclass checks its own settings
-        return settings
+        resolved settings (:meth:`resolved_params`); :func:`attndyn.sentiment.recipes.check_params`."""
+        return check_params(self.get_params())
 
     def _configs(self, settings: dict[str, Any], vocab_size: int) -> tuple[SentimentConfig, TextConfig, TrainConfig]:
-        groups = split_settings(settings)
-        return (
-            SentimentConfig(vocab_size=vocab_size, **groups[SentimentConfig]),
-            TextConfig(**groups[TextConfig]),
-            TrainConfig(**groups[TrainConfig], seed=int(self.random_state)),
-        )
+        return configs(settings, vocab_size, seed=int(self.random_state))
 
     @property
     def text_config(self) -> TextConfig:
@@ -222,22 +190,18 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     def encode(self, X: Any = None, y: Any = None, *, tokens: list[list[str]] | None = None) -> EncodedSplit:
         """Texts ``X`` (or their ``tokens``, made by :attr:`tokenizer`) as model input: word
         indices cut to ``max_len``, the mask, and ``y`` (labels in ``classes_``; None: zeros)."""
-        self._check_fitted()
-        if tokens is None:
-            tok = self.tokenizer
-            tokens = [tok(t) for t in check_texts(X)]
-        ids, mask = encode(tokens, self.vocab_, int(self.settings_["max_len"]))
-        if y is None:
-            lab = torch.zeros(len(tokens))
-        else:
-            lab = torch.as_tensor((np.asarray(y) == self.classes_[1]).astype(np.float32))
-        return EncodedSplit(ids, mask, lab)
+        return self._fitted().encode(X, y, tokens=tokens)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
             raise NotFitted(
                 "this HardmaxSentimentClassifier is not fitted yet; call fit(texts, labels) or load(path) first"
             )
+
+    def _fitted(self) -> FittedModel:
+        """The fitted model that predicts (:class:`~attndyn.sentiment.inference.FittedModel`)."""
+        self._check_fitted()
+        return FittedModel(self.settings_, self.vocab_, self.classes_, self.model_, self.inference)
 
     # ---- scikit-learn API ---------------------------------------------------------------
     def fit(self, X: Any, y: Any, *, tokens: list[list[str]] | None = None) -> HardmaxSentimentClassifier:
@@ -308,20 +272,11 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """H = <v, mean of the last layer's real tokens> + b, per text (positive → classes_[1])."""
-        self._check_fitted()
-        data = self.encode(X)
-        return predict_logits(self.model_, data, hardmax=self.inference == "hardmax").numpy()
+        return self._fitted().decision_function(X)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """(N, 2) probabilities of classes_[0] and classes_[1]."""
-        H = self.decision_function(X)
-        if not np.isfinite(H).all():
-            i = int(np.flatnonzero(~np.isfinite(H))[0])
-            raise InputError(
-                f"the model's decision value for text {i} is {H[i]}, not a number; its weights are out of range: retrain it"
-            )
-        p = sigmoid(H)
-        return np.stack([1.0 - p, p], axis=1)
+        return self._fitted().predict_proba(X)
 
     def known_words(self, X: Any) -> list[list[str]]:
         """The words of each text that the model reads: its tokens found in ``vocab_``, the first
@@ -333,9 +288,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         >>> clf.known_words(["Great fun!", "asdf qwerty"])
         [['great', 'fun'], []]
         """
-        self._check_fitted()
-        tok, index = self.tokenizer, self.vocab_.index
-        return [[w for w in tok(t) if w in index][: int(self.settings_["max_len"])] for t in check_texts(X)]
+        return self._fitted().known_words(X)
 
     def predict(self, X: Any) -> np.ndarray:
         self._check_fitted()
@@ -394,48 +347,15 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         with every other check. The model is placed on ``device`` ("cpu", "cuda" or "auto"),
         whatever device it was trained on.
         """
-        dev = resolve_device(device)
-        p = Path(path)
-        if p.exists() and not p.is_dir():
-            raise InputError(
-                f"model folder {str(p)!r} is a file, not a folder; give a folder written by save() or by `attndyn sentiment train`"
-            )
-        if not p.is_dir():
-            raise InputError(
-                f"model folder {str(p)!r} does not exist; give a folder written by save() or by `attndyn sentiment train`"
-            )
-        for name in ("config.json", "vocab.json", "weights.safetensors"):
-            if not (p / name).is_file():
-                raise InputError(
-                    f"{str(p)!r} has no {name}; give a folder written by save() or by `attndyn sentiment train`"
-                )
-        raw = read_json(p / "config.json")
-        if isinstance(raw, dict) and isinstance(raw.get("estimator"), dict):
-            raw["estimator"]["device"] = device  # where it runs now, not where it was trained
-        rec = check_config_record(raw, p / "config.json", cls)
-        mc: SentimentConfig = rec["model"]
-        files = rec["files"]
-        vocab_bytes = (p / "vocab.json").read_bytes()
-        if "vocab.json" in files and hashlib.sha256(vocab_bytes).hexdigest() != files["vocab.json"]:
-            raise InputError(
-                f"{str(p / 'vocab.json')!r} does not match the sha256 config.json records: it was edited or "
-                "replaced; restore it from the saved model or retrain"
-            )
-        words = check_vocab(read_json(p / "vocab.json"), p / "vocab.json", mc.vocab_size)
-        tensors = check_weights(
-            (p / "weights.safetensors").read_bytes(), p / "weights.safetensors", mc, files.get("weights.safetensors")
-        )
-        est = cls(**{**rec["params"], "device": device})
-        est.settings_ = {k: v for k, v in rec["estimator"].items() if k in SETTINGS or k == "d"}
-        est.vocab_ = Vocabulary(list(words))
-        est.classes_ = np.asarray(rec["classes"])
-        model = SentimentTransformer(mc)
-        model.load_state_dict({k: v.to(torch.float32) for k, v in tensors.items()})
-        model.eval()
-        est.model_ = model.to(dev)
-        est.history_ = rec.get("history", [])
-        est.best_epoch_ = rec.get("best_epoch", -1)
-        est.alpha_ = float(model.alpha.detach())
+        m = load_model(path, device=device)
+        est = cls(**m.params)
+        est.settings_ = dict(m.settings)
+        est.vocab_ = m.vocab
+        est.classes_ = m.classes
+        est.model_ = m.model
+        est.history_ = m.history
+        est.best_epoch_ = m.best_epoch
+        est.alpha_ = float(m.model.alpha.detach())
         return est
 
 
@@ -446,12 +366,3 @@ def _jsonable(params: dict[str, Any]) -> dict[str, Any]:
     if out.get("run_dir") is not None:
         out["run_dir"] = str(out["run_dir"])
     return out
-
-
-def sigmoid(h: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-h)) without overflow: 0.5 (1 + tanh(h / 2)).
-
-    >>> sigmoid(np.array([-1e4, 0.0, 1e4])).tolist()
-    [0.0, 0.5, 1.0]
-    """
-    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(h, dtype=np.float64)))

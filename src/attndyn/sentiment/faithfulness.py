@@ -52,7 +52,7 @@ from .baselines import (
     reinitialized,
     require_captum,
 )
-from .estimator import check_texts
+from .inference import check_texts
 
 if TYPE_CHECKING:
     from .estimator import HardmaxSentimentClassifier

@@ -35,6 +35,7 @@ from safetensors.torch import load as load_safetensors
 
 from .._validation import InputError
 from .model import SentimentConfig, SentimentTransformer
+from .recipes import PARAMS, check_params
 from .text import PAD, UNK
 
 __all__ = [
@@ -107,13 +108,13 @@ def _check_envelope(rec: Any, where: str) -> None:
             )
 
 
-def _recorded_settings(rec: dict, where: str, estimator_cls: type) -> tuple[dict, dict]:
+def _recorded_settings(rec: dict, where: str) -> tuple[dict, dict]:
     """``(estimator, params)``: the settings used and those passed (None: the recipe for d; older files: as used),
     both objects of known estimator settings, with :data:`ABSENT_SETTINGS` filled in where the file predates them."""
     params = rec["estimator"]
     if not isinstance(params, dict):
         raise InputError(f"{where!r}: 'estimator' must be a JSON object of settings, got {_kind(params)}")
-    allowed = estimator_cls().get_params()
+    allowed = PARAMS
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         raise InputError(f"{where!r}: unknown estimator settings {unknown}; allowed: {sorted(allowed)}")
@@ -125,19 +126,19 @@ def _recorded_settings(rec: dict, where: str, estimator_cls: type) -> tuple[dict
     return params, {**given, **absent}
 
 
-def _checked_model(rec: dict, params: dict, given: dict, where: str, estimator_cls: type) -> SentimentConfig:
-    """The model config, after the estimator's own checks of ``params``; the model must state :data:`_AGREE` as the
-    estimator does, and every setting passed (not None) must be the one used."""
+def _checked_model(rec: dict, params: dict, given: dict, where: str) -> SentimentConfig:
+    """The model config, after the estimator's own checks of ``params`` (:func:`~attndyn.sentiment.recipes.check_params`);
+    the model must state :data:`_AGREE` as the estimator does, and every setting passed (not None) must be the one used."""
     try:
-        est = estimator_cls(**params)
-        est.check_params()
+        check_params(params)
         model = SentimentConfig.from_dict(rec["model"])
     except InputError as exc:
         raise InputError(f"{where!r}: {exc}") from None
+    stated = {**PARAMS, **params}
     for key in _AGREE:
-        if getattr(model, key) != getattr(est, key):
+        if getattr(model, key) != stated[key]:
             raise InputError(
-                f"{where!r}: model {key} = {getattr(model, key)!r} but estimator {key} = {getattr(est, key)!r}; "
+                f"{where!r}: model {key} = {getattr(model, key)!r} but estimator {key} = {stated[key]!r}; "
                 "the file was edited or mixed from two models"
             )
     differ = sorted(k for k, v in given.items() if v is not None and k != "device" and params.get(k) != v)
@@ -208,13 +209,13 @@ def _check_seal(rec: dict, where: str) -> None:
         )
 
 
-def check_config_record(rec: Any, path: Path, estimator_cls: type) -> dict:
+def check_config_record(rec: Any, path: Path) -> dict:
     """Check a parsed ``config.json``; return it with ``estimator`` holding every setting. The schema is checked
     first, then the recorded sha256 of the content (:func:`content_sha256`)."""
     where = str(path)
     _check_envelope(rec, where)
-    params, given = _recorded_settings(rec, where, estimator_cls)
-    model = _checked_model(rec, params, given, where, estimator_cls)
+    params, given = _recorded_settings(rec, where)
+    model = _checked_model(rec, params, given, where)
     _check_classes(rec["classes"], where)
     _check_training_record(rec, where)
     files = _checked_files(rec, where)

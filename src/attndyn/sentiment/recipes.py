@@ -17,17 +17,33 @@ default to None, which means "the recipe for d" (:func:`resolve`); an explicit v
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
 from .._validation import InputError
+from ..devices import resolve_device
+from ._config import check_integer
 from .model import SentimentConfig
 from .text import TextConfig
 from .train import TrainConfig
 
-__all__ = ["Recipe", "RECIPES", "SETTINGS", "recipe", "recipe_for", "resolve", "split_settings"]
+__all__ = [
+    "Recipe",
+    "RECIPES",
+    "SETTINGS",
+    "PARAMS",
+    "recipe",
+    "recipe_for",
+    "resolve",
+    "split_settings",
+    "check_params",
+    "configs",
+]
 
 #: Dataclass fields that are not settings: learned from the data (``vocab_size``), given by the
 #: estimator's ``random_state`` (``seed``) or the estimator's own parameter (``d``), or kept
@@ -39,6 +55,21 @@ _OWNERS: tuple[type, ...] = (SentimentConfig, TextConfig, TrainConfig)
 #: Every setting name -> the dataclass that holds it and its default.
 SETTINGS: Mapping[str, type] = MappingProxyType(
     {f.name: cls for cls in _OWNERS for f in fields(cls) if f.name not in NOT_SETTINGS}
+)
+
+
+#: The parameters of :class:`~attndyn.sentiment.HardmaxSentimentClassifier` and their defaults: ``d``, every
+#: setting (None: the recipe for d), then how the estimator runs. A saved model's config.json records these.
+PARAMS: Mapping[str, Any] = MappingProxyType(
+    {
+        "d": 2,
+        **dict.fromkeys(SETTINGS),
+        "inference": "hardmax",
+        "random_state": 0,
+        "run_dir": None,
+        "verbose": False,
+        "device": "cpu",
+    }
 )
 
 
@@ -126,3 +157,44 @@ def split_settings(settings: Mapping[str, Any]) -> dict[type, dict[str, Any]]:
         groups[cls][name] = settings[name]
     groups[SentimentConfig]["d"] = settings["d"]
     return groups
+
+
+def configs(
+    settings: Mapping[str, Any], vocab_size: int, seed: int = 0
+) -> tuple[SentimentConfig, TextConfig, TrainConfig]:
+    """The three dataclasses of resolved ``settings`` (each checks its own fields): the model's for a vocabulary
+    of ``vocab_size`` words, the text's, and the loop's seeded by ``seed``."""
+    groups = split_settings(settings)
+    return (
+        SentimentConfig(vocab_size=vocab_size, **groups[SentimentConfig]),
+        TextConfig(**groups[TextConfig]),
+        TrainConfig(**groups[TrainConfig], seed=seed),
+    )
+
+
+def check_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Check the estimator's parameters (:data:`PARAMS`; absent ones take their defaults) before any tokenizing
+    or training: unknown names, each setting's type and range (strings such as ``alpha_min="0.5"``, NaN and
+    infinities are refused with the setting's name); return the resolved settings (:func:`resolve`).
+
+    >>> check_params({"d": 16})["bigrams"]
+    5
+    >>> check_params({"d": 2, "alpha_min": "0.5"})
+    Traceback (most recent call last):
+    attndyn._validation.InputError: alpha_min must be a positive number, got '0.5' (a str); pass a number such as 0.5, not a string
+    """
+    unknown = sorted(set(params) - set(PARAMS))
+    if unknown:
+        raise InputError(f"unknown parameters {unknown}; the estimator's parameters are {sorted(PARAMS)}")
+    p = {**PARAMS, **params}
+    if p["inference"] not in ("hardmax", "softmax"):
+        raise InputError(f"inference must be 'hardmax' or 'softmax', got {p['inference']!r}")
+    if not isinstance(p["verbose"], (bool, np.bool_)):
+        raise InputError(f"verbose must be True or False, got {p['verbose']!r}")
+    if p["run_dir"] is not None and not isinstance(p["run_dir"], (str, os.PathLike)):
+        raise InputError(f"run_dir must be a folder path or None, got {p['run_dir']!r}")
+    check_integer(p["random_state"], "random_state", low=0)
+    resolve_device(p["device"])
+    settings = resolve(p)
+    configs(settings, vocab_size=1)
+    return settings
