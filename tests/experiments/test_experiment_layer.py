@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -149,3 +150,50 @@ def test_ginibre_count_is_the_good_triple_cell_with_identity_qk():
     for seed in range(30):
         row = EXPERIMENTS["good_triple"](seed, {"d": 4, "ensemble": "ginibre", "qk": "identity"})
         assert row["good"] == bool(ginibre_leading_count(np.random.default_rng(seed), 4, 1))
+
+
+def test_run_cells_checks_every_cell_before_running_and_fills_defaults():
+    from attndyn import InputError
+    from attndyn.experiments.run import run_cells
+
+    rows = run_cells("theorem_1_1", [(3, {"n": 6, "d": 2, "alpha": 0.5})])
+    assert rows[0]["layers"] == 2000 and rows[0]["A"] == "spd" and rows[0]["status"] == "ok"
+    direct = EXPERIMENTS["theorem_1_1"](3, {k: rows[0][k] for k in EXPERIMENTS["theorem_1_1"].params})
+    assert {k: rows[0][k] for k in direct} == direct
+    for bad, words in (({"n": 6, "d": 2}, "needs parameter 'alpha'"), ({"n": 0, "d": 2, "alpha": 1.0}, "cells[1].n")):
+        with pytest.raises(InputError, match=re.escape(words)):
+            run_cells("theorem_1_1", [(0, {"n": 6, "d": 2, "alpha": 1.0}), (1, bad)])
+
+
+def test_a_cell_that_fails_is_a_row_not_a_traceback():
+    from attndyn.experiments import CellFailed, Experiment, Param, registered
+    from attndyn.experiments.run import run_cells
+
+    def fn(seed, *, x):
+        if x < 0:
+            raise CellFailed("negative")
+        if x == 0:
+            raise ZeroDivisionError("x is zero")
+        return {"y": 1.0 / x}
+
+    exp = Experiment("reciprocal_test", fn, {"x": Param(float, minimum=-9, maximum=9)}, {"y": "float64"}, "y")
+    with registered(exp):
+        rows = run_cells("reciprocal_test", [(0, {"x": 2.0}), (1, {"x": -1.0}), (2, {"x": 0.0})])
+    assert [(r["status"], r["y"]) for r in rows] == [("ok", 0.5), ("failed", None), ("error", None)]
+    assert rows[2]["error"] == "ZeroDivisionError: x is zero"
+
+
+def test_run_cells_on_a_dask_cluster_gives_the_same_rows():
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    from attndyn.experiments.run import run_cells
+
+    cells = [(s, {"regime": r, "n": 8}) for s, r in enumerate(("polytope", "hyperplanes", "collapse"))]
+    here = run_cells("table_1", cells)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        with Client(cluster) as client:
+            there = run_cells("table_1", cells, client=client, chunk=2)
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
+    assert strip(here) == strip(there)
+    assert [r["seed"] for r in there] == [0, 1, 2] and all(r["status"] == "ok" for r in there)

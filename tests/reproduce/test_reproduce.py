@@ -98,19 +98,19 @@ def test_only_runs_the_named_experiments(tmp_path):
 
 
 def test_unknown_only_name():
-    with pytest.raises(InputError, match=r"--only 'fig99': unknown experiment; choose among hardmax-fig1"):
+    with pytest.raises(InputError, match=r"^only 'fig99': unknown experiment; choose among hardmax-fig1"):
         ReproduceConfig(only=("fig99",))
 
 
 def test_unwritable_out(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(InputError, match=r"--out .* is not writable .*choose a folder you can write to"):
+    with pytest.raises(InputError, match=r"^out .* is not writable .*choose a folder you can write to"):
         reproduce(out=blocker / "sub", quick=True, only=("hardmax-fig1",))
 
 
 def test_bad_sentiment_run(tmp_path):
-    with pytest.raises(InputError, match="--sentiment-run .* is not a folder"):
+    with pytest.raises(InputError, match="^sentiment_run .* is not a folder"):
         ReproduceConfig(sentiment_run=tmp_path / "missing")
 
 

@@ -32,7 +32,10 @@ _WORDS = {
     "data": "--data ",
     "data.end": "",
     "split.random": "--split random, or split_random",
-    # attndyn sweep
+    # attndyn reproduce
+    "only": "--only",
+    "sentiment_run": "--sentiment-run",
+    # attndyn sweep (and reproduce)
     "out": "--out",
     "sweep.folder": "the --out folder of `attndyn sweep`",
     # attndyn pretrained

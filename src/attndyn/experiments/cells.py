@@ -144,14 +144,23 @@ def theorem_1_1(seed: int, *, n: int, d: int, alpha: float, A: str, cond_max: fl
         "collapse_time": Param(float, 20.0, minimum=1e-12, maximum=1e4, help="horizon of V = -I (dynamics (1))"),
         "step": Param(float, 0.1, minimum=1e-6, maximum=10.0, help="rk4 step"),
     },
-    outputs={"matches": "bool", "hyperplanes": "int64", "vertices": "int64", "final_change": "float64"},
+    outputs={
+        "matches": "bool",
+        "hyperplanes": "int64",
+        "vertices": "int64",
+        "initial_hull_vertices": "int64",
+        "fraction_at_vertices": "float64",
+        "final_change": "float64",
+    },
     primary="matches",
     title="Softmax paper Table 1: does the limit geometry match the row's theorem?",
 )
 def table_1(seed: int, *, regime: str, n: int, d: int, time: float, collapse_time: float, step: float) -> dict:
     """One random (Q, K, V) satisfying the hypotheses of the Table 1 row ``regime`` (the instances of
     ``attndyn reproduce``'s softmax-table1) and n standard normal tokens, solved by :func:`table1_solve`;
-    ``matches`` is the verdict of :func:`attndyn.softmax_geometry` on the row's regime."""
+    ``matches`` is the verdict of :func:`attndyn.softmax_geometry` on the row's regime; it also measures the
+    parallel hyperplanes the tokens approach (good triples), and for V = I the vertices of K, of the initial hull
+    conv(x_i(0)), and the fraction of tokens at a vertex of K (None where the row does not measure them)."""
     rng = np.random.default_rng(seed)
     mats = table1_instance(regime, rng, d)
     x = rng.standard_normal((n, d))
@@ -160,9 +169,12 @@ def table_1(seed: int, *, regime: str, n: int, d: int, time: float, collapse_tim
         raise CellFailed(f"the solve failed: {traj.stats.message}")
     rep = analysis.softmax_geometry(traj, 0, regime=regime)
     m = rep.measured
+    polytope = regime == "polytope"
     return {
         "matches": bool(rep.holds),
         "hyperplanes": m.get("hyperplanes") if regime == "hyperplanes" else None,
-        "vertices": m.get("vertices") if regime == "polytope" else None,
+        "vertices": m.get("vertices") if polytope else None,
+        "initial_hull_vertices": len(analysis.Polytope.from_points(x).vertices) if polytope else None,
+        "fraction_at_vertices": float(m["fraction_at_vertices"]) if polytope else None,
         "final_change": float(traj.stats.final_change[0]),
     }

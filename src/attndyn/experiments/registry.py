@@ -131,6 +131,25 @@ class Experiment:
                 f"experiment {self.name!r}: {sorted(clash)} are both parameters and outputs/reserved columns"
             )
 
+    def arguments(self, params: dict[str, Any], where: str = "params") -> dict[str, Any]:
+        """Every parameter the cell function receives: ``params`` checked (:meth:`Param.check`) with the declared
+        defaults filled in; an unknown or missing required name is an :class:`InputError` naming ``where``."""
+        unknown = sorted(set(params) - set(self.params))
+        if unknown:
+            raise InputError(
+                f"{where}.{unknown[0]}: experiment {self.name!r} has no parameter {unknown[0]!r}; "
+                f"its parameters: {', '.join(self.params)}"
+            )
+        out = {}
+        for name, p in self.params.items():
+            if name in params:
+                out[name] = p.check(params[name], f"{where}.{name}")
+            elif p.required:
+                raise InputError(f"experiment {self.name!r} needs parameter {name!r} ({p.help}); give {where}.{name}")
+            else:
+                out[name] = p.default
+        return out
+
     def __call__(self, seed: int, params: dict[str, Any]) -> dict:
         """The cell's outputs; :class:`CellFailed` if the function says its computation failed or a number
         output is NaN (a NaN is a failed computation, never a measurement)."""

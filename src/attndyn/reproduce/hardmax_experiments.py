@@ -13,7 +13,7 @@ from ..plotting import hardmax_grid, plot_trajectory, png_bytes, step_geometry
 from ..plotting._style import new_figure, square_limits
 from ..plotting.geometry import draw_step_geometry
 from ..plotting.trajectories import draw_state
-from .registry import Check, Context, ExperimentResult, Slider, experiment, fmt
+from .registry import Check, Context, ExperimentResult, Slider, cell_inputs, experiment, fmt
 
 SOURCE = "Alcalde, Fantuzzi & Zuazua 2024 (hardmax paper)"
 
@@ -234,36 +234,50 @@ def emerging_leader(ctx: Context, res: ExperimentResult) -> None:
     "hardmax-theorem-1.1",
     title="Hardmax Theorem 1.1: measured over random tokens and random SPD A",
     source=SOURCE + ", Theorem 1.1",
+    cell="theorem_1_1",
 )
 def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
     """For N seeded random configurations (n tokens uniform in [-1, 1]^d) and random SPD matrices A, run the
     dynamics until the tokens stop moving and check every conclusion of Theorem 1.1: the leader
     set is not empty, the limits lie on the boundary of K = conv(leaders' limits), and the vertices
-    of K are leaders' limits."""
+    of K are leaders' limits. Each configuration is one cell of the registered experiment ``theorem_1_1``
+    (its seed and parameters are in ``params.cells``: ``attndyn sweep`` recomputes any of them)."""
     N = ctx.pick(12, 400)
     n_choices, d_choices = ctx.pick(((8, 16), (2, 3)), ((8, 16, 32), (2, 3, 4)))
+    layers = ctx.pick(300, 2000)
     rng = ctx.rng(11)
-    holds, nlead, nverts, late, layers_used, fails = 0, [], [], 0, [], []
-    example = None
-    for s in range(N):
-        n, d = int(rng.choice(n_choices)), int(rng.choice(d_choices))
-        z, A = theorem_1_1_instance(rng, n, d)
-        alpha = float(rng.uniform(0.2, 2.0))
-        row, rep = theorem_1_1_run(z, A, alpha=alpha, layers=ctx.pick(300, 2000), rtol=1e-13)
-        holds += rep.holds
-        if not rep.holds:
-            fails.append({"instance": s, "n": n, "d": d, "alpha": alpha, "report": rep.record()})
-        nlead.append(row["leaders"])
-        nverts.append(row["vertices"])
-        late += row["late_leaders"]
-        layers_used.append(row["layers_used"])
-        if example is None and d == 2:
-            example = hardmax(z, alpha=alpha, A=A, layers=40, save=SaveAt(follow=True))
-    res.checks.extend(_theorem_checks(holds, N, nlead, nverts, late, layers_used))
+    cells = [
+        (
+            int(rng.integers(2**32)),
+            {
+                "n": int(rng.choice(n_choices)),
+                "d": int(rng.choice(d_choices)),
+                "alpha": float(rng.uniform(0.2, 2.0)),
+                "layers": layers,
+            },
+        )
+        for _ in range(N)
+    ]
+    rows = ctx.cells("theorem_1_1", cells)
+    holds = sum(r["holds"] for r in rows)
+    failed = [r for r in rows if not r["holds"]][:5]
+    res.checks.extend(
+        _theorem_checks(
+            holds,
+            N,
+            [r["leaders"] for r in rows],
+            [r["vertices"] for r in rows],
+            sum(r["late_leaders"] for r in rows),
+            [r["layers_used"] for r in rows],
+        )
+    )
+    example = next((r for r in rows if r["d"] == 2), None)
     if example is not None:
+        z, A = _instance(example)
+        traj = hardmax(z, alpha=example["alpha"], A=A, layers=40, save=SaveAt(follow=True))
         res.figures.append(
             ctx.figure(
-                plot_trajectory(example, title="one of the random instances (d = 2, random SPD A)"),
+                plot_trajectory(traj, title="one of the random instances (d = 2, random SPD A)"),
                 "hardmax_theorem_1_1_example",
                 "A random instance: trails, leaders (stars), hull of the leaders' limits (shaded).",
             )
@@ -275,10 +289,24 @@ def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
         "tokens": "uniform in [-1, 1]^d",
         "A": "Q diag(U[1, 10]) Q^T, Q random orthogonal",
         "alpha": "uniform in [0.2, 2]",
-        "max_layers": ctx.pick(300, 2000),
-        "failures": fails[:5],
+        "max_layers": layers,
+        "experiment": "theorem_1_1",
+        "cells": cell_inputs("theorem_1_1", rows),
+        "failures": [{"seed": r["seed"], "n": r["n"], "d": r["d"], "report": _report(r).record()} for r in failed],
     }
     res.seed = ctx.seed + 11
+
+
+def _instance(row: dict) -> tuple[np.ndarray, np.ndarray | None]:
+    """The tokens and A of a ``theorem_1_1`` cell's row (the cell draws them from its seed)."""
+    rng = np.random.default_rng(row["seed"])
+    return theorem_1_1_instance(rng, row["n"], row["d"], spd=row["A"] == "spd", cond_max=row["cond_max"])
+
+
+def _report(row: dict) -> analysis.HardmaxTheoremReport:
+    """Theorem 1.1's report on a ``theorem_1_1`` cell, recomputed from its row (for the failures' record)."""
+    z, A = _instance(row)
+    return theorem_1_1_run(z, A, alpha=row["alpha"], layers=row["layers"], rtol=row["rtol"])[1]
 
 
 def _theorem_checks(

@@ -1,9 +1,12 @@
-"""What an experiment is, what it returns, and the registry that ``attndyn reproduce`` walks.
+"""The sections of the ``attndyn reproduce`` report: what each one is, what it returns, and their list.
 
-An experiment is a function ``run(ctx) -> ExperimentResult`` registered under a short name
-with :func:`experiment`. It simulates (the only place in ``reproduce`` that does), measures
-with :mod:`attndyn.analysis`, draws with :mod:`attndyn.plotting`, and sets every measured
-number beside the paper's value in a :class:`Check`.
+A section is a function ``run(ctx) -> ExperimentResult`` registered under a short name with
+:func:`experiment`. It simulates (the only place in ``reproduce`` that does), measures with
+:mod:`attndyn.analysis`, draws with :mod:`attndyn.plotting`, and sets every measured number beside
+the paper's value in a :class:`Check`. A Monte Carlo claim names the cell function of the one
+registry of experiments (:data:`attndyn.experiments.EXPERIMENTS`) it is made of (``cell=``) and runs
+its random instances as cells of it (:meth:`Context.cells`), so ``attndyn sweep`` recomputes any of
+them and runs the same experiment over grids.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..experiments.registry import get_experiment
+from ..experiments.run import run_cells
 from ..plotting import render_frames, save_figure
 from ..plotting.animation import animate, frame_indices
 
@@ -134,6 +139,7 @@ class Context:
     animations: bool = True
     sentiment_run: Path | None = None
     max_frames: int = 12
+    client: Any = None  # a dask.distributed.Client that runs the cells (run_cells); None: this process
 
     def pick(self, quick: Any, full: Any) -> Any:
         """The quick or the full value of a setting."""
@@ -141,6 +147,17 @@ class Context:
 
     def rng(self, offset: int = 0) -> np.random.Generator:
         return np.random.default_rng(self.seed + offset)
+
+    def cells(self, experiment: str, cells: list[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Rows of the registered cell function ``experiment`` (:data:`attndyn.experiments.EXPERIMENTS`) for
+        each ``(seed, params)``: :func:`attndyn.experiments.run.run_cells`, on the dask client when there is
+        one. A cell that raised (status "error") is a fault of the code, not a measurement: RuntimeError; a cell
+        whose computation failed (status "failed", e.g. a solve that diverged) is returned for the claim to count."""
+        rows = run_cells(experiment, cells, client=self.client)
+        bad = next((r for r in rows if r["status"] == "error"), None)
+        if bad is not None:
+            raise RuntimeError(f"{experiment} cell with seed {bad['seed']} raised: {bad['error']}")
+        return rows
 
     def figure(self, fig: Figure, stem: str, caption: str) -> FigureRef:
         paths = save_figure(fig, self.out / "figures" / stem, formats=self.formats)
@@ -177,20 +194,19 @@ class Experiment:
     source: str
     run: Callable[[Context], ExperimentResult]
     needs: str | None = None  # e.g. "sentiment_run"
-    cell: str | None = None  # the registered cell this Monte Carlo claim samples (see CELLS)
+    cell: str | None = None  # the cell function of attndyn.experiments a Monte Carlo claim runs
 
 
 EXPERIMENTS: dict[str, Experiment] = {}
 
-# The Monte Carlo claims and the cell of attndyn.experiments.EXPERIMENTS whose instances and per-instance check
-# each uses (``attndyn sweep`` runs that cell over grids).
-CELLS = {"hardmax-theorem-1.1": "theorem_1_1", "softmax-table1": "table_1", "softmax-ginibre": "good_triple"}
-
 
 def experiment(
-    name: str, *, title: str, source: str, needs: str | None = None
+    name: str, *, title: str, source: str, needs: str | None = None, cell: str | None = None
 ) -> Callable[[Callable[[Context, ExperimentResult], None]], Callable[[Context], ExperimentResult]]:
-    """Register ``run(ctx, result)``; the wrapper creates the result and times the run."""
+    """Register ``run(ctx, result)``; the wrapper creates the result and times the run. ``cell``: the
+    registered cell function (:data:`attndyn.experiments.EXPERIMENTS`) whose cells a Monte Carlo claim runs."""
+    if cell is not None:
+        get_experiment(cell)
 
     def wrap(fn: Callable[[Context, ExperimentResult], None]) -> Callable[[Context], ExperimentResult]:
         def run(ctx: Context) -> ExperimentResult:
@@ -200,12 +216,17 @@ def experiment(
             res.runtime_s = time.perf_counter() - t0
             return res
 
-        EXPERIMENTS[name] = Experiment(
-            name=name, title=title, source=source, run=run, needs=needs, cell=CELLS.get(name)
-        )
+        EXPERIMENTS[name] = Experiment(name=name, title=title, source=source, run=run, needs=needs, cell=cell)
         return run
 
     return wrap
+
+
+def cell_inputs(experiment: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The seed and every parameter of each cell row (what a report records so that ``attndyn sweep`` or
+    ``attndyn.experiments.EXPERIMENTS[experiment](seed, params)`` recomputes the instance)."""
+    names = ("seed", *get_experiment(experiment).params)
+    return [{k: r[k] for k in names} for r in rows]
 
 
 def fmt(x: float, digits: int = 3) -> str:

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._errors import param
 from .._validation import InputError
+from ..experiments.run import check_scheduler, connect
 from ..io import write_json, write_text
 from ..plotting.save import FORMATS
 from ..progress import progress_bar
@@ -40,6 +42,9 @@ class ReproduceConfig:
         seed: base seed; each experiment adds its own fixed offset.
         formats: figure formats among png, svg, pdf (default: png, svg and pdf; png only with ``quick``).
         animations: also write GIFs of the slider runs.
+        scheduler: address of a dask scheduler (``tcp://host:8786``) whose workers run the cells of the Monte Carlo
+            claims (:func:`attndyn.experiments.run.run_cells`; the sweep extra); None runs them in this process.
+            Either way the numbers are the same.
     """
 
     only: tuple[str, ...] | None = None
@@ -49,6 +54,7 @@ class ReproduceConfig:
     seed: int = 0
     formats: tuple[str, ...] | None = None
     animations: bool = True
+    scheduler: str | None = None
 
     def __post_init__(self) -> None:
         formats = (("png",) if self.quick else FORMATS) if self.formats is None else tuple(self.formats)
@@ -58,7 +64,7 @@ class ReproduceConfig:
             unknown = [n for n in names if n not in EXPERIMENTS]
             if unknown or not names:
                 raise InputError(
-                    f"--only {', '.join(map(repr, unknown)) or '(empty)'}: unknown experiment; "
+                    f"{param('only', 'only')} {', '.join(map(repr, unknown)) or '(empty)'}: unknown experiment; "
                     f"choose among {', '.join(EXPERIMENTS)}"
                 )
             object.__setattr__(self, "only", names)
@@ -67,8 +73,8 @@ class ReproduceConfig:
             p = Path(self.sentiment_run)
             if not p.is_dir():
                 raise InputError(
-                    f"--sentiment-run {str(p)!r} is not a folder; give the folder written by "
-                    "`attndyn sentiment train --run DIR`"
+                    f"{param('sentiment_run', 'sentiment_run')} {str(p)!r} is not a folder; give the folder written "
+                    "by `attndyn sentiment train --run DIR`"
                 )
             object.__setattr__(self, "sentiment_run", p)
         bad = [f for f in formats if f not in FORMATS]
@@ -76,6 +82,8 @@ class ReproduceConfig:
             raise InputError(f"formats {formats!r}: choose among {', '.join(FORMATS)}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise InputError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if self.scheduler is not None:
+            check_scheduler(self.scheduler)
 
     @property
     def names(self) -> list[str]:
@@ -90,6 +98,7 @@ class ReproduceConfig:
             "seed": self.seed,
             "formats": list(self.formats or ()),
             "animations": self.animations,
+            "scheduler": self.scheduler,
             "experiments": self.names,
         }
 
@@ -102,7 +111,8 @@ def _check_writable(out: Path) -> None:
         os.unlink(tmp)
     except OSError as exc:
         raise InputError(
-            f"--out {str(out)!r} is not writable ({exc.strerror or exc}); choose a folder you can write to"
+            f"{param('out', 'out')} {str(out)!r} is not writable ({exc.strerror or exc}); choose a folder you can "
+            "write to"
         ) from None
 
 
@@ -175,6 +185,16 @@ def reproduce(config: ReproduceConfig | None = None, *, progress: bool = False, 
     config = ReproduceConfig(**kwargs) if config is None else config
     out = config.out
     _check_writable(out)
+    client = None if config.scheduler is None else connect(config.scheduler)
+    try:
+        return _run(config, client, progress)
+    finally:
+        if client is not None:
+            client.close()
+
+
+def _run(config: ReproduceConfig, client: Any, progress: bool) -> ReproduceReport:
+    out = config.out
     write_json(out / "config.json", config.record())
     assert config.formats is not None  # resolved by ReproduceConfig.__post_init__
     ctx = Context(
@@ -185,6 +205,7 @@ def reproduce(config: ReproduceConfig | None = None, *, progress: bool = False, 
         animations=config.animations,
         sentiment_run=config.sentiment_run,
         max_frames=4 if config.quick else 30,
+        client=client,
     )
     results: list[ExperimentResult] = []
     t0 = time.perf_counter()

@@ -7,26 +7,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import analysis
-from ..analysis import Polytope
-from ..experiments.cells import table1_solve
-from ..experiments.samplers import ginibre_leading_count, table1_instance
 from ..experiments.statistics import wilson_interval
 from ..plotting._style import color, new_figure
-from ..trajectory import SoftmaxTrajectory
-from .registry import Check, Context, ExperimentResult, experiment, fmt
+from .registry import Check, Context, ExperimentResult, cell_inputs, experiment, fmt
 from .softmax_experiments import SOURCE, VERTEX_REDUCTION_MAX  # Table 1 compares the mean vertex counts
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-
-def hyperplane_report(traj: SoftmaxTrajectory, b: int, rtol: float = 1e-3) -> analysis.GeometryReport:
-    """Theorem 4.1 on sequence ``b``: ``attndyn.softmax_geometry(traj, b, regime="hyperplanes", rtol=rtol)``.
-
-    The one Theorem 4.1 check lives in :mod:`attndyn.analysis.geometry`; this name is kept for its callers.
-    """
-    return analysis.softmax_geometry(traj, b, regime="hyperplanes", rtol=rtol)
 
 
 REGIMES = {
@@ -51,116 +38,72 @@ _SAMPLING = {  # how each row's random (Q, K, V) are drawn (see table1_instance)
 
 
 @experiment(
-    "softmax-table1", title="Softmax Table 1: each regime measured over random instances", source=SOURCE + ", Table 1"
+    "softmax-table1",
+    title="Softmax Table 1: each regime measured over random instances",
+    source=SOURCE + ", Table 1",
+    cell="table_1",
 )
 def table1(ctx: Context, res: ExperimentResult) -> None:
-    """For each row of Table 1, N seeded random matrices (Q, K, V) satisfying its hypotheses, each run on M
-    random token sequences (rescaled dynamics (4), except V = -I: original dynamics (1)); we report
-    the fraction of sequences whose limit geometry matches the row, measured by
-    attndyn.softmax_geometry."""
-    N, M, n, d = ctx.pick(2, 20), ctx.pick(2, 5), ctx.pick(12, 32), 3
-    T, step = ctx.pick(10.0, 15.0), ctx.pick(0.1, 0.05)
+    """For each row of Table 1, N seeded random instances: matrices (Q, K, V) satisfying its hypotheses and one
+    random token sequence, run with the rescaled dynamics (4), except V = -I: the original dynamics (1); we
+    report the fraction of instances whose limit geometry matches the row, measured by
+    attndyn.softmax_geometry. Each instance is one cell of the registered experiment ``table_1`` (its seed and
+    parameters are in ``params.cells``)."""
+    N, n, d = ctx.pick(4, 100), ctx.pick(12, 32), 3
+    T, step, collapse_time = ctx.pick(10.0, 15.0), ctx.pick(0.1, 0.05), ctx.pick(20.0, 50.0)
     rng = ctx.rng(101)
-    rows: dict[str, dict] = {}
-    failures: list[dict] = []
-    extra: dict[str, list] = {"levels": [], "vertices": [], "initial_hull_vertices": [], "at_vertices": []}
-    for regime in REGIMES:
-        ok = total = 0
-        for _ in range(N):
-            mats = table1_instance(regime, rng, d)
-            x = rng.standard_normal((M, n, d))
-            traj = _run_instance(ctx, regime, x, mats, T=T, step=step)
-            for b in range(M):
-                rep = analysis.softmax_geometry(traj, b, regime=regime)
-                ok += rep.holds
-                total += 1
-                _record_sequence(rep, regime, traj, b, x[b], mats, failures, extra)
-        rows[regime] = {"instances": N, "sequences_each": M, "matching": ok, "total": total}
+    fixed = {"n": n, "d": d, "time": T, "collapse_time": collapse_time, "step": step}
+    cells = [(int(rng.integers(2**32)), {"regime": regime, **fixed}) for regime in REGIMES for _ in range(N)]
+    rows_of: dict[str, list[dict]] = {regime: [] for regime in REGIMES}
+    for row in ctx.cells("table_1", cells):
+        rows_of[row["regime"]].append(row)
+    counts = {}
+    for regime, rows in rows_of.items():
+        ok = sum(bool(r["matches"]) for r in rows)  # a failed solve (status "failed") does not match
+        counts[regime] = (ok, len(rows))
         v, qk, geom, thm = REGIMES[regime]
         res.checks.append(
-            Check(
-                f"{thm}: V: {v}; Q, K: {qk}; limit: {geom}",
-                "1 (theorem)",
-                f"{fmt(ok / total)} ({ok}/{total})",
-                ok == total,
-            )
+            Check(f"{thm}: V: {v}; Q, K: {qk}; limit: {geom}", "1 (theorem)", f"{fmt(ok / N)} ({ok}/{N})", ok == N)
         )
-    res.checks.extend(_aggregate_checks(extra, n))
-    counts = {r: (v["matching"], v["total"]) for r, v in rows.items()}
+    res.checks.extend(_aggregate_checks(rows_of, n))
     res.figures.append(
         ctx.figure(
             fractions_figure(counts),
             "softmax_table1",
-            "Measured fraction per row of Table 1: k/n sequences whose limit matches the row, with the "
-            f"{FIGURE_CONFIDENCE:.0%} Wilson interval (N = {N} random matrices x M = {M} sequences each).",
+            "Measured fraction per row of Table 1: k/n instances whose limit matches the row, with the "
+            f"{FIGURE_CONFIDENCE:.0%} Wilson interval (N = {N} random instances per row).",
         )
     )
+    keep = ("seed", "matches", "hyperplanes", "vertices", "final_change", "status", "error")
     res.params = {
-        "N_matrices": N,
-        "M_sequences": M,
-        "n": n,
-        "d": d,
-        "time": T,
-        "step": step,
+        "N": N,
+        **fixed,
         "method": "rk4",
-        "collapse_time": ctx.pick(20.0, 50.0),
-        "rows": rows,
-        "failures": failures,
+        "rows": {r: {"matching": k, "total": t} for r, (k, t) in counts.items()},
+        "failures": [
+            {k: r[k] for k in ("regime", *keep)} for rows in rows_of.values() for r in rows if not r["matches"]
+        ][:5],
         "polytope_vertices": {
-            "vertices_of_K": extra["vertices"],
-            "vertices_of_initial_hull": extra["initial_hull_vertices"],
+            "vertices_of_K": [r["vertices"] for r in rows_of["polytope"]],
+            "vertices_of_initial_hull": [r["initial_hull_vertices"] for r in rows_of["polytope"]],
             "reduction_max": VERTEX_REDUCTION_MAX,
         },
         "sampling": dict(_SAMPLING),
+        "experiment": "table_1",
+        "cells": cell_inputs("table_1", [r for rows in rows_of.values() for r in rows]),
     }
     res.seed = ctx.seed + 101
 
 
-def _run_instance(ctx: Context, regime: str, x: np.ndarray, mats: dict, *, T: float, step: float) -> SoftmaxTrajectory:
-    """One Table 1 instance on the sequences ``x`` (M, n, d) by :func:`attndyn.experiments.cells.table1_solve`:
-    to time ``T`` with ``step``, except V = -I (``collapse``): to the collapse time with step 0.1."""
-    if regime == "collapse":
-        return table1_solve(x, mats, regime, time=ctx.pick(20.0, 50.0), step=0.1)
-    return table1_solve(x, mats, regime, time=T, step=step)
-
-
-def _record_sequence(
-    rep: analysis.GeometryReport,
-    regime: str,
-    traj: SoftmaxTrajectory,
-    b: int,
-    x0: np.ndarray,
-    mats: dict,
-    failures: list[dict],
-    extra: dict[str, list],
-) -> None:
-    """Append sequence ``b``'s measurements to ``extra`` (hyperplane levels; polytope vertices of K, of the
-    initial hull conv(x0), fraction at vertices) and, for the first 5 failures, what went wrong to ``failures``."""
-    if not rep.holds and len(failures) < 5:
-        ev = np.linalg.eigvals(mats["V"])
-        failures.append(
-            {
-                "regime": regime,
-                "sequence": b,
-                "measured": rep.measured,
-                "eigenvalues_V": sorted((complex(e) for e in ev), key=abs, reverse=True).__repr__(),
-                "final_change": traj.stats.final_change[b],
-            }
-        )
-    if regime == "hyperplanes":
-        extra["levels"].append(rep.measured["hyperplanes"])
-    if regime == "polytope":
-        extra["vertices"].append(rep.measured["vertices"])
-        extra["initial_hull_vertices"].append(len(Polytope.from_points(x0).vertices))
-        extra["at_vertices"].append(rep.measured["fraction_at_vertices"])
-
-
-def _aggregate_checks(extra: dict[str, list], n: int) -> list[Check]:
-    """Checks over all sequences: how many good-triple runs approach two hyperplanes (Fig. 6, reported), and for
-    V = I the mean vertex count of K against the initial hulls' and the fraction of tokens at a vertex."""
-    lv = np.array(extra["levels"])
-    mean_vertices, mean_hull0 = float(np.mean(extra["vertices"])), float(np.mean(extra["initial_hull_vertices"]))
-    at_vertices = float(np.mean(extra["at_vertices"]))
+def _aggregate_checks(rows_of: dict[str, list[dict]], n: int) -> list[Check]:
+    """Checks over the instances whose solve finished: how many good-triple runs approach two hyperplanes
+    (Fig. 6, reported), and for V = I the mean vertex count of K against the initial hulls' and the fraction of
+    tokens at a vertex."""
+    lv = np.array([r["hyperplanes"] for r in rows_of["hyperplanes"] if r["status"] == "ok"])
+    poly = [r for r in rows_of["polytope"] if r["status"] == "ok"]
+    mean_vertices = float(np.mean([r["vertices"] for r in poly]))
+    mean_hull0 = float(np.mean([r["initial_hull_vertices"] for r in poly]))
+    at_vertices = float(np.mean([r["fraction_at_vertices"] for r in poly]))
     return [
         Check(
             "good triples: sequences that approach exactly two hyperplanes",
@@ -229,13 +172,17 @@ def fractions_figure(counts: dict[str, tuple[int, int]]) -> Figure:
     "softmax-ginibre",
     title="Softmax Sec. 4: about 14% of real Ginibre matrices (d = 128) give good triples",
     source=SOURCE + ", Section 4 after Definition 1",
+    cell="good_triple",
 )
 def ginibre(ctx: Context, res: ExperimentResult) -> None:
     """Sample V from the real Ginibre ensemble (i.i.d. standard normal entries) in d = 128 and count how
     often its eigenvalue of largest modulus is real, positive and simple, the spectral half of
     Definition 1 (with Q = K = I the other half, <phi_1, phi_1> > 0, always holds)."""
     N, d = ctx.pick(100, 3000), 128
-    k = ginibre_leading_count(ctx.rng(131), d, N)
+    rng = ctx.rng(131)
+    cells = [(int(rng.integers(2**32)), {"d": d, "ensemble": "ginibre", "qk": "identity"}) for _ in range(N)]
+    rows = ctx.cells("good_triple", cells)
+    k = sum(r["good"] for r in rows)
     lo, hi = wilson_interval(k, N, confidence_level=0.99)
     res.checks.append(
         Check(
@@ -250,5 +197,7 @@ def ginibre(ctx: Context, res: ExperimentResult) -> None:
         "d": d,
         "ensemble": "real Ginibre, entries N(0, 1)",
         "interval": "Wilson 99%, +-0.02 slack for 'about'",
+        "experiment": "good_triple",
+        "seeds": [seed for seed, _ in cells],
     }
     res.seed = ctx.seed + 131

@@ -20,7 +20,6 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-import re
 import signal
 import sys
 import time
@@ -32,14 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import InputError, check_int
-from ..experiments.registry import CellFailed, get_experiment
+from ..experiments.registry import get_experiment
+from ..experiments.run import cell_row, check_scheduler, connect
 from ..progress import progress_bar
 from .spec import SweepSpec, load_spec
 from .store import SweepStore, read_rows, require_extra
 
 __all__ = ["run_sweep", "SweepRun", "SweepInterrupted", "run_cells"]
-
-_ADDRESS = re.compile(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})")
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -77,29 +75,24 @@ class SweepRun:
 
 
 def run_cells(experiment: str, cells: list[tuple[int, int, dict, dict, str]], attempt: int) -> list[dict]:
-    """Run cells ``(index, seed, point, params, cell_id)`` of ``experiment`` one after another; a cell that
-    raises gives a row with ``status = "error"`` and the exception as ``error``, one that raises
-    :class:`CellFailed` a row with ``status = "failed"`` and its reason. (The task function.)"""
+    """Run cells ``(index, seed, point, params, cell_id)`` of ``experiment`` one after another: each row is the
+    cell's :func:`~attndyn.experiments.run.cell_row` (outputs, status, error, seconds) with its place in the
+    sweep. (The task function.)"""
     exp = get_experiment(experiment)
     rows = []
     for index, seed, point, params, cell_id in cells:
-        t0 = time.perf_counter()
-        try:
-            out, status, error = exp(seed, params), "ok", None
-        except Exception as exc:  # the cell's failure is data: recorded (and retried once if it raised)
-            out, status = dict.fromkeys(exp.outputs), "failed" if isinstance(exc, CellFailed) else "error"
-            error = f"{type(exc).__name__}: {exc}".splitlines()[0][:500] or type(exc).__name__
+        row = cell_row(exp, seed, params)
         rows.append(
             {
                 "cell": index,
                 "cell_id": cell_id,
                 "seed": seed,
                 **point,
-                **out,
-                "status": status,
-                "error": error,
+                **{k: v for k, v in row.items() if k in exp.outputs},
+                "status": row["status"],
+                "error": row["error"],
                 "attempts": attempt,
-                "seconds": time.perf_counter() - t0,
+                "seconds": row["seconds"],
             }
         )
     return rows
@@ -277,7 +270,7 @@ def _open(
     if client is None and scheduler is None and workers is not None and workers > (n_cores := cores()):
         say(f"workers = {workers} is more than the {n_cores} cores here; using {n_cores} (any number: give scheduler)")
         workers = n_cores
-    own_client = _connect(scheduler) if scheduler is not None else None
+    own_client = connect(scheduler) if scheduler is not None else None
     try:
         store.open()
     except BaseException:
@@ -317,20 +310,6 @@ def _left(n_cells: int, finished: Iterable[int]) -> Iterator[int]:
     yield from range(start, n_cells)
 
 
-def _connect(scheduler: str) -> Any:
-    """A client of the dask scheduler at ``scheduler``, or InputError if it cannot be reached."""
-    from distributed import Client
-
-    try:
-        return Client(scheduler, timeout="10s")
-    except (OSError, TimeoutError) as exc:
-        first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-        raise InputError(
-            f"could not reach the dask scheduler at scheduler = {scheduler!r} ({first}); start it "
-            "(dask scheduler) or check the address"
-        ) from None
-
-
 def _check_options(
     chunk: Any, batch: Any, max_cells: Any, workers: Any, scheduler: Any, client: Any
 ) -> tuple[int, int, int | None, int | None]:
@@ -344,13 +323,7 @@ def _check_options(
     if scheduler is not None and client is not None:
         raise InputError("give scheduler=ADDRESS or client=CLIENT, not both")
     if scheduler is not None:
-        m = _ADDRESS.fullmatch(scheduler) if isinstance(scheduler, str) else None
-        if m is None or not 1 <= int(m.group(2)) <= 65535:
-            if not (isinstance(scheduler, str) and re.fullmatch(r"inproc://\S+", scheduler)):
-                raise InputError(
-                    f"scheduler = {scheduler!r} is not the address of a dask scheduler; give one such as "
-                    "tcp://10.0.0.5:8786 (a protocol tcp, tls, ucx, ws or wss, a host and a port 1-65535)"
-                )
+        check_scheduler(scheduler)
     if client is None and scheduler is None:
         workers = check_int(workers, "workers", minimum=0)
     return chunk, batch, max_cells, workers

@@ -1,0 +1,72 @@
+"""reproduce's Monte Carlo claims are cells of the one registry of experiments: every instance is recomputed
+from the seed and parameters the report records, and a dask scheduler gives the same report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attndyn.experiments import EXPERIMENTS as CELLS
+from attndyn.reproduce import EXPERIMENTS, reproduce
+
+CLAIMS = ("hardmax-theorem-1.1", "softmax-table1", "softmax-ginibre")
+
+
+def _rows(experiment: str, cells: list[dict]) -> list[dict]:
+    exp = CELLS[experiment]
+    return [exp(c["seed"], {k: v for k, v in c.items() if k != "seed"}) for c in cells]
+
+
+def test_each_claim_names_the_cell_function_its_report_records(quick_report):
+    for name in CLAIMS:
+        params = quick_report[name].params
+        assert EXPERIMENTS[name].cell == params["experiment"] and params["experiment"] in CELLS
+
+
+def test_theorem_1_1_claim_is_its_recorded_cells(quick_report):
+    res = quick_report["hardmax-theorem-1.1"]
+    rows = _rows("theorem_1_1", res.params["cells"])
+    N = res.params["N"]
+    assert len(rows) == N and len({c["seed"] for c in res.params["cells"]}) == N
+    held = sum(r["holds"] for r in rows)
+    assert res.checks[0].measured == f"{held / N:.3g} ({held}/{N})"
+    lead, verts = np.mean([r["leaders"] for r in rows]), np.mean([r["vertices"] for r in rows])
+    assert res.checks[1].measured == f"{lead:.2f} / {verts:.2f}"
+
+
+def test_table1_claim_is_its_recorded_cells(quick_report):
+    res = quick_report["softmax-table1"]
+    rows = _rows("table_1", res.params["cells"])
+    for regime, counts in res.params["rows"].items():
+        mine = [r for r, c in zip(rows, res.params["cells"]) if c["regime"] == regime]
+        assert counts == {"matching": sum(r["matches"] for r in mine), "total": len(mine)}
+    poly = [r for r, c in zip(rows, res.params["cells"]) if c["regime"] == "polytope"]
+    assert res.params["polytope_vertices"]["vertices_of_K"] == [r["vertices"] for r in poly]
+
+
+def test_ginibre_claim_is_its_recorded_seeds(quick_report):
+    res = quick_report["softmax-ginibre"]
+    good = sum(
+        CELLS["good_triple"](s, {"d": 128, "ensemble": "ginibre", "qk": "identity"})["good"]
+        for s in res.params["seeds"]
+    )
+    assert res.checks[0].measured.startswith(f"{good / res.params['N']:.3g} (")
+
+
+def test_a_dask_scheduler_gives_the_same_claims(quick_report, tmp_path):
+    pytest.importorskip("distributed")
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        there = reproduce(out=tmp_path / "o", quick=True, only=CLAIMS, scheduler=cluster.scheduler_address)
+    for name in CLAIMS:
+        assert there[name].record()["checks"] == quick_report[name].record()["checks"]
+        assert there[name].params == quick_report[name].params
+    assert there.config.record()["scheduler"] == cluster.scheduler_address
+
+
+def test_an_unreachable_scheduler_is_one_line(tmp_path):
+    from attndyn.cli import main
+
+    code = main(["reproduce", "--quick", "--only", "softmax-ginibre", "--out", str(tmp_path), "--scheduler", "nope"])
+    assert code == 2
