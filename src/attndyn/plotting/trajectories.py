@@ -217,8 +217,8 @@ def draw_state(
     colour of the token they follow (two halves when they follow two). A softmax token whose attention
     row is nearly uniform singles nobody out: it is a grey dot, never a star (:mod:`._leadership`; e.g.
     the collapse of Theorem C.5). ``trail`` draws each token's path up to that state; ``hull`` shades
-    the convex hull of the leaders' positions. ``labels`` (one string per real token) are written beside
-    the tokens, above every marker. ``eigenbasis`` draws a softmax run in V's eigenbasis
+    the convex hull of the leaders' positions. ``labels`` (one string per real token; "" for none) are written
+    beside the tokens, above every marker. ``eigenbasis`` draws a softmax run in V's eigenbasis
     (:func:`drawn_states`). Without ``limits`` the axes fit the drawn points, to scale unless their
     extents differ by more than :data:`attndyn.plotting._style.ASPECT_MAX`; returns whether it is to scale.
     """
@@ -254,16 +254,17 @@ def draw_state(
 
 def _label_tokens(ax: Any, z: np.ndarray, labels: Sequence[str], leader: np.ndarray, *, three: bool) -> None:
     """Each token's label beside its marker, above every marker, on a white halo; in 2-D clear of every star,
-    dot and other label (:func:`._labels.place_labels`)."""
+    dot and other label (:func:`._labels.place_labels`). An empty label draws nothing."""
     if not three:
+        keep = [i for i, t in enumerate(labels) if str(t)]
         obstacles = [(z[leader], LEADER_MS / 2), (z[~leader], TOKEN_MS / 2)]
-        place_labels(ax, z, [str(t) for t in labels], obstacles, zorder=LABEL_ZORDER, fontsize=7)
+        place_labels(ax, z[keep], [str(labels[i]) for i in keep], obstacles, zorder=LABEL_ZORDER, fontsize=7)
         return
     from matplotlib import patheffects
 
     halo = [patheffects.withStroke(linewidth=2.2, foreground="white")]
     for p, text in zip(z, labels):
-        if str(text):  # an empty label draws nothing (one text artist less to turn)
+        if str(text):
             ax.text(*p, "   " + str(text), fontsize=7, zorder=LABEL_ZORDER, path_effects=halo)
 
 
