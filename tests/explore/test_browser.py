@@ -1,4 +1,5 @@
-"""`attndyn explore` in headless Chromium: change a slider and a matrix entry, read the leaders, compare with the library.
+"""`attndyn explore` in headless Chromium: change a slider and a matrix entry, read the leaders, compare with the library;
+then 3-D tokens: the same leaders check, and the elevation slider turns the picture.
 
 Needs Panel (the explore extra), playwright (the Python package; its own browsers are never downloaded)
 and Debian's chromium (/usr/bin/chromium). Skipped without them, except that in CI (CI=true) a
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import attndyn
+from attndyn.explore.hardmax_view import CUBE_TOKENS
 
 pytest.importorskip("panel")
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
@@ -93,6 +95,17 @@ def test_explore_in_headless_chromium(server, tmp_path, chromium_flags):
             page.screenshot(path=str(tmp_path / "explore.png"))
             assert leaders == ", ".join(map(str, expected))
             assert (tmp_path / "explore.png").stat().st_size > 10_000
+            # 3-D tokens: the library's picture replaces the plane; the elevation slider turns it
+            page.locator(".tokens-select select").select_option("3-D: cube polytope")
+            cube = attndyn.leaders(attndyn.hardmax(CUBE_TOKENS, alpha=0.5, layers=27)).indices  # A = I in d = 3
+            assert _wait_for_text(page, "#leaders", ", ".join(map(str, cube))) == ", ".join(map(str, cube))
+            page.wait_for_selector(".view-3d img", timeout=30_000)
+            page.locator(".elevation .noUi-handle").focus()
+            page.keyboard.press("ArrowRight")
+            seen = _wait_for_text(page, "small:has(#frame-ms)", "elevation 35°", contains=True)
+            assert "azimuth -60°, elevation 35°" in seen, seen
+            assert page.locator("#error").count() == 0
+            page.screenshot(path=str(tmp_path / "explore-3d.png"))
         finally:
             ctx.close()
     outside = {u for u in requests if not re.match(r"(https?|ws)://(localhost|127\.0\.0\.1)[:/]|blob:|data:", u)}
@@ -100,11 +113,15 @@ def test_explore_in_headless_chromium(server, tmp_path, chromium_flags):
     print(f"started in {started:.1f} s")
 
 
-def _wait_for_text(page, selector: str, want: str, timeout: float = 30.0) -> str:
-    """The element's text once it equals ``want`` (or whatever it shows when time runs out)."""
+def _wait_for_text(page, selector: str, want: str, timeout: float = 30.0, *, contains: bool = False) -> str:
+    """The element's text once it equals (or ``contains``) ``want`` (or whatever it shows when time runs out)."""
     end = time.monotonic() + timeout
+
+    def done(text: str) -> bool:
+        return want in text if contains else text == want
+
     text = page.locator(selector).inner_text()
-    while text != want and time.monotonic() < end:
+    while not done(text) and time.monotonic() < end:
         time.sleep(0.2)
         text = page.locator(selector).inner_text()
     return text

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import attndyn
+import attndyn.explore.hardmax_view
 
 pn = pytest.importorskip("panel")
 
@@ -55,6 +56,90 @@ def test_dragged_tokens_rerun(playground):
     playground.src["edit"].data = data  # what Bokeh's PointDrawTool sends when a point is added
     assert len(playground.result.state.tokens) == 9
     assert 8 in playground.result.leaders.indices  # the new far corner leads
+
+
+@pytest.fixture
+def space(playground):
+    """The playground on 100 random 3-D tokens with a random SPD A."""
+    playground.n.value = 100
+    playground.preset.value = "3-D: random cloud"
+    playground.A_preset.value = "random SPD"
+    return playground
+
+
+def test_3d_tokens_show_the_library_leaders_in_the_turning_picture(space):
+    res = space.result
+    z, A = space.tokens, res.state.A  # A as typed in the box: the preset to 6 significant digits
+    assert z.shape == (100, 3) and space.guard.pane.object == ""
+    assert np.allclose(A, attndyn.explore.hardmax_view.A_preset("random SPD", d=3, seed=0), rtol=1e-5)
+    lib = attndyn.leaders(attndyn.hardmax(z, alpha=0.5, A=A, layers=30))
+    assert _shown(space) == ", ".join(map(str, lib.indices))
+    assert space.space.visible and not space.plane.visible
+    assert space.figure3d.axes[0].name == "3d" and space.picture.object[:4] == b"\x89PNG"
+    space.layer.value = 3  # the picture follows the layer shown: the leaders there, with the layer they emerged at
+    labels = sorted(t.get_text().strip() for t in space.figure3d.axes[0].texts)
+    assert space.result.state.layer == 3 and labels
+    assert labels == sorted(f"{i} (layer {k})" for i, k in zip(lib.indices, lib.since) if k <= 3)
+
+
+def test_turning_changes_the_view_and_never_reruns(space, monkeypatch):
+    from attndyn.explore.pages import hardmax as page_module
+
+    res, fig, before = space.result, space.figure3d, space.picture.object
+    monkeypatch.setattr(page_module, "run_hardmax", lambda state: pytest.fail("turning reran the dynamics"))
+    space.azimuth.value = 35
+    space.elevation.value = 60
+    ax = fig.axes[0]
+    assert (ax.azim, ax.elev) == (35, 60) and space.figure3d is fig and space.result is res
+    assert space.picture.object != before and 'id="frame-ms"' in space.frame.object
+    exported = space.figure().axes[0]  # the export is seen from where the reader looks
+    assert (exported.azim, exported.elev) == (35, 60)
+
+
+@pytest.mark.parametrize("bad", ["1 0; 0 1", "1 0 0; 0 nan 0; 0 0 1", "1 0 0; 0 1 0"])
+def test_bad_typed_3d_A_shows_one_line_and_keeps_the_last_good_state(space, bad):
+    before = space.result
+    space.A_text.value = bad
+    line = space.guard.pane.object
+    assert space.result is before and line.count('id="error"') == 1 and "error: A" in line and "\n" not in line
+    space.A_text.value = "2 0 0; 0 1 0; 0 0 1"
+    assert space.guard.pane.object == "" and space.result.state.A.shape == (3, 3)
+
+
+def test_a_2d_only_A_preset_is_refused_for_3d_tokens_and_2d_tokens_come_back_to_the_plane(space):
+    before = space.result
+    space.A_preset.value = "rotation"
+    assert space.result is before
+    assert (
+        "does not exist for d = 3; choose one of I, diagonal, random SPD or type a 3 x 3 A" in space.guard.pane.object
+    )
+    space.control_A = np.eye(2)  # a control result solved for 2-D tokens
+    space.A_preset.value = "control result"
+    assert (
+        space.result is before
+        and "the control result is a 2 x 2 A but the tokens have d = 3" in space.guard.pane.object
+    )
+    space.A_preset.value = "diagonal"
+    space.preset.value = "Fig. 2: square polytope"  # back to the plane: A is diagonal in d = 2
+    assert space.guard.pane.object == "" and space.plane.visible and not space.space.visible
+    assert space.figure3d is None
+    assert space.A_text.value == "2 0; 0 1" and space.result.state.tokens.shape == (8, 2)
+    assert _shown(space) == "0, 1, 2, 3"
+    space.preset.value = "Fig. 1: one step"
+    space.A_preset.value = "rotation"
+    space.preset.value = "3-D: cube polytope"  # rotation has no 3-D form: A falls back to I
+    assert space.A_preset.value == "I" and space.A_text.value == "1 0 0; 0 1 0; 0 0 1"
+    assert _shown(space) == "0, 1, 2, 3, 4, 5, 6, 7" and space.guard.pane.object == ""
+
+
+def test_3d_downloads(space):
+    from attndyn.explore.export import figure_bytes
+
+    files = space.inputs()
+    assert files["tokens.npy"].shape == (100, 3) and files["A.npy"].shape == (3, 3)
+    assert files["state.json"]["tokens"] == space.tokens.tolist()
+    fig = space.figure()
+    assert figure_bytes(fig, "png")[:4] == b"\x89PNG" and b"<svg" in figure_bytes(fig, "svg")[:400]
 
 
 def test_control_result_loads_into_the_playground(playground):

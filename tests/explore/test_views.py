@@ -14,10 +14,13 @@ from attndyn.explore.hardmax_view import (
     A_PRESETS,
     TOKEN_PRESETS,
     A_preset,
+    A_presets_for,
     HardmaxState,
+    hardmax_figure,
     hardmax_inputs,
     run_hardmax,
     token_preset,
+    turn,
 )
 from attndyn.explore.parse import matrix_text, parse_indices, parse_matrix
 from attndyn.explore.softmax_view import V_PRESETS, SoftmaxState, V_preset, run_softmax, softmax_tokens
@@ -26,7 +29,7 @@ from attndyn.explore.softmax_view import V_PRESETS, SoftmaxState, V_preset, run_
 @pytest.mark.parametrize("preset", TOKEN_PRESETS)
 def test_playground_leaders_are_the_library_leaders(preset):
     z = token_preset(preset, n=40, seed=3)
-    A = A_preset("random SPD", seed=1)
+    A = A_preset("random SPD", d=z.shape[1], seed=1)
     res = run_hardmax(HardmaxState(z, A, alpha=0.7, layers=25, layer=25))
     lib = attndyn.leaders(attndyn.hardmax(z, alpha=0.7, A=A, layers=25))
     assert res.leaders.indices == lib.indices and res.leaders.since == lib.since
@@ -49,6 +52,57 @@ def test_playground_hull_of_the_square_is_its_corners():
     assert res.verdict().startswith("Theorem 1.1 holds: 4 leaders")
 
 
+def test_3d_cube_corners_lead_from_layer_0_and_span_K():
+    # with A = I a corner c of [-1, 1]^3 scores <c, c> = 3 against itself and less against every other token
+    res = run_hardmax(HardmaxState(token_preset("3-D: cube polytope"), np.eye(3), layers=30, layer=30))
+    corners = list(range(8))
+    assert list(res.leaders.indices) == corners and set(res.leaders.since) == {0}
+    assert sorted(res.hull) == corners and res.verdict() == "Theorem 1.1 holds: 8 leaders, K has 8 vertices"
+    inner = res.states[30, 8:]  # (4, 3): each inner token ends on a corner
+    assert np.allclose(np.abs(inner), 1.0, atol=1e-3)
+
+
+def test_3d_presets_have_the_right_shapes_and_A_presets_per_dimension():
+    assert token_preset("3-D: random cloud", n=17, seed=2).shape == (17, 3)
+    assert np.array_equal(
+        token_preset("3-D: random cloud", n=5, seed=2), token_preset("3-D: random cloud", n=5, seed=2)
+    )
+    assert A_presets_for(2) == A_PRESETS and A_presets_for(3) == ("I", "diagonal", "random SPD")
+    for name in A_presets_for(3):
+        A = A_preset(name, d=3, seed=0)
+        assert A.shape == (3, 3) and np.allclose(A, A.T) and np.linalg.eigvalsh(A).min() > 0  # SPD: Theorem 1.1
+    for name in set(A_PRESETS) - set(A_presets_for(3)):
+        with pytest.raises(
+            InputError, match="does not exist for d = 3; choose one of I, diagonal, random SPD or type a 3 x 3 A"
+        ):
+            A_preset(name, d=3)
+
+
+def test_3d_figure_is_seen_from_the_angles_asked_and_turning_it_reruns_nothing(monkeypatch):
+    import attndyn.explore.hardmax_view as hv
+
+    res = run_hardmax(HardmaxState(token_preset("3-D: random cloud", n=30, seed=1), np.eye(3), layers=12, layer=4))
+    fig = hardmax_figure(res, azimuth=25, elevation=-10)
+    ax = fig.axes[0]
+    assert ax.name == "3d" and (ax.azim, ax.elev) == (25, -10)
+    monkeypatch.setattr(hv, "hardmax", lambda *a, **k: pytest.fail("turning reran the dynamics"))
+    assert turn(fig, azimuth=140) is fig and (ax.azim, ax.elev) == (140, -10)  # None keeps the elevation
+    labels = sorted(t.get_text().strip() for t in ax.texts)
+    since = dict(zip(res.leaders.indices, res.leaders.since))
+    assert labels == sorted(f"{i} (layer {since[i]})" for i in res.leaders_at(4))
+    pairs = int((res.follow & ~np.eye(30, dtype=bool)).sum())  # who follows whom at layer 4, self excluded
+    fig.canvas.draw()
+    assert sum(len(c.get_segments()) for c in ax.collections if c.get_zorder() == 2) == pairs
+
+
+def test_turning_a_2d_picture_is_refused():
+    res = run_hardmax(HardmaxState(token_preset("Fig. 2: square polytope"), np.eye(2), layers=5))
+    with pytest.raises(InputError, match="turn\\(\\): the figure is a 2-D picture"):
+        hardmax_figure(res, azimuth=30)
+    with pytest.raises(InputError, match=r"tokens of shape \(4, 4\): the playground draws \(n, 2\) or \(n, 3\) tokens"):
+        run_hardmax(HardmaxState(np.eye(4), np.eye(4), layers=5))
+
+
 def test_playground_a_non_spd_A_runs_with_a_note_or_is_refused_when_spd_is_required():
     z, R = token_preset("Fig. 2: square polytope"), A_preset("rotation")
     res = run_hardmax(HardmaxState(z, R, layers=10))
@@ -67,6 +121,8 @@ def test_playground_refuses_bad_states():
     with pytest.raises(InputError, match="A preset 'rotation' does not exist for d = 3"):
         A_preset("rotation", d=3)
     assert set(A_PRESETS) >= {"I", "diagonal", "rotation", "random SPD"}
+    with pytest.raises(InputError, match="A is 2 x 2 but the tokens have d = 3; type a 3 x 3 matrix"):
+        parse_matrix("1 0; 0 1", "A", d=3)
 
 
 @pytest.mark.parametrize(
@@ -138,18 +194,18 @@ def test_control_view_reaches_or_certifies():
     assert "A.npy" in control_inputs(ControlState(Z, (1, 2)), res)
 
 
-def test_exported_inputs_rerun_from_the_cli(tmp_path, capsys):
+@pytest.mark.parametrize("cloud, d", [("random cloud", 2), ("3-D: random cloud", 3)])
+def test_exported_inputs_rerun_from_the_cli(tmp_path, capsys, cloud, d):
     from attndyn.cli import main
     from attndyn.explore.export import bundle
 
-    state = HardmaxState(
-        token_preset("random cloud", n=30, seed=2), A_preset("random SPD", seed=4), alpha=0.8, layers=20
-    )
+    state = HardmaxState(token_preset(cloud, n=30, seed=2), A_preset("random SPD", d=d, seed=4), alpha=0.8, layers=20)
     res = run_hardmax(state)
     import io
     import zipfile
 
     zipfile.ZipFile(io.BytesIO(bundle(hardmax_inputs(state)))).extractall(tmp_path)
+    assert np.load(tmp_path / "tokens.npy").shape == (30, d) and np.load(tmp_path / "A.npy").shape == (d, d)
     cmd = (tmp_path / "command.txt").read_text().split()
     assert cmd[:3] == ["attndyn", "hardmax", "tokens.npy"]
     args = [str(tmp_path / a) if a.endswith(".npy") else a for a in cmd[1:]]

@@ -154,6 +154,20 @@ def test_tokens_of_dimension_four_are_drawn_in_3d():
     assert fig.axes[0].name == "3d"
 
 
+def test_3d_state_draws_the_leaders_as_stars_above_the_followers_in_four_artists():
+    z = np.random.default_rng(6).uniform(-1, 1, (60, 3))
+    traj = attndyn.hardmax(z, alpha=0.5, layers=8)
+    lead = attndyn.leaders(traj)
+    fig = plotting.plot_trajectory(traj, index=8, hull=False)
+    fig.canvas.draw()  # projects the 3-D artists
+    ax = fig.axes[0]
+    trails, circles, stars = ax.collections  # whatever n: one artist each, so a turning figure stays fast
+    assert len(trails.get_segments()) == 60 and len(circles.get_offsets()) + len(stars.get_offsets()) == 60
+    at8 = traj.tokens.numpy()[8]  # (n, 3)
+    assert np.allclose(np.column_stack(stars._offsets3d), at8[list(lead.indices)])  # the stars are the leaders
+    assert not ax.computed_zorder and trails.get_zorder() < circles.get_zorder() < stars.get_zorder()
+
+
 def test_animate_takes_frames_without_a_trajectory(tmp_path):
     import matplotlib
 

@@ -102,36 +102,57 @@ def _hull_3d(ax: Any, pts: np.ndarray) -> None:
     except QhullError:
         return
     faces = [pts[s] for s in h.simplices]
-    ax.add_collection3d(Poly3DCollection(faces, facecolor=HULL_COLOR, alpha=0.25, edgecolor="#6b8fb3", lw=0.6))
+    hull = Poly3DCollection(faces, facecolor=HULL_COLOR, alpha=0.25, edgecolor="#6b8fb3", lw=0.6, zorder=0)
+    ax.add_collection3d(hull)
 
 
-def _draw_token(ax: Any, p: np.ndarray, *, three: bool, leader: bool, inner: list[str], edge: str) -> None:
-    """One token at ``p``: a star if it leads, else a circle, filled with the colour(s) ``inner`` of the
-    token(s) it follows (two halves in 2-D when two) and edged with ``edge`` (see :func:`_token_colours`)."""
-    if three:
-        ax.scatter(
-            *p,
-            marker="*" if leader else "o",
-            s=LEADER_SIZE if leader else TOKEN_SIZE * 0.6,
-            c=inner[0],
-            edgecolors=edge,
-            linewidths=0.8,
-            depthshade=False,
-            zorder=LEADER_ZORDER if leader else TOKEN_ZORDER,
-        )
-    else:
-        ax.plot(
-            *p,
-            marker="*" if leader else "o",
-            ms=LEADER_MS if leader else TOKEN_MS,
-            ls="none",
-            markerfacecolor=inner[0],
-            markerfacecoloralt=inner[-1],
-            fillstyle="left" if len(inner) > 1 else "full",
-            markeredgecolor=edge,
-            markeredgewidth=1.3,
-            zorder=LEADER_ZORDER if leader else TOKEN_ZORDER,
-        )
+def _draw_token(ax: Any, p: np.ndarray, *, leader: bool, inner: list[str], edge: str) -> None:
+    """One token at ``p`` (2-D): a star if it leads, else a circle, filled with the colour(s) ``inner`` of the
+    token(s) it follows (two halves when two) and edged with ``edge`` (see :func:`_token_colours`)."""
+    ax.plot(
+        *p,
+        marker="*" if leader else "o",
+        ms=LEADER_MS if leader else TOKEN_MS,
+        ls="none",
+        markerfacecolor=inner[0],
+        markerfacecoloralt=inner[-1],
+        fillstyle="left" if len(inner) > 1 else "full",
+        markeredgecolor=edge,
+        markeredgewidth=1.3,
+        zorder=LEADER_ZORDER if leader else TOKEN_ZORDER,
+    )
+
+
+def _draw_space(
+    ax: Any, states: np.ndarray, index: int, *, trail: bool, inner: list[list[str]], edge: list[str], leader: np.ndarray
+) -> None:
+    """Kept state ``index`` of ``states`` (T, n, 3) in 3-D axes, in four artists whatever n: the trails as one
+    line collection, the circles and the stars as one scatter each (a figure that turns redraws four artists,
+    not 2n). The layers are fixed as in 2-D (``computed_zorder`` off): hull, trails, circles, stars, labels, so
+    a star never hides under the followers that reach it."""
+    from mpl_toolkits.mplot3d.art3d import Line3DCollection
+
+    ax.computed_zorder = False
+    fill = [c[0] for c in inner]
+    if trail and index > 0:
+        paths = states[: index + 1].transpose(1, 0, 2)  # (n, index + 1, 3): one polyline per token
+        ax.add_collection3d(Line3DCollection(list(paths), colors=fill, lw=0.8, alpha=0.55, zorder=1))
+    z = states[index]
+    for mask, marker, size, zorder in (
+        (~leader, "o", TOKEN_SIZE * 0.6, TOKEN_ZORDER),
+        (leader, "*", LEADER_SIZE, LEADER_ZORDER),
+    ):
+        if mask.any():
+            ax.scatter(
+                *z[mask].T,
+                marker=marker,
+                s=size,
+                c=[f for f, m in zip(fill, mask) if m],
+                edgecolors=[e for e, m in zip(edge, mask) if m],
+                linewidths=0.8,
+                depthshade=False,
+                zorder=zorder,
+            )
 
 
 def drawn_states(traj: Trajectory, sequence: int | None, eigenbasis: bool) -> tuple[np.ndarray, int, list[str]]:
@@ -196,8 +217,8 @@ def draw_state(
     colour of the token they follow (two halves when they follow two). A softmax token whose attention
     row is nearly uniform singles nobody out: it is a grey dot, never a star (:mod:`._leadership`; e.g.
     the collapse of Theorem C.5). ``trail`` draws each token's path up to that state; ``hull`` shades
-    the convex hull of the leaders' positions. ``labels`` (one string per real token) are written beside
-    the tokens, above every marker. ``eigenbasis`` draws a softmax run in V's eigenbasis
+    the convex hull of the leaders' positions. ``labels`` (one string per real token; "" for none) are written
+    beside the tokens, above every marker. ``eigenbasis`` draws a softmax run in V's eigenbasis
     (:func:`drawn_states`). Without ``limits`` the axes fit the drawn points, to scale unless their
     extents differ by more than :data:`attndyn.plotting._style.ASPECT_MAX`; returns whether it is to scale.
     """
@@ -210,13 +231,16 @@ def draw_state(
     three = d >= 3 and getattr(ax, "name", "") == "3d"
     k = 3 if three else 2
     z = states[index, :, :k]
-    if trail and index > 0:
-        for i in range(n):
-            ax.plot(*states[: index + 1, i, :k].T, color=inner[i][0], lw=0.8, alpha=0.55, zorder=1)
     if hull and leader.any():
         (_hull_3d if three else _hull_2d)(ax, z[leader])
-    for i in range(n):
-        _draw_token(ax, z[i], three=three, leader=bool(leader[i]), inner=inner[i], edge=edge[i])
+    if three:
+        _draw_space(ax, states[:, :, :3], index, trail=trail, inner=inner, edge=edge, leader=leader)
+    else:
+        if trail and index > 0:
+            for i in range(n):
+                ax.plot(*states[: index + 1, i, :k].T, color=inner[i][0], lw=0.8, alpha=0.55, zorder=1)
+        for i in range(n):
+            _draw_token(ax, z[i], leader=bool(leader[i]), inner=inner[i], edge=edge[i])
     drawn = states[: index + 1 if trail else None, :, :k].reshape(-1, k)
     if three:
         to_scale = _finish_space(ax, drawn, title)
@@ -230,16 +254,18 @@ def draw_state(
 
 def _label_tokens(ax: Any, z: np.ndarray, labels: Sequence[str], leader: np.ndarray, *, three: bool) -> None:
     """Each token's label beside its marker, above every marker, on a white halo; in 2-D clear of every star,
-    dot and other label (:func:`._labels.place_labels`)."""
+    dot and other label (:func:`._labels.place_labels`). An empty label draws nothing."""
     if not three:
+        keep = [i for i, t in enumerate(labels) if str(t)]
         obstacles = [(z[leader], LEADER_MS / 2), (z[~leader], TOKEN_MS / 2)]
-        place_labels(ax, z, [str(t) for t in labels], obstacles, zorder=LABEL_ZORDER, fontsize=7)
+        place_labels(ax, z[keep], [str(labels[i]) for i in keep], obstacles, zorder=LABEL_ZORDER, fontsize=7)
         return
     from matplotlib import patheffects
 
     halo = [patheffects.withStroke(linewidth=2.2, foreground="white")]
     for p, text in zip(z, labels):
-        ax.text(*p, "   " + str(text), fontsize=7, zorder=LABEL_ZORDER, path_effects=halo)
+        if str(text):
+            ax.text(*p, "   " + str(text), fontsize=7, zorder=LABEL_ZORDER, path_effects=halo)
 
 
 def _time_label(traj: Trajectory, index: int) -> str:

@@ -54,6 +54,7 @@ class ControlPage:
         self.tokens = Z
 
         def draw() -> None:
+            self.plot.title.text = "tokens (layer 0)" if Z.shape[1] == 2 else "3-D tokens (layer 0), seen along z_3"
             self.src.data = {"x": Z[:, 0], "y": Z[:, 1], "label": [str(i) for i in range(len(Z))]}
             self.src.selected.indices = []
 

@@ -1,12 +1,19 @@
-"""The hardmax playground page: presets, dragged or added tokens, A, alpha, layers -> trajectories and leaders."""
+"""The hardmax playground page: presets, dragged or added tokens, A, alpha, layers -> trajectories and leaders.
+
+2-D tokens are drawn in a Bokeh plane where they can be dragged and added; 3-D tokens in the library's
+picture (:func:`hardmax_figure`, matplotlib's 3-D axes), turned by an azimuth player and an elevation
+slider: turning redraws that picture from the last result (:func:`turn`) and never reruns the dynamics.
+"""
 
 from __future__ import annotations
 
+import io
 import time
 from typing import Any
 
 import numpy as np
 
+from ..._validation import InputError
 from ..hardmax_view import (
     A_PRESETS,
     TOKEN_PRESETS,
@@ -17,11 +24,14 @@ from ..hardmax_view import (
     hardmax_inputs,
     run_hardmax,
     token_preset,
+    turn,
 )
 from ..parse import matrix_text, parse_matrix
 from .common import PALETTE, Guard, downloads, escape, exported, lib, on_document
 
 __all__ = ["Playground"]
+
+LIVE_DPI = 90  # the turning 3-D picture: about 500 x 470 pixels (the exported PNG uses 150 dpi)
 
 
 def _hull_order(points: np.ndarray) -> np.ndarray:
@@ -41,7 +51,7 @@ class Playground:
         self.preset = w.Select(
             label="tokens", options=list(TOKEN_PRESETS), value="Fig. 2: square polytope", css_classes=["tokens-select"]
         )
-        self.n = w.IntSlider(label="n (random cloud)", start=3, end=200, value=50, width=240, css_classes=["n-slider"])
+        self.n = w.IntSlider(label="n (random clouds)", start=3, end=200, value=50, width=240, css_classes=["n-slider"])
         self.seed = w.IntInput(label="seed", value=0, width=80)
         self.A_preset = w.Select(label="A preset", options=[*A_PRESETS, "control result"], value="I")
         self.A_text = w.TextInput(
@@ -54,6 +64,18 @@ class Playground:
         self.layers = w.IntSlider(label="layers", start=1, end=200, value=30, css_classes=["layers-slider"])
         self.layer = w.IntSlider(label="layer shown", start=0, end=30, value=30, css_classes=["layer-slider"])
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
+        # the 3-D view: the library's picture as a PNG, turned by these two (the player plays the azimuth)
+        self.azimuth = w.Player(
+            label="azimuth (degrees)", start=-180, end=180, step=5, value=-60, interval=250, loop_policy="loop",
+            show_value=True, show_loop_controls=False, width=360, css_classes=["azimuth-player"],
+        )  # fmt: skip
+        self.elevation = w.IntSlider(
+            label="elevation (degrees)", start=-90, end=90, step=5, value=30, width=240, css_classes=["elevation"]
+        )
+        self.picture = pn.pane.PNG(None, width=500, css_classes=["view-3d"])
+        self.frame = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.figure3d: Any = None  # the matplotlib figure of the last 3-D result, turned in place
+        self._turn_pending = False
         self.tokens = token_preset(self.preset.value)
         self.A = np.eye(2)
         self.control_A: np.ndarray | None = None
@@ -94,13 +116,18 @@ class Playground:
         p.add_tools(bm.PointDrawTool(renderers=[r], empty_value=0.0))
         self.plot = p
         self.src["edit"].on_change("data", lambda attr, old, new: self._edited())
+        pn = lib("panel")
+        self.plane = pn.Column(pn.pane.Bokeh(p))  # shown while the tokens are 2-D
+        self.space = pn.Column(self.picture, self.frame, pn.Row(self.azimuth, self.elevation), visible=False)
 
     def _watch(self) -> None:
         self.preset.param.watch(lambda e: self._new_tokens(), "value")
         self.n.param.watch(lambda e: self._new_tokens(), "value_throttled")
         self.seed.param.watch(lambda e: self._new_tokens(), "value")
-        self.A_preset.param.watch(lambda e: self._new_A(), "value")
-        self.A_text.param.watch(lambda e: self.guard(self.rerun), "value")
+        self.A_preset.param.watch(lambda e: None if self._hold else self._new_A(), "value")
+        self.A_text.param.watch(lambda e: self._hold or self.guard(self.rerun), "value")
+        for wdg in (self.azimuth, self.elevation):
+            wdg.param.watch(lambda e: self._turn_requested(), "value")
         for wdg in (self.spd, self.alpha, self.layer):
             wdg.param.watch(lambda e: self._hold or self.guard(self.rerun), "value")
         self.layers.param.watch(lambda e: self._layers_changed(), "value")
@@ -115,23 +142,53 @@ class Playground:
             self._hold = False
         self.guard(self.rerun)
 
+    @property
+    def d(self) -> int:
+        """The dimension of the tokens (2 or 3): typed A is read as a d x d matrix."""
+        return int(np.shape(self.tokens)[1])
+
     def _new_tokens(self) -> None:
         def update() -> None:
-            self.tokens = token_preset(self.preset.value, n=int(self.n.value), seed=int(self.seed.value))
+            z = token_preset(self.preset.value, n=int(self.n.value), seed=int(self.seed.value))
+            new_d = z.shape[1] != self.d
+            self.tokens = z
+            if new_d:
+                self._fit_A()
             self.rerun()
 
         self.guard(update)
 
+    def _named_A(self, name: str) -> np.ndarray:
+        """The A preset ``name`` (or the control result) for the tokens' dimension; InputError if there is none."""
+        if name != "control result":
+            return A_preset(name, d=self.d, seed=int(self.seed.value))
+        if self.control_A is None:
+            raise InputError("no control result yet: solve one in the Control tab")
+        if len(self.control_A) != self.d:
+            k = len(self.control_A)
+            raise InputError(
+                f"the control result is a {k} x {k} A but the tokens have d = {self.d}; solve one for these tokens"
+            )
+        return self.control_A
+
+    def _fit_A(self) -> None:
+        """The tokens changed dimension: A becomes its preset in the new dimension, or I where the preset has none
+        (rotation and Fig. 1's A are 2-D); no rerun here (the caller reruns once)."""
+        name = self.A_preset.value
+        try:
+            A = self._named_A(name)
+        except InputError:
+            name, A = "I", np.eye(self.d)
+        self._hold = True
+        try:
+            self.A_preset.value = name
+            self.A_text.value = matrix_text(A)
+        finally:
+            self._hold = False
+
     def _new_A(self) -> None:
         def update() -> None:
-            name = self.A_preset.value
-            if name == "control result":
-                if self.control_A is None:
-                    raise ValueError("no control result yet: solve one in the Control tab")
-                A = self.control_A
-            else:
-                A = A_preset(name, seed=int(self.seed.value))
-            self.A_text.value = matrix_text(A)  # triggers the rerun
+            self.A_text.value = matrix_text(self._named_A(self.A_preset.value))  # triggers the rerun
 
         self.guard(update)
 
@@ -144,7 +201,7 @@ class Playground:
             self.A_preset.value = "control result"
 
     def _edited(self) -> None:
-        if self._quiet:
+        if self._quiet or self.d != 2:  # the plane is hidden while the tokens are 3-D
             return
         data = self.src["edit"].data
 
@@ -156,7 +213,7 @@ class Playground:
 
     def state(self) -> HardmaxState:
         """The state the widgets describe (typed A parsed, refused if bad)."""
-        A = parse_matrix(self.A_text.value, "A", d=2)
+        A = parse_matrix(self.A_text.value, "A", d=self.d)
         layers = int(self.layers.value)
         return HardmaxState(
             self.tokens, A, float(self.alpha.value), layers, int(self.layer.value), bool(self.spd.value)
@@ -171,8 +228,55 @@ class Playground:
         on_document(lambda: self._show(res, t0))
 
     def _show(self, res: HardmaxResult, t0: float) -> None:
-        self._draw(res)
+        three = res.states.shape[-1] == 3
+        if three:
+            self._draw_space(res)
+        else:
+            self.figure3d = None
+            self._draw(res)
+        self.plane.visible, self.space.visible = not three, three
         self._report(res, time.perf_counter() - t0)
+
+    def _draw_space(self, res: HardmaxResult) -> None:
+        """Build the library's 3-D picture of ``res`` (seen from the current angles) and show it."""
+        self.figure3d = hardmax_figure(res, azimuth=self.azimuth.value, elevation=self.elevation.value)
+        self._render()
+
+    def _turn_requested(self) -> None:
+        """The angle changed: turn the last 3-D picture once the server is free (frames asked for meanwhile
+        are merged into one, so a player faster than the drawing does not queue them up)."""
+        if self.figure3d is None or self._turn_pending:
+            return
+        self._turn_pending = True
+
+        def now() -> None:
+            self._turn_pending = False
+            self.guard(self.turn_picture)
+
+        on_document(now)
+
+    def turn_picture(self) -> None:
+        """Show the last 3-D picture from the current azimuth and elevation; the dynamics are not rerun."""
+        if self.figure3d is None:
+            raise ValueError("no 3-D picture to turn: choose 3-D tokens")
+        turn(self.figure3d, azimuth=self.azimuth.value, elevation=self.elevation.value)
+        self._render()
+
+    def _render(self) -> None:
+        """The 3-D picture as a PNG in the page. It is laid out (constrained layout) on its first frame only:
+        the layout is then frozen, so a turn redraws the artists and lays out nothing."""
+        fig = self.figure3d
+        t0 = time.perf_counter()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=LIVE_DPI, pil_kwargs={"compress_level": 1})  # fast, a little larger
+        if fig.get_layout_engine() is not None:
+            fig.set_layout_engine("none")
+        self.picture.object = buf.getvalue()
+        ms = 1000 * (time.perf_counter() - t0)
+        self.frame.object = (
+            f"<small>seen from azimuth {self.azimuth.value}°, elevation {self.elevation.value}°: drawn in "
+            f'<span id="frame-ms">{ms:.0f}</span> ms (▶ turns it)</small>'
+        )
 
     def _draw(self, res: HardmaxResult) -> None:
         S, k = res.states, res.state.layer  # (L+1, n, 2)
@@ -215,7 +319,10 @@ class Playground:
         )
 
     def figure(self) -> Any:
-        return hardmax_figure(exported(self.result))
+        res = exported(self.result)
+        if res.states.shape[-1] == 3:  # as seen now
+            return hardmax_figure(res, azimuth=self.azimuth.value, elevation=self.elevation.value)
+        return hardmax_figure(res)
 
     def inputs(self) -> dict[str, Any]:
         return hardmax_inputs(exported(self.result).state)
@@ -227,4 +334,4 @@ class Playground:
             self.preset, pn.Row(self.n, self.seed), self.A_preset, self.A_text, self.spd, self.alpha, self.layers,
             self.layer, downloads("hardmax", self.figure, self.inputs, self.guard), width=360,
         )  # fmt: skip
-        return pn.Row(controls, pn.Column(self.guard.pane, pn.pane.Bokeh(self.plot), self.status))
+        return pn.Row(controls, pn.Column(self.guard.pane, self.plane, self.space, self.status))
