@@ -114,15 +114,8 @@ def good_triple(seed: int, *, d: int, ensemble: str, qk: str) -> dict:
         "layers": Param(int, 2000, minimum=1, maximum=1_000_000, help="layers at most"),
         "rtol": Param(float, 1e-13, minimum=0.0, maximum=1.0, help="stop when the relative change is below this"),
     },
-    outputs={
-        "holds": "bool",
-        "converged": "bool",
-        "leaders": "int64",
-        "vertices": "int64",
-        "late_leaders": "int64",
-        "clusters": "int64",
-        "layers_used": "int64",
-    },
+    outputs={"holds": "bool", "converged": "bool"}
+    | dict.fromkeys(("leaders", "vertices", "late_leaders", "clusters", "layers_used"), "int64"),
     primary="holds",
     title="Hardmax paper Theorem 1.1 on random tokens and random SPD A",
 )
@@ -144,14 +137,9 @@ def theorem_1_1(seed: int, *, n: int, d: int, alpha: float, A: str, cond_max: fl
         "collapse_time": Param(float, 20.0, minimum=1e-12, maximum=1e4, help="horizon of V = -I (dynamics (1))"),
         "step": Param(float, 0.1, minimum=1e-6, maximum=10.0, help="rk4 step"),
     },
-    outputs={
-        "matches": "bool",
-        "hyperplanes": "int64",
-        "vertices": "int64",
-        "initial_hull_vertices": "int64",
-        "fraction_at_vertices": "float64",
-        "final_change": "float64",
-    },
+    outputs={"matches": "bool"}
+    | dict.fromkeys(("hyperplanes", "vertices", "initial_hull_vertices"), "int64")
+    | dict.fromkeys(("fraction_at_vertices", "final_change"), "float64"),
     primary="matches",
     title="Softmax paper Table 1: does the limit geometry match the row's theorem?",
 )

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-from scipy.stats import binomtest
-
 __all__ = ["wilson_interval"]
 
 
@@ -22,5 +20,7 @@ def wilson_interval(k: int, n: int, *, confidence_level: float) -> tuple[float, 
     """
     if n == 0:
         return math.nan, math.nan
+    from scipy.stats import binomtest  # deferred: scipy.stats takes a second to import
+
     ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence_level, method="wilson")
     return float(ci.low), float(ci.high)

@@ -77,14 +77,14 @@ def token_preset(name: str, *, n: int = 50, seed: int = 0) -> np.ndarray:
     >>> token_preset("3-D: cube polytope").shape, token_preset("3-D: random cloud", n=7).shape
     ((12, 3), (7, 3))
     """
-    from ..reproduce import hardmax_experiments as hx
+    from ..experiments import configurations as hx
 
     if name.startswith("Fig. 2: "):
         return np.array(hx.FIG2_CONFIGS[name[len("Fig. 2: ") :]], dtype=np.float64)
     if name == "Fig. 1: one step":
         return np.array(hx.FIG1_TOKENS, dtype=np.float64)
     if name == "Fig. 7: leader at layer 1":
-        return np.array([[1.0, 0.0], [1.2, 0.5], [0.0, 4.0]])
+        return np.array(hx.FIG7_TOKENS, dtype=np.float64)
     if name == "3-D: cube polytope":
         return np.array(CUBE_TOKENS, dtype=np.float64)
     if name in ("random cloud", "3-D: random cloud"):
@@ -110,8 +110,8 @@ def A_preset(name: str, *, d: int = 2, seed: int = 0, angle: float = 30.0) -> np
     >>> A_preset("diagonal", d=3).diagonal().tolist()
     [2.0, 1.0, 0.5]
     """
+    from ..experiments.configurations import FIG1_A
     from ..experiments.samplers import random_spd
-    from ..reproduce.hardmax_experiments import FIG1_A
 
     if name == "I":
         return np.eye(d)

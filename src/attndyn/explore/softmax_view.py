@@ -44,7 +44,7 @@ def V_preset(name: str) -> tuple[np.ndarray, bool, str | None, float]:
     """V of a Table 1 row, whether its theorem is about the rescaled tokens, the regime to check
     (None: inferred by :func:`attndyn.analysis.regime_of`) and the final time of the paper's figure
     (``attndyn reproduce --quick``)."""
-    from ..reproduce.softmax_experiments import fig6_value_matrix, fig7_value_matrix
+    from ..experiments.configurations import fig6_value_matrix, fig7_value_matrix
 
     table: dict[str, tuple[np.ndarray, bool, str | None, float]] = {
         V_PRESETS[0]: (np.eye(1), True, None, 10.0),

@@ -7,40 +7,16 @@ import numpy as np
 from .. import analysis
 from .._hardmax import hardmax
 from ..experiments.cells import theorem_1_1_run
+from ..experiments.configurations import EXPECTED_VERTICES, FIG1_A, FIG1_TOKENS, FIG2_CONFIGS, FIG2_LAYERS, FIG7_TOKENS
 from ..experiments.samplers import theorem_1_1_instance
 from ..options import SaveAt
 from ..plotting import hardmax_grid, plot_trajectory, png_bytes, step_geometry
 from ..plotting._style import new_figure, square_limits
 from ..plotting.geometry import draw_step_geometry
 from ..plotting.trajectories import draw_state
-from .registry import Check, Context, ExperimentResult, Slider, cell_inputs, experiment, fmt
+from .registry import Check, Context, ExperimentResult, Slider, cell_inputs, experiment, fmt, monte_carlo
 
 SOURCE = "Alcalde, Fantuzzi & Zuazua 2024 (hardmax paper)"
-
-# Fig. 1: z_1 = (1, 0); with A = I, z_2 and z_3 tie for the largest projection; with A = [[2,1],[1,1]], z_4 wins.
-FIG1_TOKENS = [[1.0, 0.0], [2.0, 1.0], [2.0, -1.0], [1.5, 2.5], [-1.0, 0.5]]
-FIG1_A = [[2.0, 1.0], [1.0, 1.0]]
-
-# Fig. 2: four initial configurations, alpha = 0.5, A = I.
-FIG2_CONFIGS: dict[str, list[list[float]]] = {
-    # z_1 follows z_2 at layer 0; z_2 moves towards z_3 and z_1 becomes a leader at layer 1 (Example 5.2)
-    "emerging leader": [[1, 0], [1.2, 0.5], [0, 4], [-1.5, -1], [-0.3, 0.6], [0.4, -0.8], [-0.6, -0.2]],
-    "triangle polytope": [
-        [0, 1.2],
-        [-1, -0.6],
-        [1.1, -0.5],
-        [0.1, 0.1],
-        [-0.2, -0.1],
-        [0.3, -0.2],
-        [0.0, 0.5],
-        [-0.4, 0.3],
-    ],
-    "square polytope": [[1, 1], [-1, 1], [-1, -1], [1, -1], [0.3, 0.1], [-0.2, 0.5], [0.1, -0.6], [-0.5, -0.2]],
-    # tokens on the diagonal follow both (1.5, 0) and (0, 1.5) and meet at their midpoint: a cluster without a leader
-    "non-leader clusters": [[1.5, 0], [0, 1.5], [-1, -1], [0.3, 0.3], [0.2, 0.2], [0.5, 0.5], [-0.2, 0.4], [0.6, -0.3]],
-}
-FIG2_LAYERS = (0, 1, 2, 5, 30)
-EXPECTED_VERTICES = {"triangle polytope": 3, "square polytope": 4}
 
 
 @experiment("hardmax-fig1", title="Hardmax Fig. 1: the geometry of one step", source=SOURCE + ", Fig. 1")
@@ -198,7 +174,7 @@ def emerging_leader(ctx: Context, res: ExperimentResult) -> None:
     """At layer 0, z_1 follows z_2 (z_2 has the larger projection on z_1). One layer later z_2 has moved
     towards z_3 and fallen below the hyperplane through z_1 orthogonal to z_1, so z_1 follows only
     itself: it is a leader from layer 1 on."""
-    z0 = np.array([[1.0, 0.0], [1.2, 0.5], [0.0, 4.0]])
+    z0 = np.array(FIG7_TOKENS)
     traj = hardmax(z0, alpha=0.5, layers=ctx.pick(40, 80), save=SaveAt(follow=True))
     states = traj.tokens.numpy()
     lim = square_limits(np.vstack([states[0], states[1], np.zeros((1, 2))]), 0.2)
@@ -234,8 +210,8 @@ def emerging_leader(ctx: Context, res: ExperimentResult) -> None:
     "hardmax-theorem-1.1",
     title="Hardmax Theorem 1.1: measured over random tokens and random SPD A",
     source=SOURCE + ", Theorem 1.1",
-    cell="theorem_1_1",
 )
+@monte_carlo("theorem_1_1")
 def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
     """For N seeded random configurations (n tokens uniform in [-1, 1]^d) and random SPD matrices A, run the
     dynamics until the tokens stop moving and check every conclusion of Theorem 1.1: the leader

@@ -30,7 +30,18 @@ if TYPE_CHECKING:
 
     from ..trajectory import Trajectory
 
-__all__ = ["Check", "FigureRef", "Slider", "ExperimentResult", "Experiment", "Context", "EXPERIMENTS", "experiment"]
+__all__ = [
+    "Check",
+    "FigureRef",
+    "Slider",
+    "ExperimentResult",
+    "Experiment",
+    "Context",
+    "EXPERIMENTS",
+    "experiment",
+    "monte_carlo",
+    "cell_inputs",
+]
 
 
 @dataclass(frozen=True)
@@ -200,13 +211,22 @@ class Experiment:
 EXPERIMENTS: dict[str, Experiment] = {}
 
 
+def monte_carlo(cell: str) -> Callable[[Callable], Callable]:
+    """Declare, under :func:`experiment`, the registered cell function (:data:`attndyn.experiments.EXPERIMENTS`)
+    whose cells a Monte Carlo claim runs (:meth:`Context.cells`)."""
+    get_experiment(cell)
+
+    def mark(fn: Callable) -> Callable:
+        fn.cell = cell  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
 def experiment(
-    name: str, *, title: str, source: str, needs: str | None = None, cell: str | None = None
+    name: str, *, title: str, source: str, needs: str | None = None
 ) -> Callable[[Callable[[Context, ExperimentResult], None]], Callable[[Context], ExperimentResult]]:
-    """Register ``run(ctx, result)``; the wrapper creates the result and times the run. ``cell``: the
-    registered cell function (:data:`attndyn.experiments.EXPERIMENTS`) whose cells a Monte Carlo claim runs."""
-    if cell is not None:
-        get_experiment(cell)
+    """Register ``run(ctx, result)``; the wrapper creates the result and times the run."""
 
     def wrap(fn: Callable[[Context, ExperimentResult], None]) -> Callable[[Context], ExperimentResult]:
         def run(ctx: Context) -> ExperimentResult:
@@ -216,7 +236,9 @@ def experiment(
             res.runtime_s = time.perf_counter() - t0
             return res
 
-        EXPERIMENTS[name] = Experiment(name=name, title=title, source=source, run=run, needs=needs, cell=cell)
+        EXPERIMENTS[name] = Experiment(
+            name=name, title=title, source=source, run=run, needs=needs, cell=getattr(fn, "cell", None)
+        )
         return run
 
     return wrap

@@ -15,6 +15,7 @@ from .._softmax import softmax
 from ..analysis import RadiusDecay, attention_rank, boolean_distance, is_good_triple, is_paranormal
 from ..analysis.collapse import COLLAPSE_EXPONENT, COLLAPSE_EXPONENT_ATOL, COLLAPSE_FIT_FROM
 from ..analysis.geometry import BOOLEAN_MAX_DISTANCE
+from ..experiments.configurations import fig6_value_matrix, fig7_value_matrix
 from ..options import SaveAt
 from ..plotting import attention_matrices, coordinates, plot_trajectory, query_key_clouds
 from ..plotting._style import color, new_figure
@@ -31,22 +32,6 @@ if TYPE_CHECKING:
 VERTEX_REDUCTION_MAX = 0.75
 
 SOURCE = "Geshkovski, Letrouit, Polyanskiy & Rigollet 2023 (softmax paper)"
-
-
-def fig6_value_matrix() -> np.ndarray:
-    """Symmetric V with eigenvalues {1.35, -0.07} and leading eigenvector phi_1 ∝ (0.76, 0.65) (Fig. 6)."""
-    phi = np.array([0.76, 0.65])
-    phi /= np.linalg.norm(phi)
-    psi = np.array([-phi[1], phi[0]])
-    return 1.35 * np.outer(phi, phi) - 0.07 * np.outer(psi, psi)
-
-
-def fig7_value_matrix(rng: np.random.Generator) -> np.ndarray:
-    """A random (non-symmetric) V with eigenvalues {1.96, -0.22, 0.25} (Fig. 7a): S diag S^-1."""
-    while True:
-        S = rng.standard_normal((3, 3))
-        if np.linalg.cond(S) < 20:
-            return S @ np.diag([1.96, -0.22, 0.25]) @ np.linalg.inv(S)
 
 
 def _grid(ctx: Context, T: float) -> dict:

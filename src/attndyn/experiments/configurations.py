@@ -1,0 +1,65 @@
+"""The papers' fixed configurations: the tokens and matrices of the figures, written once.
+
+``attndyn reproduce`` redraws the figures from them and ``attndyn explore`` offers them as presets.
+Hardmax paper: Alcalde, Fantuzzi & Zuazua 2024; softmax paper: Geshkovski, Letrouit, Polyanskiy & Rigollet 2023.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "FIG1_TOKENS",
+    "FIG1_A",
+    "FIG2_CONFIGS",
+    "FIG2_LAYERS",
+    "EXPECTED_VERTICES",
+    "FIG7_TOKENS",
+    "fig6_value_matrix",
+    "fig7_value_matrix",
+]
+
+# Fig. 1: z_1 = (1, 0); with A = I, z_2 and z_3 tie for the largest projection; with A = [[2,1],[1,1]], z_4 wins.
+FIG1_TOKENS = [[1.0, 0.0], [2.0, 1.0], [2.0, -1.0], [1.5, 2.5], [-1.0, 0.5]]
+FIG1_A = [[2.0, 1.0], [1.0, 1.0]]
+
+# Fig. 2: four initial configurations, alpha = 0.5, A = I.
+FIG2_CONFIGS: dict[str, list[list[float]]] = {
+    # z_1 follows z_2 at layer 0; z_2 moves towards z_3 and z_1 becomes a leader at layer 1 (Example 5.2)
+    "emerging leader": [[1, 0], [1.2, 0.5], [0, 4], [-1.5, -1], [-0.3, 0.6], [0.4, -0.8], [-0.6, -0.2]],
+    "triangle polytope": [
+        [0, 1.2],
+        [-1, -0.6],
+        [1.1, -0.5],
+        [0.1, 0.1],
+        [-0.2, -0.1],
+        [0.3, -0.2],
+        [0.0, 0.5],
+        [-0.4, 0.3],
+    ],
+    "square polytope": [[1, 1], [-1, 1], [-1, -1], [1, -1], [0.3, 0.1], [-0.2, 0.5], [0.1, -0.6], [-0.5, -0.2]],
+    # tokens on the diagonal follow both (1.5, 0) and (0, 1.5) and meet at their midpoint: a cluster without a leader
+    "non-leader clusters": [[1.5, 0], [0, 1.5], [-1, -1], [0.3, 0.3], [0.2, 0.2], [0.5, 0.5], [-0.2, 0.4], [0.6, -0.3]],
+}
+FIG2_LAYERS = (0, 1, 2, 5, 30)
+#: Vertices of K the hardmax paper's Fig. 2 shows for its polytope configurations.
+EXPECTED_VERTICES = {"triangle polytope": 3, "square polytope": 4}
+
+# Hardmax Fig. 7 / Example 5.2: z_1 follows z_2 at layer 0 and leads from layer 1 on (alpha = 0.5, A = I).
+FIG7_TOKENS = [[1.0, 0.0], [1.2, 0.5], [0.0, 4.0]]
+
+
+def fig6_value_matrix() -> np.ndarray:
+    """Symmetric V with eigenvalues {1.35, -0.07} and leading eigenvector phi_1 ∝ (0.76, 0.65) (Fig. 6)."""
+    phi = np.array([0.76, 0.65])
+    phi /= np.linalg.norm(phi)
+    psi = np.array([-phi[1], phi[0]])
+    return 1.35 * np.outer(phi, phi) - 0.07 * np.outer(psi, psi)
+
+
+def fig7_value_matrix(rng: np.random.Generator) -> np.ndarray:
+    """A random (non-symmetric) V with eigenvalues {1.96, -0.22, 0.25} (Fig. 7a): S diag S^-1."""
+    while True:
+        S = rng.standard_normal((3, 3))
+        if np.linalg.cond(S) < 20:
+            return S @ np.diag([1.96, -0.22, 0.25]) @ np.linalg.inv(S)
