@@ -52,6 +52,19 @@ class HardmaxStep(NamedTuple):
     certified: Tensor | None = None  # (B, n) bool, the leaders ``book`` certified at this layer
 
 
+class _LayerSettings(NamedTuple):
+    """What one layer is computed with, as :func:`hardmax_step` resolved it for :func:`_kernel_step` and
+    :func:`_torch_step`."""
+
+    A: Tensor  # (d, d), never None
+    mask: Tensor | None  # (B, n) real tokens; None: all real
+    coef: float  # alpha / (1 + alpha), the normalization sublayer
+    tol: float
+    record_follow: bool
+    book: margins.LeaderBook | None
+    layer: int  # the layer's index k, for the book
+
+
 def _use_kernel(z: Tensor, A: Tensor) -> bool:
     needs_grad = torch.is_grad_enabled() and (z.requires_grad or A.requires_grad)
     return z.device.type == "cpu" and not needs_grad and z.dtype == torch.float64
@@ -88,27 +101,18 @@ def hardmax_step(
     """
     if A is None:
         A = torch.eye(z.shape[-1], dtype=z.dtype, device=z.device)
-    coef = alpha / (1.0 + alpha)  # the normalization sublayer
+    settings = _LayerSettings(A, mask, alpha / (1.0 + alpha), tol, record_follow, book, layer)
     if _use_kernel(z, A):
-        return _kernel_step(z, A, mask, coef, tol, record_follow, book, layer, out)
-    return _torch_step(z, A, mask, coef, tol, record_follow, book, layer)
+        return _kernel_step(z, settings, out)
+    return _torch_step(z, settings)
 
 
-def _kernel_step(
-    z: Tensor,
-    A: Tensor,
-    mask: Tensor | None,
-    coef: float,
-    tol: float,
-    record_follow: bool,
-    book: margins.LeaderBook | None,
-    layer: int,
-    out: Tensor | None,
-) -> HardmaxStep:
+def _kernel_step(z: Tensor, settings: _LayerSettings, out: Tensor | None) -> HardmaxStep:
     """One layer by the compiled kernels (float64 on the CPU, no gradient): planar or dense rows of
     scores; the kernels certify new leaders themselves (``book``)."""
     from ._kernels import hardmax_layer_2d, hardmax_layer_dense
 
+    A, mask, coef, tol, record_follow, book, layer = settings
     B, n, d = z.shape
     zn = z.detach().cpu().numpy()
     new = torch.empty_like(z) if out is None else out
@@ -130,19 +134,11 @@ def _kernel_step(
     )
 
 
-def _torch_step(
-    z: Tensor,
-    A: Tensor,
-    mask: Tensor | None,
-    coef: float,
-    tol: float,
-    record_follow: bool,
-    book: margins.LeaderBook | None = None,
-    layer: int = 0,
-) -> HardmaxStep:
+def _torch_step(z: Tensor, settings: _LayerSettings) -> HardmaxStep:
     """One layer in torch (any device and dtype, differentiable): (c, L, L) score chunks over sequences of
     similar length, padding trimmed (:func:`attndyn.attention.ragged_chunks`); new leaders are
     certified by ``book`` (:meth:`attndyn.margins.LeaderBook.certify`)."""
+    A, mask, coef, tol, record_follow, book, layer = settings
     B, n, _ = z.shape
     grad = torch.is_grad_enabled() and (z.requires_grad or A.requires_grad)
     if mask is None:

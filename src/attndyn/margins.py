@@ -51,6 +51,8 @@ order of the spread of the tokens times :math:`|A z_i|`, some :math:`10^{15}` ti
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -212,20 +214,23 @@ class LeaderBook:
 _FAST = {"reassoc", "contract"}
 
 
+class _Pairs(NamedTuple):
+    """What :func:`_margin_one` reads (CPU, float64): the tokens, A, the real tokens and the pairs asked about."""
+
+    z: np.ndarray  # (B, n, d) tokens
+    A: np.ndarray  # (d, d); ignored when identity
+    identity: bool  # A is None: the rows A z_i are z_i
+    mask: np.ndarray  # (B, n) real tokens
+    big: np.ndarray  # (B, d) M: the largest coordinates of the real tokens
+    bb: np.ndarray  # (P,) the sequence of each query
+    ii: np.ndarray  # (P,) the token of each query
+    g: float  # 2 gamma_{2d+1}
+
+
 @njit(cache=True, fastmath=_FAST)
-def _margin_one(
-    p: int,
-    z: np.ndarray,
-    A: np.ndarray,
-    identity: bool,
-    mask: np.ndarray,
-    big: np.ndarray,
-    bb: np.ndarray,
-    ii: np.ndarray,
-    g: float,
-    mu: np.ndarray,
-    bound: np.ndarray,
-) -> None:  # pragma: no cover - compiled
+def _margin_one(p: int, pairs: _Pairs, mu: np.ndarray, bound: np.ndarray) -> None:  # pragma: no cover - compiled
+    r"""Pair p's strict margin :math:`\hat\mu_i` into ``mu[p]``, its rounding bound :math:`b_i` into ``bound[p]``."""
+    z, A, identity, mask, big, bb, ii, g = pairs
     b, i = bb[p], ii[p]
     n, d = z.shape[1], z.shape[2]
     q = np.empty(d)
@@ -265,35 +270,35 @@ def _margin_one(
     bound[p] = g * t
 
 
-@njit(cache=True)
-def _margins_serial(
-    z: np.ndarray,
-    A: np.ndarray,
-    identity: bool,
-    mask: np.ndarray,
-    big: np.ndarray,
-    bb: np.ndarray,
-    ii: np.ndarray,
-    g: float,
-    mu: np.ndarray,
-    bound: np.ndarray,
-) -> None:  # pragma: no cover - compiled
-    for p in range(bb.shape[0]):
-        _margin_one(p, z, A, identity, mask, big, bb, ii, g, mu, bound)
+def _pair_loop(parallel: bool) -> Callable[..., None]:
+    """The compiled loop of :func:`_margin_one` over the pairs, on numba's threads (``prange``) when ``parallel``.
+
+    numba's on-disk cache keys a build by the function's bytecode and the values its closure holds, not by the
+    options it was compiled with (numba issue #6845; ``Cache._index_key`` in ``numba/core/caching.py``): the same
+    function compiled serial and parallel would share one cache entry and load the other's build. Each variant
+    therefore closes over its own loop, ``range`` or ``prange``, and so has a cache entry of its own.
+    """
+    loop = prange if parallel else range
+
+    @njit(parallel=parallel, cache=True)
+    def margins(
+        z: np.ndarray,
+        A: np.ndarray,
+        identity: bool,
+        mask: np.ndarray,
+        big: np.ndarray,
+        bb: np.ndarray,
+        ii: np.ndarray,
+        g: float,
+        mu: np.ndarray,
+        bound: np.ndarray,
+    ) -> None:  # pragma: no cover - compiled
+        pairs = _Pairs(z, A, identity, mask, big, bb, ii, g)
+        for p in loop(bb.shape[0]):
+            _margin_one(p, pairs, mu, bound)
+
+    return margins
 
 
-@njit(parallel=True, cache=True)
-def _margins_parallel(
-    z: np.ndarray,
-    A: np.ndarray,
-    identity: bool,
-    mask: np.ndarray,
-    big: np.ndarray,
-    bb: np.ndarray,
-    ii: np.ndarray,
-    g: float,
-    mu: np.ndarray,
-    bound: np.ndarray,
-) -> None:  # pragma: no cover - compiled
-    for p in prange(bb.shape[0]):
-        _margin_one(p, z, A, identity, mask, big, bb, ii, g, mu, bound)
+_margins_serial = _pair_loop(parallel=False)
+_margins_parallel = _pair_loop(parallel=True)

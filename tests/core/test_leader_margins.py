@@ -198,3 +198,20 @@ def test_kernel_book_keeping_equals_the_torch_path_with_padding_and_rounding_eve
     torch.testing.assert_close(kb, db, rtol=1e-12, atol=0)
     assert bool(((km - dm).abs() <= 2 * kb).all()) and bool((km <= kb).all()) and bool((dm <= db).all())
     assert torch.equal(kernel.leader_margin.isnan(), dense.leader_margin.isnan())
+
+
+def test_serial_and_parallel_loops_agree_and_are_cached_apart(monkeypatch):
+    # One loop compiled twice: numba's cache keys a build by bytecode and closure, not by parallel=, so each
+    # variant closes over its own range (margins._pair_loop); a shared key would load the other's build.
+    rng = np.random.default_rng(3)
+    z = torch.from_numpy(rng.standard_normal((3, 40, 3)))
+    A = torch.from_numpy(rng.standard_normal((3, 3)))
+    b, i = torch.from_numpy(rng.integers(0, 3, 300)), torch.from_numpy(rng.integers(0, 40, 300))
+    serial = margins.leader_margins(z, A, None, b, i)
+    monkeypatch.setattr(margins, "_PARALLEL_PAIRS", 1)
+    parallel = margins.leader_margins(z, A, None, b, i)
+    assert all(torch.equal(s, p) for s, p in zip(serial, parallel))
+    loops = (margins._margins_serial, margins._margins_parallel)
+    assert loops[0].signatures == loops[1].signatures
+    keys = {f._cache._index_key(f.signatures[0], f.targetctx.codegen()) for f in loops}
+    assert len(keys) == 2

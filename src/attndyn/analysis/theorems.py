@@ -173,15 +173,6 @@ def hardmax_theorem(
     lead = leaders(traj, b)
     center_of_token = {m: c.center for c in cl for m in c.members}
     leader_limits = np.array([center_of_token[i] for i in lead.indices]) if len(lead) else np.zeros((0, pts.shape[1]))
-    poly, on_bd, verts_ok, in_hull = None, False, False, False
-    if len(lead):
-        poly = Polytope.from_points(leader_limits, tol=tol * 10)
-        on_bd = all(poly.on_boundary(c.center) for c in cl)
-        in_hull = all(poly.contains(c.center) for c in cl)
-        all_poly = Polytope.from_points(np.array([c.center for c in cl]), tol=tol * 10)
-        verts_ok = all(
-            np.abs(leader_limits - all_poly.points[v]).max(axis=1).min() <= tol * 10 for v in all_poly.vertices
-        )
     return HardmaxTheoremReport(
         hypotheses=hyp,
         converged=sequence_converged(traj, b),
@@ -190,9 +181,29 @@ def hardmax_theorem(
         leaders=lead,
         leaders_nonempty=len(lead) > 0,
         clusters=cl,
-        polytope=poly,
-        limits_on_boundary=on_bd,
-        vertices_are_leader_limits=verts_ok,
-        centers_in_leader_hull=in_hull,
         cluster_tol=tol,
+        **_leader_hull_conclusions(leader_limits, cl, tol * 10),
     )
+
+
+def _leader_hull_conclusions(leader_limits: np.ndarray, cl: list[Cluster], tol: float) -> dict[str, Any]:
+    """Theorem 1.1's conclusions on the limits, at tolerance ``tol``: K = conv(``leader_limits``) (``polytope``),
+    every cluster center on the boundary of K, every vertex of the hull of all the limits a leader's limit,
+    every cluster center in K. With no leader there is no K and every conclusion is False."""
+    if not len(leader_limits):
+        return {
+            "polytope": None,
+            "limits_on_boundary": False,
+            "vertices_are_leader_limits": False,
+            "centers_in_leader_hull": False,
+        }
+    poly = Polytope.from_points(leader_limits, tol=tol)
+    all_poly = Polytope.from_points(np.array([c.center for c in cl]), tol=tol)
+    return {
+        "polytope": poly,
+        "limits_on_boundary": all(poly.on_boundary(c.center) for c in cl),
+        "vertices_are_leader_limits": all(
+            np.abs(leader_limits - all_poly.points[v]).max(axis=1).min() <= tol for v in all_poly.vertices
+        ),
+        "centers_in_leader_hull": all(poly.contains(c.center) for c in cl),
+    }

@@ -9,7 +9,7 @@ import sys
 import time
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import typer
 
@@ -250,36 +250,55 @@ def _open_run(folder: RunFolder, settings: dict, *, overwrite: bool, d: int) -> 
         check_checkpoint(folder.path)
 
 
-def _fit_in_run(
-    est: HardmaxSentimentClassifier,
-    run: Path,
-    lock: RunLock,
-    data: Path,
-    reviews: Reviews,
-    train_idx: np.ndarray,
-    *,
-    settings: dict,
-    record: dict,
-    threads: int,
-) -> tuple[Corpus, float]:
-    """Tokenize the corpus (cached in the run), write settings.json and data.json, and fit ``est`` on the training
-    reviews; the corpus and the training seconds. A failure before any checkpoint leaves the folder as it was."""
+class _TrainingJob(NamedTuple):
+    """What ``sentiment train`` trains, all settled before the run folder is touched (:func:`_training_job`)."""
+
+    est: HardmaxSentimentClassifier  # its parameters checked
+    run: Path
+    data: Path
+    reviews: Reviews
+    train_idx: np.ndarray
+    test_idx: np.ndarray
+    settings: dict  # settings.json
+    record: dict  # data.json
+    threads: int  # torch's CPU threads
+
+
+def _training_job(options: dict[str, Any]) -> _TrainingJob:
+    """The train options checked, the data read and split and its sha256 taken: the job, before the folder is
+    touched."""
+    from ..sentiment.runfolder import RunFolder, resolve_settings
+
+    split, seed, threads = options["split"], options["seed"], options["threads"]
+    _check_threads(threads)
+    est = _train_estimator(options)
+    reviews, tr, te, ident = _read_split(options["data"], split, seed)
+    settings = resolve_settings(est, split=split, threads=threads, data=ident)
+    record = RunFolder.data_record(ident, split=split, seed=seed, n_train=len(tr), n_test=len(te))
+    return _TrainingJob(est, options["run"], options["data"], reviews, tr, te, settings, record, threads)
+
+
+def _fit_in_run(job: _TrainingJob, lock: RunLock) -> tuple[Corpus, float]:
+    """Tokenize the corpus (cached in the run), write settings.json and data.json, and fit the estimator on the
+    training reviews; the corpus and the training seconds. A failure before any checkpoint leaves the folder as
+    it was."""
     import torch
 
     from ..sentiment.corpus import load_corpus
     from ..sentiment.runfolder import RunFolder
 
+    est, run, train_idx = job.est, job.run, job.train_idx
     try:
-        torch.set_num_threads(threads)
+        torch.set_num_threads(job.threads)
         corpus = load_corpus(
-            data,
-            split=record["split"],
-            seed=record["seed"],
+            job.data,
+            split=job.record["split"],
+            seed=job.record["seed"],
             tokenizer=est.tokenizer,
             cache_dir=run / "cache",
-            reviews=reviews,
+            reviews=job.reviews,
         )
-        RunFolder(run).write_records(settings, record)
+        RunFolder(run).write_records(job.settings, job.record)
         t0 = time.perf_counter()
         est.fit(
             [corpus.reviews.texts[i] for i in train_idx],
@@ -367,49 +386,29 @@ def train(
     existing run there is resumed only when its settings are equal (else exit 2, folder unchanged).
     One training per folder at a time (an OS lock)."""
     options = dict(locals())  # the options by name (the first statement: nothing else is local yet)
-    from ..sentiment.runfolder import RunFolder, resolve_settings
+    from ..sentiment.runfolder import RunFolder
 
-    _check_threads(threads)
-    est = _train_estimator(options)
-    reviews, tr, te, ident = _read_split(data, split, seed)
-    settings = resolve_settings(est, split=split, threads=threads, data=ident)
-    record = RunFolder.data_record(ident, split=split, seed=seed, n_train=len(tr), n_test=len(te))
+    job = _training_job(options)
     folder = RunFolder(run)
     with folder.lock() as lock:
-        _open_run(folder, settings, overwrite=overwrite, d=d)
-        rep = _finished_report(run, est)
+        _open_run(folder, job.settings, overwrite=overwrite, d=d)
+        rep = _finished_report(run, job.est)
         if rep is None:
-            rep = _train_and_test(
-                est, run, lock, data, reviews, tr, te, settings=settings, record=record, threads=threads
-            )
+            rep = _train_and_test(job, lock)
     typer.echo(json.dumps(rep, indent=2))
 
 
-def _train_and_test(
-    est: HardmaxSentimentClassifier,
-    run: Path,
-    lock: RunLock,
-    data: Path,
-    reviews: Reviews,
-    train_idx: np.ndarray,
-    test_idx: np.ndarray,
-    *,
-    settings: dict,
-    record: dict,
-    threads: int,
-) -> dict:
-    """Under the run's lock: train (or resume) in ``run``, save the model and write test.json; Ctrl-C or SIGTERM
-    ends it with the last finished epoch and how to resume. The test report."""
+def _train_and_test(job: _TrainingJob, lock: RunLock) -> dict:
+    """Under the run's lock: train (or resume) in ``job.run``, save the model and write test.json; Ctrl-C or
+    SIGTERM ends it with the last finished epoch and how to resume. The test report."""
     from ..io import write_json
 
-    _drop_stale_evaluation(run)
-    with on_interrupt(lambda: _interrupted_line(run)):
-        corpus, seconds = _fit_in_run(
-            est, run, lock, data, reviews, train_idx, settings=settings, record=record, threads=threads
-        )
-        est.save(run)
-        rep = _test_report(est, corpus, test_idx, seconds)
-        write_json(run / "test.json", rep)
+    _drop_stale_evaluation(job.run)
+    with on_interrupt(lambda: _interrupted_line(job.run)):
+        corpus, seconds = _fit_in_run(job, lock)
+        job.est.save(job.run)
+        rep = _test_report(job.est, corpus, job.test_idx, seconds)
+        write_json(job.run / "test.json", rep)
     return rep
 
 

@@ -34,7 +34,7 @@ from .constraints import Preference
 from .hull import never_leads
 from .problem import ControlProblem, check_request, simulate
 from .reduce import lead_rows, not_lead_rows
-from .result import ControlResult, Round, unreachable
+from .result import ControlResult, Round
 from .scale import in_units, unit_scale
 from .solve import MAX_CONSTRAINTS, MarginSolution
 
@@ -144,22 +144,21 @@ def choose_A(
     S = _check_leaders(leaders, len(Z0))
     Z, e = unit_scale(Z0)  # every answer below is the same for 2**k * Z (see attndyn.control.scale)
     problem = ControlProblem(Z, S, spd, min_eigenvalue, alpha, layers, rounds, margin, max_constraints)
-    common: dict[str, Any] = dict(leaders_requested=S, spd=spd, alpha=alpha, layers=layers, min_margin=margin)
 
     certs = tuple(c for c in (never_leads(Z0, i, spd=spd) for i in S) if c is not None)
     if certs:
-        baseline = simulate(Z0, None, alpha, layers)
-        return unreachable(certs, problem.d, solver=problem.solver, baseline=baseline, **common)
+        return ControlResult.unreachable(problem, certs, baseline=simulate(Z0, None, alpha, layers))
 
     t_start = time.perf_counter()
     attempts, seconds = _both_stages(problem)
-    wall = time.perf_counter() - t_start
-    common["baseline"] = simulate(Z0, None, alpha, layers)  # after the solves: a refused problem costs no run
+    fields: dict[str, Any] = dict(seconds=seconds, extra={"wall_seconds": time.perf_counter() - t_start})
+    fields["baseline"] = simulate(Z0, None, alpha, layers)  # after the solves: a refused problem costs no run
     history = tuple(r for a in attempts for r in a.rounds)
     scored = [(_score(a.best[1], S), k) for k, a in enumerate(attempts) if a.best is not None]
-    timing: dict[str, Any] = dict(solver=problem.solver, seconds=seconds, extra={"wall_seconds": wall}, **common)
-    if not scored:
-        return _nothing_verified(attempts, history, problem.d, timing)
+    if not scored:  # no attempt produced a verified run: the best margin seen and every reason
+        reason = "; ".join(a.reason for a in attempts if a.reason)
+        best = max(r.margin for r in history) if history else -np.inf
+        return ControlResult.unverified(problem, best, reason, history, **fields)
     chosen = attempts[max(scored)[1]]
     assert chosen.best is not None  # scored keeps only attempts with a verified run
     sol, traj = chosen.best
@@ -171,18 +170,7 @@ def choose_A(
         else "layer 0 and the layers where runs disagreed"
     )
     verdict, reason = _verdict(traj, found, S, achieved=sol.margin, how=how, layers=layers, n_rounds=len(history))
-    return ControlResult(
-        A=sol.A,
-        margin=sol.margin,
-        leaders_found=found.indices,
-        since=found.since,
-        verdict=verdict,
-        reason=reason,
-        rounds=history,
-        certificates=(),
-        trajectory=traj,
-        **timing,
-    )
+    return ControlResult.verified(problem, sol, traj, found, verdict, reason, history, **fields)
 
 
 def _both_stages(problem: ControlProblem) -> tuple[list[Attempt], float]:
@@ -209,25 +197,6 @@ def _every_layer_attempt(problem: ControlProblem, fixed: list[Preference]) -> tu
     owner, first, secs = best_assignment(problem, starts)
     att = solve_assignment(problem, owner, first=first, partition=False)
     return att, s0.seconds + secs + att.seconds - first.seconds
-
-
-def _nothing_verified(
-    attempts: list[Attempt], history: tuple[Round, ...], d: int, timing: dict[str, Any]
-) -> ControlResult:
-    """The result when no attempt produced a verified run: the identity, the best margin seen and every reason."""
-    reason = "; ".join(a.reason for a in attempts if a.reason)
-    return ControlResult(
-        A=np.eye(d),
-        margin=max(r.margin for r in history) if history else -np.inf,
-        leaders_found=(),
-        since=(),
-        verdict="not_reached",
-        reason=reason,
-        rounds=history,
-        certificates=(),
-        trajectory=None,
-        **timing,
-    )
 
 
 def _verdict(

@@ -14,14 +14,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
-
 from .. import analysis
 from .._validation import InputError, check_int, check_nonnegative
-from .assign import Attempt, ends_with, solve_assignment
+from .assign import ends_with, solve_assignment
 from .hull import never_leads
 from .problem import ControlProblem, check_request, simulate
-from .result import ControlResult, unreachable
+from .result import ControlResult
 from .scale import in_units, unit_scale
 from .solve import MAX_CONSTRAINTS
 
@@ -75,70 +73,32 @@ def choose_A_for_clusters(
     'not_reached'
     """
     Z0, alpha, layers, rounds, min_eigenvalue = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
-    n, d = Z0.shape
+    n = len(Z0)
     T = _check_targets(targets, n)
     margin = check_nonnegative(margin, "margin")
     max_constraints = check_int(max_constraints, "max_constraints", minimum=1)
     S = tuple(sorted({t for t in T}))
     Z, e = unit_scale(Z0)  # every answer below is the same for 2**k * Z (see attndyn.control.scale)
     problem = ControlProblem(Z, S, spd, min_eigenvalue, alpha, layers, rounds, margin, max_constraints)
-    common: dict[str, Any] = dict(
-        leaders_requested=S,
-        spd=spd,
-        alpha=alpha,
-        layers=layers,
-        solver=problem.solver,
-        clusters_requested=T,
-        min_margin=margin,
-    )
     certs = tuple(c for c in (never_leads(Z0, i, spd=spd) for i in S) if c is not None)
     if certs:
-        return unreachable(certs, d, clusters_found=(), baseline=simulate(Z0, None, alpha, layers), **common)
+        baseline = simulate(Z0, None, alpha, layers)
+        return ControlResult.unreachable(problem, certs, baseline=baseline, clusters_requested=T, clusters_found=())
     t0 = time.perf_counter()
     att = solve_assignment(problem, T)
-    extra = {"wall_seconds": time.perf_counter() - t0}
-    common["baseline"] = simulate(Z0, None, alpha, layers)  # after the solves: a refused problem costs no run
-    if att.best is None:
-        return _no_verified_run(att, d, extra, common)
+    fields: dict[str, Any] = dict(seconds=att.seconds, extra={"wall_seconds": time.perf_counter() - t0})
+    fields["baseline"] = simulate(Z0, None, alpha, layers)  # after the solves: a refused problem costs no run
+    fields["clusters_requested"] = T
+    history = tuple(att.rounds)
+    if att.best is None:  # no round produced a verified run: the last round's margin and its reason
+        last = att.rounds[-1].margin
+        return ControlResult.unverified(problem, last, att.reason, history, clusters_found=(), **fields)
     sol, traj = att.best
     traj = in_units(traj, e)
     found = analysis.leaders(traj)
     owners = ends_with(traj, T, found.indices)
     verdict, reason = _cluster_verdict(found, owners, T, S, layers=layers, later=att.reason)
-    return ControlResult(
-        A=sol.A,
-        margin=sol.margin,
-        leaders_found=found.indices,
-        since=found.since,
-        verdict=verdict,
-        reason=reason,
-        rounds=tuple(att.rounds),
-        certificates=(),
-        trajectory=traj,
-        seconds=att.seconds,
-        clusters_found=owners,
-        extra=extra,
-        **common,
-    )
-
-
-def _no_verified_run(att: Attempt, d: int, extra: dict[str, Any], common: dict[str, Any]) -> ControlResult:
-    """The result when no round produced a verified run: the identity, the last round's margin and its reason."""
-    return ControlResult(
-        A=np.eye(d),
-        margin=att.rounds[-1].margin,
-        leaders_found=(),
-        since=(),
-        verdict="not_reached",
-        reason=att.reason,
-        rounds=tuple(att.rounds),
-        certificates=(),
-        trajectory=None,
-        seconds=att.seconds,
-        clusters_found=(),
-        extra=extra,
-        **common,
-    )
+    return ControlResult.verified(problem, sol, traj, found, verdict, reason, history, clusters_found=owners, **fields)
 
 
 def _cluster_verdict(

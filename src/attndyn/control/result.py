@@ -7,8 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import analysis
 from ..trajectory import HardmaxTrajectory
 from .hull import HullCertificate
+from .problem import ControlProblem
+from .solve import MarginSolution
 
 __all__ = ["Round", "ControlResult", "VERDICTS"]
 
@@ -98,6 +101,82 @@ class ControlResult:
     def reached(self) -> bool:
         return self.verdict == "reached"
 
+    @classmethod
+    def verified(
+        cls,
+        problem: ControlProblem,
+        sol: MarginSolution,
+        traj: HardmaxTrajectory,
+        found: analysis.LeaderSet,
+        verdict: str,
+        reason: str,
+        rounds: tuple[Round, ...],
+        **fields: Any,
+    ) -> ControlResult:
+        """The result of a verified run ``traj`` under ``sol``'s A: its margin, the leaders ``found`` in the run
+        (:func:`attndyn.leaders`), the verdict and its reason; ``fields``: the solve time and the rest."""
+        return cls._posed(
+            problem,
+            A=sol.A,
+            margin=sol.margin,
+            leaders_found=found.indices,
+            since=found.since,
+            verdict=verdict,
+            reason=reason,
+            rounds=rounds,
+            certificates=(),
+            trajectory=traj,
+            **fields,
+        )
+
+    @classmethod
+    def unverified(
+        cls,
+        problem: ControlProblem,
+        margin: float,
+        reason: str,
+        rounds: tuple[Round, ...],
+        certificates: tuple[HullCertificate, ...] = (),
+        **fields: Any,
+    ) -> ControlResult:
+        """The result without a verified run: the identity A, no leader found, ``not_reached`` and why;
+        ``margin`` is the best one seen."""
+        return cls._posed(
+            problem,
+            A=np.eye(problem.d),
+            margin=margin,
+            leaders_found=(),
+            since=(),
+            verdict="not_reached",
+            reason=reason,
+            rounds=rounds,
+            certificates=certificates,
+            trajectory=None,
+            **fields,
+        )
+
+    @classmethod
+    def unreachable(
+        cls, problem: ControlProblem, certificates: tuple[HullCertificate, ...], **fields: Any
+    ) -> ControlResult:
+        """The result for a target some of whose tokens can never lead: no A is solved for, the
+        certificates say why (identity A, no rounds, no verification run)."""
+        reason = "; ".join(c.sentence() for c in certificates)
+        return cls.unverified(problem, -np.inf, reason, (), certificates, seconds=0.0, **fields)
+
+    @classmethod
+    def _posed(cls, problem: ControlProblem, **fields: Any) -> ControlResult:
+        """A result that reports ``problem``'s settings: the requested leaders, spd, alpha, layers, solver, margin."""
+        return cls(
+            leaders_requested=problem.leaders,
+            spd=problem.spd,
+            alpha=problem.alpha,
+            layers=problem.layers,
+            solver=problem.solver,
+            min_margin=problem.margin,
+            **fields,
+        )
+
     def record(self) -> dict[str, Any]:
         """The JSON form (the CLI's ``--json`` contract)."""
         rec = {
@@ -121,21 +200,3 @@ class ControlResult:
             rec["clusters_requested"] = list(self.clusters_requested)
             rec["clusters_found"] = list(self.clusters_found or ())
         return rec
-
-
-def unreachable(certificates: tuple[HullCertificate, ...], d: int, **fields: Any) -> ControlResult:
-    """The result for a target some of whose tokens can never lead: no A is solved for, the
-    certificates say why (identity A, no rounds, no verification run)."""
-    return ControlResult(
-        A=np.eye(d),
-        margin=-np.inf,
-        leaders_found=(),
-        since=(),
-        verdict="not_reached",
-        reason="; ".join(c.sentence() for c in certificates),
-        rounds=(),
-        certificates=certificates,
-        trajectory=None,
-        seconds=0.0,
-        **fields,
-    )

@@ -262,13 +262,19 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         log = (lambda s: print(s, flush=True)) if self.verbose else None
         extra = lexicon_examples(tokenizer, text.lexicon_examples) if text.lexicon_examples else ([], [])
         result = train(model, enc(tr_idx, extra), enc(val_idx), tc, run_dir=run, progress=bool(self.verbose), log=log)
-        self.model_ = cast(SentimentTransformer, result.model)  # the model built above
-        self.history_ = result.history
-        self.best_epoch_ = result.best_epoch
+        trained = cast(SentimentTransformer, result.model)  # the model built above
+        self._keep_model(trained, result.history, result.best_epoch)
         self.stop_reason_ = result.stop_reason
         self.fit_seconds_ = result.seconds
-        self.alpha_ = float(self.model_.alpha.detach())
         return self
+
+    def _keep_model(self, model: SentimentTransformer, history: list[dict], best_epoch: int) -> None:
+        """Keep a trained ``model`` (``model_``), its training ``history_`` and ``best_epoch_``, and its learned
+        step size ``alpha_``: what :meth:`fit` learns and :meth:`load` reads back."""
+        self.model_ = model
+        self.history_ = history
+        self.best_epoch_ = best_epoch
+        self.alpha_ = float(model.alpha.detach())
 
     def decision_function(self, X: Any) -> np.ndarray:
         """H = <v, mean of the last layer's real tokens> + b, per text (positive → classes_[1])."""
@@ -352,10 +358,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         est.settings_ = dict(m.settings)
         est.vocab_ = m.vocab
         est.classes_ = m.classes
-        est.model_ = m.model
-        est.history_ = m.history
-        est.best_epoch_ = m.best_epoch
-        est.alpha_ = float(m.model.alpha.detach())
+        est._keep_model(m.model, m.history, m.best_epoch)
         return est
 
 
