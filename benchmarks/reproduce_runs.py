@@ -3,6 +3,8 @@ checks whose thresholds the page explains, for the quick and the full settings.
 
     python benchmarks/reproduce_runs.py --out runs/reproduce --json docs/results/reproduce.json [--quick-only]
 
+``--quick-only`` reruns the quick settings and keeps the full run already recorded in the JSON file.
+
 Each setting is one run of the command a reader types (``attndyn reproduce [--quick] --out OUT/quick|full``),
 timed from the command's start (wall, with start-up) and read back from its ``results.json``; the machine's
 load (one-minute average) and core count are recorded beside the times, which say little on a busy machine.
@@ -80,8 +82,12 @@ def main() -> None:
         results, wall = _run(args.out / name, quick)
         record[name] = _summary(results, wall, load)
         s = record[name]
-        print(f"{name}: {s['experiments_s']} s of experiments, {s['wall_s']} s wall (load {load}), passed {s['passed']}")
+        print(
+            f"{name}: {s['experiments_s']} s of experiments, {s['wall_s']} s wall (load {load}), passed {s['passed']}"
+        )
     if args.json:
+        if args.quick_only and args.json.is_file():  # keep the full run a previous call recorded
+            record = {**json.loads(args.json.read_text()), **{k: v for k, v in record.items() if k != "command"}}
         write_json(args.json, record)
 
 

@@ -221,7 +221,7 @@ def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
     N = ctx.pick(12, 400)
     n_choices, d_choices = ctx.pick(((8, 16), (2, 3)), ((8, 16, 32), (2, 3, 4)))
     layers = ctx.pick(300, 2000)
-    rng = ctx.rng(11)
+    rng = ctx.rng(11, res)
     cells = [
         (
             int(rng.integers(2**32)),
@@ -270,7 +270,6 @@ def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
         "cells": cell_inputs("theorem_1_1", rows),
         "failures": [{"seed": r["seed"], "n": r["n"], "d": r["d"], "report": _report(r).record()} for r in failed],
     }
-    res.seed = ctx.seed + 11
 
 
 def _instance(row: dict) -> tuple[np.ndarray, np.ndarray | None]:

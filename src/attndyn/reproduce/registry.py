@@ -113,10 +113,7 @@ class ExperimentResult:
 
     def record(self) -> dict[str, Any]:
         return {
-            "name": self.name,
-            "title": self.title,
-            "source": self.source,
-            "summary": self.summary,
+            **{key: getattr(self, key) for key in ("name", "title", "source", "summary")},
             "status": self.status,
             "skipped": self.skipped,
             "checks": [c.record() for c in self.checks],
@@ -156,7 +153,11 @@ class Context:
         """The quick or the full value of a setting."""
         return quick if self.quick else full
 
-    def rng(self, offset: int = 0) -> np.random.Generator:
+    def rng(self, offset: int = 0, result: ExperimentResult | None = None) -> np.random.Generator:
+        """A generator seeded with ``seed + offset`` (each experiment has its own offset); that seed is recorded as
+        ``result.seed`` when a result is given."""
+        if result is not None:
+            result.seed = self.seed + offset
         return np.random.default_rng(self.seed + offset)
 
     def cells(self, experiment: str, cells: list[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:

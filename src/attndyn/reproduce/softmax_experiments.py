@@ -69,7 +69,7 @@ def thm2_1(ctx: Context, res: ExperimentResult) -> None:
     """d = 1, Q = K = V = 1, n = 40 tokens: P(t) converges to a matrix of the class of Fig. 2 (Boolean rows
     e_1 or e_n except at most one row), typically of rank 1 or 2. Rows and columns are sorted by
     the initial tokens, so the limit shows as two blocks."""
-    rng = ctx.rng(21)
+    rng = ctx.rng(21, res)
     n = 40
     x = rng.standard_normal((n, 1))
     grid = _grid(ctx, ctx.pick(10.0, 12.0))
@@ -114,7 +114,6 @@ def thm2_1(ctx: Context, res: ExperimentResult) -> None:
         "statistics": {"N": N, "n": 20},
         "large_n": 200,
     }
-    res.seed = ctx.seed + 21
 
 
 def _boolean_statistics(rng: np.random.Generator, N: int, grid: dict) -> list[Check]:
@@ -168,7 +167,7 @@ def _large_n_check(rng: np.random.Generator, grid: dict) -> Check:
 def fig4(ctx: Context, res: ExperimentResult) -> None:
     """d = 2, n = 20, K = I, V and Q random with positive entries: keys K x_j (green) and queries Q x_i
     (purple), each pair joined by a line of width P_ij(t). Clusters form and P(t) reaches rank <= 2."""
-    rng = ctx.rng(41)
+    rng = ctx.rng(41, res)
     Q, V = rng.uniform(0.1, 1.0, (2, 2)), rng.uniform(0.1, 1.0, (2, 2))
     x = rng.standard_normal((20, 2))
     grid = _grid(ctx, 3.0)
@@ -186,7 +185,6 @@ def fig4(ctx: Context, res: ExperimentResult) -> None:
         Check("numerical rank of P(T) (singular values > 1e-3 of the largest)", "<= 2", str(rank), rank <= 2)
     )
     res.params = {"n": 20, "d": 2, "Q": Q.round(4).tolist(), "K": "I", "V": V.round(4).tolist(), **grid}
-    res.seed = ctx.seed + 41
 
 
 @experiment(
@@ -198,7 +196,7 @@ def thm3_1(ctx: Context, res: ExperimentResult) -> None:
     """n = 40 tokens in R^3, Q = K = V = I, rescaled dynamics (4): each token converges to 0 or to the
     boundary of a convex polytope K, for almost all initial sequences to a vertex (a leader), and K
     has far fewer vertices than there are tokens."""
-    rng = ctx.rng(31)
+    rng = ctx.rng(31, res)
     n = ctx.pick(40, 40)
     x = rng.standard_normal((n, 3))
     grid = _grid(ctx, ctx.pick(10.0, 15.0))
@@ -240,6 +238,7 @@ def thm3_1(ctx: Context, res: ExperimentResult) -> None:
             m["vertices"] <= VERTEX_REDUCTION_MAX * hull0,
         )
     )
+    _time_slider(ctx, res, traj, title="V = I", stem="softmax_fig5")
     res.params = {
         "n": n,
         "d": 3,
@@ -251,8 +250,6 @@ def thm3_1(ctx: Context, res: ExperimentResult) -> None:
         **grid,
         "vertices_of_initial_hull": hull0,
     }
-    res.seed = ctx.seed + 31
-    _time_slider(ctx, res, traj, title="V = I", stem="softmax_fig5")
 
 
 @experiment(
@@ -264,7 +261,7 @@ def thm4_1(ctx: Context, res: ExperimentResult) -> None:
     """n = 40 tokens in R^2, Q = K = I, V symmetric with eigenvalues {1.35, -0.07} and phi_1 = (0.76, 0.65):
     the coordinates along phi_1 cluster, so the tokens approach at most three lines perpendicular to
     phi_1 (typically two)."""
-    rng = ctx.rng(61)
+    rng = ctx.rng(61, res)
     V = fig6_value_matrix()
     x = rng.standard_normal((40, 2))
     grid = _grid(ctx, ctx.pick(6.0, 10.0))
@@ -303,9 +300,8 @@ def thm4_1(ctx: Context, res: ExperimentResult) -> None:
     )
     h = rep.measured["hyperplanes"]
     res.checks.append(Check("parallel hyperplanes the tokens approach", "<= 3 (typically 2)", str(h), h <= 3))
-    res.params = {"n": 40, "d": 2, "Q": "I", "K": "I", "V": _matrix_text(V), "rescaled": True, **grid}
-    res.seed = ctx.seed + 61
     _time_slider(ctx, res, traj, title="good triple", stem="softmax_fig6")
+    res.params = {"n": 40, "d": 2, "Q": "I", "K": "I", "V": _matrix_text(V), "rescaled": True, **grid}
 
 
 @experiment(
@@ -317,7 +313,7 @@ def conj4_2(ctx: Context, res: ExperimentResult) -> None:
     """n = 40, d = 3, Q = K = I, V random with eigenvalues {1.96, -0.22, 0.25}: the k = 2 coordinates of
     positive eigenvalues converge to at most three values (codimension-2 subspaces: lines), the
     coordinate of the negative eigenvalue spreads out."""
-    rng = ctx.rng(71)
+    rng = ctx.rng(71, res)
     V = fig7_value_matrix(rng)
     x = rng.standard_normal((40, 3))
     grid = _grid(ctx, ctx.pick(24.0, 40.0))  # the coordinate of eigenvalue 0.25 contracts only like e^(-t/4)
@@ -359,7 +355,6 @@ def conj4_2(ctx: Context, res: ExperimentResult) -> None:
         **grid,
         "cluster_rtol": 1e-3,
     }
-    res.seed = ctx.seed + 71
 
 
 @experiment(
@@ -370,7 +365,7 @@ def conj4_2(ctx: Context, res: ExperimentResult) -> None:
 def thm5_1(ctx: Context, res: ExperimentResult) -> None:
     """n = 40, d = 3, Q = K = I, V = diag(1, 1, -1/2): the first two coordinates converge to the boundary of
     a polytope K (which emerges before t = 5 and persists), the third diverges."""
-    rng = ctx.rng(81)
+    rng = ctx.rng(81, res)
     V = np.diag([1.0, 1.0, -0.5])
     x = rng.standard_normal((40, 3))
     grid = _grid(ctx, ctx.pick(7.0, 12.0))
@@ -420,9 +415,8 @@ def thm5_1(ctx: Context, res: ExperimentResult) -> None:
             None,
         )
     )
-    res.params = {"n": 40, "d": 3, "Q": "I", "K": "I", "V": "diag(1, 1, -1/2)", "rescaled": True, **grid}
-    res.seed = ctx.seed + 81
     _time_slider(ctx, res, traj, title="paranormal V", stem="softmax_fig8")
+    res.params = {"n": 40, "d": 3, "Q": "I", "K": "I", "V": "diag(1, 1, -1/2)", "rescaled": True, **grid}
 
 
 @experiment(
@@ -434,7 +428,7 @@ def thm_c5(ctx: Context, res: ExperimentResult) -> None:
     """n = 40, d = 2, Q = K = I, V = -I, original dynamics (1): every token tends to 0 (a single cluster at
     the origin); the radius of the cloud shrinks monotonically, and near the origin like t^(-1/2)
     (derived in :mod:`attndyn.analysis.collapse`), which the fitted exponent tests."""
-    rng = ctx.rng(91)
+    rng = ctx.rng(91, res)
     x = rng.standard_normal((40, 2))
     grid = _grid(ctx, ctx.pick(20.0, 50.0))  # the collapse is slow (algebraic) near the origin
     traj = _run(x, grid, V=-np.eye(2))
@@ -468,7 +462,6 @@ def thm_c5(ctx: Context, res: ExperimentResult) -> None:
         **grid,
         "decay_fit": {"from": COLLAPSE_FIT_FROM, "exponent": decay.exponent, "log_prefactor": decay.log_prefactor},
     }
-    res.seed = ctx.seed + 91
 
 
 def _collapse_checks(m: dict[str, Any], decay: RadiusDecay, T: float) -> list[Check]:

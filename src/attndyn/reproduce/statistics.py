@@ -56,7 +56,7 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
     N, n, d = ctx.pick(4, 100), ctx.pick(12, 32), 3
     T, step, collapse_time = ctx.pick(10.0, 15.0), ctx.pick(0.1, 0.05), ctx.pick(20.0, 50.0)
     horizon = {**dict.fromkeys(REGIMES, T), "paranormal": ctx.pick(T, PARANORMAL_TIME)}
-    rng = ctx.rng(101)
+    rng = ctx.rng(101, res)
     fixed = {"n": n, "d": d, "collapse_time": collapse_time, "step": step}
     cells = [
         (int(rng.integers(2**32)), {"regime": regime, **fixed, "time": horizon[regime]})
@@ -102,7 +102,6 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
         "experiment": "table_1",
         "cells": cell_inputs("table_1", [r for rows in rows_of.values() for r in rows]),
     }
-    res.seed = ctx.seed + 101
 
 
 def _aggregate_checks(rows_of: dict[str, list[dict]], n: int) -> list[Check]:
@@ -189,7 +188,7 @@ def ginibre(ctx: Context, res: ExperimentResult) -> None:
     often its eigenvalue of largest modulus is real, positive and simple, the spectral half of
     Definition 1 (with Q = K = I the other half, <phi_1, phi_1> > 0, always holds)."""
     N, d = ctx.pick(100, 3000), 128
-    rng = ctx.rng(131)
+    rng = ctx.rng(131, res)
     cells = [(int(rng.integers(2**32)), {"d": d, "ensemble": "ginibre", "qk": "identity"}) for _ in range(N)]
     rows = ctx.cells("good_triple", cells)
     k = sum(r["good"] for r in rows)
@@ -210,4 +209,3 @@ def ginibre(ctx: Context, res: ExperimentResult) -> None:
         "experiment": "good_triple",
         "seeds": [seed for seed, _ in cells],
     }
-    res.seed = ctx.seed + 131
