@@ -16,6 +16,7 @@ state, no global backend change); :func:`save_figure` writes PNG, SVG and PDF at
 """
 
 from ._coordinates import coordinates
+from ._style import color, new_figure, square_limits
 from .animation import animate, ffmpeg_available, render_frames
 from .attention import attention_matrices, query_key_clouds
 from .control import control_comparison, counterfactual_bars
@@ -24,6 +25,9 @@ from .save import FORMATS, png_bytes, save_figure
 from .trajectories import draw_state, follow_matrix, hardmax_grid, hardmax_panels, plot_trajectory
 
 __all__ = [
+    "new_figure",  # the house style, for figures other packages compose (reproduce's)
+    "color",
+    "square_limits",
     "plot_trajectory",
     "draw_state",
     "follow_matrix",

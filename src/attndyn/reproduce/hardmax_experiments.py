@@ -10,8 +10,7 @@ from ..experiments.cells import theorem_1_1_run
 from ..experiments.configurations import EXPECTED_VERTICES, FIG1_A, FIG1_TOKENS, FIG2_CONFIGS, FIG2_LAYERS, FIG7_TOKENS
 from ..experiments.samplers import theorem_1_1_instance
 from ..options import SaveAt
-from ..plotting import hardmax_grid, plot_trajectory, png_bytes, step_geometry
-from ..plotting._style import new_figure, square_limits
+from ..plotting import hardmax_grid, new_figure, plot_trajectory, png_bytes, square_limits, step_geometry
 from ..plotting.geometry import draw_step_geometry
 from ..plotting.trajectories import draw_state
 from .registry import Check, Context, ExperimentResult, Slider, cell_inputs, experiment, fmt, monte_carlo

@@ -17,8 +17,7 @@ from ..analysis.collapse import COLLAPSE_EXPONENT, COLLAPSE_EXPONENT_ATOL, COLLA
 from ..analysis.geometry import BOOLEAN_MAX_DISTANCE
 from ..experiments.configurations import fig6_value_matrix, fig7_value_matrix
 from ..options import SaveAt
-from ..plotting import attention_matrices, coordinates, plot_trajectory, query_key_clouds
-from ..plotting._style import color, new_figure
+from ..plotting import attention_matrices, color, coordinates, new_figure, plot_trajectory, query_key_clouds
 from ..plotting.trajectories import state_index
 from ..trajectory import SoftmaxTrajectory
 from .registry import Check, Context, ExperimentResult, experiment, fmt

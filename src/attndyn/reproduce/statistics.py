@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..experiments.statistics import wilson_interval
-from ..plotting._style import color, new_figure
+from ..plotting import color, new_figure
 from .registry import Check, Context, ExperimentResult, cell_inputs, experiment, fmt, monte_carlo
 from .softmax_experiments import SOURCE, VERTEX_REDUCTION_MAX  # Table 1 compares the mean vertex counts
 
