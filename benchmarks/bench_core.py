@@ -26,6 +26,7 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -188,6 +189,7 @@ def main() -> None:
     )
     p.add_argument("--case", action="append", choices=sorted(CASES), help="run only this case (repeatable)")
     p.add_argument("--run", help=argparse.SUPPRESS)  # internal: one case in this process
+    p.add_argument("--json", help="also write every row, the ratios and the load to this JSON file")
     a = p.parse_args()
     if a.run:
         import numba
@@ -238,6 +240,25 @@ def main() -> None:
         note.append("load " + "/".join(f"{by[t]['load_before']:.1f}" for t in a.threads))
         print(line + "  " + "; ".join(note))
     print("\nwall = best of the repeats (median for softmax RK4); ratio = naive loop time / wall; load = 1-min")
+    if a.json:
+        cases = {}
+        for name, by in rows.items():
+            naive = by[a.threads[0]].get("naive_s")
+            cases[name] = {
+                "threads": {str(t): by[t] for t in a.threads},
+                "wall_ms": {str(t): 1e3 * by[t]["engine_s"] for t in a.threads},
+                "ratio": {str(t): naive / by[t]["engine_s"] for t in a.threads} if naive else None,
+                "speedup": by[a.threads[0]]["engine_s"] / by[a.threads[-1]]["engine_s"],
+            }
+        record = {
+            "script": "benchmarks/bench_core.py",
+            "command": "python benchmarks/bench_core.py " + " ".join(sys.argv[1:]),
+            "cores": os.cpu_count(),
+            "cases": cases,
+        }
+        tmp = Path(a.json).with_suffix(".tmp")
+        tmp.write_text(json.dumps(record, indent=2) + "\n")
+        os.replace(tmp, a.json)
     print("load average before each run (the machine's other work shares the cores).")
 
 
