@@ -1,6 +1,6 @@
 """Running cells of the registry: one cell's row, and a list of cells in this process or on a Dask cluster.
 
-A cell is a pure function of its parameters and seed (:mod:`.registry`), so where it runs does not change its
+A cell is a pure function of its parameters and seed (:mod:`attndyn.experiments.registry`), so where it runs does not change its
 row: ``attndyn reproduce`` runs its Monte Carlo claims through :func:`run_cells` (in this process by default, on
 a ``dask.distributed`` client when given one) and ``attndyn sweep`` runs its chunks of cells through
 :func:`cell_row`.
