@@ -231,7 +231,10 @@ def sentiment_figs(ctx: Context, res: ExperimentResult) -> None:
     frequent far-from-the-line leader words of confidently, correctly classified test reviews."""
     run = ctx.sentiment_run
     if run is None:
-        res.skipped = "no trained run given: pass --sentiment-run DIR (a folder written by `attndyn sentiment train`)"
+        res.skipped = (
+            "no trained run given: pass sentiment_run=DIR (command line: --sentiment-run DIR), a folder written by "
+            "`attndyn sentiment train`"
+        )
         return
     try:
         from ..plotting import sentiment as plots
