@@ -63,7 +63,7 @@ def main() -> None:
 
         for workers in (1, 2):
             t0 = time.perf_counter()
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
             client = Client(cluster)
             client.wait_for_workers(workers)
             start = time.perf_counter() - t0

@@ -191,7 +191,7 @@ def test_run_cells_on_a_dask_cluster_gives_the_same_rows():
 
     cells = [(s, {"regime": r, "n": 8}) for s, r in enumerate(("polytope", "hyperplanes", "collapse"))]
     here = run_cells("table_1", cells)
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
         with Client(cluster) as client:
             there = run_cells("table_1", cells, client=client, chunk=2)
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731

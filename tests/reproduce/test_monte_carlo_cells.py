@@ -57,7 +57,7 @@ def test_a_dask_scheduler_gives_the_same_claims(quick_report, tmp_path):
     pytest.importorskip("distributed")
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
         there = reproduce(out=tmp_path / "o", quick=True, only=CLAIMS, scheduler=cluster.scheduler_address)
     for name in CLAIMS:
         assert there[name].record()["checks"] == quick_report[name].record()["checks"]

@@ -11,7 +11,7 @@ def client():
     pytest.importorskip("distributed")
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         with Client(cluster) as c:
             c.wait_for_workers(2)
             yield c

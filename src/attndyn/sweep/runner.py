@@ -433,13 +433,13 @@ def _open_executor(client: Any, own_client: Any, workers: int | None) -> tuple[A
         old = signal.signal(signal.SIGINT, signal.SIG_IGN) if _main_thread() else None
         try:
             with warnings.catch_warnings():
-                # no dashboard is asked for; distributed still says when its default port is taken
+                # its diagnostics server listens on a free port (":0"), never on a default another cluster holds
                 warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
                 cluster = LocalCluster(
                     n_workers=workers,
                     threads_per_worker=1,
                     processes=True,
-                    dashboard_address=None,
+                    dashboard_address=":0",
                     silence_logs=logging.ERROR,
                 )
                 own_client = client = Client(cluster)
