@@ -1,9 +1,9 @@
 """Leader control study: on seeded random instances, how often is the requested leader set reached
 and verified by the exact engine, for SPD A (semidefinite program) and general A (linear program)?
 
-    python benchmarks/bench_control.py                      # 200 instances, about 2-4 minutes on 2 cores
-    python benchmarks/bench_control.py --instances 20 --json out.json
-    python benchmarks/bench_control.py --targets planted     # targets reachable by construction
+    python benchmarks/bench_control.py --json docs/results/control_vertices.json
+    python benchmarks/bench_control.py --targets planted --json docs/results/control_planted.json
+    python benchmarks/bench_control.py --instances 20          # a quick look
 
 Instance k (seed + k): n ~ U{8..32} tokens, d ~ U{2..4}, i.i.d. standard normal; the target is a
 uniformly random non-empty subset of the vertices of the tokens' convex hull (the tokens that some
@@ -11,13 +11,14 @@ general A can make lead on their own, :func:`attndyn.control.leadable`), of size
 Each instance is solved twice, spd=True and spd=False, with alpha = 0.5, 60 layers, 5 rounds.
 "Reached" means that :func:`attndyn.leaders` of the engine's run under the returned A is exactly the
 target; the script re-simulates every returned A independently with :func:`attndyn.hardmax` to
-confirm it. Prints a Markdown table (docs/control.md) and the machine load.
+confirm it. Prints a Markdown table (docs/control.md) and the machine load; ``--json`` writes the
+summary that docs/control.md quotes (``summary``: per class of A, by target size, by d) with every
+instance's record, the arguments, the wall time, the one-minute load before and after and the core count.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from collections import Counter
@@ -26,6 +27,7 @@ import numpy as np
 
 import attndyn
 from attndyn.control import choose_A, leadable, never_leads
+from attndyn.io import write_json
 
 
 def instance(seed: int) -> tuple[np.ndarray, list[int]]:
@@ -51,7 +53,15 @@ def planted(seed: int, spd: bool, alpha: float, layers: int) -> tuple[np.ndarray
     return Z, list(attndyn.leaders(run).indices)
 
 
-def run(instances: int, seed: int, alpha: float, layers: int, rounds: int, kind: str = "vertices") -> list[dict]:
+def run(
+    instances: int,
+    seed: int,
+    alpha: float,
+    layers: int,
+    rounds: int,
+    kind: str = "vertices",
+    skipped: Counter | None = None,
+) -> list[dict]:
     rows = []
     for k in range(instances):
         for spd in (True, False):
@@ -60,6 +70,8 @@ def run(instances: int, seed: int, alpha: float, layers: int, rounds: int, kind:
             else:
                 Z, S = planted(seed + k, spd, alpha, layers)
                 if not S or any(never_leads(Z, i, spd=spd) is not None for i in S):
+                    if skipped is not None:
+                        skipped["spd" if spd else "general"] += 1
                     continue
             t0 = time.perf_counter()
             res = choose_A(Z, S, spd=spd, alpha=alpha, layers=layers, rounds=rounds)
@@ -77,6 +89,7 @@ def run(instances: int, seed: int, alpha: float, layers: int, rounds: int, kind:
                     "spd": spd,
                     "verdict": res.verdict,
                     "verified": verified and res.reached,
+                    "reached_not_verified": bool(res.reached and not verified),
                     "rounds": len(res.rounds),
                     "certified_impossible": bool(res.certificates),
                     "solve_seconds": res.seconds,
@@ -113,7 +126,7 @@ def table(rows: list[dict]) -> str:
 
 def by_size(rows: list[dict]) -> str:
     out = ["| target size | solves | SPD reached | general reached |", "| --- | --- | --- | --- |"]
-    bins = [(1, 1), (2, 2), (3, 4), (5, 8), (9, 99)]
+    bins = SIZE_BINS
     frac = lambda r: f"{sum(x['verified'] for x in r)}/{len(r)}" if r else "-"  # noqa: E731
     for lo, hi in bins:
         sel = [x for x in rows if lo <= x["target_size"] <= hi]
@@ -124,6 +137,56 @@ def by_size(rows: list[dict]) -> str:
         name = f"{lo}" if lo == hi else (f"{lo}-{hi}" if hi < 99 else f">= {lo}")
         out.append(f"| {name} | {len(sel)} | {frac(s)} | {frac(g)} |")
     return "\n".join(out)
+
+
+SIZE_BINS = [(1, 1), (2, 2), (3, 4), (5, 8), (9, 99)]
+
+
+def summary(rows: list[dict]) -> dict:
+    """The numbers docs/control.md quotes: per class of A, by target size and by dimension."""
+    out: dict = {"solves": len(rows), "reached_not_verified": sum(x["reached_not_verified"] for x in rows)}
+    for spd in (True, False):
+        r = [x for x in rows if x["spd"] == spd]
+        if not r:
+            continue
+        c = Counter(x["verdict"] for x in r)
+        t = np.array([x["solve_seconds"] for x in r])
+        out["spd" if spd else "general"] = {
+            "instances": len(r),
+            "reached_verified": sum(x["verified"] for x in r),
+            "reached_fraction": sum(x["verified"] for x in r) / len(r),
+            "layer0_only": c["layer0_only"],
+            "layer0_only_fraction": c["layer0_only"] / len(r),
+            "not_reached": c["not_reached"],
+            "certified_impossible": sum(x["certified_impossible"] for x in r),
+            "rounds_mean": float(np.mean([x["rounds"] for x in r])),
+            "solve_seconds": {
+                "median": float(np.median(t)),
+                "p90": float(np.quantile(t, 0.9)),
+                "max": float(t.max()),
+            },
+            "wall_seconds_mean": float(np.mean([x["wall_seconds"] for x in r])),
+        }
+    sizes = []
+    for lo, hi in SIZE_BINS:
+        sel = [x for x in rows if lo <= x["target_size"] <= hi]
+        entry = {"sizes": [lo, hi], "solves": len(sel)}
+        for spd in (True, False):
+            s = [x for x in sel if x["spd"] == spd]
+            entry["spd" if spd else "general"] = {"solves": len(s), "reached": sum(x["verified"] for x in s)}
+        sizes.append(entry)
+    out["by_target_size"] = sizes
+    out["by_d"] = {
+        str(d): {
+            ("spd" if spd else "general"): {
+                "solves": sum(1 for x in rows if x["d"] == d and x["spd"] == spd),
+                "reached": sum(x["verified"] for x in rows if x["d"] == d and x["spd"] == spd),
+            }
+            for spd in (True, False)
+        }
+        for d in sorted({x["d"] for x in rows})
+    }
+    return out
 
 
 def main() -> None:
@@ -144,7 +207,8 @@ def main() -> None:
     a = ap.parse_args()
     load0 = os.getloadavg()
     t0 = time.perf_counter()
-    rows = run(a.instances, a.seed, a.alpha, a.layers, a.rounds, a.targets)
+    skipped: Counter = Counter()
+    rows = run(a.instances, a.seed, a.alpha, a.layers, a.rounds, a.targets, skipped)
     total = time.perf_counter() - t0
     print(table(rows))
     print()
@@ -154,8 +218,21 @@ def main() -> None:
         f"{total:.0f} s; load average before {load0[0]:.2f}, after {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)"
     )
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"rows": rows, "args": vars(a), "seconds": total, "load": [load0, os.getloadavg()]}, f, indent=1)
+        load1 = os.getloadavg()
+        record = {
+            "script": "benchmarks/bench_control.py",
+            "command": "python benchmarks/bench_control.py "
+            + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(a).items() if v is not None),
+            "args": vars(a),
+            "seconds": total,
+            "load_1min": {"before": load0[0], "after": load1[0]},
+            "load": {"before": list(load0), "after": list(load1)},
+            "cpu_count": os.cpu_count(),
+            "skipped": {"spd": skipped["spd"], "general": skipped["general"]},
+            "summary": summary(rows),
+            "rows": rows,
+        }
+        write_json(a.json, record)
 
 
 if __name__ == "__main__":
