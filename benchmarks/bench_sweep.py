@@ -21,9 +21,9 @@ Prints a table and writes JSON (--json).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -44,7 +44,16 @@ def main() -> None:
     spec = parse_spec({"experiment": "good_triple", "grid": {"d": [args.d]}, "monte_carlo": {"seeds": args.cells}})
     exp = EXPERIMENTS["good_triple"]
     tmp = Path(tempfile.mkdtemp(prefix="bench_sweep_"))
-    results: dict = {"d": args.d, "cells": args.cells, "load_before": os.getloadavg()}
+    results: dict = {
+        "script": "benchmarks/bench_sweep.py",
+        "command": "python benchmarks/bench_sweep.py " + " ".join(sys.argv[1:]),
+        "cores": os.cpu_count(),
+        "d": args.d,
+        "cells": args.cells,
+        "chunks": args.chunks,
+        "load_before": os.getloadavg(),
+        "load1_before": os.getloadavg()[0],
+    }
     quiet = lambda m: None  # noqa: E731
     try:
         with threadpool_limits(1):
@@ -89,7 +98,9 @@ def main() -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     results["load_after"] = os.getloadavg()
+    results["load1_after"] = results["load_after"][0]
     n = args.cells
+    cases = results["cases"] = {}
     print(
         f"good_triple, d = {args.d}, {n} cells; load average before {results['load_before'][0]:.2f}, "
         f"after {results['load_after'][0]:.2f}"
@@ -98,18 +109,27 @@ def main() -> None:
         f"{'case':28s} {'wall s':>8s} {'cells/s':>9s} {'cell ms':>8s} {'ms/cell vs loop':>16s} {'ms/cell within':>15s}"
     )
 
-    def row(name: str, s: float, over: str, cells_s: float | None, workers: int) -> None:
+    def row(name: str, s: float, over: str, cells_s: float | None, workers: int, key: str) -> None:
         cell = "-" if cells_s is None else f"{cells_s / n * 1e3:.3f}"
         within = "-" if cells_s is None else f"{(s * workers - cells_s) / n * 1e3:.3f}"
         print(f"{name:28s} {s:8.2f} {n / s:9.1f} {cell:>8s} {over:>16s} {within:>15s}")
+        cases[key] = {
+            "case": name,
+            "wall_s": s,
+            "cells_per_s": n / s,
+            "cell_ms": cells_s / n * 1e3,
+            "overhead_vs_loop_ms": None if over == "-" else float(over),
+            "overhead_within_ms": (s * workers - cells_s) / n * 1e3,
+        }
 
-    row("plain loop", plain, "-", plain, 1)
+    row("plain loop", plain, "-", plain, 1, "plain")
     row(
         "serial runner (workers=0)",
         results["serial_runner_s"],
         f"{(results['serial_runner_s'] - plain) / n * 1e3:.3f}",
         results["serial_cells_s"],
         1,
+        "serial",
     )
     for workers in (1, 2):
         r = results[f"dask{workers}"]
@@ -121,6 +141,7 @@ def main() -> None:
                 f"{over:.3f}",
                 r["cells_s"][chunk],
                 workers,
+                f"dask{workers}_chunk{chunk}",
             )
         print(
             f"  (cluster start {r['cluster_start_s']:.1f} s; first tasks, importing attndyn: {r['first_tasks_s']:.1f} s)"
@@ -130,7 +151,9 @@ def main() -> None:
         "(wall - plain / 2) / cells; within: (wall x workers - cell time) / cells"
     )
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+        from attndyn.io import write_json
+
+        write_json(args.json, results)
 
 
 if __name__ == "__main__":
