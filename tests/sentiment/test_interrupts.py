@@ -29,8 +29,19 @@ def _start(argv):
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     code = "from attndyn.cli import main; main()"
     return subprocess.Popen(
-        [sys.executable, "-c", code, *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", code, *argv],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_as_from_a_terminal,
     )
+
+
+def _as_from_a_terminal() -> None:
+    """Ctrl-C's default action in the child, as in a terminal (a shell running the suite in the background
+    starts it with SIGINT ignored, and Python then installs no KeyboardInterrupt handler)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _checkpoint_epoch(run):

@@ -100,12 +100,24 @@ def _start(tmp_path: Path, workers: str, seeds: int = 4000) -> tuple[subprocess.
     cmd = [sys.executable, "-c", "from attndyn.cli import main; main()", "sweep", str(spec), "--out", str(out)]
     cmd += ["--workers", workers, "--chunk", "2", "--batch", "4", "--no-progress"]
     proc = subprocess.Popen(
-        cmd, env=ENV, start_new_session=True, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        cmd,
+        env=ENV,
+        start_new_session=True,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_as_from_a_terminal,
     )
     deadline = time.monotonic() + 180
     while not list((out / "rows").glob("part-*.parquet")) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     return proc, out
+
+
+def _as_from_a_terminal() -> None:
+    """Ctrl-C's default action in the child, as in a terminal (a shell running the suite in the background
+    starts it with SIGINT ignored, and Python then installs no KeyboardInterrupt handler)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _check_interrupted(proc: subprocess.Popen, out: Path) -> None:
