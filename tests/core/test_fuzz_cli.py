@@ -120,6 +120,10 @@ REPRODUCE = [
     ["reproduce", "--bogus"],
     ["reproduce", "extra-argument"],
     ["reproduce", "--out"],
+    ["reproduce", "--scheduler", "nope", "--out", "r", "--quick"],
+    ["reproduce", "--scheduler", "tcp://host:99999", "--out", "r", "--quick"],
+    ["reproduce", "--scheduler", "", "--out", "r", "--quick"],
+    ["reproduce", "--scheduler"],
 ]
 
 
