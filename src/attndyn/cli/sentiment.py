@@ -193,6 +193,8 @@ _SETTING_HELP = {
     "val_fraction": "Fraction of the training reviews held out for early stopping.",
     "weight_decay": "Decoupled weight decay of the word vectors.",
     "aux_weight": "Deep supervision: weight of the decoder's loss at layers 0..K-1.",
+    "prior_weight": "Sign prior: weight of the hinge that makes each lexicon word, alone and negated, read with its sign; 0: off.",
+    "prior_margin": "Sign prior: the logit margin each lexicon word alone must reach (2: probability 0.88).",
     "train_eval_size": "Training reviews scored each epoch for the softmax/hardmax curves.",
 }
 
@@ -370,6 +372,8 @@ def train(
     val_fraction: float | None = _recipe_option("val_fraction"),
     weight_decay: float | None = _recipe_option("weight_decay"),
     aux_weight: float | None = _recipe_option("aux_weight"),
+    prior_weight: float | None = _recipe_option("prior_weight"),
+    prior_margin: float | None = _recipe_option("prior_margin"),
     train_eval_size: int | None = _recipe_option("train_eval_size"),
     seed: int = typer.Option(0, help="Seeds the split, the weights, the batches and the dropout."),
     threads: int = typer.Option(2, help="CPU threads for torch."),
@@ -538,6 +542,8 @@ def _echo_evaluation(rep: dict, dest: Path) -> None:
         f"max {rep['leaders_max']}; already leaders at layer 0: {rep['leaders_at_layer0_fraction']:.3f}"
     )
     typer.echo("behavioural suite (pass rate, items): " + summary(rep["checklist"]))
+    if "checklist_heldout" in rep:
+        typer.echo("held-out behavioural suite: " + summary(rep["checklist_heldout"]))
     typer.echo("figure 10 words: " + ", ".join(f"{r['word']} ({r['count']})" for r in rep["figure10"]))
     typer.echo(f"written to {dest}")
 
