@@ -1,5 +1,5 @@
 """Hardmax paper Figs. 8-10 from a trained sentiment run folder (``--sentiment-run DIR``), and the
-faithfulness table of its word explanations (docs/sentiment.md).
+faithfulness table of its word explanations (docs/attributions.md).
 
 Nothing is trained here: the figures are drawn by :mod:`attndyn.plotting.sentiment` from what the
 run folder holds (``metrics.json``, ``evaluation.json`` from ``attndyn sentiment evaluate``, and
@@ -182,7 +182,7 @@ def _faithfulness_result(ctx: Context, run: Path) -> tuple[dict | None, str]:
 
 
 def _faithfulness(ctx: Context, res: ExperimentResult, run: Path) -> None:
-    """The faithfulness table of the run's word explanations (docs/sentiment.md) as checks, and the
+    """The faithfulness table of the run's word explanations (docs/attributions.md) as checks, and the
     deletion curves."""
     from ..plotting.attribution import draw_deletion_curves
 

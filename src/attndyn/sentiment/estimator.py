@@ -74,7 +74,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     ``patience``, ``tau_start``, ``anneal_epochs``, ``aux_weight``, ``prior_weight``, ``prior_margin``,
     ``train_eval_size``). Each
     defaults to None: **the recipe for d** (:mod:`attndyn.sentiment.recipes`), so ``d=2`` and
-    ``d=16`` give the reported models of docs/sentiment.md; an explicit value wins (for the
+    ``d=16`` give the reported models of docs/sentiment-results.md; an explicit value wins (for the
     settings whose own None means something, ``embed_init_std``, ``max_vocab``, ``tau_start``,
     None is the recipe's value). :meth:`resolved_params` shows them filled in; the fitted model
     keeps them in ``settings_`` and ``save`` records them in config.json.
