@@ -12,8 +12,8 @@ from .._lazy import attach
 
 # Imported on first use (attndyn._lazy): a command imports only the modules it uses.
 if TYPE_CHECKING:
-    from ._pinning import PINNED_KERNELS, KernelPaths, kernel_paths, pin_kernels
     from ._explain import CLUSTER_FLOOR, CLUSTER_RTOL, Explanation, explain, figure9_data, trajectory_of
+    from ._pinning import PINNED_KERNELS, KernelPaths, kernel_paths, pin_kernels
     from .attribution import Attribution, attribute, cluster_flow
     from .data import (
         ImdbSplit,

@@ -42,6 +42,14 @@ __all__ = [
     "RunFolder",
     "SETTINGS",
     "DATA",
+    "CONFIG",
+    "VOCAB",
+    "WEIGHTS",
+    "CHECKPOINT",
+    "METRICS",
+    "TEST",
+    "EVALUATION",
+    "EVALUATION_FILES",
     "RUN_FILES",
     "RunLock",
     "data_identity",
@@ -52,23 +60,22 @@ __all__ = [
     "clear_run",
 ]
 
+# The files of a run folder (docs/run-folders.md), named here once.
 SETTINGS = "settings.json"
+DATA = "data.json"
+CONFIG = "config.json"
+VOCAB = "vocab.json"
+WEIGHTS = "weights.safetensors"
+CHECKPOINT = "checkpoint.safetensors"
+METRICS = "metrics.json"
+TEST = "test.json"
+EVALUATION = "evaluation.json"
+CACHE = "cache"
+#: What ``evaluate`` writes: stale once the run trains again.
+EVALUATION_FILES = (EVALUATION, "figure8.png", "figure10.png", "accuracy.png")
 #: What ``train`` and ``evaluate`` write in a run folder (``overwrite=True`` removes these and nothing else;
 #: the tokenization ``cache/`` stays, it is keyed by the data file and the tokenizer).
-RUN_FILES = (
-    "settings.json",
-    "data.json",
-    "config.json",
-    "vocab.json",
-    "weights.safetensors",
-    "checkpoint.safetensors",
-    "metrics.json",
-    "test.json",
-    "evaluation.json",
-    "figure8.png",
-    "figure10.png",
-    "accuracy.png",
-)
+RUN_FILES = (SETTINGS, DATA, CONFIG, VOCAB, WEIGHTS, CHECKPOINT, METRICS, TEST, *EVALUATION_FILES)
 _NOT_RESULTS = ("run_dir", "verbose")  # estimator settings that do not change what is learned
 
 
@@ -138,14 +145,14 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
         from .modelfile import ABSENT_SETTINGS
 
         return {**ABSENT_SETTINGS, **flat_settings(rec)}
-    if not (run / "config.json").is_file():
-        if (run / "checkpoint.safetensors").exists() or (run / "weights.safetensors").exists():
+    if not (run / CONFIG).is_file():
+        if (run / CHECKPOINT).exists() or (run / WEIGHTS).exists():
             raise InputError(
                 f"run folder {str(run)!r} holds weights but no config.json or {SETTINGS}; its settings are unknown: "
                 f"use {param('run.new', 'another run folder')}, or {param('overwrite', 'overwrite=True')} to start it again"
             )
         return None
-    cfg = _read(run / "config.json")
+    cfg = _read(run / CONFIG)
     est = cfg.get("estimator") if isinstance(cfg, dict) else None
     if not isinstance(est, dict):
         raise InputError(
@@ -158,7 +165,7 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
         **ABSENT_SETTINGS,
         **{k: v for k, v in est.items() if k not in _NOT_RESULTS},
     }
-    info = _read(run / "data.json") if (run / "data.json").is_file() else {}
+    info = _read(run / DATA) if (run / DATA).is_file() else {}
     if isinstance(info, dict) and "split" in info:
         flat["split"] = info["split"]
     return flat
@@ -317,9 +324,6 @@ def _lock_entry(path: Path) -> tuple[int, bool] | None:
     return None
 
 
-DATA = "data.json"
-
-
 class RunFolder:
     """A run folder of ``attndyn sentiment train``: the one reader and writer of its ``settings.json``, its
     ``data.json`` (the data file, the split and its seed), its lock and its split.
@@ -336,6 +340,15 @@ class RunFolder:
 
     def __repr__(self) -> str:
         return f"RunFolder({str(self.path)!r})"
+
+    @property
+    def cache(self) -> Path:
+        """The folder of cached tokenized reviews."""
+        return self.path / CACHE
+
+    def has_checkpoint(self) -> bool:
+        """Whether a training has finished an epoch here (its checkpoint exists)."""
+        return (self.path / CHECKPOINT).exists()
 
     # ---- the lock ----
     def lock(self) -> RunLock:

@@ -33,6 +33,7 @@ from .._validation import InputError
 from ..io import atomic_write, write_json
 from ..progress import progress_bar
 from ._config import JsonConfig, check_number
+from .runfolder import CHECKPOINT, METRICS, WEIGHTS
 
 __all__ = [
     "TrainConfig",
@@ -45,10 +46,6 @@ __all__ = [
     "check_checkpoint",
     "checkpoint_state",
 ]
-
-CHECKPOINT = "checkpoint.safetensors"
-WEIGHTS = "weights.safetensors"
-METRICS = "metrics.json"
 
 
 @dataclass(frozen=True)
