@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import math
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +29,8 @@ from attndyn.experiments import (
     wilson_interval,
 )
 from attndyn.experiments.cells import table1_solve, theorem_1_1_run
+
+SHIPPED = ("good_triple", "sentiment_leaders", "table_1", "theorem_1_1")  # the cells attndyn ships
 
 
 def _closed_form(k: int, n: int, c: float) -> tuple[float, float]:
@@ -50,10 +54,11 @@ def test_wilson_interval_is_the_closed_form_at_the_level_asked(n, frac, c):
     assert lo99 <= lo and hi <= hi99
 
 
-def test_wilson_interval_of_no_trials_is_nan_and_sweep_keeps_95_percent():
+def test_wilson_interval_of_no_trials_is_nan_and_there_is_one_at_95_percent_by_default():
     assert all(math.isnan(v) for v in wilson_interval(0, 0, confidence_level=0.99))
-    assert attndyn.sweep.wilson_interval(14, 100) == wilson_interval(14, 100, confidence_level=0.95)
-    assert attndyn.sweep.wilson_interval(14, 100) != wilson_interval(14, 100, confidence_level=0.99)
+    assert attndyn.sweep.wilson_interval is wilson_interval  # one function, which sweep re-exports
+    assert wilson_interval(14, 100) == wilson_interval(14, 100, confidence_level=0.95)
+    assert wilson_interval(14, 100) != wilson_interval(14, 100, confidence_level=0.99)
 
 
 @pytest.mark.parametrize("d", [2, 3, 5])
@@ -116,8 +121,20 @@ def test_table_1_cell_is_the_shared_solve_on_the_first_sequence():
     assert row["matches"] == rep.holds and row["vertices"] == rep.measured["vertices"]
 
 
-LOW = {"analysis"}  # the packages the experiment layer may import; modules of the core are single files
+# The packages the experiment layer may import (modules of the core are single files); sentiment only inside the
+# sentiment_leaders cell, which reads a trained model (test_every_cell_registers_where_it_is_defined).
+LOW = {"analysis", "sentiment"}
 HIGH = {"reproduce", "sweep", "pretrained", "plotting", "cli", "sentiment", "control", "explore", "experiments"}
+
+
+def test_every_cell_registers_where_it_is_defined():
+    # a fresh interpreter: importing the registry lists every shipped cell, without importing sweep or sentiment
+    code = (
+        "import sys, attndyn.experiments as e; print(sorted(e.EXPERIMENTS)); "
+        "print(sorted(m for m in ('attndyn.sweep', 'attndyn.sentiment', 'sklearn') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == [str(sorted(SHIPPED)), "[]"]
 
 
 def test_the_experiment_layer_imports_only_the_core_and_analysis():
@@ -134,7 +151,7 @@ def test_the_experiment_layer_imports_only_the_core_and_analysis():
 
 
 def test_reproduce_monte_carlo_claims_name_registered_cells():
-    from attndyn.reproduce import EXPERIMENTS as CLAIMS
+    from attndyn.reproduce import SECTIONS as CLAIMS
 
     cells = {name: exp.cell for name, exp in CLAIMS.items() if exp.cell is not None}
     assert cells == {

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attndyn.experiments import EXPERIMENTS as CELLS
-from attndyn.reproduce import EXPERIMENTS, reproduce
+from attndyn.reproduce import SECTIONS, reproduce
 
 CLAIMS = ("hardmax-theorem-1.1", "softmax-table1", "softmax-ginibre")
 
@@ -20,7 +20,7 @@ def _rows(experiment: str, cells: list[dict]) -> list[dict]:
 def test_each_claim_names_the_cell_function_its_report_records(quick_report):
     for name in CLAIMS:
         params = quick_report[name].params
-        assert EXPERIMENTS[name].cell == params["experiment"] and params["experiment"] in CELLS
+        assert SECTIONS[name].cell == params["experiment"] and params["experiment"] in CELLS
 
 
 def test_theorem_1_1_claim_is_its_recorded_cells(quick_report):

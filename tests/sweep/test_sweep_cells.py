@@ -128,7 +128,7 @@ def test_sentiment_leaders_counts_the_explanations_leaders(sentiment_run):
 
 
 def _review(run, seed):
-    from attndyn.sweep.experiments import _sentiment_run
+    from attndyn.experiments.cells import _sentiment_run
 
     _, reviews, order = _sentiment_run(str(run), "")
     return reviews.texts[int(order[seed])]

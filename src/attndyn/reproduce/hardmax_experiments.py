@@ -13,13 +13,13 @@ from ..options import SaveAt
 from ..plotting import hardmax_grid, new_figure, plot_trajectory, png_bytes, square_limits, step_geometry
 from ..plotting.geometry import draw_step_geometry
 from ..plotting.trajectories import draw_state
-from .registry import Check, Context, ExperimentResult, Slider, cell_inputs, experiment, fmt, monte_carlo
+from .registry import Check, Context, SectionResult, Slider, cell_inputs, fmt, monte_carlo, section
 
 SOURCE = "Alcalde, Fantuzzi & Zuazua 2024 (hardmax paper)"
 
 
-@experiment("hardmax-fig1", title="Hardmax Fig. 1: the geometry of one step", source=SOURCE + ", Fig. 1")
-def fig1(ctx: Context, res: ExperimentResult) -> None:
+@section("hardmax-fig1", title="Hardmax Fig. 1: the geometry of one step", source=SOURCE + ", Fig. 1")
+def fig1(ctx: Context, res: SectionResult) -> None:
     """Token z_1 is attracted by the tokens with the largest projection on A z_1; they lie in the
     half-space H_1 = {z : <A z_1, z - z_1> >= 0}. Left A = I, right A = [[2,1],[1,1]]."""
     mats = {"A = I": None, "A = [[2,1],[1,1]]": FIG1_A}
@@ -67,12 +67,12 @@ def _fig2_runs(ctx: Context) -> dict:
     }
 
 
-@experiment(
+@section(
     "hardmax-fig2",
     title="Hardmax Fig. 2: four configurations, layers 0, 1, 2, 5, 30",
     source=SOURCE + ", Fig. 2 and Theorem 1.1",
 )
-def fig2(ctx: Context, res: ExperimentResult) -> None:
+def fig2(ctx: Context, res: SectionResult) -> None:
     """Stars: tokens with C_i(Z^k) = {i} (leaders at that layer); circles: the others, painted with the
     colour of the token they follow (two halves: two tokens), edged with their own colour when
     followed. The last column shades the convex hull of the leaders."""
@@ -164,12 +164,12 @@ def _fig2_slider(ctx: Context, runs: dict) -> Slider:
     )
 
 
-@experiment(
+@section(
     "hardmax-emerging-leader",
     title="Hardmax Fig. 7 / Example 5.2: a leader that emerges at layer 1",
     source=SOURCE + ", Example 5.2 and Fig. 7",
 )
-def emerging_leader(ctx: Context, res: ExperimentResult) -> None:
+def emerging_leader(ctx: Context, res: SectionResult) -> None:
     """At layer 0, z_1 follows z_2 (z_2 has the larger projection on z_1). One layer later z_2 has moved
     towards z_3 and fallen below the hyperplane through z_1 orthogonal to z_1, so z_1 follows only
     itself: it is a leader from layer 1 on."""
@@ -205,13 +205,13 @@ def emerging_leader(ctx: Context, res: ExperimentResult) -> None:
     res.params = {"tokens": z0.tolist(), "alpha": 0.5, "A": "I", "layers": int(traj.stats.steps)}
 
 
-@experiment(
+@section(
     "hardmax-theorem-1.1",
     title="Hardmax Theorem 1.1: measured over random tokens and random SPD A",
     source=SOURCE + ", Theorem 1.1",
 )
 @monte_carlo("theorem_1_1")
-def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
+def theorem_1_1(ctx: Context, res: SectionResult) -> None:
     """For N seeded random configurations (n tokens uniform in [-1, 1]^d) and random SPD matrices A, run the
     dynamics until the tokens stop moving and check every conclusion of Theorem 1.1: the leader
     set is not empty, the limits lie on the boundary of K = conv(leaders' limits), and the vertices

@@ -20,7 +20,7 @@ from ..options import SaveAt
 from ..plotting import attention_matrices, color, coordinates, new_figure, plot_trajectory, query_key_clouds
 from ..plotting.trajectories import state_index
 from ..trajectory import SoftmaxTrajectory
-from .registry import Check, Context, ExperimentResult, experiment, fmt
+from .registry import Check, Context, SectionResult, fmt, section
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -50,7 +50,7 @@ def _run(x: Any, grid: dict, **kw: Any) -> SoftmaxTrajectory:
     )
 
 
-def _time_slider(ctx: Context, res: ExperimentResult, traj: SoftmaxTrajectory, *, title: str, stem: str) -> None:
+def _time_slider(ctx: Context, res: SectionResult, traj: SoftmaxTrajectory, *, title: str, stem: str) -> None:
     """The slider of z(t) over time, with its GIF ``stem`` when animations are on."""
     res.sliders.append(ctx.slider(traj, "z(t), time slider", title=title, gif_stem=stem, result=res))
 
@@ -59,12 +59,12 @@ def _matrix_text(M: Any) -> str:
     return np.array2string(np.asarray(M), precision=3, suppress_small=True).replace("\n", "")
 
 
-@experiment(
+@section(
     "softmax-thm2.1",
     title="Softmax Thm 2.1 / Fig. 3: in 1-D the attention matrix becomes Boolean and low-rank",
     source=SOURCE + ", Theorem 2.1, Figs. 2-3",
 )
-def thm2_1(ctx: Context, res: ExperimentResult) -> None:
+def thm2_1(ctx: Context, res: SectionResult) -> None:
     """d = 1, Q = K = V = 1, n = 40 tokens: P(t) converges to a matrix of the class of Fig. 2 (Boolean rows
     e_1 or e_n except at most one row), typically of rank 1 or 2. Rows and columns are sorted by
     the initial tokens, so the limit shows as two blocks."""
@@ -160,10 +160,8 @@ def _large_n_check(rng: np.random.Generator, grid: dict) -> Check:
     )
 
 
-@experiment(
-    "softmax-fig4", title="Softmax Fig. 4: query and key clouds joined by attention", source=SOURCE + ", Fig. 4"
-)
-def fig4(ctx: Context, res: ExperimentResult) -> None:
+@section("softmax-fig4", title="Softmax Fig. 4: query and key clouds joined by attention", source=SOURCE + ", Fig. 4")
+def fig4(ctx: Context, res: SectionResult) -> None:
     """d = 2, n = 20, K = I, V and Q random with positive entries: keys K x_j (green) and queries Q x_i
     (purple), each pair joined by a line of width P_ij(t). Clusters form and P(t) reaches rank <= 2."""
     rng = ctx.rng(41, res)
@@ -186,12 +184,12 @@ def fig4(ctx: Context, res: ExperimentResult) -> None:
     res.params = {"n": 20, "d": 2, "Q": Q.round(4).tolist(), "K": "I", "V": V.round(4).tolist(), **grid}
 
 
-@experiment(
+@section(
     "softmax-thm3.1",
     title="Softmax Thm 3.1 / Figs. 1, 5: V = I, tokens go to the vertices of a polytope",
     source=SOURCE + ", Theorem 3.1, Figs. 1 and 5",
 )
-def thm3_1(ctx: Context, res: ExperimentResult) -> None:
+def thm3_1(ctx: Context, res: SectionResult) -> None:
     """n = 40 tokens in R^3, Q = K = V = I, rescaled dynamics (4): each token converges to 0 or to the
     boundary of a convex polytope K, for almost all initial sequences to a vertex (a leader), and K
     has far fewer vertices than there are tokens."""
@@ -251,12 +249,12 @@ def thm3_1(ctx: Context, res: ExperimentResult) -> None:
     }
 
 
-@experiment(
+@section(
     "softmax-thm4.1",
     title="Softmax Thm 4.1 / Fig. 6: good triple, at most three hyperplanes",
     source=SOURCE + ", Theorem 4.1, Fig. 6",
 )
-def thm4_1(ctx: Context, res: ExperimentResult) -> None:
+def thm4_1(ctx: Context, res: SectionResult) -> None:
     """n = 40 tokens in R^2, Q = K = I, V symmetric with eigenvalues {1.35, -0.07} and phi_1 = (0.76, 0.65):
     the coordinates along phi_1 cluster, so the tokens approach at most three lines perpendicular to
     phi_1 (typically two)."""
@@ -303,12 +301,12 @@ def thm4_1(ctx: Context, res: ExperimentResult) -> None:
     res.params = {"n": 40, "d": 2, "Q": "I", "K": "I", "V": _matrix_text(V), "rescaled": True, **grid}
 
 
-@experiment(
+@section(
     "softmax-conj4.2",
     title="Softmax Conjecture 4.2 / Fig. 7a: codimension-k subspaces",
     source=SOURCE + ", Conjecture 4.2, Fig. 7",
 )
-def conj4_2(ctx: Context, res: ExperimentResult) -> None:
+def conj4_2(ctx: Context, res: SectionResult) -> None:
     """n = 40, d = 3, Q = K = I, V random with eigenvalues {1.96, -0.22, 0.25}: the k = 2 coordinates of
     positive eigenvalues converge to at most three values (codimension-2 subspaces: lines), the
     coordinate of the negative eigenvalue spreads out."""
@@ -356,12 +354,12 @@ def conj4_2(ctx: Context, res: ExperimentResult) -> None:
     }
 
 
-@experiment(
+@section(
     "softmax-thm5.1",
     title="Softmax Thm 5.1 / Fig. 8: paranormal V, polytope x subspace",
     source=SOURCE + ", Theorem 5.1, Fig. 8",
 )
-def thm5_1(ctx: Context, res: ExperimentResult) -> None:
+def thm5_1(ctx: Context, res: SectionResult) -> None:
     """n = 40, d = 3, Q = K = I, V = diag(1, 1, -1/2): the first two coordinates converge to the boundary of
     a polytope K (which emerges before t = 5 and persists), the third diverges."""
     rng = ctx.rng(81, res)
@@ -418,12 +416,12 @@ def thm5_1(ctx: Context, res: ExperimentResult) -> None:
     res.params = {"n": 40, "d": 3, "Q": "I", "K": "I", "V": "diag(1, 1, -1/2)", "rescaled": True, **grid}
 
 
-@experiment(
+@section(
     "softmax-thmC.5",
     title="Softmax Thm C.5: V = -I, all tokens collapse to the origin",
     source=SOURCE + ", Theorem C.5",
 )
-def thm_c5(ctx: Context, res: ExperimentResult) -> None:
+def thm_c5(ctx: Context, res: SectionResult) -> None:
     """n = 40, d = 2, Q = K = I, V = -I, original dynamics (1): every token tends to 0 (a single cluster at
     the origin); the radius of the cloud shrinks monotonically, and near the origin like t^(-1/2)
     (derived in :mod:`attndyn.analysis.collapse`), which the fitted exponent tests."""

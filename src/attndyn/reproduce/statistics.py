@@ -9,7 +9,7 @@ import numpy as np
 
 from ..experiments.statistics import wilson_interval
 from ..plotting import color, new_figure
-from .registry import Check, Context, ExperimentResult, cell_inputs, experiment, fmt, monte_carlo
+from .registry import Check, Context, SectionResult, cell_inputs, fmt, monte_carlo, section
 from .softmax_experiments import SOURCE, VERTEX_REDUCTION_MAX  # Table 1 compares the mean vertex counts
 
 if TYPE_CHECKING:
@@ -43,11 +43,11 @@ _SAMPLING = {  # how each row's random (Q, K, V) are drawn (see table1_instance)
 }
 
 
-@experiment(
+@section(
     "softmax-table1", title="Softmax Table 1: each regime measured over random instances", source=SOURCE + ", Table 1"
 )
 @monte_carlo("table_1")
-def table1(ctx: Context, res: ExperimentResult) -> None:
+def table1(ctx: Context, res: SectionResult) -> None:
     """For each row of Table 1, N seeded random instances: matrices (Q, K, V) satisfying its hypotheses and one
     random token sequence, run with the rescaled dynamics (4), except V = -I: the original dynamics (1); we
     report the fraction of instances whose limit geometry matches the row, measured by
@@ -177,13 +177,13 @@ def fractions_figure(counts: dict[str, tuple[int, int]]) -> Figure:
     return fig
 
 
-@experiment(
+@section(
     "softmax-ginibre",
     title="Softmax Sec. 4: about 14% of real Ginibre matrices (d = 128) give good triples",
     source=SOURCE + ", Section 4 after Definition 1",
 )
 @monte_carlo("good_triple")
-def ginibre(ctx: Context, res: ExperimentResult) -> None:
+def ginibre(ctx: Context, res: SectionResult) -> None:
     """Sample V from the real Ginibre ensemble (i.i.d. standard normal entries) in d = 128 and count how
     often its eigenvalue of largest modulus is real, positive and simple, the spectral half of
     Definition 1 (with Q = K = I the other half, <phi_1, phi_1> > 0, always holds)."""

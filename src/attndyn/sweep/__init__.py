@@ -11,12 +11,11 @@ point and a plot. See docs/sweeps.md.
 True
 """
 
-from ..experiments import EXPERIMENTS, CellFailed, Experiment, Param, experiment, registered
-from . import experiments  # noqa: F401  (registers sentiment_leaders; the papers' cells: attndyn.experiments)
+from ..experiments import EXPERIMENTS, CellFailed, Experiment, Param, experiment, registered, wilson_interval
 from .runner import SweepInterrupted, SweepRun, run_sweep
 from .spec import Cell, SweepSpec, load_spec, parse_spec
 from .store import read_folder_spec, read_rows, read_spec
-from .summary import summarize, wilson_interval
+from .summary import summarize
 
 __all__ = [
     "run_sweep",
