@@ -30,7 +30,7 @@ from attndyn.experiments import (
 )
 from attndyn.experiments.cells import table1_solve, theorem_1_1_run
 
-SHIPPED = ("good_triple", "sentiment_leaders", "table_1", "theorem_1_1")  # the cells attndyn ships
+SHIPPED = ("good-triple", "sentiment-leaders", "table-1", "theorem-1.1")  # the cells attndyn ships
 
 
 def _closed_form(k: int, n: int, c: float) -> tuple[float, float]:
@@ -103,7 +103,7 @@ def test_samplers_draw_their_laws():
 
 def test_theorem_1_1_cell_is_the_shared_instance_check():
     params = {"n": 7, "d": 2, "alpha": 0.8, "A": "spd", "cond_max": 10.0, "layers": 2000, "rtol": 1e-13}
-    row = EXPERIMENTS["theorem_1_1"](5, params)
+    row = EXPERIMENTS["theorem-1.1"](5, params)
     rng = np.random.default_rng(5)
     z, A = theorem_1_1_instance(rng, 7, 2)
     assert np.array_equal(z, token_cloud(np.random.default_rng(5), 7, 2))  # tokens first, then A
@@ -113,7 +113,7 @@ def test_theorem_1_1_cell_is_the_shared_instance_check():
 
 def test_table_1_cell_is_the_shared_solve_on_the_first_sequence():
     params = {"regime": "polytope", "n": 9, "d": 3, "time": 10.0, "collapse_time": 20.0, "step": 0.1}
-    row = EXPERIMENTS["table_1"](2, params)
+    row = EXPERIMENTS["table-1"](2, params)
     rng = np.random.default_rng(2)
     mats = table1_instance("polytope", rng, 3)
     traj = table1_solve(rng.standard_normal((9, 3)), mats, "polytope", time=10.0, step=0.1)
@@ -122,7 +122,7 @@ def test_table_1_cell_is_the_shared_solve_on_the_first_sequence():
 
 
 # The packages the experiment layer may import (modules of the core are single files); sentiment only inside the
-# sentiment_leaders cell, which reads a trained model (test_every_cell_registers_where_it_is_defined).
+# sentiment-leaders cell, which reads a trained model (test_every_cell_registers_where_it_is_defined).
 LOW = {"analysis", "sentiment"}
 HIGH = {"reproduce", "sweep", "pretrained", "plotting", "cli", "sentiment", "control", "explore", "experiments"}
 
@@ -155,17 +155,17 @@ def test_reproduce_monte_carlo_claims_name_registered_cells():
 
     cells = {name: exp.cell for name, exp in CLAIMS.items() if exp.cell is not None}
     assert cells == {
-        "hardmax-theorem-1.1": "theorem_1_1",
-        "softmax-table1": "table_1",
-        "softmax-ginibre": "good_triple",
+        "hardmax-theorem-1.1": "theorem-1.1",
+        "softmax-table1": "table-1",
+        "softmax-ginibre": "good-triple",
     }
     assert set(cells.values()) <= set(EXPERIMENTS)
 
 
 def test_ginibre_count_is_the_good_triple_cell_with_identity_qk():
-    # reproduce's softmax-ginibre counts what the good_triple cell decides, matrix by matrix
+    # reproduce's softmax-ginibre counts what the good-triple cell decides, matrix by matrix
     for seed in range(30):
-        row = EXPERIMENTS["good_triple"](seed, {"d": 4, "ensemble": "ginibre", "qk": "identity"})
+        row = EXPERIMENTS["good-triple"](seed, {"d": 4, "ensemble": "ginibre", "qk": "identity"})
         assert row["good"] == bool(ginibre_leading_count(np.random.default_rng(seed), 4, 1))
 
 
@@ -173,13 +173,13 @@ def test_run_cells_checks_every_cell_before_running_and_fills_defaults():
     from attndyn import InputError
     from attndyn.experiments.run import run_cells
 
-    rows = run_cells("theorem_1_1", [(3, {"n": 6, "d": 2, "alpha": 0.5})])
+    rows = run_cells("theorem-1.1", [(3, {"n": 6, "d": 2, "alpha": 0.5})])
     assert rows[0]["layers"] == 2000 and rows[0]["A"] == "spd" and rows[0]["status"] == "ok"
-    direct = EXPERIMENTS["theorem_1_1"](3, {k: rows[0][k] for k in EXPERIMENTS["theorem_1_1"].params})
+    direct = EXPERIMENTS["theorem-1.1"](3, {k: rows[0][k] for k in EXPERIMENTS["theorem-1.1"].params})
     assert {k: rows[0][k] for k in direct} == direct
     for bad, words in (({"n": 6, "d": 2}, "needs parameter 'alpha'"), ({"n": 0, "d": 2, "alpha": 1.0}, "cells[1].n")):
         with pytest.raises(InputError, match=re.escape(words)):
-            run_cells("theorem_1_1", [(0, {"n": 6, "d": 2, "alpha": 1.0}), (1, bad)])
+            run_cells("theorem-1.1", [(0, {"n": 6, "d": 2, "alpha": 1.0}), (1, bad)])
 
 
 def test_a_cell_that_fails_is_a_row_not_a_traceback():
@@ -207,10 +207,10 @@ def test_run_cells_on_a_dask_cluster_gives_the_same_rows():
     from attndyn.experiments.run import run_cells
 
     cells = [(s, {"regime": r, "n": 8}) for s, r in enumerate(("polytope", "hyperplanes", "collapse"))]
-    here = run_cells("table_1", cells)
+    here = run_cells("table-1", cells)
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
         with Client(cluster) as client:
-            there = run_cells("table_1", cells, client=client, chunk=2)
+            there = run_cells("table-1", cells, client=client, chunk=2)
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
     assert strip(here) == strip(there)
     assert [r["seed"] for r in there] == [0, 1, 2] and all(r["status"] == "ok" for r in there)

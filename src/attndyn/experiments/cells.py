@@ -8,7 +8,7 @@ and checked and a Table 1 instance is solved; the cells below and reproduce's Mo
 call them, on instances drawn by :mod:`attndyn.experiments.samplers`.
 
 >>> from attndyn.experiments import EXPERIMENTS
->>> EXPERIMENTS["good_triple"](0, {"d": 2, "ensemble": "positive", "qk": "identity"})
+>>> EXPERIMENTS["good-triple"](0, {"d": 2, "ensemble": "positive", "qk": "identity"})
 {'good': True, 'paranormal': True}
 """
 
@@ -79,7 +79,7 @@ def table1_solve(
 
 
 @experiment(
-    "good_triple",
+    "good-triple",
     params={
         "d": Param(int, minimum=1, maximum=1024, help="dimension"),
         "ensemble": Param(str, "ginibre", choices=ENSEMBLES, help="law of V"),
@@ -111,7 +111,7 @@ def good_triple(seed: int, *, d: int, ensemble: str, qk: str) -> dict:
 
 
 @experiment(
-    "theorem_1_1",
+    "theorem-1.1",
     params={
         "n": Param(int, minimum=1, maximum=4096, help="tokens"),
         "d": Param(int, minimum=1, maximum=16, help="dimension"),
@@ -135,7 +135,7 @@ def theorem_1_1(seed: int, *, n: int, d: int, alpha: float, A: str, cond_max: fl
 
 
 @experiment(
-    "table_1",
+    "table-1",
     params={
         "regime": Param(str, choices=TABLE1_REGIMES, help="row of Table 1"),
         "n": Param(int, 12, minimum=1, maximum=1024, help="tokens"),
@@ -192,7 +192,7 @@ def _sentiment_run(run: str, data: str) -> tuple[HardmaxSentimentClassifier, Rev
 
 
 @experiment(
-    "sentiment_leaders",
+    "sentiment-leaders",
     params={
         "run": Param(str, help="a run folder of `attndyn sentiment train`"),
         "data": Param(str, "", help="reviews (default: the run's data.json)"),

@@ -210,12 +210,12 @@ def emerging_leader(ctx: Context, res: SectionResult) -> None:
     title="Hardmax Theorem 1.1: measured over random tokens and random SPD A",
     source=SOURCE + ", Theorem 1.1",
 )
-@monte_carlo("theorem_1_1")
+@monte_carlo("theorem-1.1")
 def theorem_1_1(ctx: Context, res: SectionResult) -> None:
     """For N seeded random configurations (n tokens uniform in [-1, 1]^d) and random SPD matrices A, run the
     dynamics until the tokens stop moving and check every conclusion of Theorem 1.1: the leader
     set is not empty, the limits lie on the boundary of K = conv(leaders' limits), and the vertices
-    of K are leaders' limits. Each configuration is one cell of the registered experiment ``theorem_1_1``
+    of K are leaders' limits. Each configuration is one cell of the registered experiment ``theorem-1.1``
     (its seed and parameters are in ``params.cells``: ``attndyn sweep`` recomputes any of them)."""
     N = ctx.pick(12, 400)
     n_choices, d_choices = ctx.pick(((8, 16), (2, 3)), ((8, 16, 32), (2, 3, 4)))
@@ -233,7 +233,7 @@ def theorem_1_1(ctx: Context, res: SectionResult) -> None:
         )
         for _ in range(N)
     ]
-    rows = ctx.cells("theorem_1_1", cells)
+    rows = ctx.cells("theorem-1.1", cells)
     holds = sum(r["holds"] for r in rows)
     failed = [r for r in rows if not r["holds"]][:5]
     res.checks.extend(
@@ -265,20 +265,20 @@ def theorem_1_1(ctx: Context, res: SectionResult) -> None:
         "A": "Q diag(U[1, 10]) Q^T, Q random orthogonal",
         "alpha": "uniform in [0.2, 2]",
         "max_layers": layers,
-        "experiment": "theorem_1_1",
-        "cells": cell_inputs("theorem_1_1", rows),
+        "experiment": "theorem-1.1",
+        "cells": cell_inputs("theorem-1.1", rows),
         "failures": [{"seed": r["seed"], "n": r["n"], "d": r["d"], "report": _report(r).record()} for r in failed],
     }
 
 
 def _instance(row: dict) -> tuple[np.ndarray, np.ndarray | None]:
-    """The tokens and A of a ``theorem_1_1`` cell's row (the cell draws them from its seed)."""
+    """The tokens and A of a ``theorem-1.1`` cell's row (the cell draws them from its seed)."""
     rng = np.random.default_rng(row["seed"])
     return theorem_1_1_instance(rng, row["n"], row["d"], spd=row["A"] == "spd", cond_max=row["cond_max"])
 
 
 def _report(row: dict) -> analysis.HardmaxTheoremReport:
-    """Theorem 1.1's report on a ``theorem_1_1`` cell, recomputed from its row (for the failures' record)."""
+    """Theorem 1.1's report on a ``theorem-1.1`` cell, recomputed from its row (for the failures' record)."""
     z, A = _instance(row)
     return theorem_1_1_run(z, A, alpha=row["alpha"], layers=row["layers"], rtol=row["rtol"])[1]
 

@@ -7,7 +7,7 @@ appends the rows to Parquet; :func:`summarize` gives fractions with 95% Wilson i
 point and a plot. See docs/sweeps.md.
 
 >>> from attndyn.sweep import parse_spec, EXPERIMENTS
->>> {"good_triple", "sentiment_leaders", "table_1", "theorem_1_1"} <= set(EXPERIMENTS)  # the shipped ones
+>>> {"good-triple", "sentiment-leaders", "table-1", "theorem-1.1"} <= set(EXPERIMENTS)  # the shipped ones
 True
 """
 
