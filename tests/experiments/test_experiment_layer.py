@@ -214,3 +214,27 @@ def test_run_cells_on_a_dask_cluster_gives_the_same_rows():
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
     assert strip(here) == strip(there)
     assert [r["seed"] for r in there] == [0, 1, 2] and all(r["status"] == "ok" for r in there)
+
+
+@pytest.mark.parametrize("row", ["boolean", "polytope", "hyperplanes", "paranormal", "collapse", "codimension"])
+def test_table1_figures_value_matrices_fall_in_their_rows(row):
+    from attndyn.analysis import regime_of
+    from attndyn.experiments.configurations import TABLE1_HORIZONS, table1_value_matrix
+
+    V = table1_value_matrix(row, np.random.default_rng(0))
+    eye = np.eye(len(V))
+    quick, full = TABLE1_HORIZONS[row]
+    assert 0 < quick <= full
+    if row == "codimension":  # Fig. 7a's V makes a good triple with Q = K = I: its regime is named, not inferred
+        assert sorted(np.linalg.eigvals(V).real.round(6)) == [-0.22, 0.25, 1.96]
+    else:
+        assert regime_of(eye, eye, V) == row
+
+
+def test_table1_value_matrix_names_a_bad_row_and_a_missing_generator():
+    from attndyn.experiments.configurations import table1_value_matrix
+
+    with pytest.raises(attndyn.InputError, match=r"^regime = 'cube' is not a row of Table 1; choose among boolean"):
+        table1_value_matrix("cube")
+    with pytest.raises(attndyn.InputError, match=r"^regime = 'codimension' draws V at random; give rng"):
+        table1_value_matrix("codimension")

@@ -15,7 +15,7 @@ from .._softmax import softmax
 from ..analysis import RadiusDecay, attention_rank, boolean_distance, is_good_triple, is_paranormal
 from ..analysis.collapse import COLLAPSE_EXPONENT, COLLAPSE_EXPONENT_ATOL, COLLAPSE_FIT_FROM
 from ..analysis.geometry import BOOLEAN_MAX_DISTANCE
-from ..experiments.configurations import fig6_value_matrix, fig7_value_matrix
+from ..experiments.configurations import TABLE1_HORIZONS, table1_value_matrix
 from ..options import SaveAt
 from ..plotting import attention_matrices, color, coordinates, new_figure, plot_trajectory, query_key_clouds
 from ..plotting.trajectories import state_index
@@ -71,7 +71,7 @@ def thm2_1(ctx: Context, res: SectionResult) -> None:
     rng = ctx.rng(21, res)
     n = 40
     x = rng.standard_normal((n, 1))
-    grid = _grid(ctx, ctx.pick(10.0, 12.0))
+    grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS["boolean"]))
     traj = _run(x, grid, attention=True)
     assert traj.attention_final is not None  # kept with the attention
     P = traj.attention_final[0].numpy()
@@ -196,7 +196,7 @@ def thm3_1(ctx: Context, res: SectionResult) -> None:
     rng = ctx.rng(31, res)
     n = ctx.pick(40, 40)
     x = rng.standard_normal((n, 3))
-    grid = _grid(ctx, ctx.pick(10.0, 15.0))
+    grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS["polytope"]))
     traj = _run(x, grid, rescaled=True)
     rep = analysis.softmax_geometry(traj)
     m = rep.measured
@@ -259,9 +259,9 @@ def thm4_1(ctx: Context, res: SectionResult) -> None:
     the coordinates along phi_1 cluster, so the tokens approach at most three lines perpendicular to
     phi_1 (typically two)."""
     rng = ctx.rng(61, res)
-    V = fig6_value_matrix()
+    V = table1_value_matrix("hyperplanes")
     x = rng.standard_normal((40, 2))
-    grid = _grid(ctx, ctx.pick(6.0, 10.0))
+    grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS["hyperplanes"]))
     traj = _run(x, grid, V=V, rescaled=True)
     rep = analysis.softmax_geometry(traj, regime="hyperplanes")
     fig = plot_trajectory(traj, title="V eigenvalues {1.35, -0.07}", hull=False)
@@ -311,9 +311,9 @@ def conj4_2(ctx: Context, res: SectionResult) -> None:
     positive eigenvalues converge to at most three values (codimension-2 subspaces: lines), the
     coordinate of the negative eigenvalue spreads out."""
     rng = ctx.rng(71, res)
-    V = fig7_value_matrix(rng)
+    V = table1_value_matrix("codimension", rng)
     x = rng.standard_normal((40, 3))
-    grid = _grid(ctx, ctx.pick(24.0, 40.0))  # the coordinate of eigenvalue 0.25 contracts only like e^(-t/4)
+    grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS["codimension"]))
     traj = _run(x, grid, V=V, rescaled=True)
     rep = analysis.softmax_geometry(traj, regime="codimension", rtol=1e-3)
     res.figures.append(
@@ -363,9 +363,9 @@ def thm5_1(ctx: Context, res: SectionResult) -> None:
     """n = 40, d = 3, Q = K = I, V = diag(1, 1, -1/2): the first two coordinates converge to the boundary of
     a polytope K (which emerges before t = 5 and persists), the third diverges."""
     rng = ctx.rng(81, res)
-    V = np.diag([1.0, 1.0, -0.5])
+    V = table1_value_matrix("paranormal")
     x = rng.standard_normal((40, 3))
-    grid = _grid(ctx, ctx.pick(7.0, 12.0))
+    grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS["paranormal"]))
     traj = _run(x, grid, V=V, rescaled=True)
     rep = analysis.softmax_geometry(traj, regime="paranormal")
     res.figures.append(
@@ -427,8 +427,8 @@ def thm_c5(ctx: Context, res: SectionResult) -> None:
     (derived in :mod:`attndyn.analysis.collapse`), which the fitted exponent tests."""
     rng = ctx.rng(91, res)
     x = rng.standard_normal((40, 2))
-    grid = _grid(ctx, ctx.pick(20.0, 50.0))  # the collapse is slow (algebraic) near the origin
-    traj = _run(x, grid, V=-np.eye(2))
+    grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS["collapse"]))
+    traj = _run(x, grid, V=table1_value_matrix("collapse"))
     rep = analysis.softmax_geometry(traj, regime="collapse")
     res.figures.append(
         ctx.figure(
