@@ -103,6 +103,32 @@ def flaky(seed: int, *, k: int) -> dict:
     return {"y": float(seed * k)}
 
 
+def threads_seen(seed: int, *, k: int) -> dict:
+    """The torch and BLAS threads a cell runs with."""
+    import torch
+    from threadpoolctl import threadpool_info
+
+    blas = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+    return {"torch": torch.get_num_threads(), "blas": max(blas, default=1)}
+
+
+def test_cells_run_on_one_thread_and_the_callers_threads_come_back(tmp_path):
+    import torch
+
+    exp = Experiment("threads", threads_seen, {"k": Param(int)}, {"torch": "int64", "blas": "int64"}, primary="torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with registered(exp):
+            spec = parse_spec({"experiment": "threads", "grid": {"k": [1]}, "monte_carlo": {"seeds": 2}})
+            run_sweep(spec, tmp_path / "s", workers=0, log=lambda m: None)
+            rows = read_rows(tmp_path / "s")
+        assert list(rows["torch"]) == [1, 1] and list(rows["blas"]) == [1, 1]  # as on dask's workers
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_a_failing_cell_is_recorded_with_its_error_and_retried_once(tmp_path):
     CALLS.clear()
     exp = Experiment("flaky", flaky, {"k": Param(int)}, {"y": "float64"}, primary="y")
