@@ -25,6 +25,8 @@ from .registry import Check, Context, SectionResult, fmt, section
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from ..analysis import GeometryReport
+
 # V = I: K's vertex count is "significantly smaller than n" when it is at most this fraction of the
 # vertex count of conv(z_i(0)). The rescaled V = I dynamics keep every token in conv(z_i(0)); without
 # clustering (tokens frozen, or all contracting alike) K would be that hull, ratio 1.
@@ -48,6 +50,21 @@ def _run(x: Any, grid: dict, **kw: Any) -> SoftmaxTrajectory:
         save=SaveAt(every=grid["keep_every"], attention=kw.pop("attention", False)),
         **kw,
     )
+
+
+def _table1_figure(
+    ctx: Context, res: SectionResult, regime: str, *, seed_offset: int, d: int, **check: Any
+) -> tuple[np.ndarray, dict, SoftmaxTrajectory, GeometryReport]:
+    """The figure run of Table 1's row ``regime``: its V (:func:`~attndyn.experiments.configurations.
+    table1_value_matrix`, drawn first from the section's generator when random), n = 40 standard normal tokens
+    in R^d, Q = K = I, the rescaled dynamics (4) up to the row's horizon; returns V, the grid, the run and the
+    row's :func:`attndyn.softmax_geometry` report (``check``: its tolerances)."""
+    rng = ctx.rng(seed_offset, res)
+    V = table1_value_matrix(regime, rng)
+    x = rng.standard_normal((40, d))
+    grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS[regime]))
+    traj = _run(x, grid, V=V, rescaled=True)
+    return V, grid, traj, analysis.softmax_geometry(traj, regime=regime, **check)
 
 
 def _time_slider(ctx: Context, res: SectionResult, traj: SoftmaxTrajectory, *, title: str, stem: str) -> None:
@@ -258,12 +275,7 @@ def thm4_1(ctx: Context, res: SectionResult) -> None:
     """n = 40 tokens in R^2, Q = K = I, V symmetric with eigenvalues {1.35, -0.07} and phi_1 = (0.76, 0.65):
     the coordinates along phi_1 cluster, so the tokens approach at most three lines perpendicular to
     phi_1 (typically two)."""
-    rng = ctx.rng(61, res)
-    V = table1_value_matrix("hyperplanes")
-    x = rng.standard_normal((40, 2))
-    grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS["hyperplanes"]))
-    traj = _run(x, grid, V=V, rescaled=True)
-    rep = analysis.softmax_geometry(traj, regime="hyperplanes")
+    V, grid, traj, rep = _table1_figure(ctx, res, "hyperplanes", seed_offset=61, d=2)
     fig = plot_trajectory(traj, title="V eigenvalues {1.35, -0.07}", hull=False)
     ax = fig.axes[0]
     phi = np.array(rep.measured["phi_1"])
@@ -310,12 +322,7 @@ def conj4_2(ctx: Context, res: SectionResult) -> None:
     """n = 40, d = 3, Q = K = I, V random with eigenvalues {1.96, -0.22, 0.25}: the k = 2 coordinates of
     positive eigenvalues converge to at most three values (codimension-2 subspaces: lines), the
     coordinate of the negative eigenvalue spreads out."""
-    rng = ctx.rng(71, res)
-    V = table1_value_matrix("codimension", rng)
-    x = rng.standard_normal((40, 3))
-    grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS["codimension"]))
-    traj = _run(x, grid, V=V, rescaled=True)
-    rep = analysis.softmax_geometry(traj, regime="codimension", rtol=1e-3)
+    V, grid, traj, rep = _table1_figure(ctx, res, "codimension", seed_offset=71, d=3, rtol=1e-3)
     res.figures.append(
         ctx.figure(
             coordinates(traj, title="coordinates in V's eigenbasis"),
@@ -362,12 +369,7 @@ def conj4_2(ctx: Context, res: SectionResult) -> None:
 def thm5_1(ctx: Context, res: SectionResult) -> None:
     """n = 40, d = 3, Q = K = I, V = diag(1, 1, -1/2): the first two coordinates converge to the boundary of
     a polytope K (which emerges before t = 5 and persists), the third diverges."""
-    rng = ctx.rng(81, res)
-    V = table1_value_matrix("paranormal")
-    x = rng.standard_normal((40, 3))
-    grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS["paranormal"]))
-    traj = _run(x, grid, V=V, rescaled=True)
-    rep = analysis.softmax_geometry(traj, regime="paranormal")
+    V, grid, traj, rep = _table1_figure(ctx, res, "paranormal", seed_offset=81, d=3)
     res.figures.append(
         ctx.figure(
             plot_trajectory(traj, title="V = diag(1, 1, -1/2)", hull=False),
