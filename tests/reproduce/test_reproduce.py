@@ -150,9 +150,10 @@ def test_cli(tmp_path, capsys):
         )
         == 0
     )
-    assert "report:" in capsys.readouterr().out
+    assert "\n1 sections in " in capsys.readouterr().out
     page = (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
-    assert "hardmax-emerging-leader" in page and "softmax-table1" not in page  # only the experiment asked for
+    assert "hardmax-emerging-leader" in page and "softmax-table1" not in page  # only the section asked for
+    assert "<h2>Sections</h2>" in page and "section <code>hardmax-emerging-leader</code>" in page
     assert main(["reproduce", "--list"]) == 0
     assert "softmax-table1" in capsys.readouterr().out
 

@@ -140,7 +140,7 @@ def render_html(
         f"parameters and seeds are under each section.</p></header>"
     )
     nav = (
-        '<main><nav id="contents"><h2>Experiments</h2><table><tr><th>name</th><th>what</th><th>status</th>'
+        '<main><nav id="contents"><h2>Sections</h2><table><tr><th>name</th><th>what</th><th>status</th>'
         f"<th>time</th></tr>{nav_rows}</table></nav>"
     )
     body = "\n".join(_section(r, out) for r in results)
