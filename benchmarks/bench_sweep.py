@@ -102,7 +102,7 @@ def main() -> None:
     n = args.cells
     cases = results["cases"] = {}
     print(
-        f"good_triple, d = {args.d}, {n} cells; load average before {results['load_before'][0]:.2f}, "
+        f"good-triple, d = {args.d}, {n} cells; load average before {results['load_before'][0]:.2f}, "
         f"after {results['load_after'][0]:.2f}"
     )
     print(
