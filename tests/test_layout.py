@@ -30,15 +30,16 @@ SRC = Path(attndyn.__file__).parent
 #: top-level module of the package (the core: ``attention``, ``margins``, ``_kernels``, ``_hardmax``,
 #: ``_softmax``, ``_adaptive``, ``dynamics``, ``solvers``, ``_loop``, ``options``, ``trajectory``, ``io``,
 #: ``threads``, ``devices``, ``_validation``, ``_errors``, ``_lazy``, ``progress``, ...). Plotting sits above
-#: control because it draws control's results; the package's root (its public face) re-exports the
-#: sentiment estimator, so it sits above sentiment.
+#: control because it draws control's results; the experiments' registry sits above sentiment because one of
+#: its cells reads a trained sentiment model (every cell registers where it is defined); the package's root
+#: (its public face) re-exports the sentiment estimator, so it sits above sentiment.
 LAYERS: list[tuple[str, ...]] = [
     ("attndyn._",),
     ("attndyn.analysis",),
-    ("attndyn.experiments",),
     ("attndyn.control",),
     ("attndyn.plotting",),
     ("attndyn.sentiment",),
+    ("attndyn.experiments",),
     ("attndyn",),
     ("attndyn.pretrained",),
     ("attndyn.reproduce", "attndyn.sweep"),
