@@ -30,6 +30,20 @@ from .._errors import param
 from .._lock import FolderLock, lock_holder  # noqa: F401  (lock_holder: read here by tests and callers)
 from .._validation import InputError
 from ..io import file_sha256, write_json
+from ._layout import (  # the layout's names, re-exported: runfolder is their reader
+    CACHE,
+    CHECKPOINT,
+    CONFIG,
+    DATA,
+    EVALUATION,
+    EVALUATION_FILES,
+    METRICS,
+    RUN_FILES,
+    SETTINGS,
+    TEST,
+    VOCAB,
+    WEIGHTS,
+)
 from .data import DEFAULT_DATA
 
 if TYPE_CHECKING:
@@ -60,22 +74,20 @@ __all__ = [
     "clear_run",
 ]
 
-# The files of a run folder (docs/run-folders.md), named here once.
-SETTINGS = "settings.json"
-DATA = "data.json"
-CONFIG = "config.json"
-VOCAB = "vocab.json"
-WEIGHTS = "weights.safetensors"
-CHECKPOINT = "checkpoint.safetensors"
-METRICS = "metrics.json"
-TEST = "test.json"
-EVALUATION = "evaluation.json"
-CACHE = "cache"
-#: What ``evaluate`` writes: stale once the run trains again.
-EVALUATION_FILES = (EVALUATION, "figure8.png", "figure10.png", "accuracy.png")
-#: What ``train`` and ``evaluate`` write in a run folder (``overwrite=True`` removes these and nothing else;
-#: the tokenization ``cache/`` stays, it is keyed by the data file and the tokenizer).
-RUN_FILES = (SETTINGS, DATA, CONFIG, VOCAB, WEIGHTS, CHECKPOINT, METRICS, TEST, *EVALUATION_FILES)
+    CACHE,
+    CHECKPOINT,
+    CONFIG,
+    DATA,
+    EVALUATION,
+    EVALUATION_FILES,
+    METRICS,
+    RUN_FILES,
+    SETTINGS,
+    TEST,
+    VOCAB,
+    WEIGHTS,
+)
+
 _NOT_RESULTS = ("run_dir", "verbose")  # estimator settings that do not change what is learned
 
 

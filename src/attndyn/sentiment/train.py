@@ -33,7 +33,7 @@ from .._validation import InputError
 from ..io import atomic_write, write_json
 from ..progress import progress_bar
 from ._config import JsonConfig, check_number
-from .runfolder import CHECKPOINT, METRICS, WEIGHTS
+from ._layout import CHECKPOINT, METRICS, WEIGHTS
 
 __all__ = [
     "TrainConfig",
