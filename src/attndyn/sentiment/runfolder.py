@@ -74,20 +74,6 @@ __all__ = [
     "clear_run",
 ]
 
-    CACHE,
-    CHECKPOINT,
-    CONFIG,
-    DATA,
-    EVALUATION,
-    EVALUATION_FILES,
-    METRICS,
-    RUN_FILES,
-    SETTINGS,
-    TEST,
-    VOCAB,
-    WEIGHTS,
-)
-
 _NOT_RESULTS = ("run_dir", "verbose")  # estimator settings that do not change what is learned
 
 
