@@ -91,7 +91,7 @@ def _cpu_flags() -> tuple[str, set[str]]:
         text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return "unknown", set()
-    name, flags = "unknown", set()
+    name, flags = "unknown", set[str]()
     for line in text.splitlines():
         key, _, value = line.partition(":")
         if key.strip() == "model name" and name == "unknown":

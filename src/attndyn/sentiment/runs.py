@@ -260,8 +260,9 @@ def evaluation_data(
     ``data`` when that is another data set. Read under the run's reading lock (:meth:`RunFolder.reading`)."""
     run = Path(run)
     info = RunFolder(run).data_or_default(estimator.random_state)
-    path = data or info["data"]
-    if _is_external(info, path, data):
+    given = None if data is None else Path(data)
+    path = given or Path(info["data"])
+    if _is_external(info, path, given):
         return _external_test(estimator, path)
     return _run_test(estimator, run, path, info)
 
@@ -280,8 +281,9 @@ def sample_run_texts(
 
     run = Path(run)
     info = RunFolder(run).data_or_default(estimator.random_state)
-    path = data or info["data"]
-    if _is_external(info, path, data):
+    given = None if data is None else Path(data)
+    path = given or Path(info["data"])
+    if _is_external(info, path, given):
         return (*sample_texts(path, n, seed), path)
     texts, rows, pool = sample_texts(path, n, seed, split=info["split"], split_seed=info["seed"])
     return texts, rows, pool, path
