@@ -10,6 +10,7 @@ import torch
 
 from attndyn import InputError
 from attndyn.cli import main
+from attndyn.sentiment import faithfulness as faith_module
 from attndyn.sentiment.attribution import contributions
 from attndyn.sentiment.baselines import (
     METHODS,
@@ -22,7 +23,6 @@ from attndyn.sentiment.baselines import (
     reinitialized,
     require_captum,
 )
-from attndyn.sentiment import faithfulness as faith_module
 from attndyn.sentiment.faithfulness import (
     BINS,
     CURVE,
@@ -104,7 +104,9 @@ def test_kernelshap_is_seeded(fitted):
 def _naive_occlusion(fitted, words):
     """H(x) - H(x without word i), one shortened text at a time through the estimator."""
     H = fitted.decision_function([" ".join(words)])[0]
-    return np.array([H - fitted.decision_function([" ".join(words[:i] + words[i + 1 :])])[0] for i in range(len(words))])
+    return np.array(
+        [H - fitted.decision_function([" ".join(words[:i] + words[i + 1 :])])[0] for i in range(len(words))]
+    )
 
 
 def test_occlusion_equals_a_naive_loop(fitted):
@@ -201,6 +203,7 @@ def test_table_and_report(study):
     assert rows[0]["comprehensiveness_aopc"] == study["methods"]["exact"]["comprehensiveness"]["mean"]
     levels = [f"{key}_at_{p}pct" for key in ("comprehensiveness", "sufficiency") for p in (1, 5, 10, 20, 50)]
     for row, (m, r) in zip(rows, study["methods"].items()):
+        assert row["method"] == m
         assert [row[k] for k in levels] == r["comprehensiveness"]["by_fraction"] + r["sufficiency"]["by_fraction"]
     text = report(study)
     assert all(m in text for m in METHODS) and "cluster explanation" in text and "exactness" in text

@@ -610,7 +610,9 @@ def _verdict(result: dict[str, Any]) -> list[str]:
         losses = [_margin(lab, v) for lab, v in cells if v["best"] != "exact"]
         lines.append(f"  {key}, exact best at: " + ("; ".join(wins) if wins else "no level"))
         lines.append(f"  {key}, exact beaten at: " + ("; ".join(losses) if losses else "no level"))
-    twins = set.intersection(*(set(v["twins"]) for k in ("comprehensiveness", "sufficiency") for v in vs[k]["by_level"]))
+    twins = set.intersection(
+        *(set(v["twins"]) for k in ("comprehensiveness", "sufficiency") for v in vs[k]["by_level"])
+    )
     if twins:
         lines.append(f"  twins of exact at every level: {', '.join(m for m in result['methods'] if m in twins)}")
     return lines
