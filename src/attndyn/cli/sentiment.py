@@ -589,8 +589,9 @@ def faithfulness_command(
     methods: list[str] | None = typer.Option(
         None,
         "--methods",
-        help="Methods, comma-separated or repeated: exact, ig, ig-mean, gradxinput, kernelshap, followers, rollout, "
-        "random (default: all; ig, ig-mean, gradxinput and kernelshap need captum: pip install 'attndyn\\[explain]').",
+        help="Methods, comma-separated or repeated: exact, ig, ig-mean, gradxinput, kernelshap, occlusion (leave one "
+        "position out), occlusion-word (leave every copy of a word out), followers, rollout, random (default: all; ig, "
+        "ig-mean, gradxinput and kernelshap need captum: pip install 'attndyn\\[explain]').",
     ),
     seed: int = typer.Option(
         0, help="Seeds the sample, random, KernelShap, the tie-breaks, the bootstrap and the re-initialized model."
@@ -605,9 +606,10 @@ def faithfulness_command(
     progress: bool = typer.Option(True, help="Show a progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print the result's JSON instead of the report."),
 ) -> None:
-    """Faithfulness of the word explanations (exact attributions, captum's, attention-based, random) and of the
-    cluster explanation: comprehensiveness and sufficiency (AOPC), deletion curves, rank agreement and the
-    model-randomization check, with bootstrap intervals over reviews. Nothing is written unless it all succeeds."""
+    """Faithfulness of the word explanations (exact attributions, captum's, leave-one-out occlusion, attention-based,
+    random) and of the cluster explanation: comprehensiveness and sufficiency (AOPC, and at each deletion level),
+    where the exact attribution wins, deletion curves, rank agreement and the model-randomization check, with
+    bootstrap intervals over reviews. Nothing is written unless it all succeeds."""
     from ..sentiment.faithfulness import faithfulness, report
     from ..sentiment.runs import check_threads, sample_run_texts
     from ..threads import limit_threads
