@@ -178,16 +178,10 @@ def table_1(seed: int, *, regime: str, n: int, d: int, time: float, collapse_tim
 @functools.lru_cache(maxsize=4)
 def _sentiment_run(run: str, data: str) -> tuple[HardmaxSentimentClassifier, Reviews, np.ndarray]:
     """(estimator, reviews, shuffled test indices) of a run folder, loaded once per process: the run's data
-    (``data``, else what its ``data.json`` records) and split, read by :class:`~attndyn.sentiment.runfolder.RunFolder`."""
-    from ..sentiment import HardmaxSentimentClassifier
-    from ..sentiment.data import read_reviews
-    from ..sentiment.runfolder import RunFolder
+    (``data``, else what its ``data.json`` records) and split, opened by :func:`attndyn.sentiment.runs.open_run`."""
+    from ..sentiment.runs import open_run
 
-    folder = RunFolder(run)
-    est = HardmaxSentimentClassifier.load(folder.path)
-    info = folder.data_or_default(est.random_state)
-    reviews = read_reviews(data or info["data"])
-    _, test = folder.split(reviews, info)
+    est, reviews, _, test, _ = open_run(run, data=data or None)
     return est, reviews, test[np.random.default_rng(0).permutation(len(test))]
 
 

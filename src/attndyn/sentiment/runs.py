@@ -36,7 +36,16 @@ if TYPE_CHECKING:
     from .estimator import HardmaxSentimentClassifier
     from .train import EncodedSplit
 
-__all__ = ["TrainedRun", "train_run", "interrupted_line", "check_threads", "evaluation_data"]
+__all__ = [
+    "TrainedRun",
+    "train_run",
+    "interrupted_line",
+    "check_threads",
+    "evaluation_data",
+    "sample_run_texts",
+    "OpenRun",
+    "open_run",
+]
 
 
 class TrainedRun(NamedTuple):
@@ -287,3 +296,29 @@ def sample_run_texts(
         return (*sample_texts(path, n, seed), path)
     texts, rows, pool = sample_texts(path, n, seed, split=info["split"], split_seed=info["seed"])
     return texts, rows, pool, path
+
+
+class OpenRun(NamedTuple):
+    """A trained run, opened by :func:`open_run`: its fitted ``estimator``, its data's ``reviews``, the train and
+    test indices of its split, and its data record (``data.json``, or the default data and split)."""
+
+    estimator: HardmaxSentimentClassifier
+    reviews: Reviews
+    train_idx: np.ndarray
+    test_idx: np.ndarray
+    data: dict[str, Any]
+
+
+def open_run(run: str | os.PathLike, *, data: str | os.PathLike | None = None) -> OpenRun:
+    """A run folder's model, data and split, read under its reading lock (refused while a training holds it): the
+    model with every check of :meth:`HardmaxSentimentClassifier.load`, the reviews of ``data`` (default: the file
+    its data.json names; a folder written by ``save()`` reads the default data), split as the training split it."""
+    from .estimator import HardmaxSentimentClassifier
+
+    folder = RunFolder(run)
+    with folder.reading():
+        est = HardmaxSentimentClassifier.load(folder.path)
+        info = folder.data_or_default(est.random_state)
+    reviews = read_reviews(data or info["data"])
+    tr, te = folder.split(reviews, info)
+    return OpenRun(est, reviews, tr, te, info)
