@@ -5,7 +5,9 @@ IMDb run's shape (``--reviews`` reviews of 100-256 known words, a 20,000-word vo
 interpreter, alternately with the pinned code paths (``attndyn.sentiment.pin_kernels``: ATen AVX2, MKL
 COMPATIBLE) and with the processor's own (``ATTNDYN_KERNELS=native``), and, with ``--plain``, torch's plain
 build as well (``ATEN_CPU_CAPABILITY=default``: the pin a processor without AVX2 would need). The ratio of the
-medians is the cost of the pin; the alternation spreads a busy machine's load over both.
+medians is the cost of the pin; the alternation spreads a busy machine's load over both, and the CPU time of
+the training (user + system, of the child process) is recorded beside the wall time: on a busy machine it is
+the steadier measure of the work, above all with ``--threads 1``.
 
     python benchmarks/bench_pinned_training.py --repeats 5 --json docs/results/bench_pinned_training.json
 """
@@ -22,7 +24,7 @@ import time
 from pathlib import Path
 
 CHILD = r"""
-import json, sys, time
+import json, resource, sys, time
 from attndyn.sentiment import kernel_paths, pin_kernels
 pin_kernels()
 import numpy as np, torch
@@ -39,9 +41,13 @@ y = torch.tensor(g.integers(0, 2, N), dtype=torch.float32)
 n = N - N // 10
 train_split, val_split = EncodedSplit(ids[:n], mask[:n], y[:n]), EncodedSplit(ids[n:], mask[n:], y[n:])
 model = SentimentTransformer(SentimentConfig(vocab_size=V, d=2), generator=torch.Generator().manual_seed(0))
-t0 = time.perf_counter()
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+t0, c0 = time.perf_counter(), cpu()
 train(model, train_split, val_split, TrainConfig(epochs=1, train_eval_size=500, seed=0))
-print(json.dumps({"seconds": time.perf_counter() - t0, "kernels": kernel_paths().to_json()}))
+out = {"seconds": time.perf_counter() - t0, "cpu_seconds": cpu() - c0, "kernels": kernel_paths().to_json()}
+print(json.dumps(out))
 """
 
 SETTINGS = {
@@ -73,6 +79,7 @@ def main() -> None:
     args = ap.parse_args()
     settings = ["native", "pinned"] + (["plain"] if args.plain else [])
     times: dict[str, list[float]] = {s: [] for s in settings}
+    cpu: dict[str, list[float]] = {s: [] for s in settings}
     kernels: dict[str, dict] = {}
     load_before = os.getloadavg()
     t0 = time.perf_counter()
@@ -80,9 +87,15 @@ def main() -> None:
         for s in settings if r % 2 == 0 else settings[::-1]:
             res = _run(s, args.reviews, args.threads)
             times[s].append(res["seconds"])
+            cpu[s].append(res["cpu_seconds"])
             kernels[s] = res["kernels"]
-            print(f"repeat {r + 1}: {s:<6} {res['seconds']:7.2f} s  load {os.getloadavg()[0]:.2f}", flush=True)
+            print(
+                f"repeat {r + 1}: {s:<6} {res['seconds']:7.2f} s wall, {res['cpu_seconds']:7.2f} s CPU, "
+                f"load {os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
     med = {s: statistics.median(v) for s, v in times.items()}
+    med_cpu = {s: statistics.median(v) for s, v in cpu.items()}
     result = {
         "script": "benchmarks/bench_pinned_training.py",
         "command": " ".join(sys.argv),
@@ -95,14 +108,18 @@ def main() -> None:
         "wall_s": time.perf_counter() - t0,
         "seconds": times,
         "median_s": med,
+        "cpu_seconds": cpu,
+        "median_cpu_s": med_cpu,
         "kernels": kernels,
         "pinned_over_native": med["pinned"] / med["native"],
+        "pinned_over_native_cpu": med_cpu["pinned"] / med_cpu["native"],
     }
     if "plain" in med:
         result["plain_over_native"] = med["plain"] / med["native"]
+        result["plain_over_native_cpu"] = med_cpu["plain"] / med_cpu["native"]
     print(
         f"median epoch: native {med['native']:.2f} s, pinned {med['pinned']:.2f} s "
-        f"(x{result['pinned_over_native']:.3f})"
+        f"(x{result['pinned_over_native']:.3f}; CPU x{result['pinned_over_native_cpu']:.3f})"
         + (f", plain {med['plain']:.2f} s (x{result['plain_over_native']:.3f})" if "plain" in med else "")
         + f"; {result['processor']}, load {load_before[0]:.2f} -> {result['load_after'][0]:.2f}"
     )
