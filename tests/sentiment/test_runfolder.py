@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 
 import pytest
 
@@ -97,8 +98,21 @@ def test_a_second_training_is_refused_naming_the_holder(trained, capsys, snapsho
         assert snapshot(run) == before
     with RunLock(run):  # released when the holder ended
         assert lock_holder(run) == os.getpid()
-        with pytest.raises(InputError, match=f"is in use by process {os.getpid()}"):
-            RunLock(run).__enter__()  # a second lock in this very process is refused as well
+        with RunLock(run) as nested:  # the same thread: reentrant (train_run, then the estimator's fit)
+            assert nested.held
+        errors = []
+
+        def other_thread():
+            try:
+                RunLock(run).__enter__()
+            except InputError as exc:
+                errors.append(str(exc))
+
+        t = threading.Thread(target=other_thread)
+        t.start()
+        t.join()
+        assert len(errors) == 1 and f"is in use by process {os.getpid()}" in errors[0]  # another thread is refused
+    assert lock_holder(run) is None  # the nested release did not drop it early, the outer one released it
 
 
 def test_a_failing_fresh_run_leaves_no_folder(trained, tmp_path, capsys):
@@ -320,3 +334,19 @@ def test_train_run_is_the_train_command_in_python(tmp_path, make_corpus, write_c
         train_run(est, py_run, data=data, threads=0)
     with pytest.raises(InputError, match="split must be one of"):
         train_run(est, py_run, data=data, split="other", threads=1)
+
+
+def test_the_estimator_writes_its_run_dir_under_the_run_lock(tmp_path, make_corpus, locked_by_another_process):
+    """fit(run_dir=...) takes the run folder's lock: refused, writing nothing, while another process trains there."""
+    from attndyn.sentiment import HardmaxSentimentClassifier
+
+    run = tmp_path / "run"
+    run.mkdir()
+    texts, labels = make_corpus(40)
+    with locked_by_another_process(run) as holder:
+        est = HardmaxSentimentClassifier(d=2, epochs=1, min_freq=1, run_dir=str(run))
+        with pytest.raises(InputError, match=f"is in use by process {holder.pid}"):
+            est.fit(texts, labels)
+        assert list(run.iterdir()) == []
+    est.fit(texts, labels)  # free again: trains and checkpoints there
+    assert (run / "checkpoint.safetensors").is_file() and (run / "config.json").is_file()

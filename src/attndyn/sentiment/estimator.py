@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, cast
 
@@ -23,12 +24,14 @@ from sklearn.exceptions import NotFittedError
 from .._validation import InputError
 from ..devices import resolve_device
 from ..io import write_bytes, write_json, write_text
+from ._layout import CONFIG, VOCAB
 from ._pinning import kernel_paths
 from .inference import FittedModel, check_texts, load_model
 from .lexicon import PROTECTED, lexicon_examples
 from .model import SentimentConfig, SentimentTransformer
 from .modelfile import FORMAT, seal
 from .recipes import SETTINGS, check_params, configs, recipe_for, resolve, split_settings
+from .runfolder import RunFolder
 from .text import TextConfig, Tokenizer, Vocabulary, encode
 from .train import EncodedSplit, TrainConfig, train
 
@@ -268,19 +271,27 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         model = model.to(resolve_device(self.device))  # initialised on the CPU: the same weights on every device
         kernels = kernel_paths()  # the CPU code paths in force: the same weights on every machine when pinned
         self.kernels_ = kernels.to_json()
-        run = None
-        if self.run_dir is not None:
-            run = Path(self.run_dir)
-            write_json(run / "config.json", self._config_record())
-            write_json(run / "vocab.json", {"words": self.vocab_.words})
         log = (lambda s: print(s, flush=True)) if self.verbose else None
         extra = lexicon_examples(tokenizer, text.lexicon_examples) if text.lexicon_examples else ([], [])
         prior = self._sign_prior(tokenizer, text) if tc.prior_weight > 0 else None
         if log is not None:
             log(kernels.line())
-        result = train(
-            model, enc(tr_idx, extra), enc(val_idx), tc, run_dir=run, progress=bool(self.verbose), log=log, prior=prior
-        )
+        run = None if self.run_dir is None else Path(self.run_dir)
+        # run_dir is written under the run folder's lock (reentrant: train_run already holds it)
+        with nullcontext() if run is None else RunFolder(run).lock():
+            if run is not None:
+                write_json(run / CONFIG, self._config_record())
+                write_json(run / VOCAB, {"words": self.vocab_.words})
+            result = train(
+                model,
+                enc(tr_idx, extra),
+                enc(val_idx),
+                tc,
+                run_dir=run,
+                progress=bool(self.verbose),
+                log=log,
+                prior=prior,
+            )
         trained = cast(SentimentTransformer, result.model)  # the model built above
         self._keep_model(trained, result.history, result.best_epoch)
         self.stop_reason_ = result.stop_reason

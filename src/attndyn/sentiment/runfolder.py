@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .data import Reviews
-    from .estimator import HardmaxSentimentClassifier
 
 __all__ = [
     "RunFolder",
@@ -94,9 +94,7 @@ def data_identity(path: str | os.PathLike) -> dict[str, Any]:
     return {"path": str(p.resolve()), "size": size, "sha256": h.hexdigest()}
 
 
-def resolve_settings(
-    estimator: HardmaxSentimentClassifier, *, split: str, threads: int, data: dict[str, Any]
-) -> dict[str, Any]:
+def resolve_settings(estimator: Any, *, split: str, threads: int, data: dict[str, Any]) -> dict[str, Any]:
     """Everything that fixes the results of a training run, as stored in ``settings.json``: the
     estimator's settings with the recipe for d filled in (so a run started with the recipe's values
     written out resumes without them, and the other way round)."""
@@ -217,19 +215,46 @@ class RunLock(FolderLock):
     ``with RunLock(run): ...`` creates the folder when needed; if another process holds the
     lock, InputError names its pid. ``created`` tells whether this lock made the folder, and
     :meth:`undo` removes what was added since (used when a fresh run fails before its first epoch).
+    The exclusive lock is reentrant within one thread: while a thread trains a run (it holds the lock), a nested
+    lock of the same folder in that thread, exclusive or shared, is granted without a second ``flock`` (which the
+    OS would refuse), so :func:`attndyn.sentiment.runs.train_run` and the estimator's ``fit`` take the same lock;
+    any other thread or process is refused.
     """
+
+    _held: dict[tuple[Path, int], int] = {}  # (run folder, thread) holding it exclusively -> nesting depth
 
     def __init__(self, run: str | os.PathLike, *, shared: bool = False) -> None:
         super().__init__(run, shared=shared, create=not shared, busy=_reading_busy if shared else _training_busy)
         self.run = self.folder
+        self._nested: tuple[Path, int] | None = None
 
     def acquire(self) -> RunLock:
         if not self.shared and self.run.exists() and not self.run.is_dir():
             raise InputError(
                 f"{param('run', 'run folder')} {str(self.run)!r} is a file, not a folder; give a folder path"
             )
+        key = (self.run.resolve(), threading.get_ident()) if self.run.exists() else None
+        if key is not None and key in RunLock._held:  # this thread already trains it: nested, nothing to take
+            RunLock._held[key] += 1
+            self._nested = key
+            return self
         super().acquire()
+        if not self.shared:
+            RunLock._held[(self.run.resolve(), threading.get_ident())] = 1
         return self
+
+    @property
+    def held(self) -> bool:
+        return self._nested is not None or super().held
+
+    def release(self) -> None:
+        if self._nested is not None:
+            RunLock._held[self._nested] -= 1
+            self._nested = None
+            return
+        if self.held and not self.shared:
+            RunLock._held.pop((self.run.resolve(), threading.get_ident()), None)
+        super().release()
 
     def __enter__(self) -> RunLock:
         return self.acquire()
