@@ -31,10 +31,12 @@ SRC = Path(attndyn.__file__).parent
 #: ``_softmax``, ``_adaptive``, ``dynamics``, ``solvers``, ``_loop``, ``options``, ``trajectory``, ``io``,
 #: ``threads``, ``devices``, ``_validation``, ``_errors``, ``_lazy``, ``progress``, ...). Plotting sits above
 #: control because it draws control's results; the package's root (its public face) re-exports the
-#: sentiment estimator, so it sits above sentiment.
+#: sentiment estimator, so it sits above sentiment. The sphere wing sits below experiments (whose cells run it)
+#: and plotting (which draws its phase diagrams).
 LAYERS: list[tuple[str, ...]] = [
     ("attndyn._",),
     ("attndyn.analysis",),
+    ("attndyn.sphere",),
     ("attndyn.experiments",),
     ("attndyn.control",),
     ("attndyn.plotting",),
