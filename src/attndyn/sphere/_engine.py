@@ -121,21 +121,10 @@ def evolve(
     rtol, atol = check_positive(rtol, "rtol"), check_positive(atol, "atol")
     check_options(save, stop)
     betas = _betas(beta, B, y)
-    Qm, Km, Vm = (_matrix(m, name, d, y, square) for m, name, square in ((Q, "Q", False), (K, "K", False), (V, "V", True)))
-    if Qm.shape[0] != Km.shape[0]:
-        raise InputError(f"Q maps to dimension {Qm.shape[0]} but K to {Km.shape[0]}; they must match")
-    A = Km.transpose(0, 1) @ Qm  # <Q x, K y> = <A x, y>
-    eye = torch.eye(d, dtype=y.dtype, device=y.device)
-    dyn = SphereAttention(
-        A=None if torch.equal(A, eye) else A,
-        V=None if torch.equal(Vm, eye) else Vm,
-        beta=betas,
-        model=attention,
-        mask=as_mask(mask, (B, n), y.device),
-        causal=bool(causal),
+    Qm, Km, Vm = (
+        _matrix(m, name, d, y, square) for m, name, square in ((Q, "Q", False), (K, "K", False), (V, "V", True))
     )
-    if attention == "usa":
-        check_usa_range(dyn.A, betas, n, y.dtype)
+    dyn = _attention(Qm, Km, Vm, betas, attention, as_mask(mask, (B, n), y.device), bool(causal), n)
     N, dt = _grid(time, step, method, max_steps)
     check_memory(
         kept_count(N, save.every) * B * n * d * y.element_size(),
@@ -162,9 +151,7 @@ def _on_sphere(y: Tensor, normalize: bool) -> Tensor:
     norms = torch.linalg.vector_norm(y, dim=-1)  # (B, n)
     if bool((norms == 0).any()):
         b, i = (int(v) for v in torch.nonzero(norms == 0)[0])
-        raise InputError(
-            f"token {i} of sequence {b} has norm 0, so it has no point on the sphere; give nonzero tokens"
-        )
+        raise InputError(f"token {i} of sequence {b} has norm 0, so it has no point on the sphere; give nonzero tokens")
     off = (norms - 1).abs()
     if not normalize and bool((off > NORM_TOLERANCE).any()):
         b, i = (int(v) for v in torch.nonzero(off > NORM_TOLERANCE)[0])
@@ -229,6 +216,27 @@ def _matrix(m: Any, name: str, d: int, y: Tensor, square: bool) -> Tensor:
     return as_matrix(m, name, d, dtype=y.dtype, device=y.device, square=square)
 
 
+def _attention(
+    Q: Tensor, K: Tensor, V: Tensor, beta: Tensor, model: str, mask: Tensor | None, causal: bool, n: int
+) -> SphereAttention:
+    """The field of the run (identity matrices stored as None, so Q = K = V = I costs no matmul)."""
+    if Q.shape[0] != K.shape[0]:
+        raise InputError(f"Q maps to dimension {Q.shape[0]} but K to {K.shape[0]}; they must match")
+    A = K.transpose(0, 1) @ Q  # <Q x, K y> = <A x, y>
+    eye = torch.eye(V.shape[0], dtype=V.dtype, device=V.device)
+    dyn = SphereAttention(
+        A=None if torch.equal(A, eye) else A,
+        V=None if torch.equal(V, eye) else V,
+        beta=beta,
+        model=model,
+        mask=mask,
+        causal=causal,
+    )
+    if model == "usa":
+        check_usa_range(dyn.A, beta, n, V.dtype)
+    return dyn
+
+
 def _grid(time: float, step: float, method: str, max_steps: int) -> tuple[int, float]:
     """N = ceil(time / step) steps of time / N (a fixed grid over ``max_steps`` is refused)."""
     N = math.ceil(time / step - 1e-9)
@@ -267,7 +275,9 @@ def _stepper(
                     solve.append(AdaptiveSolve(f, y0, 0.0, ADAPTIVE[method], rtol=rtol, atol=atol, max_steps=max_steps))
                 return unit(solve[0].at(grid[k + 1]))
             except AdaptiveFailure as exc:
-                raise StepFailure(exc.t, exc.dt, f"{method} failed at t={exc.t:.6g} with dt={exc.dt:.3g}: {exc.reason}")
+                raise StepFailure(
+                    exc.t, exc.dt, f"{method} failed at t={exc.t:.6g} with dt={exc.dt:.3g}: {exc.reason}"
+                ) from None
 
         return nfe, adaptive
     if method == "discrete":

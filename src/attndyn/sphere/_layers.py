@@ -26,6 +26,7 @@ def _direction(v: Tensor) -> Tensor:
     norm = torch.linalg.vector_norm(v, dim=-1, keepdim=True)
     return v / norm.clamp_min(torch.finfo(v.dtype).tiny)
 
+
 Attend = Callable[[Tensor], Tensor]
 
 

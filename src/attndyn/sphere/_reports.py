@@ -201,9 +201,7 @@ class ClusterReport:
         }
 
 
-def cluster_report(
-    traj: SphereTrajectory, b: int = 0, *, angle: float = 1e-3, delta: float = 1e-3
-) -> ClusterReport:
+def cluster_report(traj: SphereTrajectory, b: int = 0, *, angle: float = 1e-3, delta: float = 1e-3) -> ClusterReport:
     r"""Clusters (linked within ``angle`` radians) and the other statistics of sequence ``b``."""
     traj = _check(traj, b)
     for name, v in (("angle", angle), ("delta", delta)):
