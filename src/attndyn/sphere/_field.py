@@ -89,7 +89,7 @@ class SphereAttention:
 
     def weights(self, x: Tensor) -> Tensor:
         r"""(B, n, n) weights :math:`w_{ij}` of unit tokens ``x`` (B, n, d): SA's softmax or USA's :math:`e^{\beta s}/n`."""
-        s = attention.scores(x, self.A) * self.beta[:, None, None]  # (B, n, n): beta_b <A x_i, x_j>
+        s = attention.scores(x, self.A) * self.beta.to(x.dtype)[:, None, None]  # (B, n, n): beta_b <A x_i, x_j>
         if self.causal:
             s = s.masked_fill(~causal_mask(x.shape[1], x.device), float("-inf"))
         if self.model == "sa":
