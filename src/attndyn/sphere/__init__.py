@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ._engine import METHODS, evolve
     from ._field import ATTENTIONS, SphereAttention, causal_mask
     from ._layers import NORMS
+    from ._phase import AUTHORS_DEFAULTS, PhaseDiagram, load_phase_diagram, phase_diagram
     from ._reports import (
         ClusterReport,
         EnergyReport,
@@ -58,4 +59,8 @@ __all__ = [
     "orthogonal_start_report",
     "ClusterReport",
     "cluster_report",
+    "phase_diagram",
+    "PhaseDiagram",
+    "load_phase_diagram",
+    "AUTHORS_DEFAULTS",
 ]

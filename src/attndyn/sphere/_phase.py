@@ -38,7 +38,7 @@ from ..progress import progress_bar
 from ..solvers import TABLEAUS, rk_step
 from ._field import ATTENTIONS, SphereAttention, check_usa_range, unit
 from ._layers import NORMS
-from ._theory import gamma_crossing
+from ._theory import cluster_rank, gamma_crossing
 
 __all__ = ["PhaseDiagram", "phase_diagram", "load_phase_diagram", "AUTHORS_DEFAULTS"]
 
@@ -239,7 +239,7 @@ def _run_chunk(
         x = unit(y)
         g = x @ x.transpose(1, 2)  # (S, n, n) Gram matrices
         p = ((g > 1 - delta) & off).sum(dim=(1, 2)).cpu().numpy()
-        r = torch.linalg.matrix_rank((g > 1 - rank_delta).to(g.dtype), hermitian=True).cpu().numpy()
+        r = cluster_rank(x, rank_delta).cpu().numpy()
         while c < C and read_at[c] <= k:  # several checkpoints may fall on one step
             pairs[:, c], ranks[:, c] = p, r
             c += 1

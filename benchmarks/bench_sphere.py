@@ -1,0 +1,164 @@
+"""Phase diagrams on the sphere: attndyn against a CPU port of the authors' step loop, side by side.
+
+    python benchmarks/bench_sphere.py                    # reduced grid, about a minute on one core
+    python benchmarks/bench_sphere.py --full             # the authors' grid: 2,048 systems x 90 betas (hours on a CPU)
+    python benchmarks/bench_sphere.py --json docs/results/bench_sphere.json
+
+Both sides run the same systems (the same initial tokens, drawn once), the same post-LN step
+x <- N(x + h softmax(beta x x^T) x) with h = 0.1 up to t = 30 (Q = K = V = I, SA), in float64 on one thread, and
+read the same statistics at the same checkpoints (the authors' 200 times in [0, 30]): the fraction of pairs
+i != j with <x_i, x_j> > 0.999 pooled over the systems of a beta, and the median over systems of the rank of the
+thresholded Gram matrix 1[<x_i, x_j> > 0.9999].
+
+- "authors' loop": a naive port, written for this benchmark, of the loop of borjanG/2023-transformers-rotf
+  phase-diagrams.py (its class simu_xform.step_1 and check_stats/count_clusters) to the CPU: one beta at a time,
+  the systems of a beta as one batch, the cluster count one system at a time in a Python loop;
+- attndyn: attndyn.sphere.phase_diagram, every beta in one batch, chunked, the ranks batched.
+
+Also timed: the n^2 exponentials per system and step alone (torch.exp on the same number of entries), the
+floor the issue names. Prints a table and writes JSON (--json) with the load, the cores and the processor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+
+def processor() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def authors_loop(x0: np.ndarray, betas: np.ndarray, *, step: float, time_max: float, checkpoints: int):
+    """The naive port: per beta, step the batch of systems and read the statistics when the accumulated time
+    passes the next checkpoint (their loop adds eta to a float clock; the checkpoints are linspace(0, T, C))."""
+    nb, S, n, _ = x0.shape
+    times = torch.linspace(0, time_max, checkpoints, dtype=torch.float64)
+    dens = np.zeros((nb, checkpoints))
+    clust = np.zeros((nb, checkpoints))
+    mask = ~torch.eye(n, dtype=torch.bool).expand(S, -1, -1)
+    for bi, beta in enumerate(betas):
+        M = torch.tensor(x0[bi])
+        cur, c = 0.0, 0
+        while True:
+            SM = torch.matmul(M, M.transpose(1, 2))
+            SM *= float(beta)
+            SM = torch.nn.functional.softmax(SM, dim=2)
+            M2 = torch.matmul(SM, M)
+            M2 *= step
+            M2 += M
+            M = torch.nn.functional.normalize(M2, dim=2)
+            cur += step
+            if cur >= float(times[c]):
+                IP = torch.matmul(M, M.transpose(1, 2))
+                d = float((IP[mask] > 0.999).sum()) / IP[mask].numel()
+                ranks = [int(torch.linalg.matrix_rank((IP[i] > 0.9999).to(torch.float64))) for i in range(S)]
+                med = float(np.median(ranks))
+                while c < checkpoints and cur >= float(times[c]):
+                    dens[bi, c], clust[bi, c] = d, med
+                    c += 1
+                if c >= checkpoints:
+                    break
+            if cur >= time_max:
+                break
+    return dens, clust
+
+
+def exp_floor(entries: int, steps: int, chunk: int = 1 << 20) -> float:
+    """Seconds for ``steps`` passes of torch.exp over ``entries`` float64 numbers, in cache-sized chunks."""
+    a = torch.randn(min(entries, chunk), dtype=torch.float64)
+    out = torch.empty_like(a)
+    reps = math.ceil(entries / a.numel())
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        for _ in range(reps):
+            torch.exp(a, out=out)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--systems", type=int, default=64, help="systems per beta (authors: 2048)")
+    ap.add_argument("--betas", type=int, default=18, help="betas in [0.1, 9] (authors: 90)")
+    ap.add_argument("--n", type=int, default=32)
+    ap.add_argument("--d", type=int, default=2)
+    ap.add_argument("--time", type=float, default=30.0)
+    ap.add_argument("--step", type=float, default=0.1)
+    ap.add_argument("--checkpoints", type=int, default=200)
+    ap.add_argument("--full", action="store_true", help="the authors' grid: 2048 systems x 90 betas")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+    if args.full:
+        args.systems, args.betas = 2048, 90
+    torch.set_num_threads(1)
+
+    from attndyn.sphere import phase_diagram
+
+    betas = np.linspace(0.1, 9.0, args.betas)
+    rng = np.random.default_rng(args.seed)  # the same draws phase_diagram makes from this seed
+    x0 = rng.standard_normal((args.betas, args.systems, args.n, args.d))
+    x0 /= np.linalg.norm(x0, axis=-1, keepdims=True)
+    steps = math.ceil(args.time / args.step - 1e-9)
+    load_before = os.getloadavg()
+
+    t0 = time.perf_counter()
+    dens, clust = authors_loop(x0, betas, step=args.step, time_max=args.time, checkpoints=args.checkpoints)
+    t_authors = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    pd = phase_diagram(
+        systems=args.systems, n=args.n, d=args.d, betas=betas, time=args.time, step=args.step,
+        checkpoints=args.checkpoints, seed=args.seed,
+    )  # fmt: skip
+    t_attndyn = time.perf_counter() - t0
+    floor = exp_floor(args.systems * args.betas * args.n * args.n, steps)
+    # Monte Carlo error of a pooled fraction: the systems are independent, the pairs of one system are not, so
+    # the standard error is taken over systems: sqrt(p (1 - p) / systems) bounds it (a fraction per system in [0, 1]).
+    se = np.sqrt(np.maximum(dens * (1 - dens), 1e-12) / args.systems)
+    diff = np.abs(pd.fraction - dens)
+    res = {
+        "script": "benchmarks/bench_sphere.py",
+        "command": "python benchmarks/bench_sphere.py " + " ".join(sys.argv[1:]),
+        "cores": os.cpu_count(),
+        "threads": 1,
+        "processor": processor(),
+        "torch": torch.__version__,
+        "load_before": load_before,
+        "load_after": os.getloadavg(),
+        "systems": args.systems, "betas": args.betas, "n": args.n, "d": args.d, "time": args.time,
+        "step": args.step, "steps": steps, "checkpoints": args.checkpoints, "dtype": "float64",
+        "authors_s": t_authors,
+        "attndyn_s": t_attndyn,
+        "speedup": t_authors / t_attndyn,
+        "exp_floor_s": floor,
+        "attndyn_over_exp_floor": t_attndyn / floor,
+        "fraction_max_abs_diff": float(diff.max()),
+        "fraction_max_diff_in_se": float((diff / se).max()),
+        "clusters_max_abs_diff": float(np.abs(pd.clusters - clust).max()),
+        "clusters_cells_differing": int((pd.clusters != clust).sum()),
+        "cells": int(dens.size),
+    }  # fmt: skip
+    for k, v in res.items():
+        print(f"{k:28s} {v}")
+    if args.json is not None:
+        from attndyn.io import write_json
+
+        write_json(args.json, res)
+
+
+if __name__ == "__main__":
+    main()
