@@ -152,6 +152,8 @@ def phase_diagram(
     delta, rank_delta = check_positive(delta, "delta"), check_positive(rank_delta, "rank_delta")
     seed = check_int(seed, "seed")
     step_fn = _layer(attention, method, norm)
+    if attention == "usa":
+        check_usa_range(None, torch.as_tensor(beta_grid), n, dtype)
     N = max(1, math.ceil(time / step - 1e-9))
     dt = time / N
     dev = torch.device(device or "cpu")
@@ -170,18 +172,8 @@ def phase_diagram(
     x0 = rng.standard_normal((len(beta_grid), systems, n, d))
     x0 /= np.linalg.norm(x0, axis=-1, keepdims=True)
     beta_all = np.repeat(beta_grid, systems)  # (B,): sequence b has beta_grid[b // systems]
-    pairs = np.zeros((B, checkpoints))
-    ranks = np.zeros((B, checkpoints), dtype=np.int16)
-    flat = x0.reshape(B, n, d)
-    with progress_bar(total=B, description="sphere phase diagram", enabled=progress) as advance:
-        for a in range(0, B, rows):
-            y = torch.as_tensor(flat[a : a + rows], dtype=dtype, device=dev)
-            beta = torch.as_tensor(beta_all[a : a + rows], dtype=dtype, device=dev)
-            if attention == "usa":
-                check_usa_range(None, beta, n, dtype)
-            dyn = SphereAttention(A=None, V=None, beta=beta, model=attention)
-            pairs[a : a + rows], ranks[a : a + rows] = _run_chunk(dyn, y, step_fn, dt, read_at, delta, rank_delta)
-            advance(y.shape[0])
+    run = (step_fn, dt, read_at, delta, rank_delta)
+    pairs, ranks = _run_all(x0.reshape(B, n, d), beta_all, attention, run, rows, dtype, dev, progress)
     nb = len(beta_grid)
     per_beta = pairs.reshape(nb, systems, checkpoints)
     rank_b = ranks.reshape(nb, systems, checkpoints)
@@ -201,6 +193,30 @@ def phase_diagram(
 
 
 Layer = Callable[[SphereAttention, Tensor, int, float], Tensor]
+
+
+def _run_all(
+    flat: np.ndarray,
+    beta_all: np.ndarray,
+    attention: str,
+    run: tuple[Layer, float, np.ndarray, float, float],
+    rows: int,
+    dtype: torch.dtype,
+    dev: torch.device,
+    progress: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every system (B, n, d), chunks of ``rows`` at a time: per system and checkpoint, clustered pairs and rank."""
+    B, C = flat.shape[0], len(run[2])
+    pairs = np.zeros((B, C))
+    ranks = np.zeros((B, C), dtype=np.int16)
+    with progress_bar(total=B, description="sphere phase diagram", enabled=progress) as advance:
+        for a in range(0, B, rows):
+            y = torch.as_tensor(flat[a : a + rows], dtype=dtype, device=dev)
+            beta = torch.as_tensor(beta_all[a : a + rows], dtype=dtype, device=dev)
+            dyn = SphereAttention(A=None, V=None, beta=beta, model=attention)
+            pairs[a : a + rows], ranks[a : a + rows] = _run_chunk(dyn, y, *run)
+            advance(y.shape[0])
+    return pairs, ranks
 
 
 def _layer(attention: Any, method: Any, norm: Any) -> Layer:
