@@ -160,12 +160,7 @@ def phase_diagram(
     B = systems * len(beta_grid)
     entries = _CHUNK_ENTRIES.get(dev.type, 1 << 20)
     rows = max(1, entries // (n * n)) if chunk is None else check_int(chunk, "chunk", minimum=1)
-    item = torch.empty((), dtype=dtype).element_size()
-    estimate = B * n * d * 8 + B * checkpoints * 2 + min(rows, B) * n * (4 * n + 8 * d) * item
-    check_memory(
-        estimate, max_memory, dev, f"{B} systems of {n} tokens in dimension {d}, {checkpoints} checkpoints",
-        "use fewer systems, betas or checkpoints",
-    )  # fmt: skip
+    _check_phase_memory(B, n, d, checkpoints, min(rows, B), dtype, dev, max_memory)
     times = np.linspace(0.0, time, checkpoints)
     read_at = np.maximum(1, np.ceil(times / dt - 1e-9).astype(np.int64))  # first step k >= 1 with k dt >= t_c
     rng = np.random.default_rng(seed)
@@ -193,6 +188,18 @@ def phase_diagram(
 
 
 Layer = Callable[[SphereAttention, Tensor, int, float], Tensor]
+
+
+def _check_phase_memory(
+    B: int, n: int, d: int, checkpoints: int, rows: int, dtype: torch.dtype, dev: torch.device, limit: float | None
+) -> None:
+    """Refuse a diagram whose tokens, statistics and one chunk's scores would not fit in ``limit`` bytes."""
+    item = torch.empty((), dtype=dtype).element_size()
+    estimate = B * n * d * 8 + B * checkpoints * 10 + rows * n * (4 * n + 8 * d) * item
+    check_memory(
+        estimate, limit, dev, f"{B} systems of {n} tokens in dimension {d}, {checkpoints} checkpoints",
+        "use fewer systems, betas or checkpoints",
+    )  # fmt: skip
 
 
 def _run_all(
