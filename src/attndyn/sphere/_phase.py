@@ -154,8 +154,7 @@ def phase_diagram(
     step_fn = _layer(attention, method, norm)
     if attention == "usa":
         check_usa_range(None, torch.as_tensor(beta_grid), n, dtype)
-    N = max(1, math.ceil(time / step - 1e-9))
-    dt = time / N
+    dt = time / max(1, math.ceil(time / step - 1e-9))
     dev = torch.device(device or "cpu")
     B = systems * len(beta_grid)
     entries = _CHUNK_ENTRIES.get(dev.type, 1 << 20)
