@@ -89,23 +89,26 @@ def cluster_rank(x: Tensor, delta: float) -> Tensor:
     r"""The authors' cluster count: the rank of :math:`T = \mathbf 1[\langle x_i, x_j\rangle > 1 - \delta]` (n, n),
     one per configuration (..., n, d) -> (...).
 
-    Where the threshold graph is a union of cliques (T is an equivalence: reflexive, symmetric and
-    :math:`\mathbf 1[T^2 > 0] = T`), T is, up to a permutation, block diagonal with all-ones blocks, so its rank
-    is the number of blocks: the tokens that are the first of their row. Only the other configurations go to
-    :func:`torch.linalg.matrix_rank` (an SVD), so the statistic is the same and the common case is cheap.
+    Where the threshold graph is a union of cliques (T is an equivalence), T is, up to a permutation, block
+    diagonal with all-ones blocks, so its rank is the number of blocks: the tokens that are the first of their row.
+    T is an equivalence exactly when it is reflexive and every row i and every j in it share the row and the first
+    index f(i) (then :math:`T_{ij}` implies row j = row i, which holds i: symmetry; and holds every k of row j:
+    transitivity) -- a check in O(n^2). Only the other configurations go to :func:`torch.linalg.matrix_rank` (an
+    SVD), so the statistic is the same and the common case is cheap.
 
     >>> x = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
     >>> int(cluster_rank(x, 1e-4))
     2
     """
     t = _gram(x) > 1 - delta  # (..., n, n)
-    flat = t.reshape(-1, *t.shape[-2:])
+    flat = t.reshape(-1, *t.shape[-2:])  # (B, n, n)
     n = t.shape[-1]
-    tf = flat.to(torch.float32)  # counts <= n are exact in float32
-    equivalence = ((torch.bmm(tf, tf) > 0) == flat).flatten(1).all(dim=1)
-    equivalence &= (flat == flat.transpose(1, 2)).flatten(1).all(dim=1)
-    equivalence &= flat.diagonal(dim1=1, dim2=2).all(dim=1)
-    first = flat.to(torch.uint8).argmax(dim=2)  # (B, n): the first True of each row
+    first = flat.to(torch.uint8).argmax(dim=2)  # (B, n): f(i), the first True of row i
+    rows_of_first = torch.gather(flat, 1, first[..., None].expand(-1, -1, n))  # row f(i), (B, n, n)
+    same_first = first[:, :, None] == first[:, None, :]  # f(i) == f(j), (B, n, n)
+    equivalence = flat.diagonal(dim1=1, dim2=2).all(dim=1)
+    equivalence &= (rows_of_first == flat).flatten(1).all(dim=1)
+    equivalence &= (same_first | ~flat).flatten(1).all(dim=1)
     rank = (first == torch.arange(n, device=x.device)).sum(dim=1)
     other = torch.nonzero(~equivalence).flatten()
     if len(other):
