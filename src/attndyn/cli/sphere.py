@@ -16,7 +16,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from .._validation import InputError
+from .._errors import InputError
 
 __all__ = ["app", "run_cmd", "phase_cmd", "register", "sphere_summary"]
 
