@@ -167,15 +167,22 @@ def phase_cmd(
         systems=systems, n=n, d=d, betas=grid, time=time, step=step, checkpoints=checkpoints, delta=delta,
         attention=attention, method=method, norm=norm, seed=seed, progress=sys.stderr.isatty(),
     )  # fmt: skip
+    from ..io import write_json
     from ..plotting.save import save_figure
     from ..plotting.sphere import phase_diagram_figure
 
     path = pd.save(out / "phase.json")
     pngs = save_figure(phase_diagram_figure(pd), out / "phase", formats=("png",))
+    command = (
+        f"attndyn sphere phase --out {out} --systems {systems} --n {n} --d {d} --beta-min {beta_min:g} "
+        f"--beta-max {beta_max:g} --betas {betas} --time {time:g} --step {step:g} --checkpoints {checkpoints} "
+        f"--delta {delta:g} --attention {attention} --method {method} --norm {norm} --seed {seed}"
+    )  # the resolved configuration, every option spelled out
+    config = write_json(out / "config.json", {"command": command, **pd.settings})
     if as_json:
         print(json.dumps(pd.record()))
     else:
-        typer.echo(f"written: {path}, {pngs[0]}")
+        typer.echo(f"written: {path}, {pngs[0]}, {config}")
 
 
 def register(parent: typer.Typer) -> None:
