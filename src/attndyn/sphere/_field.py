@@ -104,8 +104,17 @@ class SphereAttention:
         return x if self.V is None else x @ self.V.transpose(-1, -2)
 
     def attend(self, x: Tensor) -> Tensor:
-        r""":math:`\sum_j w_{ij} V x_j` for unit tokens ``x``: the attention sublayer's output, (B, n, d)."""
-        out = attention.aggregate(self.weights(x), self.values(x))
+        r""":math:`\sum_j w_{ij} V x_j` for unit tokens ``x``: the attention sublayer's output, (B, n, d).
+
+        SA without a causal mask goes through :func:`attndyn.attention.softmax_attention` (a fused kernel where one
+        exists: no n x n weights formed), with the queries :math:`\beta_b A x_i` carrying each sequence's beta;
+        USA and causal SA form the weights (:meth:`weights`) and aggregate them."""
+        if self.model == "sa" and not self.causal:
+            q = x if self.A is None else x @ self.A.transpose(-1, -2)  # rows A x_i: <A x_i, x_j> = q_i . x_j
+            q = q * self.beta.to(x.dtype)[:, None, None]
+            out = attention.softmax_attention(q, x, self.values(x), self.mask, beta=1.0)
+        else:
+            out = attention.aggregate(self.weights(x), self.values(x))
         return out if self.mask is None else out * self.mask[..., None]
 
     def __call__(self, t: float, y: Tensor) -> Tensor:
