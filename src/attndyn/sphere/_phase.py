@@ -38,7 +38,7 @@ from ..progress import progress_bar
 from ..solvers import TABLEAUS, rk_step
 from ._field import ATTENTIONS, SphereAttention, check_usa_range, unit
 from ._layers import NORMS
-from ._theory import cluster_rank, gamma_crossing
+from ._theory import gamma_crossing, threshold_rank
 
 __all__ = ["PhaseDiagram", "phase_diagram", "load_phase_diagram", "AUTHORS_DEFAULTS"]
 
@@ -248,10 +248,9 @@ def _run_chunk(
     dyn: SphereAttention, y: Tensor, step: Layer, dt: float, read_at: np.ndarray, delta: float, rank_delta: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Run one chunk of systems; at each checkpoint, per system, the clustered pairs and the rank statistic."""
-    C, n = len(read_at), y.shape[1]
+    C = len(read_at)
     pairs = np.zeros((y.shape[0], C))
     ranks = np.zeros((y.shape[0], C), dtype=np.int16)
-    off = ~torch.eye(n, dtype=torch.bool, device=y.device)
     c, k = 0, 0
     while c < C:
         y = step(dyn, y, k, dt)
@@ -260,8 +259,9 @@ def _run_chunk(
             continue
         x = unit(y)
         g = x @ x.transpose(1, 2)  # (S, n, n) Gram matrices
-        p = ((g > 1 - delta) & off).sum(dim=(1, 2)).cpu().numpy()
-        r = cluster_rank(x, rank_delta).cpu().numpy()
+        close = g > 1 - delta
+        p = (close.sum(dim=(1, 2)) - close.diagonal(dim1=1, dim2=2).sum(dim=1)).cpu().numpy()  # pairs i != j
+        r = threshold_rank(g > 1 - rank_delta).cpu().numpy()
         while c < C and read_at[c] <= k:  # several checkpoints may fall on one step
             pairs[:, c], ranks[:, c] = p, r
             c += 1

@@ -36,6 +36,7 @@ __all__ = [
     "kuramoto",
     "clustered_fraction",
     "cluster_rank",
+    "threshold_rank",
     "sphere_clusters",
     "plateaus",
     "gamma_rhs",
@@ -101,19 +102,26 @@ def cluster_rank(x: Tensor, delta: float) -> Tensor:
     2
     """
     t = _gram(x) > 1 - delta  # (..., n, n)
-    flat = t.reshape(-1, *t.shape[-2:])  # (B, n, n)
+    return threshold_rank(t.reshape(-1, *t.shape[-2:])).reshape(t.shape[:-2])
+
+
+def threshold_rank(t: Tensor) -> Tensor:
+    """The rank of each boolean (n, n) matrix of ``t`` (B, n, n), by the block count of :func:`cluster_rank` where
+    it is an equivalence, else by :func:`torch.linalg.matrix_rank` (eigenvalues where the matrix is symmetric)."""
     n = t.shape[-1]
-    first = flat.to(torch.uint8).argmax(dim=2)  # (B, n): f(i), the first True of row i
-    rows_of_first = torch.gather(flat, 1, first[..., None].expand(-1, -1, n))  # row f(i), (B, n, n)
+    first = t.to(torch.uint8).argmax(dim=2)  # (B, n): f(i), the first True of row i
+    rows_of_first = torch.gather(t, 1, first[..., None].expand(-1, -1, n))  # row f(i), (B, n, n)
     same_first = first[:, :, None] == first[:, None, :]  # f(i) == f(j), (B, n, n)
-    equivalence = flat.diagonal(dim1=1, dim2=2).all(dim=1)
-    equivalence &= (rows_of_first == flat).flatten(1).all(dim=1)
-    equivalence &= (same_first | ~flat).flatten(1).all(dim=1)
-    rank = (first == torch.arange(n, device=x.device)).sum(dim=1)
+    equivalence = t.diagonal(dim1=1, dim2=2).all(dim=1)
+    equivalence &= (rows_of_first == t).flatten(1).all(dim=1)
+    equivalence &= (same_first | ~t).flatten(1).all(dim=1)
+    rank = (first == torch.arange(n, device=t.device)).sum(dim=1)
     other = torch.nonzero(~equivalence).flatten()
     if len(other):
-        rank[other] = torch.linalg.matrix_rank(flat[other].to(x.dtype))
-    return rank.reshape(t.shape[:-2])
+        rest = t[other]
+        symmetric = bool((rest == rest.transpose(1, 2)).all())
+        rank[other] = torch.linalg.matrix_rank(rest.to(torch.float64), hermitian=symmetric)
+    return rank
 
 
 def sphere_clusters(x: Any, angle: float) -> list[list[int]]:
