@@ -192,3 +192,11 @@ def test_stop_on_convergence_stops_a_collapsed_run():
     traj = sp.evolve(unit_tokens(rng, 5, 3), time=200.0, beta=1.0, stop=StopOnConvergence(rtol=1e-9))
     assert traj.stats.stop_reason == "converged" and traj.stats.steps < 2000
     assert len(sp.sphere_clusters(traj.final_tokens, 1e-6)) == 1
+
+
+@pytest.mark.parametrize("method", ["rk4", "dopri5", "discrete"])
+def test_float32_runs_stay_on_the_sphere_to_its_rounding(method):
+    rng = np.random.default_rng(13)
+    traj = sp.evolve(unit_tokens(rng, 2, 6, 3), time=2.0, beta=[1.0, 3.0], method=method, dtype=torch.float32)
+    assert traj.ys.dtype == torch.float32
+    assert float((torch.linalg.vector_norm(traj.ys, dim=-1) - 1).abs().max()) <= 4 * torch.finfo(torch.float32).eps

@@ -91,7 +91,9 @@ def _text(rec: dict[str, Any], head: str) -> None:
 
 @app.command("run")
 def run_cmd(
-    tokens: Path = typer.Argument(..., metavar="TOKENS", help="Unit tokens: .npy, .csv or .json, shape (n, d) or (B, n, d)."),
+    tokens: Path = typer.Argument(
+        ..., metavar="TOKENS", help="Unit tokens: .npy, .csv or .json, shape (n, d) or (B, n, d)."
+    ),
     beta: float = typer.Option(1.0, "--beta", help="Inverse temperature beta."),
     time: float = typer.Option(10.0, "--time", help="Final time T."),
     attention: str = typer.Option("sa", "--attention", help="sa (softmax weights) or usa (e^(beta s)/n)."),
