@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..options import SaveAt
-from ..sphere import cluster_report, energy_report, evolve, phase_diagram
+from ..sphere import energy_report, evolve, phase_diagram, sphere_clusters
 from ..sphere._field import ATTENTIONS
 from ..sphere._layers import NORMS
 from .registry import CellFailed, Param, experiment
@@ -85,7 +85,7 @@ def sphere_energy(seed: int, *, n: int, d: int, beta: float, time: float, step: 
     if traj.stats.stop_reason == "solver_failed":
         raise CellFailed(f"the solve failed: {traj.stats.message}")
     rep = energy_report(traj)
-    clusters = cluster_report(traj).clusters
+    clusters = sphere_clusters(traj.final_tokens, 1e-3)
     return {
         "energy_monotone": rep.holds,
         "one_cluster": len(clusters) == 1,
