@@ -51,13 +51,16 @@ _CHUNK_ENTRIES = {"cpu": 1 << 20, "cuda": 1 << 26}
 
 @dataclass(frozen=True)
 class PhaseDiagram:
-    """A phase diagram: statistics (betas x checkpoints) and the settings that made it.
+    r"""A phase diagram: statistics (betas x checkpoints) and the settings that made it.
 
     Attributes:
-        betas: (nb,) the beta grid. times: (nc,) the checkpoint times.
-        fraction: (nb, nc) fraction of clustered pairs. clusters: (nb, nc) median cluster count (rank).
-        one_cluster: (nb, nc) fraction of systems in one cluster. gamma_times: (nb,) the time at which the
-        orthogonal start reaches :math:`\\gamma = 1 - \\delta` (inf beyond the horizon).
+        betas: (nb,) the beta grid.
+        times: (nc,) the checkpoint times.
+        fraction: (nb, nc) fraction of clustered pairs.
+        clusters: (nb, nc) median cluster count (rank).
+        one_cluster: (nb, nc) fraction of systems in one cluster.
+        gamma_times: (nb,) the time at which the orthogonal start reaches :math:`\gamma = 1 - \delta` (inf
+            beyond the horizon).
         settings: systems, n, d, step, time, delta, rank_delta, attention, method, norm, seed, dtype.
     """
 
