@@ -107,7 +107,7 @@ def phase(ctx: Context, res: ExperimentResult) -> None:
         checkpoints=ctx.pick(61, 200), seed=ctx.seed,
     )  # fmt: skip
     res.seed = ctx.seed
-    small, large = pd.fraction[0, -1], pd.fraction[-1, -1]
+    small, large, count = float(pd.fraction[0, -1]), float(pd.fraction[-1, -1]), float(pd.clusters[-1, -1])
     res.checks.append(
         Check("beta = 0.1, t = 30: fraction of clustered pairs", "near 1 (one cluster)", fmt(small), small > 0.9)
     )
@@ -115,8 +115,8 @@ def phase(ctx: Context, res: ExperimentResult) -> None:
         Check(
             "beta = 9, t = 30: median cluster count",
             "> 1 (metastable clusters)",
-            fmt(pd.clusters[-1, -1]),
-            pd.clusters[-1, -1] > 1,
+            fmt(count),
+            count > 1,
         )
     )
     res.checks.append(
