@@ -73,7 +73,7 @@ def energy(ctx: Context, res: ExperimentResult) -> None:
     E_beta = (1 / (2 beta n^2)) sum_ij e^(beta <x_i, x_j>): along every run E_beta never decreases. Random
     starts (n = 16 in d = 3, beta from 0.5 to 4), each a cell of ``sphere_energy``; and, d = 3, one cluster at
     the end."""
-    seeds = ctx.pick(12, 200)
+    seeds = ctx.pick(12, 100)
     params = [{"n": 16, "d": 3, "beta": b, "time": ctx.pick(5.0, 10.0), "step": 0.01} for b in (0.5, 1.0, 2.0, 4.0)]
     rows = ctx.cells("sphere_energy", [(ctx.seed + s, params[s % 4]) for s in range(seeds)])
     monotone = sum(bool(r["energy_monotone"]) for r in rows)
@@ -101,7 +101,7 @@ def phase(ctx: Context, res: ExperimentResult) -> None:
     Q = K = V = I and step 0.1 up to t = 30: the fraction of clustered pairs (<x_i, x_j> > 0.999) and the median
     cluster count. Small beta: one cluster early; large beta: several clusters that last (metastability). The
     authors run 2,048 systems and 90 betas; quick mode runs fewer."""
-    systems, nb = ctx.pick(16, 512), ctx.pick(10, 90)
+    systems, nb = ctx.pick(16, 256), ctx.pick(10, 45)
     pd = sp.phase_diagram(
         systems=systems, n=32, d=2, betas=np.linspace(0.1, 9.0, nb), time=30.0, step=0.1,
         checkpoints=ctx.pick(61, 200), seed=ctx.seed,
