@@ -114,6 +114,8 @@ SPHERE = [
     ["sphere", "phase", "--out", "p", "--method", "dopri5"],
     ["sphere", "phase", "--out", "p", "--systems", "100000000", "--betas", "90"],
     ["sphere", "phase", "--out", "p", "--attention", "usa", "--beta-max", "900"],
+    ["sphere", "phase", "--out", "p", "--kq", "wigner"],
+    ["sphere", "phase", "--out", "p", "--v", "random"],
 ]
 
 
@@ -139,3 +141,29 @@ def test_generated_token_files_never_crash(capsys, snapshot, files, data):
     if code != 0:
         assert code == 2 and len(err.strip().splitlines()) == 1, (data, err)
     assert snapshot(files) == before
+
+
+def test_phase_with_random_parameters(capsys, files):
+    args = [
+        "--systems",
+        "3",
+        "--n",
+        "4",
+        "--betas",
+        "2",
+        "--time",
+        "1",
+        "--checkpoints",
+        "2",
+        "--kq",
+        "goe",
+        "--v",
+        "minus",
+    ]
+    code, _, err = run(capsys, "sphere", "phase", "--out", "pr", *args)
+    assert code == 0, err
+    settings = json.loads(Path("pr/phase.json").read_text())["settings"]
+    assert (settings["kq"], settings["v"]) == ("goe", "minus")
+    assert "--kq goe --v minus" in json.loads(Path("pr/config.json").read_text())["command"]
+    code, _, err = run(capsys, "sphere", "phase", "--out", "pi", "--beta-min", "nan")
+    assert code == 2 and err.strip() == "error: --beta-min must be a finite number, got nan"

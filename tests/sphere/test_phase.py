@@ -98,3 +98,41 @@ def test_loading_something_else_is_refused(tmp_path):
     (tmp_path / "x.json").write_text("{}")
     with pytest.raises(InputError, match=r"is not a phase diagram written by PhaseDiagram.save"):
         sp.load_phase_diagram(tmp_path / "x.json")
+
+
+@pytest.mark.parametrize(("kq", "v"), [("gaussian", "gaussian"), ("goe", "minus"), ("identity", "plus")])
+def test_random_parameters_run_per_system_as_a_naive_loop_does(kq, v):
+    """One (A, V) per system, drawn after the tokens: the diagram equals a loop over systems with those draws."""
+    betas, S, n, d = [1.0, 5.0], 3, 5, 3
+    pd = sp.phase_diagram(systems=S, n=n, d=d, betas=betas, time=1.0, checkpoints=3, kq=kq, v=v, seed=2)
+    rng = np.random.default_rng(2)
+    x0 = rng.standard_normal((2, S, n, d))
+    x0 /= np.linalg.norm(x0, axis=-1, keepdims=True)
+    A, V = sp.random_parameters(rng, (2 * S,), d, kq, v)
+    A = np.broadcast_to(np.eye(d), (2 * S, d, d)) if A is None else A
+    read_at = [1, 5, 10]
+    frac = np.zeros((2, 3))
+    for b in range(2 * S):
+        x = x0.reshape(-1, n, d)[b].copy()
+        for k in range(1, 11):
+            s = betas[b // S] * (x @ A[b].T) @ x.T  # s_ij = <A x_i, x_j>
+            p = np.exp(s - s.max(1, keepdims=True))
+            x = x + 0.1 * (p / p.sum(1, keepdims=True)) @ x @ V[b].T
+            x /= np.linalg.norm(x, axis=1, keepdims=True)
+            if k in read_at:
+                g = x @ x.T
+                frac[b // S, read_at.index(k)] += ((g > 1 - 1e-3).sum() - n) / (S * n * (n - 1))
+    np.testing.assert_allclose(pd.fraction, frac, atol=1e-12)
+    assert pd.settings["kq"] == kq and pd.settings["v"] == v
+
+
+def test_the_ensembles_are_the_stated_ones():
+    rng = np.random.default_rng(0)
+    A, V = sp.random_parameters(rng, (4000,), 3, "goe", "gaussian")
+    assert np.allclose(A, np.swapaxes(A, 1, 2)) and (np.linalg.eigvalsh(V) > -1e-12).all()
+    assert np.var(A[:, 0, 1]) == pytest.approx(1.0, rel=0.1) and np.var(A[:, 0, 0]) == pytest.approx(2.0, rel=0.1)
+    A, V = sp.random_parameters(rng, (4000,), 4, "gaussian", "plus")
+    np.testing.assert_allclose(V, A / 2)  # V = +A / sqrt(d)
+    assert np.var(A[:, 1, 2]) == pytest.approx(1.0, rel=0.1)  # sum of d products / sqrt(d): variance 1
+    with pytest.raises(InputError, match=r"unknown kq ensemble 'wigner'; choose one of identity, gaussian, goe"):
+        sp.random_parameters(rng, (1,), 2, "wigner", "identity")

@@ -146,7 +146,9 @@ def phase_cmd(
     attention: str = typer.Option("sa", "--attention", help="sa or usa."),
     method: str = typer.Option("discrete", "--method", help="discrete (layers) or a fixed-step scheme."),
     norm: str = typer.Option("post", "--norm", help="post, pre, peri or ngpt (for --method discrete)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the initial tokens."),
+    kq: str = typer.Option("identity", "--kq", help="Ensemble of K^T Q per system: identity, gaussian or goe."),
+    v: str = typer.Option("identity", "--v", help="Ensemble of V per system: identity, gaussian, plus or minus."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the initial tokens (and of the parameters)."),
     as_json: bool = typer.Option(False, "--json", help="Print the diagram as JSON on stdout too."),
 ) -> None:
     """Phase diagram over (t, beta): fraction of clustered pairs and cluster count, every beta in one batch;
@@ -159,15 +161,15 @@ def phase_cmd(
     check_out_folder(out, "--out")
     if not (isinstance(betas, int) and betas >= 1):
         raise InputError(f"--betas must be an integer >= 1, got {betas!r}")
-    for name, v in (("--beta-min", beta_min), ("--beta-max", beta_max)):
-        if not math.isfinite(v):
-            raise InputError(f"{name} must be a finite number, got {v!r}")
+    for name, bound in (("--beta-min", beta_min), ("--beta-max", beta_max)):
+        if not math.isfinite(bound):
+            raise InputError(f"{name} must be a finite number, got {bound!r}")
     if beta_max < beta_min:
         raise InputError(f"--beta-max {beta_max:g} is below --beta-min {beta_min:g}; swap them")
     grid = [beta_min + (beta_max - beta_min) * k / max(1, betas - 1) for k in range(betas)]
     pd = sp.phase_diagram(
         systems=systems, n=n, d=d, betas=grid, time=time, step=step, checkpoints=checkpoints, delta=delta,
-        attention=attention, method=method, norm=norm, seed=seed, progress=sys.stderr.isatty(),
+        attention=attention, method=method, norm=norm, kq=kq, v=v, seed=seed, progress=sys.stderr.isatty(),
     )  # fmt: skip
     from ..io import write_json
     from ..plotting.save import save_figure
@@ -178,7 +180,7 @@ def phase_cmd(
     command = (
         f"attndyn sphere phase --out {out} --systems {systems} --n {n} --d {d} --beta-min {beta_min:g} "
         f"--beta-max {beta_max:g} --betas {betas} --time {time:g} --step {step:g} --checkpoints {checkpoints} "
-        f"--delta {delta:g} --attention {attention} --method {method} --norm {norm} --seed {seed}"
+        f"--delta {delta:g} --attention {attention} --method {method} --norm {norm} --kq {kq} --v {v} --seed {seed}"
     )  # the resolved configuration, every option spelled out
     config = write_json(out / "config.json", {"command": command, **pd.settings})
     if as_json:

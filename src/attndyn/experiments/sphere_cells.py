@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..options import SaveAt
-from ..sphere import energy_report, evolve, phase_diagram, sphere_clusters
+from ..sphere import KQ_ENSEMBLES, V_ENSEMBLES, energy_report, evolve, phase_diagram, sphere_clusters
 from ..sphere._field import ATTENTIONS
 from ..sphere._layers import NORMS
 from .registry import CellFailed, Param, experiment
@@ -35,6 +35,8 @@ __all__ = ["sphere_phase", "sphere_energy"]
         "delta": Param(float, 1e-3, minimum=1e-12, maximum=1.0, help="clustered pair: <x_i, x_j> > 1 - delta"),
         "attention": Param(str, "sa", choices=ATTENTIONS, help="sa or usa"),
         "norm": Param(str, "post", choices=tuple(NORMS), help="layer normalisation"),
+        "kq": Param(str, "identity", choices=KQ_ENSEMBLES, help="ensemble of K^T Q, one draw per system"),
+        "v": Param(str, "identity", choices=V_ENSEMBLES, help="ensemble of V, one draw per system"),
     },
     outputs={"fraction_clustered": "float64", "clusters_median": "float64", "one_cluster": "float64"}
     | {"gamma_reached": "bool"},
@@ -43,7 +45,7 @@ __all__ = ["sphere_phase", "sphere_energy"]
 )
 def sphere_phase(
     seed: int, *, beta: float, time: float, systems: int, n: int, d: int, step: float, delta: float, attention: str,
-    norm: str,
+    norm: str, kq: str, v: str,
 ) -> dict:  # fmt: skip
     r"""One point (t, beta) of the authors' phase diagram: ``systems`` random systems (seeded) run by layers with
     ``norm`` up to ``time``; the fraction of clustered pairs, the median cluster count (rank of the thresholded
@@ -51,7 +53,7 @@ def sphere_phase(
     start has reached :math:`\gamma = 1 - \delta` by ``time`` (the curve :math:`\Gamma` as a boolean field)."""
     pd = phase_diagram(
         systems=systems, n=n, d=d, betas=[beta], time=time, step=step, checkpoints=2, delta=delta,
-        attention=attention, norm=norm, seed=seed,
+        attention=attention, norm=norm, kq=kq, v=v, seed=seed,
     )  # fmt: skip
     return {
         "fraction_clustered": float(pd.fraction[0, -1]),

@@ -11,6 +11,7 @@ from .._lazy import attach
 
 if TYPE_CHECKING:
     from ._engine import METHODS, evolve
+    from ._ensembles import KQ_ENSEMBLES, V_ENSEMBLES, random_parameters
     from ._field import ATTENTIONS, SphereAttention, causal_mask
     from ._layers import NORMS
     from ._phase import AUTHORS_DEFAULTS, PhaseDiagram, load_phase_diagram, phase_diagram
@@ -63,4 +64,7 @@ __all__ = [
     "PhaseDiagram",
     "load_phase_diagram",
     "AUTHORS_DEFAULTS",
+    "random_parameters",
+    "KQ_ENSEMBLES",
+    "V_ENSEMBLES",
 ]

@@ -61,7 +61,7 @@ def check_usa_range(A: Tensor | None, beta: Tensor, n: int, dtype: torch.dtype) 
     r"""Refuse USA weights :math:`e^{\beta\langle Q x_i, K x_j\rangle}` that could overflow ``dtype``: on the
     sphere :math:`|\langle A x_i, x_j\rangle| \le \lVert A\rVert_2`, so the largest weight is at most
     :math:`e^{|\beta|\,\lVert A\rVert_2}` and n of them are summed."""
-    norm = 1.0 if A is None else float(torch.linalg.matrix_norm(A.detach(), ord=2))
+    norm = 1.0 if A is None else float(torch.linalg.matrix_norm(A.detach(), ord=2).max())  # (d, d) or (B, d, d)
     bound = float(beta.detach().abs().max()) * norm + math.log(max(n, 1))
     limit = math.log(torch.finfo(dtype).max) - 8.0  # headroom for the sums of a Runge–Kutta step
     if bound > limit:
@@ -75,7 +75,8 @@ def check_usa_range(A: Tensor | None, beta: Tensor, n: int, dtype: torch.dtype) 
 class SphereAttention:
     r"""The attention of the tokens on the sphere, one head.
 
-    ``A`` is :math:`K^\top Q` (None: the identity), ``V`` the value matrix (None: the identity), ``beta`` (B,)
+    ``A`` is :math:`K^\top Q` (None: the identity), ``V`` the value matrix (None: the identity), each (d, d) or
+    (B, d, d) one per sequence, ``beta`` (B,)
     one inverse temperature per sequence, ``model`` ``"sa"`` or ``"usa"``, ``mask`` (B, n) True for real
     tokens (padding is never attended and does not move), ``causal`` the mask :math:`j \le i`.
     """

@@ -36,6 +36,7 @@ from .._validation import InputError, check_int, check_positive
 from ..io import write_json
 from ..progress import progress_bar
 from ..solvers import TABLEAUS, rk_step
+from ._ensembles import random_parameters
 from ._field import ATTENTIONS, SphereAttention, check_usa_range, unit
 from ._layers import NORMS
 from ._theory import gamma_crossing, threshold_rank
@@ -125,6 +126,8 @@ def phase_diagram(
     attention: str = "sa",
     method: str = "discrete",
     norm: str = "post",
+    kq: str = "identity",
+    v: str = "identity",
     seed: int = 0,
     max_memory: float | None = None,
     chunk: int | None = None,
@@ -141,7 +144,10 @@ def phase_diagram(
         checkpoints: how many evenly spaced times in [0, time] are read.
         delta, rank_delta: the thresholds of the clustered pairs and of the rank statistic.
         attention, method, norm: as for :func:`attndyn.sphere.evolve` (fixed-step schemes and layers only).
-        seed: the tokens are ``numpy.random.default_rng(seed)`` normal draws, normalised, drawn per beta.
+        kq, v: the ensembles of :math:`K^\top Q` and V, one draw per system
+            (:func:`~attndyn.sphere.random_parameters`; identities by default, as the authors' default).
+        seed: the tokens are ``numpy.random.default_rng(seed)`` normal draws, normalised, drawn per beta, then
+            the parameters.
         max_memory: bytes the run may hold (estimated first; refused over it). chunk: systems per chunk.
 
     >>> pd = phase_diagram(systems=8, n=4, d=2, betas=[0.5, 4.0], time=1.0, checkpoints=3)
@@ -155,8 +161,6 @@ def phase_diagram(
     delta, rank_delta = check_positive(delta, "delta"), check_positive(rank_delta, "rank_delta")
     seed = check_int(seed, "seed")
     step_fn = _layer(attention, method, norm)
-    if attention == "usa":
-        check_usa_range(None, torch.as_tensor(beta_grid), n, dtype)
     dt = time / max(1, math.ceil(time / step - 1e-9))
     dev = torch.device(device or "cpu")
     B = systems * len(beta_grid)
@@ -165,12 +169,10 @@ def phase_diagram(
     _check_phase_memory(B, n, d, checkpoints, min(rows, B), dtype, dev, max_memory)
     times = np.linspace(0.0, time, checkpoints)
     read_at = np.maximum(1, np.ceil(times / dt - 1e-9).astype(np.int64))  # first step k >= 1 with k dt >= t_c
-    rng = np.random.default_rng(seed)
-    x0 = rng.standard_normal((len(beta_grid), systems, n, d))
-    x0 /= np.linalg.norm(x0, axis=-1, keepdims=True)
+    x0, A, V = _draws(np.random.default_rng(seed), beta_grid, systems, n, d, kq, v, attention, dtype)
     beta_all = np.repeat(beta_grid, systems)  # (B,): sequence b has beta_grid[b // systems]
     run = (step_fn, dt, read_at, delta, rank_delta)
-    pairs, ranks = _run_all(x0.reshape(B, n, d), beta_all, attention, run, rows, dtype, dev, progress)
+    pairs, ranks = _run_all((x0, A, V), beta_all, attention, run, rows, dtype, dev, progress)
     nb = len(beta_grid)
     per_beta = pairs.reshape(nb, systems, checkpoints)
     rank_b = ranks.reshape(nb, systems, checkpoints)
@@ -184,7 +186,8 @@ def phase_diagram(
         settings={
             "systems": systems, "n": n, "d": d, "time": time, "step": dt, "checkpoints": checkpoints,
             "delta": delta, "rank_delta": rank_delta, "attention": attention, "method": method,
-            "norm": norm if method == "discrete" else None, "seed": seed, "dtype": str(dtype).removeprefix("torch."),
+            "norm": norm if method == "discrete" else None, "kq": kq, "v": v, "seed": seed,
+            "dtype": str(dtype).removeprefix("torch."),
         },
     )  # fmt: skip
 
@@ -204,8 +207,31 @@ def _check_phase_memory(
     )  # fmt: skip
 
 
+def _draws(
+    rng: np.random.Generator,
+    betas: np.ndarray,
+    systems: int,
+    n: int,
+    d: int,
+    kq: str,
+    v: str,
+    attention: str,
+    dtype: torch.dtype,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The tokens (B, n, d), uniform on the sphere, then A and V (B, d, d) or None, from ``rng``; USA's weights
+    checked against overflow with the largest beta times the largest norm of A."""
+    nb = len(betas)
+    x0 = rng.standard_normal((nb, systems, n, d))
+    x0 /= np.linalg.norm(x0, axis=-1, keepdims=True)
+    A, V = random_parameters(rng, (nb * systems,), d, kq, v)
+    if attention == "usa":
+        norm = 1.0 if A is None else float(np.linalg.norm(A, 2, axis=(-2, -1)).max())
+        check_usa_range(None, torch.as_tensor(betas * norm), n, dtype)
+    return x0.reshape(nb * systems, n, d), A, V
+
+
 def _run_all(
-    flat: np.ndarray,
+    draws: tuple[np.ndarray, np.ndarray | None, np.ndarray | None],
     beta_all: np.ndarray,
     attention: str,
     run: tuple[Layer, float, np.ndarray, float, float],
@@ -215,6 +241,7 @@ def _run_all(
     progress: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every system (B, n, d), chunks of ``rows`` at a time: per system and checkpoint, clustered pairs and rank."""
+    flat, A, V = draws
     B, C = flat.shape[0], len(run[2])
     pairs = np.zeros((B, C))
     ranks = np.zeros((B, C), dtype=np.int16)
@@ -222,7 +249,10 @@ def _run_all(
         for a in range(0, B, rows):
             y = torch.as_tensor(flat[a : a + rows], dtype=dtype, device=dev)
             beta = torch.as_tensor(beta_all[a : a + rows], dtype=dtype, device=dev)
-            dyn = SphereAttention(A=None, V=None, beta=beta, model=attention)
+            A_c, V_c = (
+                None if m is None else torch.as_tensor(m[a : a + rows], dtype=dtype, device=dev) for m in (A, V)
+            )
+            dyn = SphereAttention(A=A_c, V=V_c, beta=beta, model=attention)  # A, V: (S, d, d) one per system
             pairs[a : a + rows], ranks[a : a + rows] = _run_chunk(dyn, y, *run)
             advance(y.shape[0])
     return pairs, ranks
