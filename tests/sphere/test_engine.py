@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import attndyn.sphere as sp
+from attndyn import InputError
 from attndyn.sphere._field import SphereAttention
 
 TANH_1 = math.tanh(1.0)
@@ -200,3 +201,20 @@ def test_float32_runs_stay_on_the_sphere_to_its_rounding(method):
     traj = sp.evolve(unit_tokens(rng, 2, 6, 3), time=2.0, beta=[1.0, 3.0], method=method, dtype=torch.float32)
     assert traj.ys.dtype == torch.float32
     assert float((torch.linalg.vector_norm(traj.ys, dim=-1) - 1).abs().max()) <= 4 * torch.finfo(torch.float32).eps
+
+
+def test_heads_are_summed_as_the_naive_equation_sums_them():
+    rng = np.random.default_rng(14)
+    x = unit_tokens(rng, 6, 3)
+    Q, K, V = (rng.standard_normal((2, 3, 3)) for _ in range(3))
+    traj = sp.evolve(x, time=0.01, beta=1.5, method="euler", step=0.01, Q=Q, K=K, V=V, attention="usa")
+    v = sum(naive_velocity(x, K[h].T @ Q[h], V[h], 1.5, "usa", False) for h in range(2))
+    expected = x + 0.01 * v
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    np.testing.assert_allclose(traj.final_tokens.numpy(), expected, rtol=0, atol=1e-14)
+    one = sp.evolve(x, time=1.0, Q=Q[:1], K=K[:1], V=V[:1]).final_tokens
+    torch.testing.assert_close(one, sp.evolve(x, time=1.0, Q=Q[0], K=K[0], V=V[0]).final_tokens, rtol=0, atol=0)
+    with pytest.raises(
+        InputError, match=r"V has 3 heads but another matrix has 3|Q has 2 heads but another matrix has 3"
+    ):
+        sp.evolve(x, time=1.0, Q=Q, K=K, V=rng.standard_normal((3, 3, 3)))

@@ -37,7 +37,7 @@ from .._validation import (
 )
 from ..options import SaveAt, StopOnConvergence
 from ..solvers import ADAPTIVE, TABLEAUS, rk_step
-from ._field import ATTENTIONS, SphereAttention, check_usa_range, tangent, unit
+from ._field import ATTENTIONS, Heads, SphereAttention, check_usa_range, tangent, unit
 from ._layers import NORMS
 from ._trajectory import SphereParams, SphereTrajectory
 
@@ -94,7 +94,8 @@ def evolve(
             ``"heun"``, ``"rk4"``) or an adaptive pair (``"dopri5"``, ``"dopri8"``, ``"bosh3"``, ``"adaptive_heun"``).
         step: the grid spacing (fixed schemes and layers step on it; adaptive ones report on it).
         norm: ``"post"`` (default), ``"pre"``, ``"peri"`` or ``"ngpt"``, for ``method="discrete"`` only.
-        Q, K: ``(d_q, d)``; V: ``(d, d)`` (identities if None).
+        Q, K: ``(d_q, d)``; V: ``(d, d)`` (identities if None); or ``(H, d_q, d)`` / ``(H, d, d)`` stacks of
+            heads, summed (:class:`~attndyn.sphere._field.Heads`).
         causal: token i attends to tokens :math:`j \le i` only.
         mask: ``(n,)`` / ``(B, n)`` booleans, True for real tokens (not with ``causal``).
         noise: :math:`\sigma \ge 0`: after each step, :math:`x \leftarrow N(x + \sigma\sqrt{\Delta t}\,
@@ -125,6 +126,7 @@ def evolve(
         _matrix(m, name, d, y, square) for m, name, square in ((Q, "Q", False), (K, "K", False), (V, "V", True))
     )
     dyn = _attention(Qm, Km, Vm, betas, attention, as_mask(mask, (B, n), y.device), bool(causal), n)
+    Qm, Km, Vm = (m[0] if m.shape[0] == 1 else m for m in (Qm, Km, Vm))  # one head: (d', d), as given
     N, dt = _grid(time, step, method, max_steps)
     check_memory(
         kept_count(N, save.every) * B * n * d * y.element_size(),
@@ -211,30 +213,34 @@ def _betas(beta: Any, B: int, y: Tensor) -> Tensor:
 
 
 def _matrix(m: Any, name: str, d: int, y: Tensor, square: bool) -> Tensor:
+    """``(H, d', d)``: one matrix (H = 1) or a stack of heads; the identity if None."""
     if m is None:
-        return torch.eye(d, dtype=y.dtype, device=y.device)
-    return as_matrix(m, name, d, dtype=y.dtype, device=y.device, square=square)
+        return torch.eye(d, dtype=y.dtype, device=y.device)[None]
+    t = as_matrix(m, name, d, dtype=y.dtype, device=y.device, square=square, allow_heads=True)
+    return t if t.ndim == 3 else t[None]
 
 
 def _attention(
     Q: Tensor, K: Tensor, V: Tensor, beta: Tensor, model: str, mask: Tensor | None, causal: bool, n: int
-) -> SphereAttention:
-    """The field of the run (identity matrices stored as None, so Q = K = V = I costs no matmul)."""
-    if Q.shape[0] != K.shape[0]:
-        raise InputError(f"Q maps to dimension {Q.shape[0]} but K to {K.shape[0]}; they must match")
-    A = K.transpose(0, 1) @ Q  # <Q x, K y> = <A x, y>
-    eye = torch.eye(V.shape[0], dtype=V.dtype, device=V.device)
-    dyn = SphereAttention(
-        A=None if torch.equal(A, eye) else A,
-        V=None if torch.equal(V, eye) else V,
-        beta=beta,
-        model=model,
-        mask=mask,
-        causal=causal,
-    )
-    if model == "usa":
-        check_usa_range(dyn.A, beta, n, V.dtype)
-    return dyn
+) -> SphereAttention | Heads:
+    """The field of the run: one :class:`SphereAttention` per head (identity matrices stored as None, so
+    Q = K = V = I costs no matmul), summed by :class:`Heads` when there are several."""
+    H = max(Q.shape[0], K.shape[0], V.shape[0])
+    for name, m in (("Q", Q), ("K", K), ("V", V)):
+        if m.shape[0] not in (1, H):
+            raise InputError(f"{name} has {m.shape[0]} heads but another matrix has {H}; give the same number of heads")
+    if Q.shape[1] != K.shape[1]:
+        raise InputError(f"Q maps to dimension {Q.shape[1]} but K to {K.shape[1]}; they must match")
+    A = K.transpose(1, 2) @ Q  # (H', d, d): <Q x, K y> = <A x, y>
+    eye = torch.eye(V.shape[-1], dtype=V.dtype, device=V.device)
+    heads = []
+    for h in range(H):
+        a, v = A[min(h, A.shape[0] - 1)], V[min(h, V.shape[0] - 1)]
+        a_h, v_h = (None if torch.equal(m, eye) else m for m in (a, v))
+        heads.append(SphereAttention(A=a_h, V=v_h, beta=beta, model=model, mask=mask, causal=causal))
+        if model == "usa":
+            check_usa_range(a_h, beta, n, V.dtype)
+    return heads[0] if H == 1 else Heads(tuple(heads))
 
 
 def _grid(time: float, step: float, method: str, max_steps: int) -> tuple[int, float]:
@@ -255,7 +261,7 @@ Step = Callable[[int, Tensor], Tensor]
 
 
 def _stepper(
-    dyn: SphereAttention, y0: Tensor, params: SphereParams, N: int, rtol: float, atol: float, max_steps: int
+    dyn: SphereAttention | Heads, y0: Tensor, params: SphereParams, N: int, rtol: float, atol: float, max_steps: int
 ) -> tuple[list[int], Step]:
     """``([function evaluations], step(k, y_k) -> y_{k+1})`` on the grid of ``N`` steps of ``params.step``."""
     nfe = [0]

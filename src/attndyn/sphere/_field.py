@@ -123,3 +123,28 @@ class SphereAttention:
         (arXiv 2312.10794, Section 2: SA, or USA); ``t`` is unused (the field is autonomous)."""
         x = unit(y)
         return tangent(x, self.attend(x))
+
+
+@dataclass(frozen=True)
+class Heads:
+    r"""Several heads summed, as the softmax paper's Section 6 sums them:
+    :math:`\dot x_i = \mathbf P^\perp_{x_i}\sum_h\sum_j w^h_{ij} V_h x_j`, each head a :class:`SphereAttention`
+    (its own :math:`A_h = K_h^\top Q_h` and :math:`V_h`; the same beta, model and masks)."""
+
+    heads: tuple[SphereAttention, ...]
+
+    @property
+    def mask(self) -> Tensor | None:
+        return self.heads[0].mask
+
+    def attend(self, x: Tensor) -> Tensor:
+        r""":math:`\sum_h \mathrm{Attn}_h(x)`, (B, n, d)."""
+        out = self.heads[0].attend(x)
+        for head in self.heads[1:]:
+            out = out + head.attend(x)
+        return out
+
+    def __call__(self, t: float, y: Tensor) -> Tensor:
+        """The velocity: the tangent part of the summed heads at :math:`x = y/\\lVert y\\rVert`."""
+        x = unit(y)
+        return tangent(x, self.attend(x))
