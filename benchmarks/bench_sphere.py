@@ -16,7 +16,15 @@ thresholded Gram matrix 1[<x_i, x_j> > 0.9999].
 - attndyn: attndyn.sphere.phase_diagram, every beta in one batch, chunked, the ranks batched.
 
 Also timed: the n^2 exponentials per system and step alone (torch.exp on the same number of entries), the
-floor the issue names. Prints a table and writes JSON (--json) with the load, the cores and the processor.
+floor the issue names.
+
+Equal accuracy (skipped with --no-accuracy): on a smaller grid (--accuracy-systems x --accuracy-betas), the
+statistic's error against the continuous SA flow (rk4 with step 0.01, the reference) of the authors' post-LN step
+0.1 and of rk4 with steps 0.2, 0.3, 0.5, 1.0 (a checkpoint is read at the first grid step at or after it, for
+every scheme); the mean absolute error of the fraction of clustered pairs over the grid. The largest rk4 step whose
+error is at most the post-LN error is then timed on the main grid against the authors' loop.
+
+Prints a table and writes JSON (--json) with the load, the cores and the processor.
 """
 
 from __future__ import annotations
@@ -90,6 +98,36 @@ def exp_floor(entries: int, steps: int, chunk: int = 1 << 20) -> float:
     return time.perf_counter() - t0
 
 
+def equal_accuracy(args: argparse.Namespace, betas: np.ndarray, t_authors: float) -> dict:
+    """Errors of the statistic against the continuous flow, and the timing of the largest rk4 step as accurate."""
+    from attndyn.sphere import phase_diagram
+
+    grid = np.linspace(0.1, 9.0, args.accuracy_betas)
+    common = dict(systems=args.accuracy_systems, n=args.n, d=args.d, betas=grid, time=args.time, seed=args.seed + 1)
+    common["checkpoints"] = args.checkpoints
+    ref = phase_diagram(method="rk4", step=0.01, **common).fraction
+    post = float(np.abs(phase_diagram(method="discrete", step=args.step, **common).fraction - ref).mean())
+    rk4 = {h: float(np.abs(phase_diagram(method="rk4", step=h, **common).fraction - ref).mean()) for h in RK4_STEPS}
+    ok = [h for h in RK4_STEPS if rk4[h] <= post]
+    out: dict = {
+        "systems": args.accuracy_systems, "betas": args.accuracy_betas, "reference": "rk4, step 0.01",
+        "post_ln_error": post, "rk4_errors": {str(h): e for h, e in rk4.items()},
+        "rk4_step_as_accurate": max(ok) if ok else None,
+    }  # fmt: skip
+    if ok:
+        t0 = time.perf_counter()
+        phase_diagram(
+            systems=args.systems, n=args.n, d=args.d, betas=betas, time=args.time, step=max(ok), method="rk4",
+            checkpoints=args.checkpoints, seed=args.seed,
+        )  # fmt: skip
+        out["attndyn_rk4_s"] = time.perf_counter() - t0
+        out["speedup_equal_accuracy"] = t_authors / out["attndyn_rk4_s"]
+    return out
+
+
+RK4_STEPS = (0.2, 0.3, 0.5, 1.0)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--systems", type=int, default=64, help="systems per beta (authors: 2048)")
@@ -102,6 +140,9 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="the authors' grid: 2048 systems x 90 betas")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--no-accuracy", action="store_true", help="skip the equal-accuracy comparison")
+    ap.add_argument("--accuracy-systems", type=int, default=16)
+    ap.add_argument("--accuracy-betas", type=int, default=6)
     args = ap.parse_args()
     if args.full:
         args.systems, args.betas = 2048, 90
@@ -152,6 +193,8 @@ def main() -> None:
         "clusters_cells_differing": int((pd.clusters != clust).sum()),
         "cells": int(dens.size),
     }  # fmt: skip
+    if not args.no_accuracy:
+        res["accuracy"] = equal_accuracy(args, betas, t_authors)
     for k, v in res.items():
         print(f"{k:28s} {v}")
     if args.json is not None:
