@@ -111,7 +111,7 @@ def equal_accuracy(args: argparse.Namespace, betas: np.ndarray, t_authors: float
     ok = [h for h in RK4_STEPS if rk4[h] <= post]
     out: dict = {
         "systems": args.accuracy_systems, "betas": args.accuracy_betas, "reference": "rk4, step 0.01",
-        "post_ln_error": post, "rk4_errors": {str(h): e for h, e in rk4.items()},
+        "post_ln_error": post, "rk4_steps": list(RK4_STEPS), "rk4_errors": [rk4[h] for h in RK4_STEPS],
         "rk4_step_as_accurate": max(ok) if ok else None,
     }  # fmt: skip
     if ok:
