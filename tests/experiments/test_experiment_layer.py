@@ -141,6 +141,7 @@ def test_reproduce_monte_carlo_claims_name_registered_cells():
         "hardmax-theorem-1.1": "theorem_1_1",
         "softmax-table1": "table_1",
         "softmax-ginibre": "good_triple",
+        "sphere-energy": "sphere_energy",
     }
     assert set(cells.values()) <= set(EXPERIMENTS)
 
