@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ._ensembles import KQ_ENSEMBLES, V_ENSEMBLES, random_parameters
     from ._field import ATTENTIONS, SphereAttention, causal_mask
     from ._layers import NORMS
+    from ._metastability import MetastabilityReport, metastability
     from ._phase import AUTHORS_DEFAULTS, PhaseDiagram, load_phase_diagram, phase_diagram
     from ._reports import (
         ClusterReport,
@@ -65,6 +66,8 @@ __all__ = [
     "load_phase_diagram",
     "AUTHORS_DEFAULTS",
     "random_parameters",
+    "metastability",
+    "MetastabilityReport",
     "KQ_ENSEMBLES",
     "V_ENSEMBLES",
 ]
