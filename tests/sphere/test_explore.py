@@ -122,3 +122,23 @@ def test_an_under_resolved_usa_run_is_reported_not_hidden():
     view's verdict says so instead of claiming the theorem."""
     res = run_sphere(SphereState(beta=6.0, attention="usa", time=5.0))
     assert res.energy.applies and not res.energy.holds
+
+
+def test_the_exported_inputs_rerun_from_the_command_line(tmp_path, capsys, monkeypatch):
+    import io
+    import json
+    import zipfile
+
+    from attndyn.cli import main
+    from attndyn.explore.export import bundle, figure_bytes
+    from attndyn.explore.sphere_view import sphere_inputs, sphere_view_figure
+
+    state = SphereState(n=8, beta=3.0, time=4.0, norm="peri", causal=True)
+    res = run_sphere(state)
+    zipfile.ZipFile(io.BytesIO(bundle(sphere_inputs(state)))).extractall(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    argv = (tmp_path / "command.txt").read_text().split()[1:]
+    assert main(argv) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert len(rec["clusters"]) == len(res.clusters.clusters)
+    assert figure_bytes(sphere_view_figure(res), "png")[:4] == b"\x89PNG"

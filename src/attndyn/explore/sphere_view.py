@@ -9,8 +9,8 @@ of :func:`attndyn.sphere.energy_report` and :func:`attndyn.sphere.cluster_report
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,7 +18,19 @@ from .. import sphere as sp
 from .._validation import InputError
 from ..options import SaveAt
 
-__all__ = ["SphereState", "SphereResult", "run_sphere", "sphere_tokens", "NORM_CHOICES", "MAX_KEPT"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "SphereState",
+    "SphereResult",
+    "run_sphere",
+    "sphere_tokens",
+    "sphere_inputs",
+    "sphere_view_figure",
+    "NORM_CHOICES",
+    "MAX_KEPT",
+]
 
 #: "continuous (rk4)" runs SA/USA with rk4; the others are discrete layers with that normalisation.
 NORM_CHOICES = ("continuous (rk4)", "post", "pre", "peri", "ngpt")
@@ -89,3 +101,24 @@ def run_sphere(state: SphereState) -> SphereResult:
     return SphereResult(
         state, traj, energies, counts, clusters, sp.energy_report(traj), seconds=time.perf_counter() - t0
     )
+
+
+def sphere_inputs(state: SphereState) -> dict[str, Any]:
+    """The files that rerun this state from the command line: the tokens, the state as JSON, the command."""
+    kw = state.run_kwargs()
+    cmd = (
+        f"attndyn sphere tokens.npy --beta {state.beta:g} --time {state.time:g} --attention {state.attention} "
+        f"--step {state.step:g}"
+        + (f" --norm {kw['norm']}" if kw["norm"] else " --method rk4")
+        + (" --causal" if state.causal else "")
+        + f" --angle {state.angle:g} --json\n"
+    )
+    tokens = sphere_tokens(state.n, state.d, state.seed)
+    return {"tokens.npy": tokens, "state.json": asdict(state), "command.txt": cmd}
+
+
+def sphere_view_figure(result: SphereResult) -> Figure:
+    """The library's picture of the run (:func:`attndyn.plotting.sphere.sphere_tokens_figure`)."""
+    from ..plotting.sphere import sphere_tokens_figure
+
+    return sphere_tokens_figure(result.trajectory)

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ..sphere_view import NORM_CHOICES, SphereResult, SphereState, run_sphere
-from .common import PALETTE, Guard, escape, lib, on_document
+from ..sphere_view import NORM_CHOICES, SphereResult, SphereState, run_sphere, sphere_inputs, sphere_view_figure
+from .common import PALETTE, Guard, downloads, escape, exported, lib, on_document
 
 __all__ = ["SpherePage"]
 
@@ -84,12 +84,19 @@ class SpherePage:
             f" <small>({1000 * res.seconds:.0f} ms)</small>"
         )
 
+    def figure(self) -> Any:
+        return sphere_view_figure(exported(self.result))
+
+    def inputs(self) -> dict[str, Any]:
+        return sphere_inputs(exported(self.result).state)
+
     def panel(self) -> Any:
         pn = lib("panel")
 
         controls = pn.Column(
-            pn.Row(self.n, self.d, self.seed), self.beta, self.time, self.attention, self.norm, self.causal, width=360
-        )
+            pn.Row(self.n, self.d, self.seed), self.beta, self.time, self.attention, self.norm, self.causal,
+            downloads("sphere", self.figure, self.inputs, self.guard), width=360,
+        )  # fmt: skip
         return pn.Row(
             controls,
             pn.Column(self.guard.pane, pn.Row(self.plot, pn.Column(self.energy_plot, self.count_plot)), self.status),
