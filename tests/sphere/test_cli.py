@@ -115,6 +115,9 @@ SPHERE = [
     ["sphere", "phase", "--out", "p", "--systems", "100000000", "--betas", "90"],
     ["sphere", "phase", "--out", "p", "--attention", "usa", "--beta-max", "900"],
     ["sphere", "phase", "--out", "p", "--kq", "wigner"],
+    ["sphere", "s.npy", "--figure", "f.svg"],
+    ["sphere", "s.npy", "--figure", "outfile/f.png"],
+    ["sphere", "r4.npy", "--figure", "f.png"],
     ["sphere", "phase", "--out", "p", "--v", "random"],
 ]
 
@@ -167,3 +170,9 @@ def test_phase_with_random_parameters(capsys, files):
     assert "--kq goe --v minus" in json.loads(Path("pr/config.json").read_text())["command"]
     code, _, err = run(capsys, "sphere", "phase", "--out", "pi", "--beta-min", "nan")
     assert code == 2 and err.strip() == "error: --beta-min must be a finite number, got nan"
+
+
+def test_figure_of_a_run(capsys, files):
+    code, _, err = run(capsys, "sphere", "s.npy", "--time", "2", "--figure", "run.png")
+    assert code == 0, err
+    assert Path("run.png").read_bytes()[:4] == b"\x89PNG"

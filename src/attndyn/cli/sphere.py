@@ -105,6 +105,9 @@ def run_cmd(
     seed: int | None = typer.Option(None, "--seed", help="Seed of the noise."),
     normalize: bool = typer.Option(False, "--normalize", help="Divide each token by its norm (else refused)."),
     angle: float = typer.Option(1e-3, "--angle", help="Clusters: tokens within this angle (radians) are linked."),
+    figure: Path | None = typer.Option(
+        None, "--figure", help="Write a PNG of the run (d = 2: angles against t; d = 3: paths on the sphere)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ) -> None:
     """Run tokens on the sphere (arXiv 2312.10794); report clusters, the energy and the theorems' verdicts."""
@@ -112,6 +115,13 @@ def run_cmd(
     from ..io import load_array
 
     z = load_array(tokens, "TOKENS")
+    if figure is not None:
+        if figure.suffix.lower() != ".png":
+            raise InputError(f"--figure {str(figure)!r}: give a .png file name")
+        if figure.is_dir() or (figure.parent.exists() and not figure.parent.is_dir()):
+            raise InputError(f"--figure {str(figure)!r} is not a file name in a folder; choose another")
+        if z.ndim in (2, 3) and z.shape[-1] not in (2, 3):
+            raise InputError(f"--figure draws tokens of dimension 2 or 3, these have dimension {z.shape[-1]}")
     if norm is not None and method == "rk4":
         method = "discrete"
     if not (isinstance(angle, float) and 0 < angle < math.pi):
@@ -123,6 +133,11 @@ def run_cmd(
     if traj.stats.stop_reason == "solver_failed":
         raise InputError(traj.stats.message)
     recs = [sphere_summary(traj, b, angle) for b in range(traj.batch_size)]
+    if figure is not None:
+        from ..plotting.save import save_figure
+        from ..plotting.sphere import sphere_tokens_figure
+
+        save_figure(sphere_tokens_figure(traj), figure.with_suffix(""), formats=("png",))
     if as_json:
         print(json.dumps({"sequences": recs} if traj.batched else recs[0]))
         return
