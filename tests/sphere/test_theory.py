@@ -146,3 +146,12 @@ def test_reports_refuse_other_results():
         sp.cluster_report(traj, 3)
     with pytest.raises(InputError, match=r"angle must be a number in \(0, pi\), got -1"):
         sp.cluster_report(traj, angle=-1)
+
+
+def test_float32_energy_verdict_allows_float32_rounding():
+    rng = np.random.default_rng(30)
+    x = unit_tokens(rng, 64, 8, 3)
+    traj = sp.evolve(x, time=2.0, beta=1.0, attention="usa", step=0.01, dtype=torch.float32, save=SaveAt(every=1))
+    reports = [sp.energy_report(traj, b) for b in range(64)]
+    assert all(r.holds for r in reports) and reports[0].rtol == 1e-5
+    assert max(r.largest_drop for r in reports) < 1e-5

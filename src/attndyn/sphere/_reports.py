@@ -87,9 +87,12 @@ class EnergyReport:
         }
 
 
-def energy_report(traj: SphereTrajectory, b: int = 0, *, rtol: float = 1e-12) -> EnergyReport:
-    r"""The interaction energy :math:`E_\beta` along sequence ``b`` and the monotonicity verdict."""
+def energy_report(traj: SphereTrajectory, b: int = 0, *, rtol: float | None = None) -> EnergyReport:
+    r"""The interaction energy :math:`E_\beta` along sequence ``b`` and the monotonicity verdict; a decrease of at
+    most ``rtol`` of the energy is rounding (default: 1e-12 for float64 runs, 1e-5 for float32)."""
     traj = _check(traj, b)
+    if rtol is None:
+        rtol = 1e-12 if traj.ys.dtype == torch.float64 else 1e-5
     beta = float(traj.params.beta[b])
     e = energy(traj.ys[:, b], beta).double().cpu()  # (T,)
     scale = e.abs().clamp_min(torch.finfo(torch.float64).tiny)
