@@ -27,6 +27,12 @@ from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipP
 
 ROOT = Path(__file__).parent
 
+# The suite runs on the pinned CPU code paths (attndyn.sentiment.pin_kernels), set before anything imports
+# torch: a small model trained here has the same bytes on every machine that runs the suite.
+from attndyn.sentiment._pinning import pin_kernels  # noqa: E402
+
+pin_kernels()
+
 
 def _setup(namespace: dict) -> None:
     namespace["_cwd"] = os.getcwd()

@@ -1,4 +1,4 @@
-"""Faithfulness of the word explanations of a trained sentiment run (issue 23): the table of docs/sentiment.md.
+"""Faithfulness of the word explanations of a trained sentiment run (issue 23): the table of docs/attributions.md.
 
 Runs :func:`attndyn.sentiment.faithfulness.faithfulness` (every method by default) on a seeded sample of the
 run's test reviews, exactly as ``attndyn sentiment faithfulness`` does, and writes its result with the times
@@ -18,15 +18,19 @@ import os
 import time
 from pathlib import Path
 
-import torch
+from attndyn.sentiment import pin_kernels
 
-from attndyn.io import write_bytes, write_json, write_text
-from attndyn.plotting.attribution import draw_deletion_curves
-from attndyn.plotting.save import png_bytes
-from attndyn.sentiment import HardmaxSentimentClassifier
-from attndyn.sentiment.baselines import METHODS, MethodSettings
-from attndyn.sentiment.faithfulness import StudySettings, faithfulness, report, sample_texts
-from attndyn.sentiment.runfolder import RunFolder
+pin_kernels()  # before torch loads: the same code paths as `attndyn sentiment faithfulness`
+
+import torch  # noqa: E402
+
+from attndyn.io import write_bytes, write_json, write_text  # noqa: E402
+from attndyn.plotting.attribution import draw_deletion_curves  # noqa: E402
+from attndyn.plotting.save import png_bytes  # noqa: E402
+from attndyn.sentiment import HardmaxSentimentClassifier  # noqa: E402
+from attndyn.sentiment.baselines import METHODS, MethodSettings  # noqa: E402
+from attndyn.sentiment.faithfulness import StudySettings, faithfulness, report, sample_texts  # noqa: E402
+from attndyn.sentiment.runfolder import RunFolder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

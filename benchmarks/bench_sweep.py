@@ -4,9 +4,9 @@ plain loop calling the same cell function.
     python benchmarks/bench_sweep.py                 # about 2 minutes on 2 cores
     python benchmarks/bench_sweep.py --d 128 --cells 2000 --chunks 1 8 32
 
-Cases (each on the same cells of ``good_triple`` at one d, Ginibre V, Q = K = I):
+Cases (each on the same cells of ``good-triple`` at one d, Ginibre V, Q = K = I):
 
-- plain loop: ``for cell: EXPERIMENTS["good_triple"](seed, params)`` in this process, one BLAS thread;
+- plain loop: ``for cell: EXPERIMENTS["good-triple"](seed, params)`` in this process, one BLAS thread;
 - serial runner: ``run_sweep(..., workers=0)``: the same loop plus rows, Parquet batches, bookkeeping;
 - dask, 1 and 2 workers: ``run_sweep(..., client=...)`` on a LocalCluster already started (its start
   and the first task, which imports attndyn in each worker, are timed separately), for each chunk size.
@@ -41,8 +41,8 @@ def main() -> None:
 
     from attndyn.sweep import EXPERIMENTS, parse_spec, read_rows, run_sweep
 
-    spec = parse_spec({"experiment": "good_triple", "grid": {"d": [args.d]}, "monte_carlo": {"seeds": args.cells}})
-    exp = EXPERIMENTS["good_triple"]
+    spec = parse_spec({"experiment": "good-triple", "grid": {"d": [args.d]}, "monte_carlo": {"seeds": args.cells}})
+    exp = EXPERIMENTS["good-triple"]
     tmp = Path(tempfile.mkdtemp(prefix="bench_sweep_"))
     results: dict = {
         "script": "benchmarks/bench_sweep.py",
@@ -76,7 +76,7 @@ def main() -> None:
             client = Client(cluster)
             client.wait_for_workers(workers)
             start = time.perf_counter() - t0
-            warm = parse_spec({"experiment": "good_triple", "grid": {"d": [8]}, "monte_carlo": {"seeds": 4 * workers}})
+            warm = parse_spec({"experiment": "good-triple", "grid": {"d": [8]}, "monte_carlo": {"seeds": 4 * workers}})
             t0 = time.perf_counter()
             run_sweep(warm, tmp / f"warm{workers}", client=client, chunk=1, log=quiet)  # imports attndyn in each worker
             first = time.perf_counter() - t0
@@ -102,7 +102,7 @@ def main() -> None:
     n = args.cells
     cases = results["cases"] = {}
     print(
-        f"good_triple, d = {args.d}, {n} cells; load average before {results['load_before'][0]:.2f}, "
+        f"good-triple, d = {args.d}, {n} cells; load average before {results['load_before'][0]:.2f}, "
         f"after {results['load_after'][0]:.2f}"
     )
     print(

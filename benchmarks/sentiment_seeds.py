@@ -5,9 +5,14 @@ Each seed is one run of the command a reader types, ``attndyn sentiment train --
 nothing else is set. The summary is the mean and range over the seeds of the hardmax test accuracy,
 the clusters per real word, the leaders per review and the behavioural suite's pass rate per category.
 
-    python benchmarks/sentiment_seeds.py train --d 2 --seeds 0 1 2 3 4 --out runs/seeds
+    python benchmarks/sentiment_seeds.py train --d 2 --seeds 0 1 2 3 4 5 6 7 8 9 --out runs/seeds
     python benchmarks/sentiment_seeds.py train --d 16 --seeds 0 1 2 --out runs/seeds --device cuda
     python benchmarks/sentiment_seeds.py summarize --out runs/seeds --json docs/results/sentiment_seeds.json
+
+``--kernels native`` trains on the processor's own CPU code paths instead of the pinned ones
+(``ATTNDYN_KERNELS=native``), and ``--aten CAP`` then stands for a processor whose best kernels are CAP
+(``ATEN_CPU_CAPABILITY``: ``default`` is one without AVX2): the spread the pin removes. Each seed records the
+code paths it ran on (config.json's ``kernels``) and the summary groups the seeds by them.
 
 ``train`` skips seeds whose run folder already holds ``evaluation.json``, so several invocations
 (one per seed, or one per machine) may share OUT. Training results do not depend on the number of
@@ -38,7 +43,18 @@ METRICS = {
 }
 
 
+def _kernel_environment(args: argparse.Namespace) -> None:
+    """Set the code-path policy before anything imports torch (the CLI pins at its first sentiment command)."""
+    if args.kernels == "native":
+        os.environ["ATTNDYN_KERNELS"] = "native"
+        if args.aten:
+            os.environ["ATEN_CPU_CAPABILITY"] = args.aten
+    elif args.aten:
+        sys.exit("--aten stands for another processor's choice: it needs --kernels native")
+
+
 def train(args: argparse.Namespace) -> None:
+    _kernel_environment(args)
     out = Path(args.out)
     for seed in args.seeds:
         run = out / f"d{args.d}-seed{seed}"
@@ -61,6 +77,8 @@ def train(args: argparse.Namespace) -> None:
                 "seed": seed,
                 "device": args.device,
                 "threads": args.threads,
+                "kernels": args.kernels,
+                "aten": args.aten,
                 "wall_seconds": seconds,
                 "load_at_start": load,
                 "torch": __import__("torch").__version__,
@@ -68,6 +86,11 @@ def train(args: argparse.Namespace) -> None:
                 "cpus": os.cpu_count(),
             },
         )
+
+
+def _kernel_label(kernels: dict) -> str:
+    """``pinned`` or ``native ATen X, MKL Y``: what decides the weights' bytes."""
+    return "pinned" if kernels["pinned"] else f"native ATen {kernels['aten']}, MKL {kernels['mkl']}"
 
 
 def _spread(values: list[float]) -> dict:
@@ -81,12 +104,24 @@ def summarize(args: argparse.Namespace) -> None:
         run = ev.parent
         rep = json.loads(ev.read_text())
         meta = json.loads((run / "seed_run.json").read_text())
-        entry = by_d.setdefault(f"d{meta['d']}", {"seeds": []})
+        native = meta.get("kernels", "pinned") == "native"
+        key = (
+            f"d{meta['d']}"
+            + ("-native" if native else "")
+            + (f"-{meta['aten']}" if native and meta.get("aten") else "")
+        )
+        entry = by_d.setdefault(key, {"seeds": []})
         seed = {"seed": meta["seed"], "device": meta["device"], "wall_seconds": meta["wall_seconds"]}
         seed["train_seconds"] = json.loads((run / "test.json").read_text())["train_seconds"]
         seed.update({name: rep[key] for name, key in METRICS.items()})
         seed["checklist"] = {cat: r["accuracy"] for cat, r in rep["checklist"].items()}
         seed["checklist_failures"] = {cat: r["failures"] for cat, r in rep["checklist"].items() if r["failures"]}
+        heldout = rep.get("checklist_heldout", {})
+        seed["checklist_heldout"] = {cat: r["accuracy"] for cat, r in heldout.items()}
+        seed["checklist_heldout_failures"] = {cat: r["failures"] for cat, r in heldout.items() if r["failures"]}
+        kernels = json.loads((run / "config.json").read_text()).get("kernels")
+        seed["kernels"] = "unrecorded" if kernels is None else _kernel_label(kernels)
+        seed["processor"] = None if kernels is None else kernels["processor"]
         entry["seeds"].append(seed)
     for entry in by_d.values():
         seeds = sorted(entry["seeds"], key=lambda s: s["seed"])
@@ -94,8 +129,11 @@ def summarize(args: argparse.Namespace) -> None:
         entry["devices"] = sorted({s["device"] for s in seeds})
         for name in [*METRICS, "wall_seconds", "train_seconds"]:
             entry[name] = _spread([s[name] for s in seeds])
-        cats = sorted({c for s in seeds for c in s["checklist"]})
-        entry["checklist"] = {c: _spread([s["checklist"][c] for s in seeds]) for c in cats}
+        entry["kernels"] = sorted({s["kernels"] for s in seeds})
+        entry["processors"] = sorted({s["processor"] or "unrecorded" for s in seeds})
+        for suite in ("checklist", "checklist_heldout"):
+            cats = sorted({c for s in seeds for c in s[suite]})
+            entry[suite] = {c: _spread([s[suite][c] for s in seeds if c in s[suite]]) for c in cats}
     write_json(Path(args.json), {"script": "benchmarks/sentiment_seeds.py", "models": by_d})
     for d, entry in by_d.items():
         acc = entry["hardmax_accuracy"]
@@ -116,6 +154,8 @@ def main() -> None:
     t.add_argument("--threads", type=int, default=1)
     t.add_argument("--device", default="cpu")
     t.add_argument("--progress", action="store_true")
+    t.add_argument("--kernels", choices=["pinned", "native"], default="pinned")
+    t.add_argument("--aten", choices=["default", "avx2", "avx512"], default=None)
     s = sub.add_parser("summarize")
     s.add_argument("--out", default="runs/seeds")
     s.add_argument("--json", default="docs/results/sentiment_seeds.json")

@@ -30,17 +30,18 @@ SRC = Path(attndyn.__file__).parent
 #: top-level module of the package (the core: ``attention``, ``margins``, ``_kernels``, ``_hardmax``,
 #: ``_softmax``, ``_adaptive``, ``dynamics``, ``solvers``, ``_loop``, ``options``, ``trajectory``, ``io``,
 #: ``threads``, ``devices``, ``_validation``, ``_errors``, ``_lazy``, ``progress``, ...). Plotting sits above
-#: control because it draws control's results; the package's root (its public face) re-exports the
-#: sentiment estimator, so it sits above sentiment. The sphere wing sits below experiments (whose cells run it)
-#: and plotting (which draws its phase diagrams).
+#: control because it draws control's results; the experiments' registry sits above sentiment because one of
+#: its cells reads a trained sentiment model (every cell registers where it is defined); the package's root
+#: (its public face) re-exports the sentiment estimator, so it sits above sentiment. The sphere wing sits just
+#: above analysis: below experiments (whose cells run it) and plotting (which draws its phase diagrams).
 LAYERS: list[tuple[str, ...]] = [
     ("attndyn._",),
     ("attndyn.analysis",),
     ("attndyn.sphere",),
-    ("attndyn.experiments",),
     ("attndyn.control",),
     ("attndyn.plotting",),
     ("attndyn.sentiment",),
+    ("attndyn.experiments",),
     ("attndyn",),
     ("attndyn.pretrained",),
     ("attndyn.reproduce", "attndyn.sweep"),

@@ -19,7 +19,7 @@ from torch import Tensor
 
 from ._errors import HypothesisWarning, InputError
 
-__all__ = ["InputError", "HypothesisWarning", "as_tokens", "as_matrix", "check_positive", "check_int"]
+__all__ = ["InputError", "HypothesisWarning", "as_tokens", "as_matrix", "check_positive", "check_int", "parse_indices"]
 
 
 SUPPORTED_DTYPES = (torch.float64, torch.float32)
@@ -164,6 +164,33 @@ def check_int(value: Any, name: str, *, minimum: int = 0) -> int:
     if value < minimum:
         raise InputError(f"{name} must be an integer >= {minimum}, got {value}")
     return int(value)
+
+
+def parse_indices(text: str, name: str, n: int | None = None) -> list[int]:
+    """Token indices typed as text, ``"0,2,5"`` -> ``[0, 2, 5]``, in the order given (repeats kept: ``--clusters``
+    names one leader per token): integers separated by commas (spaces around them allowed), at least one, none
+    negative, each below ``n`` when the number of tokens is given. Anything else is an :class:`InputError`
+    naming ``name``. The command line and the explorer both read indices with it.
+
+    >>> parse_indices(" 1, 7,1 ", "leaders", 8)
+    [1, 7, 1]
+    >>> parse_indices("1 7", "leaders")
+    Traceback (most recent call last):
+    ...
+    attndyn._validation.InputError: leaders must be comma-separated token indices such as 0,2,5, got '1 7'
+    """
+    parts = [p.strip() for p in text.split(",")]
+    if not any(parts):
+        raise InputError(f"{name} is empty; give comma-separated token indices such as 0,2,5")
+    try:
+        out = [int(p) for p in parts]
+    except ValueError:
+        raise InputError(f"{name} must be comma-separated token indices such as 0,2,5, got {text!r}") from None
+    bad = [i for i in out if i < 0 or (n is not None and i >= n)]
+    if bad:
+        where = f"the indices run from 0 to {n - 1}" if n is not None else "indices start at 0"
+        raise InputError(f"{name}: token {bad[0]} does not exist; {where}")
+    return out
 
 
 def as_mask(mask: Any, shape: tuple[int, int], device: torch.device) -> Tensor | None:

@@ -8,6 +8,8 @@ import pytest
 import attndyn
 from attndyn.analysis import Polytope, attention_rank, boolean_distance, clusters, is_good_triple_with_multiplicity
 
+pytestmark = pytest.mark.smoke  # part of the quick subset: pytest -m smoke
+
 
 def test_polytope_vertices_qhull_and_lp_agree():
     rng = np.random.default_rng(0)

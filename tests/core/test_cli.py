@@ -7,6 +7,8 @@ import pytest
 
 from attndyn.cli import main
 
+pytestmark = pytest.mark.smoke  # part of the quick subset: pytest -m smoke
+
 
 @pytest.fixture
 def square(tmp_path):

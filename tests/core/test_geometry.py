@@ -16,6 +16,8 @@ from attndyn.analysis import Polytope, collapse_decay, radius_decay, regime_of
 from attndyn.analysis.collapse import COLLAPSE_EXPONENT, COLLAPSE_EXPONENT_ATOL
 from attndyn.analysis.geometry import REGIMES
 
+pytestmark = pytest.mark.smoke  # part of the quick subset: pytest -m smoke
+
 TIMES = np.concatenate([[0.0], np.geomspace(0.5, 40.0, 30)])
 
 

@@ -15,6 +15,8 @@ from attndyn._hardmax import hardmax_step
 
 from . import naive
 
+pytestmark = pytest.mark.smoke  # part of the quick subset: pytest -m smoke
+
 ALPHA = 0.5
 
 

@@ -15,6 +15,8 @@ from attndyn.dynamics import SoftmaxAttention
 
 from . import naive
 
+pytestmark = pytest.mark.smoke  # part of the quick subset: pytest -m smoke
+
 V2 = [[0.5, -1.0], [1.0, 0.3]]
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import math
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +29,8 @@ from attndyn.experiments import (
     wilson_interval,
 )
 from attndyn.experiments.cells import table1_solve, theorem_1_1_run
+
+SHIPPED = ("good-triple", "sentiment-leaders", "sphere-energy", "sphere-phase", "table-1", "theorem-1.1")  # shipped
 
 
 def _closed_form(k: int, n: int, c: float) -> tuple[float, float]:
@@ -50,10 +54,11 @@ def test_wilson_interval_is_the_closed_form_at_the_level_asked(n, frac, c):
     assert lo99 <= lo and hi <= hi99
 
 
-def test_wilson_interval_of_no_trials_is_nan_and_sweep_keeps_95_percent():
+def test_wilson_interval_of_no_trials_is_nan_and_there_is_one_at_95_percent_by_default():
     assert all(math.isnan(v) for v in wilson_interval(0, 0, confidence_level=0.99))
-    assert attndyn.sweep.wilson_interval(14, 100) == wilson_interval(14, 100, confidence_level=0.95)
-    assert attndyn.sweep.wilson_interval(14, 100) != wilson_interval(14, 100, confidence_level=0.99)
+    assert attndyn.sweep.wilson_interval is wilson_interval  # one function, which sweep re-exports
+    assert wilson_interval(14, 100) == wilson_interval(14, 100, confidence_level=0.95)
+    assert wilson_interval(14, 100) != wilson_interval(14, 100, confidence_level=0.99)
 
 
 @pytest.mark.parametrize("d", [2, 3, 5])
@@ -98,7 +103,7 @@ def test_samplers_draw_their_laws():
 
 def test_theorem_1_1_cell_is_the_shared_instance_check():
     params = {"n": 7, "d": 2, "alpha": 0.8, "A": "spd", "cond_max": 10.0, "layers": 2000, "rtol": 1e-13}
-    row = EXPERIMENTS["theorem_1_1"](5, params)
+    row = EXPERIMENTS["theorem-1.1"](5, params)
     rng = np.random.default_rng(5)
     z, A = theorem_1_1_instance(rng, 7, 2)
     assert np.array_equal(z, token_cloud(np.random.default_rng(5), 7, 2))  # tokens first, then A
@@ -108,7 +113,7 @@ def test_theorem_1_1_cell_is_the_shared_instance_check():
 
 def test_table_1_cell_is_the_shared_solve_on_the_first_sequence():
     params = {"regime": "polytope", "n": 9, "d": 3, "time": 10.0, "collapse_time": 20.0, "step": 0.1}
-    row = EXPERIMENTS["table_1"](2, params)
+    row = EXPERIMENTS["table-1"](2, params)
     rng = np.random.default_rng(2)
     mats = table1_instance("polytope", rng, 3)
     traj = table1_solve(rng.standard_normal((9, 3)), mats, "polytope", time=10.0, step=0.1)
@@ -116,8 +121,20 @@ def test_table_1_cell_is_the_shared_solve_on_the_first_sequence():
     assert row["matches"] == rep.holds and row["vertices"] == rep.measured["vertices"]
 
 
-LOW = {"analysis"}  # the packages the experiment layer may import; modules of the core are single files
+# The packages the experiment layer may import (modules of the core are single files); sentiment only inside the
+# sentiment-leaders cell, which reads a trained model (test_every_cell_registers_where_it_is_defined).
+LOW = {"analysis", "sentiment", "sphere"}
 HIGH = {"reproduce", "sweep", "pretrained", "plotting", "cli", "sentiment", "control", "explore", "experiments"}
+
+
+def test_every_cell_registers_where_it_is_defined():
+    # a fresh interpreter: importing the registry lists every shipped cell, without importing sweep or sentiment
+    code = (
+        "import sys, attndyn.experiments as e; print(sorted(e.EXPERIMENTS)); "
+        "print(sorted(m for m in ('attndyn.sweep', 'attndyn.sentiment', 'sklearn') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == [str(sorted(SHIPPED)), "[]"]
 
 
 def test_the_experiment_layer_imports_only_the_core_and_analysis():
@@ -134,22 +151,22 @@ def test_the_experiment_layer_imports_only_the_core_and_analysis():
 
 
 def test_reproduce_monte_carlo_claims_name_registered_cells():
-    from attndyn.reproduce import EXPERIMENTS as CLAIMS
+    from attndyn.reproduce import SECTIONS as CLAIMS
 
     cells = {name: exp.cell for name, exp in CLAIMS.items() if exp.cell is not None}
     assert cells == {
-        "hardmax-theorem-1.1": "theorem_1_1",
-        "softmax-table1": "table_1",
-        "softmax-ginibre": "good_triple",
-        "sphere-energy": "sphere_energy",
+        "hardmax-theorem-1.1": "theorem-1.1",
+        "softmax-table1": "table-1",
+        "softmax-ginibre": "good-triple",
+        "sphere-energy": "sphere-energy",
     }
     assert set(cells.values()) <= set(EXPERIMENTS)
 
 
 def test_ginibre_count_is_the_good_triple_cell_with_identity_qk():
-    # reproduce's softmax-ginibre counts what the good_triple cell decides, matrix by matrix
+    # reproduce's softmax-ginibre counts what the good-triple cell decides, matrix by matrix
     for seed in range(30):
-        row = EXPERIMENTS["good_triple"](seed, {"d": 4, "ensemble": "ginibre", "qk": "identity"})
+        row = EXPERIMENTS["good-triple"](seed, {"d": 4, "ensemble": "ginibre", "qk": "identity"})
         assert row["good"] == bool(ginibre_leading_count(np.random.default_rng(seed), 4, 1))
 
 
@@ -157,13 +174,13 @@ def test_run_cells_checks_every_cell_before_running_and_fills_defaults():
     from attndyn import InputError
     from attndyn.experiments.run import run_cells
 
-    rows = run_cells("theorem_1_1", [(3, {"n": 6, "d": 2, "alpha": 0.5})])
+    rows = run_cells("theorem-1.1", [(3, {"n": 6, "d": 2, "alpha": 0.5})])
     assert rows[0]["layers"] == 2000 and rows[0]["A"] == "spd" and rows[0]["status"] == "ok"
-    direct = EXPERIMENTS["theorem_1_1"](3, {k: rows[0][k] for k in EXPERIMENTS["theorem_1_1"].params})
+    direct = EXPERIMENTS["theorem-1.1"](3, {k: rows[0][k] for k in EXPERIMENTS["theorem-1.1"].params})
     assert {k: rows[0][k] for k in direct} == direct
     for bad, words in (({"n": 6, "d": 2}, "needs parameter 'alpha'"), ({"n": 0, "d": 2, "alpha": 1.0}, "cells[1].n")):
         with pytest.raises(InputError, match=re.escape(words)):
-            run_cells("theorem_1_1", [(0, {"n": 6, "d": 2, "alpha": 1.0}), (1, bad)])
+            run_cells("theorem-1.1", [(0, {"n": 6, "d": 2, "alpha": 1.0}), (1, bad)])
 
 
 def test_a_cell_that_fails_is_a_row_not_a_traceback():
@@ -191,10 +208,34 @@ def test_run_cells_on_a_dask_cluster_gives_the_same_rows():
     from attndyn.experiments.run import run_cells
 
     cells = [(s, {"regime": r, "n": 8}) for s, r in enumerate(("polytope", "hyperplanes", "collapse"))]
-    here = run_cells("table_1", cells)
+    here = run_cells("table-1", cells)
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
         with Client(cluster) as client:
-            there = run_cells("table_1", cells, client=client, chunk=2)
+            there = run_cells("table-1", cells, client=client, chunk=2)
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
     assert strip(here) == strip(there)
     assert [r["seed"] for r in there] == [0, 1, 2] and all(r["status"] == "ok" for r in there)
+
+
+@pytest.mark.parametrize("row", ["boolean", "polytope", "hyperplanes", "paranormal", "collapse", "codimension"])
+def test_table1_figures_value_matrices_fall_in_their_rows(row):
+    from attndyn.analysis import regime_of
+    from attndyn.experiments.configurations import TABLE1_HORIZONS, table1_value_matrix
+
+    V = table1_value_matrix(row, np.random.default_rng(0))
+    eye = np.eye(len(V))
+    quick, full = TABLE1_HORIZONS[row]
+    assert 0 < quick <= full
+    if row == "codimension":  # Fig. 7a's V makes a good triple with Q = K = I: its regime is named, not inferred
+        assert sorted(np.linalg.eigvals(V).real.round(6)) == [-0.22, 0.25, 1.96]
+    else:
+        assert regime_of(eye, eye, V) == row
+
+
+def test_table1_value_matrix_names_a_bad_row_and_a_missing_generator():
+    from attndyn.experiments.configurations import table1_value_matrix
+
+    with pytest.raises(attndyn.InputError, match=r"^regime = 'cube' is not a row of Table 1; choose among boolean"):
+        table1_value_matrix("cube")
+    with pytest.raises(attndyn.InputError, match=r"^regime = 'codimension' draws V at random; give rng"):
+        table1_value_matrix("codimension")

@@ -58,6 +58,15 @@ def test_dragged_tokens_rerun(playground):
     assert 8 in playground.result.leaders.indices  # the new far corner leads
 
 
+def test_the_live_view_colours_tokens_as_the_exported_figure_does(playground):
+    from attndyn.plotting.trajectories import _token_colours
+
+    playground.A_text.value = "2 1; 1 1"
+    inner, _, _ = _token_colours(playground.result.follow)
+    assert list(playground.src["now"].data["color"]) == [c[0] for c in inner]
+    assert len(set(playground.src["now"].data["color"])) >= 2  # more than one leader: colours differ
+
+
 @pytest.fixture
 def space(playground):
     """The playground on 100 random 3-D tokens with a random SPD A."""

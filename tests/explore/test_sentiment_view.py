@@ -50,3 +50,17 @@ def test_sentiment_view_shows_the_exact_word_attributions(run_folder):
     assert {w["word"] for w in shown} == {w.word for w in res.attribution.by_word}
     total = sum(w.contribution for w in res.attribution.by_word) + res.attribution.bias
     assert total == pytest.approx(res.explanation.decision_value, rel=1e-10, abs=1e-12)
+
+
+def test_the_sentiment_page_colours_the_sides_as_the_exported_figure(run_folder):
+    pytest.importorskip("panel")
+    from attndyn.explore.pages.sentiment import SentimentPage
+    from attndyn.plotting.sentiment import NEG, POS
+
+    page = SentimentPage(run_folder)
+    page.text.value = "great wonderful awful movie"
+    page.explain()
+    data = page.result.figure9
+    k = page.layer.value
+    side = np.asarray(data["tokens"])[k] @ np.asarray(data["v"]) + data["b"] > 0
+    assert list(page.words.data["color"]) == [POS if s else NEG for s in side]

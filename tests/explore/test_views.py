@@ -22,7 +22,7 @@ from attndyn.explore.hardmax_view import (
     token_preset,
     turn,
 )
-from attndyn.explore.parse import matrix_text, parse_indices, parse_matrix
+from attndyn.explore.parse import matrix_text, parse_matrix
 from attndyn.explore.softmax_view import V_PRESETS, SoftmaxState, V_preset, run_softmax, softmax_tokens
 
 
@@ -143,14 +143,9 @@ def test_typed_matrices_refused_in_one_line(text, message):
     assert "\n" not in str(err.value)
 
 
-def test_typed_matrix_round_trip_and_indices():
+def test_typed_matrix_round_trip():  # typed indices: tests/core/test_indices.py
     M = np.array([[2.0, -0.5], [1e-3, 3.25]])
     assert np.array_equal(parse_matrix(matrix_text(M), "A"), M)
-    assert parse_indices("3, 1 1", "leaders", 4) == [1, 3]
-    with pytest.raises(InputError, match="leaders: token 9 does not exist; the indices run from 0 to 3"):
-        parse_indices("9", "leaders", 4)
-    with pytest.raises(InputError, match="leaders is empty"):
-        parse_indices(" ", "leaders", 4)
 
 
 @pytest.mark.parametrize("preset", V_PRESETS)

@@ -14,7 +14,7 @@ import tempfile
 
 import pytest
 
-from attndyn.reproduce import EXPERIMENTS
+from attndyn.reproduce import SECTIONS
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
 
@@ -48,6 +48,6 @@ def test_report_in_headless_chromium(quick_report, chromium_flags):
     assert not errors, errors
     assert not re.search(r"net::ERR_|Failed to load resource", proc.stderr), proc.stderr[-2000:]
     assert 'data-ready="1"' in dom  # the report's script ran to its end
-    for name in EXPERIMENTS:
+    for name in SECTIONS:
         assert f'id="exp-{name}"' in dom
     assert re.search(r'class="frame on"', dom)  # the slider shows a frame

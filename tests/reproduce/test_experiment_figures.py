@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from matplotlib.markers import MarkerStyle
 
-from attndyn.reproduce.registry import EXPERIMENTS, Context, FigureRef
+from attndyn.reproduce.registry import SECTIONS, Context, FigureRef
 
 
 @dataclass
@@ -24,7 +24,7 @@ class Capture(Context):
 
 def _figures(name, tmp_path):
     ctx = Capture(out=tmp_path, quick=True, animations=False, max_frames=2)  # the slider is not under test
-    EXPERIMENTS[name].run(ctx)
+    SECTIONS[name].run(ctx)
     return ctx.kept
 
 

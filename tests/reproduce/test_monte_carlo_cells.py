@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attndyn.experiments import EXPERIMENTS as CELLS
-from attndyn.reproduce import EXPERIMENTS, reproduce
+from attndyn.reproduce import SECTIONS, reproduce
 
 CLAIMS = ("hardmax-theorem-1.1", "softmax-table1", "softmax-ginibre")
 
@@ -20,12 +20,12 @@ def _rows(experiment: str, cells: list[dict]) -> list[dict]:
 def test_each_claim_names_the_cell_function_its_report_records(quick_report):
     for name in CLAIMS:
         params = quick_report[name].params
-        assert EXPERIMENTS[name].cell == params["experiment"] and params["experiment"] in CELLS
+        assert SECTIONS[name].cell == params["experiment"] and params["experiment"] in CELLS
 
 
 def test_theorem_1_1_claim_is_its_recorded_cells(quick_report):
     res = quick_report["hardmax-theorem-1.1"]
-    rows = _rows("theorem_1_1", res.params["cells"])
+    rows = _rows("theorem-1.1", res.params["cells"])
     N = res.params["N"]
     assert len(rows) == N and len({c["seed"] for c in res.params["cells"]}) == N
     held = sum(r["holds"] for r in rows)
@@ -36,7 +36,7 @@ def test_theorem_1_1_claim_is_its_recorded_cells(quick_report):
 
 def test_table1_claim_is_its_recorded_cells(quick_report):
     res = quick_report["softmax-table1"]
-    rows = _rows("table_1", res.params["cells"])
+    rows = _rows("table-1", res.params["cells"])
     for regime, counts in res.params["rows"].items():
         mine = [r for r, c in zip(rows, res.params["cells"]) if c["regime"] == regime]
         assert counts == {"matching": sum(r["matches"] for r in mine), "total": len(mine)}
@@ -47,7 +47,7 @@ def test_table1_claim_is_its_recorded_cells(quick_report):
 def test_ginibre_claim_is_its_recorded_seeds(quick_report):
     res = quick_report["softmax-ginibre"]
     good = sum(
-        CELLS["good_triple"](s, {"d": 128, "ensemble": "ginibre", "qk": "identity"})["good"]
+        CELLS["good-triple"](s, {"d": 128, "ensemble": "ginibre", "qk": "identity"})["good"]
         for s in res.params["seeds"]
     )
     assert res.checks[0].measured.startswith(f"{good / res.params['N']:.3g} (")

@@ -8,9 +8,10 @@ import re
 
 import pytest
 
+import attndyn.reproduce
 from attndyn import InputError
 from attndyn.cli import main
-from attndyn.reproduce import EXPERIMENTS, Check, ExperimentResult, ReproduceConfig, reproduce
+from attndyn.reproduce import SECTIONS, Check, ReproduceConfig, SectionResult, reproduce, section_names
 from attndyn.reproduce.html import render_html
 from attndyn.reproduce.registry import Slider
 
@@ -19,7 +20,7 @@ EVIL = "<script>alert(1)</script>"
 
 def test_every_experiment_passes_or_is_skipped(quick_report):
     status = {r.name: r.status for r in quick_report.results}
-    assert list(status) == list(EXPERIMENTS)
+    assert list(status) == list(SECTIONS)
     assert status.pop("sentiment-figs") == "skipped"  # no --sentiment-run given
     extra = (
         importlib.util.find_spec("transformers") is not None
@@ -51,9 +52,9 @@ def test_paper_claims_are_measured(quick_report):
 def test_files_written(quick_report):
     out = quick_report.config.out
     cfg = json.loads((out / "config.json").read_text())
-    assert cfg["quick"] is True and cfg["experiments"] == list(EXPERIMENTS) and cfg["formats"] == ["png"]
+    assert cfg["quick"] is True and cfg["experiments"] == list(SECTIONS) and cfg["formats"] == ["png"]
     res = json.loads((out / "results.json").read_text())
-    assert {e["name"] for e in res["experiments"]} == set(EXPERIMENTS)
+    assert {e["name"] for e in res["experiments"]} == set(SECTIONS)
     for r in quick_report.results:
         for f in r.figures:
             assert all((out / p).is_file() for p in f.files)
@@ -67,14 +68,14 @@ def test_report_is_self_contained(quick_report):
     assert "http://" not in page and "https://" not in page
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*//""", page)  # no protocol-relative URL either
     assert re.search(r'<img[^>]+src="data:image/png;base64,', page)
-    for name in EXPERIMENTS:
+    for name in SECTIONS:
         assert f'id="exp-{name}"' in page
     assert page.count('class="slider"') >= 3
     assert 'type="range"' in page
 
 
 def test_html_escapes_every_text(tmp_path):
-    res = ExperimentResult(
+    res = SectionResult(
         name="x",
         title=EVIL,
         source=EVIL,
@@ -98,8 +99,21 @@ def test_only_runs_the_named_experiments(tmp_path):
 
 
 def test_unknown_only_name():
-    with pytest.raises(InputError, match=r"^only 'fig99': unknown experiment; choose among hardmax-fig1"):
+    with pytest.raises(InputError, match=r"^only 'fig99': unknown section; choose among hardmax-fig1"):
         ReproduceConfig(only=("fig99",))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("EXPERIMENTS", SECTIONS), ("ExperimentResult", SectionResult), ("experiment_names", section_names)],
+)
+def test_the_old_names_warn_and_give_the_sections(old, new):
+    with pytest.warns(
+        FutureWarning, match=rf"^attndyn.reproduce.{old} is now attndyn.reproduce.\w+; the old name goes"
+    ):
+        assert getattr(attndyn.reproduce, old) is new
+    with pytest.raises(AttributeError, match="has no attribute 'Experiment'"):
+        attndyn.reproduce.Experiment  # noqa: B018  (the section class is registry.Section; no alias)
 
 
 def test_unwritable_out(tmp_path):
@@ -129,16 +143,17 @@ def test_sentiment_run_with_history_draws_fig8(tmp_path):
 def test_cli(tmp_path, capsys):
     assert main(["reproduce", "--only", "nope", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: --only 'nope': unknown experiment") and err.count("\n") == 1
+    assert err.startswith("error: --only 'nope': unknown section") and err.count("\n") == 1
     assert (
         main(
             ["reproduce", "--quick", "--only", "hardmax-emerging-leader", "--out", str(tmp_path / "o"), "--no-progress"]
         )
         == 0
     )
-    assert "report:" in capsys.readouterr().out
+    assert "\n1 sections in " in capsys.readouterr().out
     page = (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
-    assert "hardmax-emerging-leader" in page and "softmax-table1" not in page  # only the experiment asked for
+    assert "hardmax-emerging-leader" in page and "softmax-table1" not in page  # only the section asked for
+    assert "<h2>Sections</h2>" in page and "section <code>hardmax-emerging-leader</code>" in page
     assert main(["reproduce", "--list"]) == 0
     assert "softmax-table1" in capsys.readouterr().out
 

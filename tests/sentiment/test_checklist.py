@@ -178,3 +178,24 @@ def test_lexicon_examples_teach_a_negation_the_data_gets_wrong():
     assert prior.predict(["not bad"]).tolist() == [1]
     with pytest.raises(InputError, match="lexicon_examples must be an integer >= 0, got -1"):
         HardmaxSentimentClassifier(lexicon_examples=-1).fit(texts, labels)
+
+
+def test_heldout_suite_shares_no_sentence_with_the_tuning_suite():
+    from attndyn.sentiment.checklist import HELDOUT_INVARIANCE_PAIRS, HELDOUT_ITEMS, INVARIANCE_PAIRS, ITEMS
+
+    tuning = {t for items in ITEMS.values() for t, _ in items} | {b for _, b in INVARIANCE_PAIRS}
+    heldout = {t for items in HELDOUT_ITEMS.values() for t, _ in items} | {b for _, b in HELDOUT_INVARIANCE_PAIRS}
+    assert tuning.isdisjoint(heldout)
+    assert {"Good.", "A good film.", "Bad."} <= heldout
+
+
+def test_score_reads_the_named_suite():
+    from attndyn.sentiment.checklist import HELDOUT_ITEMS, score
+
+    positive = lambda texts: [1] * len(texts)
+    out = score(positive, suite="heldout", categories=["simple"])
+    labels = [y for _, y in HELDOUT_ITEMS["simple"]]
+    assert out["simple"]["n"] == len(labels)
+    assert out["simple"]["accuracy"] == sum(labels) / len(labels)
+    with pytest.raises(InputError, match="unknown checklist suite 'other'"):
+        score(positive, suite="other")

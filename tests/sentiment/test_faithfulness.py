@@ -10,6 +10,7 @@ import torch
 
 from attndyn import InputError
 from attndyn.cli import main
+from attndyn.sentiment import faithfulness as faith_module
 from attndyn.sentiment.attribution import contributions
 from attndyn.sentiment.baselines import (
     METHODS,
@@ -17,6 +18,7 @@ from attndyn.sentiment.baselines import (
     captum_scores,
     check_methods,
     masked_decision,
+    occlusion_scores,
     ranking,
     reinitialized,
     require_captum,
@@ -99,6 +101,49 @@ def test_kernelshap_is_seeded(fitted):
     np.testing.assert_allclose(got, [(H[0] - H[1]) / 2] * 2, rtol=1e-5)
 
 
+def _naive_occlusion(fitted, words):
+    """H(x) - H(x without word i), one shortened text at a time through the estimator."""
+    H = fitted.decision_function([" ".join(words)])[0]
+    return np.array(
+        [H - fitted.decision_function([" ".join(words[:i] + words[i + 1 :])])[0] for i in range(len(words))]
+    )
+
+
+def test_occlusion_equals_a_naive_loop(fitted):
+    """All n deletions in one batched run (or one run per row) = deleting one word from the text and rerunning."""
+    model = fitted.model_
+    text = "great boring wonderful dull great awful actor plot"
+    words = fitted.known_words([text])[0]
+    row = _review(fitted, text)
+    got = occlusion_scores(model, row)
+    np.testing.assert_allclose(got, _naive_occlusion(fitted, words), rtol=1e-6, atol=1e-9)
+    full = torch.ones((1, row.numel()), dtype=torch.bool)
+    H = float(model.hardmax_logits(row[None], full)[0])
+    for i in range(row.numel()):  # the shortened review itself, one row at a time
+        short = torch.cat([row[:i], row[i + 1 :]])[None]
+        assert got[i] == pytest.approx(H - float(model.hardmax_logits(short, full[:, 1:])[0]), abs=1e-12)
+    np.testing.assert_allclose(occlusion_scores(model, row, cells=1), got, rtol=0, atol=1e-12)  # one row per run
+    assert got[0] == got[4] and np.ptp(got) > 0  # copies of "great" alike; the words differ
+    one = occlusion_scores(model, _review(fitted, "great"))  # nothing left: <unk> alone
+    H = fitted.decision_function(["great", "qwertyuiop"])
+    np.testing.assert_allclose(one, [H[0] - H[1]], rtol=1e-6)
+
+
+def test_occlusion_word_deletes_every_copy(fitted):
+    model = fitted.model_
+    plain = _review(fitted, "great boring wonderful dull awful actor")
+    np.testing.assert_allclose(
+        occlusion_scores(model, plain, by_word=True), occlusion_scores(model, plain), rtol=0, atol=1e-12
+    )
+    text = "great boring great wonderful great dull"
+    row = _review(fitted, text)
+    word, pos = occlusion_scores(model, row, by_word=True), occlusion_scores(model, row)
+    H = fitted.decision_function([text, "boring wonderful dull"])
+    np.testing.assert_allclose(word[[0, 2, 4]], H[0] - H[1], rtol=1e-6)
+    np.testing.assert_allclose(word[[1, 3, 5]], pos[[1, 3, 5]], rtol=0, atol=1e-12)  # words without copies
+    assert abs(word[0] - pos[0]) > 1e-3  # three copies gone is not one copy gone
+
+
 def test_ranking_turns_signed_scores_toward_the_prediction():
     rng = np.random.default_rng(0)
     s = np.array([0.5, -2.0, 1.0, 0.0])
@@ -127,6 +172,10 @@ def test_the_study_records_its_settings_and_is_exact(study):
             lo, hi = r[key]["ci"]
             assert lo <= r[key]["mean"] <= hi and len(r[key]["by_fraction"]) == len(BINS)
             assert r[key]["mean"] == pytest.approx(np.mean(r[key]["by_fraction"]))
+            levels = r[key]["by_level"]
+            assert [v["fraction"] for v in levels] == list(BINS) and all(v["n"] == 24 for v in levels)
+            assert [v["mean"] for v in levels] == pytest.approx(r[key]["by_fraction"], abs=1e-15)
+            assert all(v["ci"][0] <= v["mean"] <= v["ci"][1] for v in levels)
         curve = r["deletion_curve"]
         assert len(curve) == len(CURVE) and all(0 <= p <= 1 for p in curve)
         assert (r["sanity_spearman"] is None) == (m == "random")
@@ -152,8 +201,94 @@ def test_table_and_report(study):
     rows = table_rows(study)
     assert [r["method"] for r in rows] == list(METHODS) + ["cluster (explain)"]
     assert rows[0]["comprehensiveness_aopc"] == study["methods"]["exact"]["comprehensiveness"]["mean"]
+    levels = [f"{key}_at_{p}pct" for key in ("comprehensiveness", "sufficiency") for p in (1, 5, 10, 20, 50)]
+    for row, (m, r) in zip(rows, study["methods"].items()):
+        assert row["method"] == m
+        assert [row[k] for k in levels] == r["comprehensiveness"]["by_fraction"] + r["sufficiency"]["by_fraction"]
     text = report(study)
     assert all(m in text for m in METHODS) and "cluster explanation" in text and "exactness" in text
+    table = text.split("comprehensiveness by level (higher better)")[1].split("\n")
+    assert table[0].split() == ["1%", "5%", "10%", "20%", "50%", "AOPC"]
+    row = next(line.split() for line in table if line.split()[:1] == ["occlusion"])
+    c = study["methods"]["occlusion"]["comprehensiveness"]
+    assert [float(x) for x in row[1:]] == pytest.approx([*c["by_fraction"], c["mean"]], abs=5e-5)
+
+
+def test_the_report_says_where_exact_wins(study):
+    """Each level and the AOPC land on the "best at" or the "beaten at" line of their metric, by what the
+    result says: the winner, the rival and the winner's margin."""
+    vs, text = study["versus_exact"], report(study)
+    assert "twins of exact at every level: ig, gradxinput" in text
+    for key in ("comprehensiveness", "sufficiency"):
+        best = text.split(f"  {key}, exact best at: ")[1].split("\n")[0]
+        beaten = text.split(f"  {key}, exact beaten at: ")[1].split("\n")[0]
+        labels = ["1%", "5%", "10%", "20%", "50%", "AOPC"]
+        for label, v in zip(labels, [*vs[key]["by_level"], vs[key]["aopc"]]):
+            margin = abs(v["exact_advantage"]["mean"])
+            if v["best"] == "exact":
+                assert f"{label} over {v['rival']} (+{margin:.4f} [" in best
+            else:
+                assert v["best"] == v["rival"] and f"{label} by {v['best']} (+{margin:.4f} [" in beaten
+
+
+def test_versus_exact_pairs_exact_with_its_best_rival(study):
+    sign = {"comprehensiveness": 1.0, "sufficiency": -1.0}
+    for key in ("comprehensiveness", "sufficiency"):
+        cells = [*study["versus_exact"][key]["by_level"], study["versus_exact"][key]["aopc"]]
+        for j, v in enumerate(cells):
+            mean = {
+                m: r[key]["mean"] if j == len(BINS) else r[key]["by_fraction"][j] for m, r in study["methods"].items()
+            }
+            assert {"ig", "gradxinput"} <= set(v["twins"]) and v["exact_mean"] == pytest.approx(mean["exact"])
+            rivals = [m for m in mean if m != "exact" and m not in v["twins"]]
+            assert v["rival"] == max(rivals, key=lambda m: sign[key] * mean[m])
+            adv = v["exact_advantage"]
+            assert adv["mean"] == pytest.approx(sign[key] * (mean["exact"] - mean[v["rival"]]), abs=1e-12)
+            assert v["best"] == ("exact" if adv["mean"] >= 0 else v["rival"])
+            assert adv["ci"][0] <= adv["mean"] <= adv["ci"][1]
+        for m in mean:
+            if m != "exact":
+                paired = [v["mean"] for v in study["methods"][m]["minus_exact"][key]["by_level"]]
+                by = np.subtract(study["methods"][m][key]["by_fraction"], study["methods"]["exact"][key]["by_fraction"])
+                assert paired == pytest.approx(by, abs=1e-12)
+
+
+def test_occlusion_is_the_best_single_deletion(study):
+    """At 1 % one word goes (every review here has under 100 words): occlusion removes the word whose
+    deletion lowers p the most, so no ranking can beat it there, review by review and so on average."""
+    m = study["methods"]
+    best = m["occlusion"]["comprehensiveness"]["by_fraction"][0]
+    assert all(r["comprehensiveness"]["by_fraction"][0] <= best + 1e-12 for r in m.values())
+    assert best > m["random"]["comprehensiveness"]["by_fraction"][0]
+
+
+def test_levels_are_means_over_reviews(fitted, corpus, monkeypatch):
+    """Each level's value is the mean of the reviews' values; one of those, by hand."""
+    seen = {}
+    summarize = faith_module._summarize
+
+    def keep(est, reviews, *args, **kw):
+        seen["reviews"] = reviews
+        return summarize(est, reviews, *args, **kw)
+
+    monkeypatch.setattr(faith_module, "_summarize", keep)
+    methods = ("exact", "occlusion", "occlusion-word", "random")
+    texts = corpus[0][30:42]
+    s = StudySettings(methods=methods, baselines=QUICK, sanity_reviews=0, bootstrap_resamples=50, batch_size=5)
+    res = faithfulness(fitted, texts, s)
+    reviews = seen["reviews"]
+    for m in methods:
+        for key, attr in (("comprehensiveness", "comp"), ("sufficiency", "suff")):
+            per = np.array([getattr(r, attr)[m] for r in reviews])  # (reviews, levels)
+            got = [v["mean"] for v in res["methods"][m][key]["by_level"]]
+            assert got == pytest.approx(per.mean(axis=0).tolist(), abs=1e-15)
+    r, row = reviews[0], _review(fitted, texts[0])
+    side = 1.0 if r.H > 0 else -1.0
+    top = int(np.argmax(side * occlusion_scores(fitted.model_, row)))
+    keep_mask = torch.ones((2, row.numel()), dtype=torch.bool)
+    keep_mask[1, top] = False
+    p = 1 / (1 + np.exp(-side * masked_decision(fitted.model_, row.expand(2, -1), keep_mask).numpy()))
+    assert r.comp["occlusion"][0] == pytest.approx(p[0] - p[1], abs=1e-12)
 
 
 def test_deletion_curve_and_word_figures(study, fitted):
@@ -247,6 +382,21 @@ def test_faithfulness_command(model_dir, tmp_path, capsys):
     rows = list(csv.DictReader((out / "faithfulness.csv").read_text().splitlines()))
     assert [r["method"] for r in rows] == res["settings"]["methods"] + ["cluster (explain)"]
     assert (out / "deletion_curves.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_faithfulness_command_runs_occlusion(model_dir, tmp_path, capsys):
+    out = tmp_path / "f"
+    assert main(_argv(model_dir, out, "--methods", "occlusion-word, exact", "--methods", "occlusion")) == 0
+    assert "where exact wins" in capsys.readouterr().out
+    res = json.loads((out / "faithfulness.json").read_text())
+    assert res["settings"]["methods"] == ["exact", "occlusion", "occlusion-word"]
+    assert all(res["methods"][m]["sanity_spearman"]["n"] >= 1 for m in ("occlusion", "occlusion-word"))
+    assert res["versus_exact"]["comprehensiveness"]["aopc"]["rival"] in ("occlusion", "occlusion-word", None)
+    rows = list(csv.DictReader((out / "faithfulness.csv").read_text().splitlines()))
+    assert float(rows[1]["comprehensiveness_at_1pct"]) == pytest.approx(
+        res["methods"]["occlusion"]["comprehensiveness"]["by_fraction"][0]
+    )
+    assert "comprehensiveness, exact best at:" in (out / "report.txt").read_text()
 
 
 @pytest.mark.parametrize(

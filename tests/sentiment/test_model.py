@@ -7,6 +7,8 @@ import attndyn
 from attndyn import InputError
 from attndyn.sentiment.model import SentimentConfig, SentimentTransformer
 
+pytestmark = pytest.mark.smoke  # part of the quick subset: pytest -m smoke
+
 
 def _model(**kw):
     cfg = SentimentConfig(vocab_size=12, **kw)

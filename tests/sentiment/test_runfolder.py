@@ -287,3 +287,36 @@ def test_run_folder_errors_name_the_library_parameters_and_the_command_line_its_
         with RunFolder(a_file).lock():
             pass
     assert err.value.worded(FLAGS).startswith(f"--run {str(a_file)!r} is a file")
+
+
+def test_train_run_is_the_train_command_in_python(tmp_path, make_corpus, write_csv, snapshot):
+    """attndyn.sentiment.runs.train_run trains a run folder as `attndyn sentiment train` does: the same files, the
+    same test report and weights; a second call on the finished run changes nothing and says it was complete;
+    other settings are refused in the library's words, the folder unchanged."""
+    from attndyn.sentiment import HardmaxSentimentClassifier
+    from attndyn.sentiment.runs import train_run
+
+    data = write_csv(tmp_path / "a.csv", *make_corpus(60))
+    cli_run, py_run = tmp_path / "cli", tmp_path / "py"
+    assert main(TRAIN + ["--run", str(cli_run), "--data", str(data)]) == 0
+    est = HardmaxSentimentClassifier(d=2, epochs=1, min_freq=1)
+    report, complete = train_run(est, py_run, data=data, threads=1)
+    assert not complete and est.run_dir == str(py_run)
+    names = sorted(p.name for p in py_run.iterdir())
+    assert names == sorted(p.name for p in cli_run.iterdir())
+    cli_report = json.loads((cli_run / "test.json").read_text())
+    timings = ("train_seconds", "hardmax_seconds")
+    assert {k: v for k, v in report.items() if k not in timings} == {
+        k: v for k, v in cli_report.items() if k not in timings
+    }
+    assert (py_run / "weights.safetensors").read_bytes() == (cli_run / "weights.safetensors").read_bytes()
+    before = snapshot(py_run)
+    again, complete = train_run(HardmaxSentimentClassifier(d=2, epochs=1, min_freq=1), py_run, data=data, threads=1)
+    assert complete and again == report and snapshot(py_run) == before
+    with pytest.raises(InputError, match=r"was trained with other settings: .*lr 0\.003 \(now 0\.01\)"):
+        train_run(HardmaxSentimentClassifier(d=2, epochs=1, min_freq=1, lr=0.01), py_run, data=data, threads=1)
+    assert snapshot(py_run) == before
+    with pytest.raises(InputError, match="threads must be an integer from 1 to"):
+        train_run(est, py_run, data=data, threads=0)
+    with pytest.raises(InputError, match="split must be one of"):
+        train_run(est, py_run, data=data, split="other", threads=1)

@@ -76,7 +76,9 @@ def test_dataclass_defaults_are_the_estimators_reported_d2_settings():
     # the values the estimator and the CLI gave before they were written once (they had disagreed with TrainConfig)
     t = TrainConfig()
     assert (t.epochs, t.patience, t.aux_weight, t.train_eval_size) == (8, 2, 1.0, 2000)
-    assert (TextConfig().lexicon_examples, TextConfig().min_log_odds, TextConfig().bigrams) == (5, 0.3, 0)
+    # issue 30: the lexicon is a sign prior in the loss, no longer copies of examples among the data
+    assert (t.prior_weight, t.prior_margin) == (1.0, 2.0)
+    assert (TextConfig().lexicon_examples, TextConfig().min_log_odds, TextConfig().bigrams) == (0, 0.3, 0)
 
 
 def test_estimator_resolves_the_recipe_and_explicit_values_win():

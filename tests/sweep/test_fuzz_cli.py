@@ -13,10 +13,10 @@ import pytest
 from attndyn.cli import main
 from attndyn.sweep import parse_spec, run_sweep
 
-GOOD = 'experiment = "good_triple"\n[grid]\nd = [2, 3]\n[monte_carlo]\nseeds = 4\n'
+GOOD = 'experiment = "good-triple"\n[grid]\nd = [2, 3]\n[monte_carlo]\nseeds = 4\n'
 
 
-def _toml(grid: str = "d = [2]", mc: str = "seeds = 2", experiment: str = "good_triple", fixed: str = "") -> str:
+def _toml(grid: str = "d = [2]", mc: str = "seeds = 2", experiment: str = "good-triple", fixed: str = "") -> str:
     return f'experiment = "{experiment}"\n[grid]\n{grid}\n[monte_carlo]\n{mc}\n' + (
         f"[fixed]\n{fixed}\n" if fixed else ""
     )
@@ -26,7 +26,7 @@ def _toml(grid: str = "d = [2]", mc: str = "seeds = 2", experiment: str = "good_
 def template(tmp_path_factory):
     """A finished sweep (8 cells in 3 parts), copies of it damaged in every way, spec files good and bad."""
     root = tmp_path_factory.mktemp("sweeps")
-    spec = parse_spec({"experiment": "good_triple", "grid": {"d": [2, 3]}, "monte_carlo": {"seeds": 4}})
+    spec = parse_spec({"experiment": "good-triple", "grid": {"d": [2, 3]}, "monte_carlo": {"seeds": 4}})
     run_sweep(spec, root / "done", workers=0, chunk=1, batch=3, log=lambda m: None)
     parts = sorted((root / "done" / "rows").glob("part-*.parquet"))
     assert len(parts) == 3
@@ -67,12 +67,12 @@ def template(tmp_path_factory):
         "d12000.toml": _toml("d = [12000]"),
         "seed_max.toml": _toml(mc=f"seeds = 1\nfirst_seed = {2**63 - 1}"),
         "seeds_huge.toml": _toml(mc="seeds = 1000000000000000000"),
-        "inf_time.toml": _toml('regime = ["polytope"]', experiment="table_1", fixed="time = inf"),
-        "step_huge.toml": _toml('regime = ["polytope"]', experiment="table_1", fixed="step = 1e300\ntime = 1e300"),
-        "nan_alpha.toml": _toml("alpha = [nan]", experiment="theorem_1_1", fixed="n = 4\nd = 2"),
+        "inf_time.toml": _toml('regime = ["polytope"]', experiment="table-1", fixed="time = inf"),
+        "step_huge.toml": _toml('regime = ["polytope"]', experiment="table-1", fixed="step = 1e300\ntime = 1e300"),
+        "nan_alpha.toml": _toml("alpha = [nan]", experiment="theorem-1.1", fixed="n = 4\nd = 2"),
         "dup.toml": _toml("d = [2, 2]"),
         "empty.toml": "",
-        "list_grid.toml": 'experiment = "good_triple"\ngrid = [1, 2]\n[monte_carlo]\nseeds = 2\n',
+        "list_grid.toml": 'experiment = "good-triple"\ngrid = [1, 2]\n[monte_carlo]\nseeds = 2\n',
         "binary.toml": "\x00\x01\x02\xff",
     }
     for name, text in specs.items():

@@ -11,7 +11,7 @@ import attndyn
 from attndyn.experiments.samplers import random_matrix
 from attndyn.sweep import EXPERIMENTS
 
-GT = EXPERIMENTS["good_triple"]
+GT = EXPERIMENTS["good-triple"]
 
 
 @pytest.mark.parametrize("ensemble", ["ginibre", "goe", "uniform", "positive"])
@@ -45,7 +45,7 @@ def test_d1_good_triple_iff_v_positive():
 
 def test_theorem_1_1_cell_matches_the_engine_and_the_theorem():
     params = {"n": 6, "d": 2, "alpha": 0.5, "A": "spd", "cond_max": 10.0, "layers": 2000, "rtol": 1e-13}
-    row = EXPERIMENTS["theorem_1_1"](3, params)
+    row = EXPERIMENTS["theorem-1.1"](3, params)
     assert row["holds"] and row["converged"]
     assert 1 <= row["vertices"] <= row["leaders"] <= 6 and row["clusters"] <= 6
     assert 0 < row["layers_used"] < 2000
@@ -57,11 +57,11 @@ def test_theorem_1_1_cell_matches_the_engine_and_the_theorem():
     traj = attndyn.hardmax(z, alpha=0.5, A=random_spd(rng, 2, cond_max=10.0), layers=row["layers_used"])
     lead = attndyn.leaders(traj)
     assert row["leaders"] == len(lead) and row["late_leaders"] == sum(k > 0 for k in lead.since)
-    assert EXPERIMENTS["theorem_1_1"](3, params) == row  # a pure function of (parameters, seed)
+    assert EXPERIMENTS["theorem-1.1"](3, params) == row  # a pure function of (parameters, seed)
 
 
 def test_theorem_1_1_single_token_is_its_own_leader():
-    row = EXPERIMENTS["theorem_1_1"](
+    row = EXPERIMENTS["theorem-1.1"](
         0, {"n": 1, "d": 3, "alpha": 1.0, "A": "identity", "cond_max": 10.0, "layers": 10, "rtol": 1e-13}
     )
     assert row["holds"] and row["leaders"] == 1 and row["clusters"] == 1 and row["late_leaders"] == 0
@@ -69,7 +69,7 @@ def test_theorem_1_1_single_token_is_its_own_leader():
 
 @pytest.mark.parametrize("regime", ["polytope", "hyperplanes", "paranormal", "collapse"])
 def test_table_1_cell_matches_its_row(regime):
-    row = EXPERIMENTS["table_1"](
+    row = EXPERIMENTS["table-1"](
         1, {"regime": regime, "n": 8, "d": 3, "time": 10.0, "collapse_time": 20.0, "step": 0.1}
     )
     assert row["matches"] is True
@@ -115,7 +115,7 @@ def test_sentiment_leaders_counts_the_explanations_leaders(sentiment_run):
     from attndyn.sentiment import HardmaxSentimentClassifier, explain
 
     rows = [
-        EXPERIMENTS["sentiment_leaders"](s, {"run": str(sentiment_run), "data": ""}) for s in range(24)
+        EXPERIMENTS["sentiment-leaders"](s, {"run": str(sentiment_run), "data": ""}) for s in range(24)
     ]  # the 24 test reviews
     est = HardmaxSentimentClassifier.load(sentiment_run)
     for r in rows:
@@ -124,11 +124,11 @@ def test_sentiment_leaders_counts_the_explanations_leaders(sentiment_run):
     first = explain(est, _review(sentiment_run, 0))
     assert rows[0]["leaders"] == len(first.leaders)
     with pytest.raises(IndexError, match="seed 24 is beyond the 24 test reviews"):
-        EXPERIMENTS["sentiment_leaders"](24, {"run": str(sentiment_run), "data": ""})
+        EXPERIMENTS["sentiment-leaders"](24, {"run": str(sentiment_run), "data": ""})
 
 
 def _review(run, seed):
-    from attndyn.sweep.experiments import _sentiment_run
+    from attndyn.experiments.cells import _sentiment_run
 
     _, reviews, order = _sentiment_run(str(run), "")
     return reviews.texts[int(order[seed])]

@@ -34,7 +34,7 @@ def same_rows(a, b) -> bool:
 def test_rows_on_the_cluster_equal_a_serial_run(client, tmp_path):
     spec = parse_spec(
         {
-            "experiment": "theorem_1_1",
+            "experiment": "theorem-1.1",
             "grid": {"n": [5, 9], "alpha": [0.5, 2]},
             "monte_carlo": {"seeds": 3},
             "fixed": {"d": 2},
@@ -51,7 +51,7 @@ def test_rows_on_the_cluster_equal_a_serial_run(client, tmp_path):
 def test_a_worker_killed_mid_sweep_loses_and_duplicates_nothing(client, tmp_path):
     spec = parse_spec(
         {
-            "experiment": "good_triple",
+            "experiment": "good-triple",
             "grid": {"d": [48, 96]},
             "monte_carlo": {"seeds": 120},
             "fixed": {"qk": "ginibre"},
@@ -83,7 +83,7 @@ def test_a_worker_killed_mid_sweep_loses_and_duplicates_nothing(client, tmp_path
 
 def test_a_killed_sweep_process_resumes_with_nothing_lost(tmp_path):
     spec_file = tmp_path / "g.toml"
-    spec_file.write_text('experiment = "good_triple"\n[grid]\nd = [24, 48]\n[monte_carlo]\nseeds = 150\n')
+    spec_file.write_text('experiment = "good-triple"\n[grid]\nd = [24, 48]\n[monte_carlo]\nseeds = 150\n')
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     cmd = [
@@ -125,7 +125,7 @@ def test_a_killed_sweep_process_resumes_with_nothing_lost(tmp_path):
     rows = read_rows(out, all_rows=True)
     assert sorted(rows["cell"]) == list(range(300))
     run_sweep(
-        parse_spec({"experiment": "good_triple", "grid": {"d": [24, 48]}, "monte_carlo": {"seeds": 150}}),
+        parse_spec({"experiment": "good-triple", "grid": {"d": [24, 48]}, "monte_carlo": {"seeds": 150}}),
         tmp_path / "serial",
         workers=0,
         log=lambda m: None,
@@ -134,6 +134,6 @@ def test_a_killed_sweep_process_resumes_with_nothing_lost(tmp_path):
 
 
 def test_a_running_cluster_by_its_scheduler_address(client, tmp_path):
-    spec = parse_spec({"experiment": "good_triple", "grid": {"d": [3]}, "monte_carlo": {"seeds": 10}})
+    spec = parse_spec({"experiment": "good-triple", "grid": {"d": [3]}, "monte_carlo": {"seeds": 10}})
     run = run_sweep(spec, tmp_path / "s", scheduler=client.scheduler.address, log=lambda m: None)
     assert run.ran == 10 and sorted(read_rows(tmp_path / "s")["cell"]) == list(range(10))

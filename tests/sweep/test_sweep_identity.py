@@ -158,7 +158,7 @@ def test_a_failed_computation_is_a_failed_cell_with_its_reason_never_ok_and_not_
 def test_table_1_with_a_solve_that_overflows_is_failed_not_ok_with_nan(tmp_path):
     spec = parse_spec(
         {
-            "experiment": "table_1",
+            "experiment": "table-1",
             "grid": {"regime": ["polytope"]},
             "monte_carlo": {"seeds": 1},
             "fixed": {"n": 6, "step": 10.0, "time": 1e4},
@@ -168,7 +168,7 @@ def test_table_1_with_a_solve_that_overflows_is_failed_not_ok_with_nan(tmp_path)
     (row,) = read_rows(tmp_path / "s").itertuples()
     assert row.status == "failed" and row.attempts == 1 and row.matches is None
     assert row.error.startswith("CellFailed: the solve failed: rk4 stopped: non-finite tokens at t=")
-    table_1 = {"experiment": "table_1", "grid": {"regime": ["polytope"]}, "monte_carlo": {"seeds": 1}}
+    table_1 = {"experiment": "table-1", "grid": {"regime": ["polytope"]}, "monte_carlo": {"seeds": 1}}
     with pytest.raises(InputError, match=r"fixed.time = 1e\+300 must be <= 10000.0 \(the range this experiment"):
         parse_spec({**table_1, "fixed": {"step": 1e300, "time": 1e300}})
     with pytest.raises(InputError, match=r"fixed.step = 1000.0 must be <= 10.0"):
@@ -191,14 +191,14 @@ def test_seeds_are_bounded(mc, message):
 def test_every_numeric_parameter_of_the_shipped_experiments_has_a_declared_range():
     from attndyn.sweep import EXPERIMENTS
 
-    for name in ("good_triple", "theorem_1_1", "table_1", "sentiment_leaders"):
+    for name in ("good-triple", "theorem-1.1", "table-1", "sentiment-leaders"):
         for pname, p in EXPERIMENTS[name].params.items():
             if p.kind in (int, float):
                 assert p.minimum is not None and p.maximum is not None, f"{name}.{pname} has no range"
-            elif p.kind is str and name != "sentiment_leaders":
+            elif p.kind is str and name != "sentiment-leaders":
                 assert p.choices, f"{name}.{pname}"
     with pytest.raises(InputError, match=r"grid.d\[0\] = 12000 must be <= 1024"):
-        parse_spec({"experiment": "good_triple", "grid": {"d": [12000]}, "monte_carlo": {"seeds": 1}})
+        parse_spec({"experiment": "good-triple", "grid": {"d": [12000]}, "monte_carlo": {"seeds": 1}})
     with pytest.raises(InputError, match=r"fixed.x = inf is not a finite number"):
         parse_spec({"experiment": "cheap", "grid": {"a": [1]}, "monte_carlo": {"seeds": 1}, "fixed": {"x": math.inf}})
 

@@ -44,7 +44,7 @@ def test_two_sweeps_started_at_once_in_threads_one_runs_the_other_is_refused(tmp
         out, barrier, results = tmp_path / f"out{t}", threading.Barrier(2), {}
 
         def go(d: int, out: Path, barrier: threading.Barrier, results: dict) -> None:
-            spec = parse_spec({"experiment": "good_triple", "grid": {"d": [d]}, "monte_carlo": {"seeds": 5}})
+            spec = parse_spec({"experiment": "good-triple", "grid": {"d": [d]}, "monte_carlo": {"seeds": 5}})
             barrier.wait()
             try:
                 results[d] = run_sweep(spec, out, workers=0, log=lambda m: None).ran
@@ -72,7 +72,7 @@ def test_two_specs_started_at_once_on_a_fresh_folder_one_runs_the_other_is_refus
         ready.mkdir()
         for d in (2, 3):
             spec = tmp_path / f"d{d}.toml"
-            spec.write_text(f'experiment = "good_triple"\n[grid]\nd = [{d}]\n[monte_carlo]\nseeds = 30\n')
+            spec.write_text(f'experiment = "good-triple"\n[grid]\nd = [{d}]\n[monte_carlo]\nseeds = 30\n')
             argv = ["sweep", str(spec), "--out", str(tmp_path / f"out{t}"), "--workers", "0", "--no-progress"]
             procs.append(
                 (t, subprocess.Popen([sys.executable, "-c", BARRIER, str(ready), "2", *argv], env=ENV, text=True,
@@ -95,7 +95,7 @@ def test_two_specs_started_at_once_on_a_fresh_folder_one_runs_the_other_is_refus
 
 def _start(tmp_path: Path, workers: str, seeds: int = 4000) -> tuple[subprocess.Popen, Path]:
     spec = tmp_path / "g.toml"
-    spec.write_text(f'experiment = "good_triple"\n[grid]\nd = [40]\n[monte_carlo]\nseeds = {seeds}\n')
+    spec.write_text(f'experiment = "good-triple"\n[grid]\nd = [40]\n[monte_carlo]\nseeds = {seeds}\n')
     out = tmp_path / "out"
     cmd = [sys.executable, "-c", "from attndyn.cli import main; main()", "sweep", str(spec), "--out", str(out)]
     cmd += ["--workers", workers, "--chunk", "2", "--batch", "4", "--no-progress"]
@@ -128,7 +128,7 @@ def _check_interrupted(proc: subprocess.Popen, out: Path) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
     lines = err.splitlines()
     assert proc.returncode == 130, err
-    assert "Traceback" not in err and all(line.startswith("sweep good_triple: ") for line in lines[:-1]), err
+    assert "Traceback" not in err and all(line.startswith("sweep good-triple: ") for line in lines[:-1]), err
     m = re.fullmatch(r"interrupted: (\d+) cells kept in (.*); rerun the same command to resume", lines[-1])
     assert m and Path(m.group(2)) == out, lines[-1]
     rows = read_rows(out)

@@ -13,7 +13,7 @@ from attndyn.cli import main
 from attndyn.cli._flags import FLAGS
 from attndyn.sweep import Experiment, Param, parse_spec, read_rows, registered, run_sweep, summarize, wilson_interval
 
-SPEC = {"experiment": "good_triple", "grid": {"d": [3, 6]}, "monte_carlo": {"seeds": 15}}
+SPEC = {"experiment": "good-triple", "grid": {"d": [3, 6]}, "monte_carlo": {"seeds": 15}}
 
 
 def measurement_columns(frame):
@@ -103,6 +103,32 @@ def flaky(seed: int, *, k: int) -> dict:
     return {"y": float(seed * k)}
 
 
+def threads_seen(seed: int, *, k: int) -> dict:
+    """The torch and BLAS threads a cell runs with."""
+    import torch
+    from threadpoolctl import threadpool_info
+
+    blas = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+    return {"torch": torch.get_num_threads(), "blas": max(blas, default=1)}
+
+
+def test_cells_run_on_one_thread_and_the_callers_threads_come_back(tmp_path):
+    import torch
+
+    exp = Experiment("threads", threads_seen, {"k": Param(int)}, {"torch": "int64", "blas": "int64"}, primary="torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with registered(exp):
+            spec = parse_spec({"experiment": "threads", "grid": {"k": [1]}, "monte_carlo": {"seeds": 2}})
+            run_sweep(spec, tmp_path / "s", workers=0, log=lambda m: None)
+            rows = read_rows(tmp_path / "s")
+        assert list(rows["torch"]) == [1, 1] and list(rows["blas"]) == [1, 1]  # as on dask's workers
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_a_failing_cell_is_recorded_with_its_error_and_retried_once(tmp_path):
     CALLS.clear()
     exp = Experiment("flaky", flaky, {"k": Param(int)}, {"y": "float64"}, primary="y")
@@ -143,7 +169,7 @@ def test_wilson_interval_matches_the_closed_form_and_covers():
 
 
 def test_summary_counts_fractions_and_writes_table_and_plot(tmp_path):
-    spec = parse_spec({"experiment": "good_triple", "grid": {"d": [1, 4]}, "monte_carlo": {"seeds": 40}})
+    spec = parse_spec({"experiment": "good-triple", "grid": {"d": [1, 4]}, "monte_carlo": {"seeds": 40}})
     run_sweep(spec, tmp_path / "s", workers=0, log=lambda m: None)
     rows = read_rows(tmp_path / "s")
     s = summarize(tmp_path / "s")
@@ -155,7 +181,7 @@ def test_summary_counts_fractions_and_writes_table_and_plot(tmp_path):
         assert (r["good_lo"], r["good_hi"]) == wilson_interval(k, 40)
     assert set(s.files) == {"csv", "json", "png"} and all(p.stat().st_size > 0 for p in s.files.values())
     assert s.files["png"].read_bytes()[:4] == b"\x89PNG"
-    assert "good_triple: 80 rows of 80 cells" in s.text()
+    assert "good-triple: 80 rows of 80 cells" in s.text()
 
 
 def test_numeric_outputs_are_summarized_by_mean_and_interval(tmp_path):
@@ -183,7 +209,7 @@ def test_numeric_outputs_are_summarized_by_mean_and_interval(tmp_path):
 
 def test_cli_runs_resumes_and_summarizes(tmp_path, capsys):
     spec = tmp_path / "g.toml"
-    spec.write_text('experiment = "good_triple"\n[grid]\nd = [2, 4]\n[monte_carlo]\nseeds = 10\n')
+    spec.write_text('experiment = "good-triple"\n[grid]\nd = [2, 4]\n[monte_carlo]\nseeds = 10\n')
     out = tmp_path / "out"
     assert main(["sweep", str(spec), "--out", str(out), "--workers", "0", "--max-cells", "5", "--no-progress"]) == 0
     assert "5 cells run (0 failed), 15 left of 20" in capsys.readouterr().out
@@ -192,8 +218,8 @@ def test_cli_runs_resumes_and_summarizes(tmp_path, capsys):
     assert "20 cells, 5 finished, 15 left" in captured.err and "15 cells run (0 failed), 0 left of 20" in captured.out
     assert main(["sweep", "summarize", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "good_triple: 20 rows of 20 cells" in text and "summary.png" in text
-    spec.write_text('experiment = "good_triple"\n[grid]\nd = [2, 8]\n[monte_carlo]\nseeds = 10\n')
+    assert "good-triple: 20 rows of 20 cells" in text and "summary.png" in text
+    spec.write_text('experiment = "good-triple"\n[grid]\nd = [2, 8]\n[monte_carlo]\nseeds = 10\n')
     assert main(["sweep", str(spec), "--out", str(out), "--workers", "0"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "grid.d: [2, 4] -> [2, 8]" in err
@@ -205,7 +231,7 @@ def test_plot_shows_the_papers_value_only_where_it_applies(tmp_path, ensemble, d
 
     spec = parse_spec(
         {
-            "experiment": "good_triple",
+            "experiment": "good-triple",
             "grid": {"d": [2, 4]},
             "monte_carlo": {"seeds": 6},
             "fixed": {"ensemble": ensemble},
@@ -225,7 +251,7 @@ def test_summary_of_a_grid_with_a_parameter_named_n_and_points_without_rows(tmp_
 
     spec = parse_spec(
         {
-            "experiment": "theorem_1_1",
+            "experiment": "theorem-1.1",
             "grid": {"n": [2, 3], "alpha": [0.5, 1.0]},
             "monte_carlo": {"seeds": 3},
             "fixed": {"d": 1},

@@ -9,7 +9,7 @@ from attndyn.cli import main
 from attndyn.sweep import load_spec, parse_spec
 
 GOOD = """
-experiment = "good_triple"
+experiment = "good-triple"
 [grid]
 d = [8, 16, 32]
 [monte_carlo]
@@ -39,7 +39,7 @@ def test_spec_cells_are_the_product_of_the_grid_times_the_seeds_seed_major(tmp_p
 def test_first_seed_and_a_multi_parameter_grid():
     spec = parse_spec(
         {
-            "experiment": "theorem_1_1",
+            "experiment": "theorem-1.1",
             "grid": {"n": [4, 8], "alpha": [0.5, 1]},
             "monte_carlo": {"seeds": 2, "first_seed": 10},
             "fixed": {"d": 2},
@@ -58,70 +58,70 @@ def test_first_seed_and_a_multi_parameter_grid():
 BAD = [
     (
         'experiment = "nope"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n',
-        r"experiment = 'nope' is not a registered experiment; choose among good_triple",
+        r"experiment = 'nope' is not a registered experiment; choose among good-triple",
     ),
     (
-        'experiment = "good_triple"\n[grid]\ndim = [8]\n[monte_carlo]\nseeds = 2\n',
-        r"grid.dim: experiment 'good_triple' has no parameter 'dim'; its parameters: d, ensemble, qk",
+        'experiment = "good-triple"\n[grid]\ndim = [8]\n[monte_carlo]\nseeds = 2\n',
+        r"grid.dim: experiment 'good-triple' has no parameter 'dim'; its parameters: d, ensemble, qk",
     ),
     (
-        'experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n[fixed]\nflavour = 1\n',
-        r"fixed.flavour: experiment 'good_triple' has no parameter",
+        'experiment = "good-triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n[fixed]\nflavour = 1\n',
+        r"fixed.flavour: experiment 'good-triple' has no parameter",
     ),
     (
-        'experiment = "good_triple"\n[grid]\nd = []\n[monte_carlo]\nseeds = 2\n',
+        'experiment = "good-triple"\n[grid]\nd = []\n[monte_carlo]\nseeds = 2\n',
         r"grid.d is an empty list; give at least one value",
     ),
-    ('experiment = "good_triple"\n[grid]\n[monte_carlo]\nseeds = 2\n', r"\[grid\] is empty"),
+    ('experiment = "good-triple"\n[grid]\n[monte_carlo]\nseeds = 2\n', r"\[grid\] is empty"),
     (
-        'experiment = "good_triple"\n[grid]\nd = ["8"]\n[monte_carlo]\nseeds = 2\n',
+        'experiment = "good-triple"\n[grid]\nd = ["8"]\n[monte_carlo]\nseeds = 2\n',
         r"grid.d\[0\] = '8' must be an integer",
     ),
     (
-        'experiment = "good_triple"\n[grid]\nd = [8.5]\n[monte_carlo]\nseeds = 2\n',
+        'experiment = "good-triple"\n[grid]\nd = [8.5]\n[monte_carlo]\nseeds = 2\n',
         r"grid.d\[0\] = 8.5 must be an integer",
     ),
     (
-        'experiment = "good_triple"\n[grid]\nd = [true]\n[monte_carlo]\nseeds = 2\n',
+        'experiment = "good-triple"\n[grid]\nd = [true]\n[monte_carlo]\nseeds = 2\n',
         r"grid.d\[0\] = True must be an integer",
     ),
-    ('experiment = "good_triple"\n[grid]\nd = 8\n[monte_carlo]\nseeds = 2\n', r"grid.d = 8 must be a list of values"),
-    ('experiment = "good_triple"\n[grid]\nd = [0]\n[monte_carlo]\nseeds = 2\n', r"grid.d\[0\] = 0 must be >= 1"),
+    ('experiment = "good-triple"\n[grid]\nd = 8\n[monte_carlo]\nseeds = 2\n', r"grid.d = 8 must be a list of values"),
+    ('experiment = "good-triple"\n[grid]\nd = [0]\n[monte_carlo]\nseeds = 2\n', r"grid.d\[0\] = 0 must be >= 1"),
     (
-        'experiment = "good_triple"\n[grid]\nd = [8, 8]\n[monte_carlo]\nseeds = 2\n',
+        'experiment = "good-triple"\n[grid]\nd = [8, 8]\n[monte_carlo]\nseeds = 2\n',
         r"grid.d = \[8, 8\] repeats a value",
     ),
     (
-        'experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n[fixed]\nensemble = "cauchy"\n',
+        'experiment = "good-triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n[fixed]\nensemble = "cauchy"\n',
         r"fixed.ensemble = 'cauchy' is not allowed; choose among 'ginibre'",
     ),
     (
-        'experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n[fixed]\nd = 4\n',
+        'experiment = "good-triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n[fixed]\nd = 4\n',
         r"'d' is both in \[grid\] and in \[fixed\]",
     ),
     (
-        'experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 0\n',
+        'experiment = "good-triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 0\n',
         r"monte_carlo.seeds = 0 must be an integer from 1 to 2\*\*53",
     ),
     (
-        'experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = "10"\n',
+        'experiment = "good-triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = "10"\n',
         r"monte_carlo.seeds = '10' must be an integer",
     ),
     (
-        'experiment = "good_triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\nrepeats = 3\n',
+        'experiment = "good-triple"\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\nrepeats = 3\n',
         r"unknown key monte_carlo.repeats",
     ),
-    ('experiment = "good_triple"\n[grid]\nd = [8]\n', r"the spec has no \[monte_carlo\] table"),
+    ('experiment = "good-triple"\n[grid]\nd = [8]\n', r"the spec has no \[monte_carlo\] table"),
     (
-        'experiment = "good_triple"\nworkers = 3\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n',
+        'experiment = "good-triple"\nworkers = 3\n[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n',
         r"unknown key 'workers' in the spec",
     ),
     ("[grid]\nd = [8]\n[monte_carlo]\nseeds = 2\n", r"the spec names no experiment"),
     (
-        'experiment = "theorem_1_1"\n[grid]\nn = [8]\n[monte_carlo]\nseeds = 2\n',
-        r"experiment 'theorem_1_1' needs parameter 'd'",
+        'experiment = "theorem-1.1"\n[grid]\nn = [8]\n[monte_carlo]\nseeds = 2\n',
+        r"experiment 'theorem-1.1' needs parameter 'd'",
     ),
-    ('experiment = "good_triple"\n[grid\nd = [8]\n', r"is not valid TOML"),
+    ('experiment = "good-triple"\n[grid\nd = [8]\n', r"is not valid TOML"),
 ]
 
 
@@ -173,3 +173,43 @@ def test_the_shipped_specs_are_valid():
     loaded = {p.stem: load_spec(p) for p in specs}
     assert loaded["ginibre_d128"].n_cells == 20000 and loaded["ginibre"].grid["d"][-2:] == (128, 256)
     assert set(loaded["table_1"].grid["regime"]) == {"polytope", "hyperplanes", "paranormal", "collapse"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("good_triple", "good-triple"), ("theorem_1_1", "theorem-1.1"), ("table_1", "table-1")],
+)
+def test_an_old_experiment_name_warns_names_the_new_one_and_keeps_the_cells(old, new):
+    from attndyn.experiments import EXPERIMENTS, get_experiment
+
+    with pytest.warns(FutureWarning, match=rf"^experiment '{old}' is now called '{new}'; the old name goes"):
+        assert get_experiment(old) is EXPERIMENTS[new]
+    with pytest.warns(FutureWarning, match=rf"'{old}' is now called '{new}'"):
+        assert EXPERIMENTS[old] is EXPERIMENTS[new]
+    assert old not in EXPERIMENTS and old not in list(EXPERIMENTS)  # listings show the new names only
+    grid = {"good_triple": {"d": [8]}, "theorem_1_1": {"n": [4], "d": [2], "alpha": [1.0]}}.get(
+        old, {"regime": ["polytope"]}
+    )
+    spec = {"grid": grid, "monte_carlo": {"seeds": 2}}
+    with pytest.warns(FutureWarning, match=rf"'{old}' is now called '{new}'"):
+        renamed = parse_spec({"experiment": old, **spec})
+    current = parse_spec({"experiment": new, **spec})
+    assert renamed == current and renamed.experiment == new
+    assert [current.cell_id(c.seed, c.point) for c in current.cells()] == [
+        renamed.cell_id(c.seed, c.point) for c in renamed.cells()
+    ]
+
+
+def test_a_cells_identity_survives_the_rename():
+    # the id attndyn 0.1 gave cell (seed 1, d = 16) of good_triple, before the rename
+    spec = parse_spec({"experiment": "good-triple", "grid": {"d": [8, 16]}, "monte_carlo": {"seeds": 3}})
+    assert spec.cell_id(1, {"d": 16}) == "66ce62af921a127f44d504d37fa52e8a"
+
+
+def test_a_folder_written_before_the_rename_reads_without_a_warning():
+    from attndyn.sweep.spec import FORMAT, spec_from_record
+
+    new = parse_spec({"experiment": "good-triple", "grid": {"d": [8]}, "monte_carlo": {"seeds": 2}})
+    old = {**new.record(), "experiment": "good_triple"}
+    assert old["format"] == FORMAT
+    assert spec_from_record(old) == new  # no FutureWarning: the suite turns one into an error

@@ -81,7 +81,14 @@ _SETTINGS: dict[str, Any] = {"add_completion": False, "pretty_exceptions_enable"
 
 
 def load_command(name: str) -> Any:
-    """The click command ``name`` of the root, built by typer from its module (imported now)."""
+    """The click command ``name`` of the root, built by typer from its module (imported now).
+
+    The sentiment commands pin torch's CPU code paths first (:func:`attndyn.sentiment.pin_kernels`: the
+    same model on every processor), before their module imports torch."""
+    if COMMANDS[name][0] == "sentiment":
+        from ..sentiment._pinning import pin_kernels
+
+        pin_kernels()
     module = importlib.import_module(f".{COMMANDS[name][0]}", __name__)
     host = typer.Typer(**_SETTINGS)
     host.callback()(lambda: None)  # a callback makes typer build a group even for one command

@@ -30,6 +30,9 @@ _WORDS = {
     "sha256.none": "None, on the command line --sha256 none,",
     "download": "--download",
     "data": "--data ",
+    "data.flag": "--data",
+    "threads": "--threads",
+    "split": "--split",
     "data.end": "",
     "split.random": "--split random, or split_random",
     # attndyn reproduce

@@ -12,25 +12,13 @@ import numpy as np
 import typer
 from numpy.typing import ArrayLike
 
-from .._validation import InputError
+from .._validation import InputError, parse_indices
 from ..io import atomic_write, load_array
 
 if TYPE_CHECKING:
     from ..control import ControlResult
 
-__all__ = ["control_cmd", "register", "parse_indices"]
-
-
-def parse_indices(text: str, name: str) -> list[int]:
-    """``"0,2,5"`` → ``[0, 2, 5]``; anything else is an :class:`InputError` naming ``name``."""
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    try:
-        out = [int(p) for p in parts]
-    except ValueError:
-        raise InputError(f"{name} must be comma-separated token indices such as 0,2,5, got {text!r}") from None
-    if not out:
-        raise InputError(f"{name} is empty; give comma-separated token indices such as 0,2,5")
-    return out
+__all__ = ["control_cmd", "register"]
 
 
 def control_cmd(
@@ -77,7 +65,7 @@ def control_cmd(
     settings: dict[str, Any] = dict(
         spd=spd, alpha=alpha, layers=layers, rounds=rounds, margin=margin, max_constraints=max_constraints
     )
-    try:
+    try:  # the library checks the indices against the tokens
         if leaders is not None:
             res = choose_A(z, parse_indices(leaders, "--leaders"), **settings)
         else:

@@ -13,7 +13,7 @@ __all__ = ["reproduce_cmd", "register"]
 
 def reproduce_cmd(
     only: list[str] | None = typer.Option(
-        None, "--only", help="Run only this experiment (repeat, or comma-separate; see --list)."
+        None, "--only", help="Run only this section of the report (repeat, or comma-separate; see --list)."
     ),
     out: Path = typer.Option(Path("attndyn-reproduce"), "--out", help="Output folder (created)."),
     quick: bool = typer.Option(False, "--quick", help="Small settings: the whole run takes well under a minute."),
@@ -25,7 +25,7 @@ def reproduce_cmd(
         None, help="Figure formats, comma-separated, among png, svg, pdf (default png,svg,pdf; png with --quick)."
     ),
     animations: bool = typer.Option(True, "--animations/--no-animations", help="Also write GIFs of the slider runs."),
-    list_: bool = typer.Option(False, "--list", help="List the experiments and exit."),
+    list_: bool = typer.Option(False, "--list", help="List the report's sections and exit."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (standard error)."),
     scheduler: str | None = typer.Option(
         None,
@@ -35,10 +35,10 @@ def reproduce_cmd(
     ),
 ) -> None:
     """Regenerate every figure and computable claim of the hardmax and softmax papers, each beside the measured value, with a self-contained HTML report (OUT/report.html)."""
-    from ..reproduce import EXPERIMENTS, ReproduceConfig, reproduce
+    from ..reproduce import SECTIONS, ReproduceConfig, reproduce
 
     if list_:
-        for name, exp in EXPERIMENTS.items():
+        for name, exp in SECTIONS.items():
             typer.echo(f"{name:26s} {exp.title}")
         return
     config = ReproduceConfig(
@@ -53,13 +53,13 @@ def reproduce_cmd(
     )
     with on_interrupt(
         lambda: (
-            f"interrupted before the report was written ({str(out)!r} may hold some figures); rerun the same command to run the experiments again"
+            f"interrupted before the report was written ({str(out)!r} may hold some figures); rerun the same command to run the sections again"
         )
     ):
         report = reproduce(config, progress=progress)
     for r in report.results:
         typer.echo(f"{r.status:8s} {r.name:26s} {r.runtime_s:7.2f} s  {r.title}")
-    typer.echo(f"{len(report.results)} experiments in {report.runtime_s:.1f} s; report: {report.files['report']}")
+    typer.echo(f"{len(report.results)} sections in {report.runtime_s:.1f} s; report: {report.files['report']}")
     if not report.passed:
         raise typer.Exit(1)
 

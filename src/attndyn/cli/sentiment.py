@@ -4,27 +4,19 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import sys
-import time
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from .._validation import InputError
-from ..sentiment.data import DEFAULT_DATA, IMDB_SHA256, download_imdb, read_reviews
+from ..sentiment.data import DEFAULT_DATA, IMDB_SHA256, download_imdb
 from ._interrupt import on_interrupt
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from ..sentiment import HardmaxSentimentClassifier
-    from ..sentiment.corpus import Corpus
-    from ..sentiment.data import Reviews
-    from ..sentiment.runfolder import RunFolder, RunLock
-    from ..sentiment.train import EncodedSplit
 
 app = typer.Typer(help="Interpretable IMDb sentiment analysis with a hardmax transformer.", no_args_is_help=True)
 data_app = typer.Typer(help="Datasets: fetch them when you have a network.", no_args_is_help=True)
@@ -43,14 +35,6 @@ def _reading(run: Path) -> AbstractContextManager[object]:
     from ..sentiment.runfolder import RunFolder
 
     return RunFolder(run).reading()
-
-
-def _run_data(run: Path, est: HardmaxSentimentClassifier) -> dict:
-    """The run's checked ``data.json`` (data path, sha256, split, seed), or the default data and protocol for a
-    folder written by save() (:meth:`RunFolder.data_or_default`)."""
-    from ..sentiment.runfolder import RunFolder
-
-    return RunFolder(run).data_or_default(est.random_state)
 
 
 def _read_text(file: Path, encoding: str, option: str = "--file") -> str:
@@ -193,18 +177,10 @@ _SETTING_HELP = {
     "val_fraction": "Fraction of the training reviews held out for early stopping.",
     "weight_decay": "Decoupled weight decay of the word vectors.",
     "aux_weight": "Deep supervision: weight of the decoder's loss at layers 0..K-1.",
+    "prior_weight": "Sign prior: weight of the hinge that makes each lexicon word, alone and negated, read with its sign; 0: off.",
+    "prior_margin": "Sign prior: the logit margin each lexicon word alone must reach (2: probability 0.88).",
     "train_eval_size": "Training reviews scored each epoch for the softmax/hardmax curves.",
 }
-
-
-def _check_threads(threads: int) -> None:
-    """--threads: an integer from 1 to max(256, the machine's cores)."""
-    most = max(256, os.cpu_count() or 1)
-    if isinstance(threads, bool) or not 1 <= threads <= most:
-        raise InputError(
-            f"--threads must be an integer from 1 to {most} (CPU threads for torch; this machine has "
-            f"{os.cpu_count()} cores), got {threads}"
-        )
 
 
 def _train_estimator(options: dict[str, Any]) -> HardmaxSentimentClassifier:
@@ -225,109 +201,6 @@ def _train_estimator(options: dict[str, Any]) -> HardmaxSentimentClassifier:
     )
     est.check_params()
     return est
-
-
-def _read_split(data: Path, split: str, seed: int) -> tuple[Reviews, np.ndarray, np.ndarray, dict]:
-    """The reviews of ``data``, the train and test indices of ``split`` (seeded) and the data's identity
-    (path, sha256, size), all before the run folder is touched; an unknown --split is an InputError."""
-    from ..sentiment.corpus import SPLITS, split_indices
-    from ..sentiment.runfolder import data_identity
-
-    if split not in SPLITS:
-        raise InputError(f"--split must be one of {SPLITS}, got {split!r}")
-    reviews = read_reviews(data)
-    tr, te = split_indices(reviews, split, seed)
-    return reviews, tr, te, data_identity(data)
-
-
-def _open_run(folder: RunFolder, settings: dict, *, overwrite: bool, d: int) -> None:
-    """Under the run's lock: empty the folder (--overwrite), or refuse to resume a run trained with other settings
-    and check its checkpoint before anything is trained."""
-    from ..sentiment import HardmaxSentimentClassifier
-    from ..sentiment.train import check_checkpoint
-
-    if folder.open(settings, HardmaxSentimentClassifier(d=d).resolved_params(), overwrite=overwrite):
-        check_checkpoint(folder.path)
-
-
-class _TrainingJob(NamedTuple):
-    """What ``sentiment train`` trains, all settled before the run folder is touched (:func:`_training_job`)."""
-
-    est: HardmaxSentimentClassifier  # its parameters checked
-    run: Path
-    data: Path
-    reviews: Reviews
-    train_idx: np.ndarray
-    test_idx: np.ndarray
-    settings: dict  # settings.json
-    record: dict  # data.json
-    threads: int  # torch's CPU threads
-
-
-def _training_job(options: dict[str, Any]) -> _TrainingJob:
-    """The train options checked, the data read and split and its sha256 taken: the job, before the folder is
-    touched."""
-    from ..sentiment.runfolder import RunFolder, resolve_settings
-
-    split, seed, threads = options["split"], options["seed"], options["threads"]
-    _check_threads(threads)
-    est = _train_estimator(options)
-    reviews, tr, te, ident = _read_split(options["data"], split, seed)
-    settings = resolve_settings(est, split=split, threads=threads, data=ident)
-    record = RunFolder.data_record(ident, split=split, seed=seed, n_train=len(tr), n_test=len(te))
-    return _TrainingJob(est, options["run"], options["data"], reviews, tr, te, settings, record, threads)
-
-
-def _fit_in_run(job: _TrainingJob, lock: RunLock) -> tuple[Corpus, float]:
-    """Tokenize the corpus (cached in the run), write settings.json and data.json, and fit the estimator on the
-    training reviews; the corpus and the training seconds. A failure before any checkpoint leaves the folder as
-    it was."""
-    import torch
-
-    from ..sentiment.corpus import load_corpus
-    from ..sentiment.runfolder import RunFolder
-
-    est, run, train_idx = job.est, job.run, job.train_idx
-    try:
-        torch.set_num_threads(job.threads)
-        corpus = load_corpus(
-            job.data,
-            split=job.record["split"],
-            seed=job.record["seed"],
-            tokenizer=est.tokenizer,
-            cache_dir=run / "cache",
-            reviews=job.reviews,
-        )
-        RunFolder(run).write_records(job.settings, job.record)
-        t0 = time.perf_counter()
-        est.fit(
-            [corpus.reviews.texts[i] for i in train_idx],
-            corpus.reviews.labels[train_idx],
-            tokens=[corpus.tokens[i] for i in train_idx],
-        )
-    except BaseException:  # an error, Ctrl-C or SIGTERM
-        if not (run / "checkpoint.safetensors").exists():
-            lock.undo()  # nothing was trained: leave the folder as it was
-        raise
-    return corpus, time.perf_counter() - t0
-
-
-def _test_report(est: HardmaxSentimentClassifier, corpus: Corpus, test_idx: np.ndarray, seconds: float) -> dict:
-    """``test.json``: :func:`~attndyn.sentiment.evaluate.accuracy_report` on the test reviews, alpha, the best
-    epoch, the training seconds and why training stopped."""
-    from ..sentiment.evaluate import accuracy_report
-
-    test = est.encode(y=corpus.reviews.labels[test_idx], tokens=[corpus.tokens[i] for i in test_idx])
-    rep = accuracy_report(est.model_, test)
-    rep.update(
-        {
-            "alpha": est.alpha_,
-            "best_epoch": est.best_epoch_,
-            "train_seconds": seconds,
-            "stop_reason": est.stop_reason_,
-        }
-    )
-    return rep
 
 
 def _recipe_option(name: str, *flags: str) -> Any:
@@ -370,6 +243,8 @@ def train(
     val_fraction: float | None = _recipe_option("val_fraction"),
     weight_decay: float | None = _recipe_option("weight_decay"),
     aux_weight: float | None = _recipe_option("aux_weight"),
+    prior_weight: float | None = _recipe_option("prior_weight"),
+    prior_margin: float | None = _recipe_option("prior_margin"),
     train_eval_size: int | None = _recipe_option("train_eval_size"),
     seed: int = typer.Option(0, help="Seeds the split, the weights, the batches and the dropout."),
     threads: int = typer.Option(2, help="CPU threads for torch."),
@@ -386,75 +261,19 @@ def train(
     existing run there is resumed only when its settings are equal (else exit 2, folder unchanged).
     One training per folder at a time (an OS lock)."""
     options = dict(locals())  # the options by name (the first statement: nothing else is local yet)
-    from ..sentiment.runfolder import RunFolder
+    from ..sentiment.runs import check_threads, interrupted_line, train_run
 
-    job = _training_job(options)
-    folder = RunFolder(run)
-    with folder.lock() as lock:
-        _open_run(folder, job.settings, overwrite=overwrite, d=d)
-        rep = _finished_report(run, job.est)
-        if rep is None:
-            rep = _train_and_test(job, lock)
+    check_threads(threads)
+    est = _train_estimator(options)
+    with on_interrupt(lambda: interrupted_line(run)):
+        rep, complete = train_run(est, run, data=data, split=split, threads=threads, overwrite=overwrite)
+    if complete:
+        typer.echo(
+            f"run folder {str(run)!r} is complete; nothing was changed (its test report is printed as recorded). "
+            "Add --overwrite to train it again, or give another folder with --run NEW",
+            err=True,
+        )
     typer.echo(json.dumps(rep, indent=2))
-
-
-def _train_and_test(job: _TrainingJob, lock: RunLock) -> dict:
-    """Under the run's lock: train (or resume) in ``job.run``, save the model and write test.json; Ctrl-C or
-    SIGTERM ends it with the last finished epoch and how to resume. The test report."""
-    from ..io import write_json
-
-    _drop_stale_evaluation(job.run)
-    with on_interrupt(lambda: _interrupted_line(job.run)):
-        corpus, seconds = _fit_in_run(job, lock)
-        job.est.save(job.run)
-        rep = _test_report(job.est, corpus, job.test_idx, seconds)
-        write_json(job.run / "test.json", rep)
-    return rep
-
-
-def _finished_report(run: Path, est: HardmaxSentimentClassifier) -> dict | None:
-    """The recorded test report of a run that trained to its end (its checkpoint stopped early or ran every
-    epoch, and test.json was written after it), saying so on standard error; None for a run with work left."""
-    from ..sentiment.modelfile import read_json
-    from ..sentiment.train import checkpoint_state
-
-    state = checkpoint_state(run)
-    if state is None or not (run / "test.json").is_file():
-        return None
-    if not (state.get("stopped") or state["epoch"] + 1 >= int(est.resolved_params()["epochs"])):
-        return None
-    try:
-        rep = read_json(run / "test.json")
-    except InputError:  # damaged: training again rewrites it
-        return None
-    if not isinstance(rep, dict):
-        return None
-    typer.echo(
-        f"run folder {str(run)!r} is complete; nothing was changed (its test report is printed as recorded). "
-        "Add --overwrite to train it again, or give another folder with --run NEW",
-        err=True,
-    )
-    return rep
-
-
-#: What ``evaluate`` writes into a run folder: stale once the run trains further.
-_EVALUATION_FILES = ("evaluation.json", "figure8.png", "figure10.png", "accuracy.png")
-
-
-def _drop_stale_evaluation(run: Path) -> None:
-    """Remove an evaluation of the run's earlier weights (an interrupted run evaluated before it resumes)."""
-    for name in _EVALUATION_FILES:
-        (run / name).unlink(missing_ok=True)
-
-
-def _interrupted_line(run: Path) -> str:
-    """What an interrupted training kept: its last finished epoch (checkpoint), and how to go on."""
-    from ..sentiment.train import checkpoint_state
-
-    state = checkpoint_state(run)
-    if state is None:
-        return "interrupted before the first epoch ended; nothing was kept: rerun the same command to start again"
-    return f"interrupted after epoch {state['epoch'] + 1}; rerun the same command to resume"
 
 
 def _evaluated_run(run_arg: Path | None, run_opt: Path | None, out: Path | None) -> Path:
@@ -466,50 +285,6 @@ def _evaluated_run(run_arg: Path | None, run_opt: Path | None, out: Path | None)
     if out is not None and out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} is a file; give a folder for evaluation.json and the figures")
     return run
-
-
-def _is_external(info: dict, path: Path | str, data: Path | None) -> bool:
-    """Whether ``path`` is another data set than the run's (scored whole): a --data whose sha256 (or, for runs
-    that recorded none, whose path) differs from data.json's. The run's own data file changed since training
-    (no --data) is an InputError."""
-    if "sha256" in info:
-        from ..sentiment.runfolder import data_identity
-
-        got = data_identity(path)
-        if got["sha256"] != info["sha256"]:
-            if data is None:
-                raise InputError(
-                    f"the run's data file {str(path)!r} changed since training (sha256 {got['sha256'][:12]}…, data.json "
-                    f"records {info['sha256'][:12]}…); restore it or pass its copy with --data, or retrain"
-                )
-            return True  # another data set: every row of it is scored, none was seen in training
-        return False
-    return data is not None and Path(data).resolve() != Path(info["data"]).resolve()
-
-
-def _external_test(est: HardmaxSentimentClassifier, path: Path | str) -> tuple[EncodedSplit, str]:
-    """Every row of another data set, encoded, and how the report names it."""
-    import numpy as np
-
-    reviews = read_reviews(path)
-    test = est.encode(reviews.texts, np.asarray(est.classes_)[reviews.labels])
-    return test, f"all {len(reviews)} rows of {Path(path).name} (not the training data)"
-
-
-def _run_test(est: HardmaxSentimentClassifier, run: Path, path: Path | str, info: dict) -> tuple[EncodedSplit, str]:
-    """The test reviews of the run's own split, encoded (the split's sizes checked against data.json), and its name."""
-    from ..sentiment.corpus import load_corpus
-
-    corpus = load_corpus(path, split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / "cache")
-    if "n_test" in info and (len(corpus.train_idx), len(corpus.test_idx)) != (info.get("n_train"), info["n_test"]):
-        raise InputError(
-            f"the {info['split']} split of {str(path)!r} has {len(corpus.train_idx)}/{len(corpus.test_idx)} "
-            f"train/test reviews but data.json records {info.get('n_train')}/{info['n_test']}; this is not the "
-            "run's data: omit --data, or retrain"
-        )
-    te = corpus.test_idx
-    test = est.encode(y=corpus.reviews.labels[te], tokens=[corpus.tokens[i] for i in te])
-    return test, info["split"]
 
 
 def _draw_evaluation_figures(rep: dict, dest: Path) -> None:
@@ -538,6 +313,8 @@ def _echo_evaluation(rep: dict, dest: Path) -> None:
         f"max {rep['leaders_max']}; already leaders at layer 0: {rep['leaders_at_layer0_fraction']:.3f}"
     )
     typer.echo("behavioural suite (pass rate, items): " + summary(rep["checklist"]))
+    if "checklist_heldout" in rep:
+        typer.echo("held-out behavioural suite: " + summary(rep["checklist_heldout"]))
     typer.echo("figure 10 words: " + ", ".join(f"{r['word']} ({r['count']})" for r in rep["figure10"]))
     typer.echo(f"written to {dest}")
 
@@ -561,17 +338,17 @@ def evaluate(
     """Softmax vs hardmax test accuracy and agreement, the leader table, clustering, Figures 8 and 10."""
     from ..io import write_json
     from ..sentiment.evaluate import evaluate_model
+    from ..sentiment.runfolder import EVALUATION
+    from ..sentiment.runs import evaluation_data
 
     run = _evaluated_run(run_arg, run_opt, out)
     with _reading(run):
         est = _estimator(run, device)
-        info = _run_data(run, est)
-        path = data or info["data"]
-        test, split = _external_test(est, path) if _is_external(info, path, data) else _run_test(est, run, path, info)
+        test, split = evaluation_data(est, run, data)
         rep = evaluate_model(est, test)
         rep["split"] = split
         dest = out or run
-        write_json(dest / "evaluation.json", rep)
+        write_json(dest / EVALUATION, rep)
         if figures:
             _draw_evaluation_figures(rep, dest)
         if as_json:
@@ -774,18 +551,6 @@ def _faithfulness_settings(opts: dict[str, Any]) -> Any:
     )
 
 
-def _faithfulness_texts(est: HardmaxSentimentClassifier, run: Path, data: Path | None, n: int, seed: int) -> tuple:
-    """A seeded sample of ``n`` reviews: of the run's test split (its own data), or of every row of another --data."""
-    from ..sentiment.faithfulness import sample_texts
-
-    info = _run_data(run, est)
-    path = data or info["data"]
-    if _is_external(info, path, data):
-        return (*sample_texts(path, n, seed), path)
-    texts, rows, name = sample_texts(path, n, seed, split=info["split"], split_seed=info["seed"])
-    return texts, rows, name, path
-
-
 def _faithfulness_outputs(result: dict, out: Path) -> None:
     """faithfulness.json, faithfulness.csv, deletion_curves.png and report.txt in ``out``, each written atomically
     (the figure is drawn first: a drawing error writes nothing)."""
@@ -824,8 +589,9 @@ def faithfulness_command(
     methods: list[str] | None = typer.Option(
         None,
         "--methods",
-        help="Methods, comma-separated or repeated: exact, ig, ig-mean, gradxinput, kernelshap, followers, rollout, "
-        "random (default: all; ig, ig-mean, gradxinput and kernelshap need captum: pip install 'attndyn\\[explain]').",
+        help="Methods, comma-separated or repeated: exact, ig, ig-mean, gradxinput, kernelshap, occlusion (leave one "
+        "position out), occlusion-word (leave every copy of a word out), followers, rollout, random (default: all; ig, "
+        "ig-mean, gradxinput and kernelshap need captum: pip install 'attndyn\\[explain]').",
     ),
     seed: int = typer.Option(
         0, help="Seeds the sample, random, KernelShap, the tie-breaks, the bootstrap and the re-initialized model."
@@ -840,22 +606,23 @@ def faithfulness_command(
     progress: bool = typer.Option(True, help="Show a progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print the result's JSON instead of the report."),
 ) -> None:
-    """Faithfulness of the word explanations (exact attributions, captum's, attention-based, random) and of the
-    cluster explanation: comprehensiveness and sufficiency (AOPC), deletion curves, rank agreement and the
-    model-randomization check, with bootstrap intervals over reviews. Nothing is written unless it all succeeds."""
-    import torch
-
+    """Faithfulness of the word explanations (exact attributions, captum's, leave-one-out occlusion, attention-based,
+    random) and of the cluster explanation: comprehensiveness and sufficiency (AOPC, and at each deletion level),
+    where the exact attribution wins, deletion curves, rank agreement and the model-randomization check, with
+    bootstrap intervals over reviews. Nothing is written unless it all succeeds."""
     from ..sentiment.faithfulness import faithfulness, report
+    from ..sentiment.runs import check_threads, sample_run_texts
+    from ..threads import limit_threads
 
     settings = _faithfulness_settings(dict(locals()))
-    _check_threads(threads)
+    check_threads(threads)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {str(out)!r} is a file; give a folder for the table, the figure and the report")
     with _reading(model):
         est = _estimator(model)
-        texts, rows, pool, path = _faithfulness_texts(est, model, data, reviews, seed)
-        torch.set_num_threads(threads)
-        result = faithfulness(est, texts, settings, progress=progress)
+        texts, rows, pool, path = sample_run_texts(est, model, reviews, seed, data)
+        with limit_threads(torch_threads=threads):
+            result = faithfulness(est, texts, settings, progress=progress)
     result["data"] = {"path": str(path), "pool": pool, "sample_seed": seed, "rows": rows.tolist()}
     _faithfulness_outputs(result, out)
     typer.echo(json.dumps(result, indent=2) if as_json else report(result) + f"written to {out}")

@@ -1,18 +1,21 @@
-"""The registered cell functions: one random instance of a paper's statement per call, and the
-per-instance checks they share with ``attndyn reproduce``.
+"""The registered cell functions: one random instance of a paper's statement per call (one review of a trained
+sentiment model for :func:`sentiment_leaders`), and the per-instance checks they share with ``attndyn reproduce``.
+Each registers here, where it is defined, so :data:`~attndyn.experiments.EXPERIMENTS` lists them all as soon as
+:mod:`attndyn.experiments` is imported.
 
 :func:`theorem_1_1_run` and :func:`table1_solve` are the one place where a Theorem 1.1 instance is run
 and checked and a Table 1 instance is solved; the cells below and reproduce's Monte Carlo claims both
 call them, on instances drawn by :mod:`attndyn.experiments.samplers`.
 
 >>> from attndyn.experiments import EXPERIMENTS
->>> EXPERIMENTS["good_triple"](0, {"d": 2, "ensemble": "positive", "qk": "identity"})
+>>> EXPERIMENTS["good-triple"](0, {"d": 2, "ensemble": "positive", "qk": "identity"})
 {'good': True, 'paranormal': True}
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,7 +29,11 @@ from ..trajectory import SoftmaxTrajectory
 from .registry import CellFailed, Param, experiment
 from .samplers import ENSEMBLES, TABLE1_REGIMES, random_matrix, table1_instance, theorem_1_1_instance
 
-__all__ = ["theorem_1_1_run", "table1_solve", "good_triple", "theorem_1_1", "table_1"]
+if TYPE_CHECKING:
+    from ..sentiment import HardmaxSentimentClassifier
+    from ..sentiment.data import Reviews
+
+__all__ = ["theorem_1_1_run", "table1_solve", "good_triple", "theorem_1_1", "table_1", "sentiment_leaders"]
 
 
 def theorem_1_1_run(
@@ -72,7 +79,7 @@ def table1_solve(
 
 
 @experiment(
-    "good_triple",
+    "good-triple",
     params={
         "d": Param(int, minimum=1, maximum=1024, help="dimension"),
         "ensemble": Param(str, "ginibre", choices=ENSEMBLES, help="law of V"),
@@ -104,7 +111,7 @@ def good_triple(seed: int, *, d: int, ensemble: str, qk: str) -> dict:
 
 
 @experiment(
-    "theorem_1_1",
+    "theorem-1.1",
     params={
         "n": Param(int, minimum=1, maximum=4096, help="tokens"),
         "d": Param(int, minimum=1, maximum=16, help="dimension"),
@@ -128,7 +135,7 @@ def theorem_1_1(seed: int, *, n: int, d: int, alpha: float, A: str, cond_max: fl
 
 
 @experiment(
-    "table_1",
+    "table-1",
     params={
         "regime": Param(str, choices=TABLE1_REGIMES, help="row of Table 1"),
         "n": Param(int, 12, minimum=1, maximum=1024, help="tokens"),
@@ -165,4 +172,52 @@ def table_1(seed: int, *, regime: str, n: int, d: int, time: float, collapse_tim
         "initial_hull_vertices": len(analysis.Polytope.from_points(x).vertices) if polytope else None,
         "fraction_at_vertices": float(m["fraction_at_vertices"]) if polytope else None,
         "final_change": float(traj.stats.final_change[0]),
+    }
+
+
+@functools.lru_cache(maxsize=4)
+def _sentiment_run(run: str, data: str) -> tuple[HardmaxSentimentClassifier, Reviews, np.ndarray]:
+    """(estimator, reviews, shuffled test indices) of a run folder, loaded once per process: the run's data
+    (``data``, else what its ``data.json`` records) and split, opened by :func:`attndyn.sentiment.runs.open_run`."""
+    from ..sentiment.runs import open_run
+
+    est, reviews, _, test, _ = open_run(run, data=data or None)
+    return est, reviews, test[np.random.default_rng(0).permutation(len(test))]
+
+
+@experiment(
+    "sentiment-leaders",
+    params={
+        "run": Param(str, help="a run folder of `attndyn sentiment train`"),
+        "data": Param(str, "", help="reviews (default: the run's data.json)"),
+    },
+    outputs={
+        "d": "int64",
+        "words": "int64",
+        "leaders": "int64",
+        "leaders_per_word": "float64",
+        "correct": "bool",
+        "probability": "float64",
+    },
+    primary="leaders",
+    title="Hardmax paper Section 6: leaders per review of a trained sentiment model",
+)
+def sentiment_leaders(seed: int, *, run: str, data: str) -> dict:
+    """Review number ``seed`` of the run's test split (in a fixed shuffled order) through the trained
+    model's hardmax layers; ``leaders`` are the distinct leader words at the last layer
+    (:func:`attndyn.sentiment.explain`), ``correct`` whether the prediction is right."""
+    from ..sentiment import explain
+
+    est, reviews, order = _sentiment_run(run, data)
+    if seed >= len(order):
+        raise IndexError(f"seed {seed} is beyond the {len(order)} test reviews of {run}")
+    i = int(order[seed])
+    ex = explain(est, reviews.texts[i])
+    return {
+        "d": int(est.model_.config.d),
+        "words": len(ex.words),
+        "leaders": len(ex.leaders),
+        "leaders_per_word": len(ex.leaders) / len(ex.words),
+        "correct": bool(ex.label == est.classes_[int(reviews.labels[i])]),
+        "probability": float(ex.probability),
     }

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import InputError
+
 __all__ = [
     "FIG1_TOKENS",
     "FIG1_A",
@@ -17,6 +19,9 @@ __all__ = [
     "FIG7_TOKENS",
     "fig6_value_matrix",
     "fig7_value_matrix",
+    "PARANORMAL_V",
+    "TABLE1_HORIZONS",
+    "table1_value_matrix",
 ]
 
 # Fig. 1: z_1 = (1, 0); with A = I, z_2 and z_3 tie for the largest projection; with A = [[2,1],[1,1]], z_4 wins.
@@ -63,3 +68,44 @@ def fig7_value_matrix(rng: np.random.Generator) -> np.ndarray:
         S = rng.standard_normal((3, 3))
         if np.linalg.cond(S) < 20:
             return S @ np.diag([1.96, -0.22, 0.25]) @ np.linalg.inv(S)
+
+
+#: Theorem 5.1's figure: V = diag(1, 1, -1/2), paranormal (the first two coordinates reach the boundary of a
+#: convex polytope, the third goes to a hyperplane).
+PARANORMAL_V = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, -0.5))
+
+#: The final time of each Table 1 row's figure, (quick, full): ``attndyn reproduce --quick`` and the full run;
+#: ``attndyn explore``'s presets run the quick one. Rows are the regimes of
+#: :func:`attndyn.analysis.regime_of`.
+TABLE1_HORIZONS: dict[str, tuple[float, float]] = {
+    "boolean": (10.0, 12.0),  # Thm 2.1 / Fig. 3: d = 1, V = 1
+    "polytope": (10.0, 15.0),  # Thm 3.1 / Fig. 5: V = I
+    "hyperplanes": (6.0, 10.0),  # Thm 4.1 / Fig. 6: a good triple
+    "paranormal": (7.0, 12.0),  # Thm 5.1: V = PARANORMAL_V
+    "collapse": (20.0, 50.0),  # Thm C.5: V = -I; the collapse is slow (algebraic) near the origin
+    "codimension": (24.0, 40.0),  # Conj. 4.2 / Fig. 7a: the coordinate of eigenvalue 0.25 contracts like e^(-t/4)
+}
+
+
+def table1_value_matrix(regime: str, rng: np.random.Generator | None = None) -> np.ndarray:
+    """V of the figure of Table 1 row ``regime`` (a key of :data:`TABLE1_HORIZONS`); ``codimension`` draws its V
+    from ``rng`` (:func:`fig7_value_matrix`).
+
+    >>> table1_value_matrix("collapse")
+    array([[-1., -0.],
+           [-0., -1.]])
+    """
+    if regime == "codimension":
+        if rng is None:
+            raise InputError("regime = 'codimension' draws V at random; give rng (a numpy Generator)")
+        return fig7_value_matrix(rng)
+    fixed = {
+        "boolean": lambda: np.eye(1),
+        "polytope": lambda: np.eye(2),
+        "hyperplanes": fig6_value_matrix,
+        "paranormal": lambda: np.array(PARANORMAL_V),
+        "collapse": lambda: -np.eye(2),
+    }
+    if regime not in fixed:
+        raise InputError(f"regime = {regime!r} is not a row of Table 1; choose among {', '.join(TABLE1_HORIZONS)}")
+    return fixed[regime]()

@@ -5,11 +5,17 @@ draws everything random from ``numpy.random.default_rng(seed)``, so any row of a
 recomputed by hand. Parameters and outputs are declared with their types, so that a spec is
 checked before anything runs and every Parquet batch has the same schema (a failed cell has
 nulls in its outputs).
+
+Registered names are written as on the command line: lowercase words joined by hyphens, a paper's
+numbers as the paper writes them (``good-triple``, ``theorem-1.1``; the report's sections are named
+alike, ``hardmax-theorem-1.1``). The names of earlier releases (:data:`RENAMED`) are accepted for one
+release with a :class:`FutureWarning`.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,6 +31,8 @@ __all__ = [
     "experiment",
     "get_experiment",
     "registered",
+    "RENAMED",
+    "identity_name",
     "OUTPUT_TYPES",
     "STATUSES",
 ]
@@ -182,7 +190,46 @@ RESERVED = {
 # Columns of a summary besides the grid parameters and the statistics.
 SUMMARY_COLUMNS = ("cells_ok", "cells_failed", "seeds")
 
-EXPERIMENTS: dict[str, Experiment] = {}
+#: The cells renamed to the one naming style, old name -> new name. The old names are accepted, with a
+#: FutureWarning, until the next release; a cell's identity keeps hashing the old name (:func:`identity_name`).
+RENAMED = {
+    "good_triple": "good-triple",
+    "theorem_1_1": "theorem-1.1",
+    "table_1": "table-1",
+    "sentiment_leaders": "sentiment-leaders",
+}
+_FIRST_NAMES = {new: old for old, new in RENAMED.items()}
+
+
+def identity_name(name: str) -> str:
+    """The name hashed into the identity of a cell of experiment ``name`` (``attndyn.sweep``'s ``cell_id``): the
+    name it was first published under, so that renaming an experiment never orphans the rows already computed.
+
+    >>> identity_name("good-triple"), identity_name("my-study")
+    ('good_triple', 'my-study')
+    """
+    return _FIRST_NAMES.get(name, name)
+
+
+def _renamed(name: str) -> str:
+    new = RENAMED[name]
+    warnings.warn(
+        f"experiment {name!r} is now called {new!r}; the old name goes in the next release", FutureWarning, stacklevel=4
+    )
+    return new
+
+
+class _Registry(dict[str, Experiment]):
+    """The registry: a dict by name that still finds a renamed experiment under its old name (with a warning)."""
+
+    def __missing__(self, name: str) -> Experiment:
+        if isinstance(name, str) and name in RENAMED:
+            return self[_renamed(name)]
+        raise KeyError(name)
+
+
+#: Every registered cell function by name.
+EXPERIMENTS: dict[str, Experiment] = _Registry()
 
 
 def experiment(
@@ -206,7 +253,9 @@ def experiment(
 
 
 def get_experiment(name: Any) -> Experiment:
-    if not isinstance(name, str) or name not in EXPERIMENTS:
+    """The registered experiment ``name`` (an old name of :data:`RENAMED` with a FutureWarning), or an
+    :class:`InputError` listing the registered ones."""
+    if not isinstance(name, str) or (name not in EXPERIMENTS and name not in RENAMED):
         raise InputError(
             f"experiment = {name!r} is not a registered experiment; choose among {', '.join(sorted(EXPERIMENTS))}"
         )

@@ -5,7 +5,7 @@ row: ``attndyn reproduce`` runs its Monte Carlo claims through :func:`run_cells`
 a ``dask.distributed`` client when given one) and ``attndyn sweep`` runs its chunks of cells through
 :func:`cell_row`.
 
->>> rows = run_cells("good_triple", [(0, {"d": 2, "ensemble": "positive"}), (1, {"d": 3, "ensemble": "positive"})])
+>>> rows = run_cells("good-triple", [(0, {"d": 2, "ensemble": "positive"}), (1, {"d": 3, "ensemble": "positive"})])
 >>> [(r["seed"], r["status"], r["good"]) for r in rows]
 [(0, 'ok', True), (1, 'ok', True)]
 """

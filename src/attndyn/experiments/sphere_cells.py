@@ -4,7 +4,7 @@
 systems, so a sweep of thousands of points resumes cell by cell on Dask):
 
 >>> from attndyn.experiments import EXPERIMENTS
->>> exp = EXPERIMENTS["sphere_phase"]
+>>> exp = EXPERIMENTS["sphere-phase"]
 >>> row = exp(0, exp.arguments({"beta": 1.0, "time": 20.0, "systems": 4, "n": 4}))
 >>> row["fraction_clustered"], row["one_cluster"], row["gamma_reached"]
 (1.0, 1.0, True)
@@ -24,7 +24,7 @@ __all__ = ["sphere_phase", "sphere_energy"]
 
 
 @experiment(
-    "sphere_phase",
+    "sphere-phase",
     params={
         "beta": Param(float, minimum=-50.0, maximum=50.0, help="inverse temperature"),
         "time": Param(float, 30.0, minimum=1e-6, maximum=1e4, help="time at which the statistics are read"),
@@ -64,7 +64,7 @@ def sphere_phase(
 
 
 @experiment(
-    "sphere_energy",
+    "sphere-energy",
     params={
         "n": Param(int, 16, minimum=2, maximum=1024, help="tokens"),
         "d": Param(int, 3, minimum=2, maximum=256, help="dimension"),

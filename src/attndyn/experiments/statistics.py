@@ -7,13 +7,14 @@ import math
 __all__ = ["wilson_interval"]
 
 
-def wilson_interval(k: int, n: int, *, confidence_level: float) -> tuple[float, float]:
-    r"""Wilson score interval of a binomial proportion :math:`\hat p = k/n` at ``confidence_level``:
+def wilson_interval(k: int, n: int, *, confidence_level: float = 0.95) -> tuple[float, float]:
+    r"""Wilson score interval of a binomial proportion :math:`\hat p = k/n` at ``confidence_level`` (95% by
+    default, the level of every sweep summary):
     :math:`\big(\hat p + \tfrac{z^2}{2n} \pm z\sqrt{\hat p(1-\hat p)/n + z^2/(4n^2)}\big) / (1 + z^2/n)`,
     z the ``(1 + confidence_level) / 2`` quantile of N(0, 1), computed by
     ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``; ``(nan, nan)`` when n = 0.
 
-    >>> [round(v, 4) for v in wilson_interval(14, 100, confidence_level=0.95)]
+    >>> [round(v, 4) for v in wilson_interval(14, 100)]
     [0.0853, 0.2214]
     >>> wilson_interval(0, 10, confidence_level=0.99)[0]
     0.0

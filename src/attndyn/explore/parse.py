@@ -1,4 +1,5 @@
-"""Typed input of the explorer: matrices and index lists from the text a reader types.
+"""Typed input of the explorer: matrices from the text a reader types (index lists:
+:func:`attndyn._validation.parse_indices`, which the command line uses too).
 
 A matrix is typed as rows separated by ``;`` or new lines, entries by spaces or commas
 (``"2 1; 1 1"``), or as JSON (``"[[2, 1], [1, 1]]"``). Errors are :class:`attndyn.InputError`
@@ -14,7 +15,7 @@ import numpy as np
 
 from .._validation import InputError
 
-__all__ = ["parse_matrix", "parse_indices", "matrix_text"]
+__all__ = ["parse_matrix", "matrix_text"]
 
 
 def _rows(text: str, name: str) -> list[list[float]]:
@@ -59,25 +60,6 @@ def parse_matrix(text: str, name: str, *, d: int | None = None) -> np.ndarray:
     if not np.isfinite(M).all():
         raise InputError(f"{name} has a non-finite entry ({M[~np.isfinite(M)][0]}); type finite numbers")
     return M
-
-
-def parse_indices(text: str, name: str, n: int) -> list[int]:
-    """Token indices ``"0, 2, 5"`` (each in ``0..n-1``, at least one).
-
-    >>> parse_indices("1, 7", "leaders", 8)
-    [1, 7]
-    """
-    parts = [p for p in re.split(r"[\s,;]+", text.strip()) if p]
-    if not parts:
-        raise InputError(f"{name} is empty; click tokens or type indices such as 0, 2")
-    try:
-        out = sorted({int(p) for p in parts})
-    except ValueError:
-        raise InputError(f"{name} must be token indices such as 0, 2, got {text!r}") from None
-    bad = [i for i in out if not 0 <= i < n]
-    if bad:
-        raise InputError(f"{name}: token {bad[0]} does not exist; the indices run from 0 to {n - 1}")
-    return out
 
 
 def matrix_text(M: np.ndarray) -> str:

@@ -37,26 +37,21 @@ V_PRESETS = (
     "V = -I (Thm C.5, collapse)",
     "Fig. 7a, d = 3 (Conj. 4.2, codimension)",
 )
+_PRESET_ROWS = ("boolean", "polytope", "hyperplanes", "paranormal", "collapse", "codimension")  # of V_PRESETS
 MAX_KEPT = 200  # states kept for the time slider (every k-th grid time)
 
 
 def V_preset(name: str) -> tuple[np.ndarray, bool, str | None, float]:
     """V of a Table 1 row, whether its theorem is about the rescaled tokens, the regime to check
     (None: inferred by :func:`attndyn.analysis.regime_of`) and the final time of the paper's figure
-    (``attndyn reproduce --quick``)."""
-    from ..experiments.configurations import fig6_value_matrix, fig7_value_matrix
+    (``attndyn reproduce --quick``), all from :mod:`attndyn.experiments.configurations`."""
+    from ..experiments.configurations import TABLE1_HORIZONS, table1_value_matrix
 
-    table: dict[str, tuple[np.ndarray, bool, str | None, float]] = {
-        V_PRESETS[0]: (np.eye(1), True, None, 10.0),
-        V_PRESETS[1]: (np.eye(2), True, None, 10.0),
-        V_PRESETS[2]: (fig6_value_matrix(), True, None, 6.0),
-        V_PRESETS[3]: (np.diag([1.0, 1.0, -0.5]), True, None, 7.0),
-        V_PRESETS[4]: (-np.eye(2), False, None, 20.0),
-        V_PRESETS[5]: (fig7_value_matrix(np.random.default_rng(0)), True, "codimension", 24.0),
-    }
-    if name not in table:
+    if name not in V_PRESETS:
         raise InputError(f"unknown V preset {name!r}; choose one of {', '.join(V_PRESETS)}")
-    return table[name]
+    row = _PRESET_ROWS[V_PRESETS.index(name)]
+    V = table1_value_matrix(row, np.random.default_rng(0))
+    return V, row != "collapse", "codimension" if row == "codimension" else None, TABLE1_HORIZONS[row][0]
 
 
 def softmax_tokens(n: int, d: int, seed: int = 0) -> np.ndarray:

@@ -214,8 +214,8 @@ def compare_on_run(
     """The first ``reviews`` reviews of a sentiment run's own test split (its ``data.json``), both models.
 
     MiniLM reads at most ``max_tokens`` word pieces of each review (attention costs grow as n^2)."""
-    from ..sentiment import HardmaxSentimentClassifier, read_reviews
     from ..sentiment.runfolder import RunFolder
+    from ..sentiment.runs import open_run
 
     folder = RunFolder(run)
     info = folder.data()
@@ -226,9 +226,7 @@ def compare_on_run(
         )
     if isinstance(reviews, bool) or not isinstance(reviews, int) or reviews < 1:
         raise InputError(f"{param('reviews', 'reviews=')}{reviews!r}: give a positive integer")
-    est = HardmaxSentimentClassifier.load(folder.path)
-    revs = read_reviews(data or info["data"])
-    _, te = folder.split(revs, info)
+    est, revs, _, te, _ = open_run(folder.path, data=data)
     texts = [revs.texts[i] for i in te[:reviews]]
     pm = model if isinstance(model, PretrainedModel) else load_model(model)
     pm.max_tokens = min(pm.max_tokens, int(max_tokens))

@@ -1,6 +1,7 @@
 """``attndyn reproduce``: every figure and computable claim of both papers, set beside what we measure.
 
-Experiments (one function each, registered by name in :data:`EXPERIMENTS`):
+The report's sections (one function each, registered by name in :data:`SECTIONS`; the random instances of
+its Monte Carlo claims are cells of :data:`attndyn.experiments.EXPERIMENTS`):
 
 - hardmax paper: Fig. 1 (one step), Fig. 2 (four configurations), Fig. 7 / Example 5.2 (a leader
   that emerges at layer 1), Theorem 1.1 over random instances, Figs. 8-10 from a sentiment run;
@@ -24,18 +25,36 @@ from . import (  # noqa: F401  (register)
     sphere_experiments,
     statistics,
 )
-from .registry import EXPERIMENTS, Check, Context, ExperimentResult, FigureRef, Slider
-from .runner import ReproduceConfig, ReproduceReport, experiment_names, reproduce
+from .registry import SECTIONS, Check, Context, FigureRef, SectionResult, Slider
+from .runner import ReproduceConfig, ReproduceReport, reproduce, section_names
 
 __all__ = [
     "reproduce",
     "ReproduceConfig",
     "ReproduceReport",
-    "ExperimentResult",
+    "SectionResult",
     "Check",
     "FigureRef",
     "Slider",
     "Context",
-    "EXPERIMENTS",
-    "experiment_names",
+    "SECTIONS",
+    "section_names",
 ]
+
+# The names of 0.x, kept for one release (CHANGELOG): the report's units are sections, and
+# attndyn.experiments.Experiment is the one experiment.
+_RENAMED = {"EXPERIMENTS": "SECTIONS", "ExperimentResult": "SectionResult", "experiment_names": "section_names"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _RENAMED:
+        import warnings
+
+        new = _RENAMED[name]
+        warnings.warn(
+            f"attndyn.reproduce.{name} is now attndyn.reproduce.{new}; the old name goes in the next release",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

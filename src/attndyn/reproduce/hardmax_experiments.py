@@ -13,13 +13,13 @@ from ..options import SaveAt
 from ..plotting import hardmax_grid, new_figure, plot_trajectory, png_bytes, square_limits, step_geometry
 from ..plotting.geometry import draw_step_geometry
 from ..plotting.trajectories import draw_state
-from .registry import Check, Context, ExperimentResult, Slider, cell_inputs, experiment, fmt, monte_carlo
+from .registry import Check, Context, SectionResult, Slider, cell_inputs, fmt, monte_carlo, section
 
 SOURCE = "Alcalde, Fantuzzi & Zuazua 2024 (hardmax paper)"
 
 
-@experiment("hardmax-fig1", title="Hardmax Fig. 1: the geometry of one step", source=SOURCE + ", Fig. 1")
-def fig1(ctx: Context, res: ExperimentResult) -> None:
+@section("hardmax-fig1", title="Hardmax Fig. 1: the geometry of one step", source=SOURCE + ", Fig. 1")
+def fig1(ctx: Context, res: SectionResult) -> None:
     """Token z_1 is attracted by the tokens with the largest projection on A z_1; they lie in the
     half-space H_1 = {z : <A z_1, z - z_1> >= 0}. Left A = I, right A = [[2,1],[1,1]]."""
     mats = {"A = I": None, "A = [[2,1],[1,1]]": FIG1_A}
@@ -67,12 +67,12 @@ def _fig2_runs(ctx: Context) -> dict:
     }
 
 
-@experiment(
+@section(
     "hardmax-fig2",
     title="Hardmax Fig. 2: four configurations, layers 0, 1, 2, 5, 30",
     source=SOURCE + ", Fig. 2 and Theorem 1.1",
 )
-def fig2(ctx: Context, res: ExperimentResult) -> None:
+def fig2(ctx: Context, res: SectionResult) -> None:
     """Stars: tokens with C_i(Z^k) = {i} (leaders at that layer); circles: the others, painted with the
     colour of the token they follow (two halves: two tokens), edged with their own colour when
     followed. The last column shades the convex hull of the leaders."""
@@ -164,12 +164,12 @@ def _fig2_slider(ctx: Context, runs: dict) -> Slider:
     )
 
 
-@experiment(
+@section(
     "hardmax-emerging-leader",
     title="Hardmax Fig. 7 / Example 5.2: a leader that emerges at layer 1",
     source=SOURCE + ", Example 5.2 and Fig. 7",
 )
-def emerging_leader(ctx: Context, res: ExperimentResult) -> None:
+def emerging_leader(ctx: Context, res: SectionResult) -> None:
     """At layer 0, z_1 follows z_2 (z_2 has the larger projection on z_1). One layer later z_2 has moved
     towards z_3 and fallen below the hyperplane through z_1 orthogonal to z_1, so z_1 follows only
     itself: it is a leader from layer 1 on."""
@@ -205,17 +205,17 @@ def emerging_leader(ctx: Context, res: ExperimentResult) -> None:
     res.params = {"tokens": z0.tolist(), "alpha": 0.5, "A": "I", "layers": int(traj.stats.steps)}
 
 
-@experiment(
+@section(
     "hardmax-theorem-1.1",
     title="Hardmax Theorem 1.1: measured over random tokens and random SPD A",
     source=SOURCE + ", Theorem 1.1",
 )
-@monte_carlo("theorem_1_1")
-def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
+@monte_carlo("theorem-1.1")
+def theorem_1_1(ctx: Context, res: SectionResult) -> None:
     """For N seeded random configurations (n tokens uniform in [-1, 1]^d) and random SPD matrices A, run the
     dynamics until the tokens stop moving and check every conclusion of Theorem 1.1: the leader
     set is not empty, the limits lie on the boundary of K = conv(leaders' limits), and the vertices
-    of K are leaders' limits. Each configuration is one cell of the registered experiment ``theorem_1_1``
+    of K are leaders' limits. Each configuration is one cell of the registered experiment ``theorem-1.1``
     (its seed and parameters are in ``params.cells``: ``attndyn sweep`` recomputes any of them)."""
     N = ctx.pick(12, 400)
     n_choices, d_choices = ctx.pick(((8, 16), (2, 3)), ((8, 16, 32), (2, 3, 4)))
@@ -233,7 +233,7 @@ def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
         )
         for _ in range(N)
     ]
-    rows = ctx.cells("theorem_1_1", cells)
+    rows = ctx.cells("theorem-1.1", cells)
     holds = sum(r["holds"] for r in rows)
     failed = [r for r in rows if not r["holds"]][:5]
     res.checks.extend(
@@ -265,20 +265,20 @@ def theorem_1_1(ctx: Context, res: ExperimentResult) -> None:
         "A": "Q diag(U[1, 10]) Q^T, Q random orthogonal",
         "alpha": "uniform in [0.2, 2]",
         "max_layers": layers,
-        "experiment": "theorem_1_1",
-        "cells": cell_inputs("theorem_1_1", rows),
+        "experiment": "theorem-1.1",
+        "cells": cell_inputs("theorem-1.1", rows),
         "failures": [{"seed": r["seed"], "n": r["n"], "d": r["d"], "report": _report(r).record()} for r in failed],
     }
 
 
 def _instance(row: dict) -> tuple[np.ndarray, np.ndarray | None]:
-    """The tokens and A of a ``theorem_1_1`` cell's row (the cell draws them from its seed)."""
+    """The tokens and A of a ``theorem-1.1`` cell's row (the cell draws them from its seed)."""
     rng = np.random.default_rng(row["seed"])
     return theorem_1_1_instance(rng, row["n"], row["d"], spd=row["A"] == "spd", cond_max=row["cond_max"])
 
 
 def _report(row: dict) -> analysis.HardmaxTheoremReport:
-    """Theorem 1.1's report on a ``theorem_1_1`` cell, recomputed from its row (for the failures' record)."""
+    """Theorem 1.1's report on a ``theorem-1.1`` cell, recomputed from its row (for the failures' record)."""
     z, A = _instance(row)
     return theorem_1_1_run(z, A, alpha=row["alpha"], layers=row["layers"], rtol=row["rtol"])[1]
 

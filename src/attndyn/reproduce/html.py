@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .registry import ExperimentResult, Slider
+from .registry import SectionResult, Slider
 
 __all__ = ["render_html"]
 
@@ -76,11 +76,11 @@ def _slider(sl: Slider, key: str) -> str:
     )
 
 
-def _section(res: ExperimentResult, out: Path) -> str:
+def _section(res: SectionResult, out: Path) -> str:
     parts = [
         f'<section class="exp" id="exp-{_e(res.name)}">',
         f'<h2>{_e(res.title)}<span class="badge {_e(res.status)}">{_e(res.status)}</span></h2>',
-        f'<div class="source">{_e(res.source)} · experiment <code>{_e(res.name)}</code> · '
+        f'<div class="source">{_e(res.source)} · section <code>{_e(res.name)}</code> · '
         f"{res.runtime_s:.2f} s{' · seed ' + _e(res.seed) if res.seed is not None else ''}</div>",
         f'<p class="summary">{_e(res.summary)}</p>',
     ]
@@ -123,7 +123,7 @@ def _section(res: ExperimentResult, out: Path) -> str:
 
 
 def render_html(
-    results: list[ExperimentResult], *, out: Path, config: dict[str, Any], runtime_s: float, environment: dict[str, str]
+    results: list[SectionResult], *, out: Path, config: dict[str, Any], runtime_s: float, environment: dict[str, str]
 ) -> str:
     """The report page as a string (figures read from ``out``)."""
     counts = {s: sum(r.status == s for r in results) for s in ("pass", "fail", "info", "skipped")}
@@ -140,7 +140,7 @@ def render_html(
         f"parameters and seeds are under each section.</p></header>"
     )
     nav = (
-        '<main><nav id="contents"><h2>Experiments</h2><table><tr><th>name</th><th>what</th><th>status</th>'
+        '<main><nav id="contents"><h2>Sections</h2><table><tr><th>name</th><th>what</th><th>status</th>'
         f"<th>time</th></tr>{nav_rows}</table></nav>"
     )
     body = "\n".join(_section(r, out) for r in results)

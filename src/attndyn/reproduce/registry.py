@@ -1,7 +1,7 @@
 """The sections of the ``attndyn reproduce`` report: what each one is, what it returns, and their list.
 
-A section is a function ``run(ctx) -> ExperimentResult`` registered under a short name with
-:func:`experiment`. It simulates (the only place in ``reproduce`` that does), measures with
+A section is a function ``run(ctx) -> SectionResult`` registered under a short name with
+:func:`section`. It simulates (the only place in ``reproduce`` that does), measures with
 :mod:`attndyn.analysis`, draws with :mod:`attndyn.plotting`, and sets every measured number beside
 the paper's value in a :class:`Check`. A Monte Carlo claim names the cell function of the one
 registry of experiments (:data:`attndyn.experiments.EXPERIMENTS`) it is made of (``cell=``) and runs
@@ -34,11 +34,11 @@ __all__ = [
     "Check",
     "FigureRef",
     "Slider",
-    "ExperimentResult",
-    "Experiment",
+    "SectionResult",
+    "Section",
     "Context",
-    "EXPERIMENTS",
-    "experiment",
+    "SECTIONS",
+    "section",
     "monte_carlo",
     "cell_inputs",
 ]
@@ -85,8 +85,8 @@ class Slider:
 
 
 @dataclass
-class ExperimentResult:
-    """The record of one experiment: claims and measurements, parameters, seed, figures."""
+class SectionResult:
+    """The record of one section: claims and measurements, parameters, seed, figures."""
 
     name: str
     title: str
@@ -138,7 +138,7 @@ class ExperimentResult:
 
 @dataclass
 class Context:
-    """What an experiment may use: settings, its seed, and helpers that write figures into ``out``."""
+    """What a section may use: settings, its seed, and helpers that write figures into ``out``."""
 
     out: Path
     quick: bool
@@ -153,8 +153,8 @@ class Context:
         """The quick or the full value of a setting."""
         return quick if self.quick else full
 
-    def rng(self, offset: int = 0, result: ExperimentResult | None = None) -> np.random.Generator:
-        """A generator seeded with ``seed + offset`` (each experiment has its own offset); that seed is recorded as
+    def rng(self, offset: int = 0, result: SectionResult | None = None) -> np.random.Generator:
+        """A generator seeded with ``seed + offset`` (each section has its own offset); that seed is recorded as
         ``result.seed`` when a result is given."""
         if result is not None:
             result.seed = self.seed + offset
@@ -183,7 +183,7 @@ class Context:
         title: str | None = None,
         sequence: int | None = None,
         gif_stem: str | None = None,
-        result: ExperimentResult | None = None,
+        result: SectionResult | None = None,
     ) -> Slider:
         """Frames of ``traj`` for the HTML slider; also written as a GIF when animations are on."""
         from ..trajectory import HardmaxTrajectory
@@ -200,20 +200,25 @@ class Context:
 
 
 @dataclass(frozen=True)
-class Experiment:
+class Section:
+    """One section of the report, registered by :func:`section`: its name (what ``--only`` takes), title,
+    source in the papers, its ``run``, what it needs (``"sentiment_run"``) and the cell function of
+    :data:`attndyn.experiments.EXPERIMENTS` its Monte Carlo claim runs."""
+
     name: str
     title: str
     source: str
-    run: Callable[[Context], ExperimentResult]
+    run: Callable[[Context], SectionResult]
     needs: str | None = None  # e.g. "sentiment_run"
     cell: str | None = None  # the cell function of attndyn.experiments a Monte Carlo claim runs
 
 
-EXPERIMENTS: dict[str, Experiment] = {}
+#: The report's sections by name, in report order.
+SECTIONS: dict[str, Section] = {}
 
 
 def monte_carlo(cell: str) -> Callable[[Callable], Callable]:
-    """Declare, under :func:`experiment`, the registered cell function (:data:`attndyn.experiments.EXPERIMENTS`)
+    """Declare, under :func:`section`, the registered cell function (:data:`attndyn.experiments.EXPERIMENTS`)
     whose cells a Monte Carlo claim runs (:meth:`Context.cells`)."""
     get_experiment(cell)
 
@@ -224,20 +229,20 @@ def monte_carlo(cell: str) -> Callable[[Callable], Callable]:
     return mark
 
 
-def experiment(
+def section(
     name: str, *, title: str, source: str, needs: str | None = None
-) -> Callable[[Callable[[Context, ExperimentResult], None]], Callable[[Context], ExperimentResult]]:
+) -> Callable[[Callable[[Context, SectionResult], None]], Callable[[Context], SectionResult]]:
     """Register ``run(ctx, result)``; the wrapper creates the result and times the run."""
 
-    def wrap(fn: Callable[[Context, ExperimentResult], None]) -> Callable[[Context], ExperimentResult]:
-        def run(ctx: Context) -> ExperimentResult:
-            res = ExperimentResult(name=name, title=title, source=source, summary=(fn.__doc__ or "").strip())
+    def wrap(fn: Callable[[Context, SectionResult], None]) -> Callable[[Context], SectionResult]:
+        def run(ctx: Context) -> SectionResult:
+            res = SectionResult(name=name, title=title, source=source, summary=(fn.__doc__ or "").strip())
             t0 = time.perf_counter()
             fn(ctx, res)
             res.runtime_s = time.perf_counter() - t0
             return res
 
-        EXPERIMENTS[name] = Experiment(
+        SECTIONS[name] = Section(
             name=name, title=title, source=source, run=run, needs=needs, cell=getattr(fn, "cell", None)
         )
         return run

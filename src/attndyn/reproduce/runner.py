@@ -1,4 +1,4 @@
-"""Run the registered experiments and write results, figures and the HTML report."""
+"""Run the report's sections and write results, figures and the HTML report."""
 
 from __future__ import annotations
 
@@ -20,14 +20,14 @@ from ..plotting.save import FORMATS
 from ..progress import progress_bar
 from ..threads import limit_threads
 from .html import render_html
-from .registry import EXPERIMENTS, Check, Context, ExperimentResult
+from .registry import SECTIONS, Check, Context, SectionResult
 
-__all__ = ["ReproduceConfig", "ReproduceReport", "reproduce", "experiment_names"]
+__all__ = ["ReproduceConfig", "ReproduceReport", "reproduce", "section_names"]
 
 
-def experiment_names() -> list[str]:
-    """Names of the registered experiments, in report order."""
-    return list(EXPERIMENTS)
+def section_names() -> list[str]:
+    """Names of the report's sections, in report order."""
+    return list(SECTIONS)
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,11 @@ class ReproduceConfig:
     """Settings of one ``attndyn reproduce`` run; checks itself on construction.
 
     Args:
-        only: experiment names to run (None: all). Unknown names are rejected with the list of known ones.
+        only: names of the sections to run (None: all). Unknown names are rejected with the list of known ones.
         out: output folder (created); must be writable.
         quick: small settings (seconds; what the test suite runs) instead of the full ones.
         sentiment_run: a folder written by ``attndyn sentiment train`` for the hardmax paper's Figs. 8-10.
-        seed: base seed; each experiment adds its own fixed offset.
+        seed: base seed; each section adds its own fixed offset.
         formats: figure formats among png, svg, pdf (default: png, svg and pdf; png only with ``quick``).
         animations: also write GIFs of the slider runs.
         scheduler: address of a dask scheduler (``tcp://host:8786``) whose workers run the cells of the Monte Carlo
@@ -61,11 +61,11 @@ class ReproduceConfig:
         object.__setattr__(self, "formats", formats)
         if self.only is not None:
             names = tuple(n.strip() for item in self.only for n in str(item).split(",") if n.strip())
-            unknown = [n for n in names if n not in EXPERIMENTS]
+            unknown = [n for n in names if n not in SECTIONS]
             if unknown or not names:
                 raise InputError(
-                    f"{param('only', 'only')} {', '.join(map(repr, unknown)) or '(empty)'}: unknown experiment; "
-                    f"choose among {', '.join(EXPERIMENTS)}"
+                    f"{param('only', 'only')} {', '.join(map(repr, unknown)) or '(empty)'}: unknown section; "
+                    f"choose among {', '.join(SECTIONS)}"
                 )
             object.__setattr__(self, "only", names)
         object.__setattr__(self, "out", Path(self.out))
@@ -87,7 +87,7 @@ class ReproduceConfig:
 
     @property
     def names(self) -> list[str]:
-        return list(self.only) if self.only is not None else list(EXPERIMENTS)
+        return list(self.only) if self.only is not None else list(SECTIONS)
 
     def record(self) -> dict[str, Any]:
         return {
@@ -118,19 +118,19 @@ def _check_writable(out: Path) -> None:
 
 @dataclass
 class ReproduceReport:
-    """What a reproduce run produced: one :class:`ExperimentResult` per experiment, and the files."""
+    """What a reproduce run produced: one :class:`SectionResult` per section, and the files."""
 
     config: ReproduceConfig
-    results: list[ExperimentResult]
+    results: list[SectionResult]
     runtime_s: float
     files: dict[str, Path] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
-        """No experiment failed (skipped and informational ones do not count)."""
+        """No section failed (skipped and informational ones do not count)."""
         return all(r.status != "fail" for r in self.results)
 
-    def __getitem__(self, name: str) -> ExperimentResult:
+    def __getitem__(self, name: str) -> SectionResult:
         for r in self.results:
             if r.name == name:
                 return r
@@ -174,13 +174,13 @@ def _environment() -> dict[str, str]:
 
 
 def reproduce(config: ReproduceConfig | None = None, *, progress: bool = False, **kwargs: Any) -> ReproduceReport:
-    """Run the experiments of ``config`` (or ``ReproduceConfig(**kwargs)``) and write into ``config.out``:
+    """Run the sections of ``config`` (or ``ReproduceConfig(**kwargs)``) and write into ``config.out``:
 
     ``config.json`` (the resolved configuration, written first), ``figures/`` (PNG, SVG, PDF),
     ``animations/`` (GIF), ``results.json`` (every claim, paper value, measured value, verdict,
     parameters, seed) and ``report.html`` (self-contained).
 
-    An experiment that raises is recorded as failed with the error and the others still run.
+    A section that raises is recorded as failed with the error and the others still run.
     """
     config = ReproduceConfig(**kwargs) if config is None else config
     out = config.out
@@ -207,23 +207,23 @@ def _run(config: ReproduceConfig, client: Any, progress: bool) -> ReproduceRepor
         max_frames=4 if config.quick else 30,
         client=client,
     )
-    results: list[ExperimentResult] = []
+    results: list[SectionResult] = []
     t0 = time.perf_counter()
-    # The experiments' tensors are tiny (n <= 40): threads only cost (docs/benchmarks.md, "Threads").
+    # The sections' tensors are tiny (n <= 40): threads only cost (docs/benchmarks.md, "Threads").
     with (
         limit_threads(torch_threads=1, blas_threads=1),
         progress_bar(len(config.names), "reproduce", enabled=progress) as advance,
     ):
         for name in config.names:
-            exp = EXPERIMENTS[name]
+            exp = SECTIONS[name]
             t1 = time.perf_counter()
             try:
                 res = exp.run(ctx)
             except InputError:
                 raise
-            except Exception as exc:  # record and go on: one broken experiment must not hide the others
-                res = ExperimentResult(name=name, title=exp.title, source=exp.source, summary="")
-                res.checks.append(Check("the experiment runs", "-", f"{type(exc).__name__}: {exc}", False))
+            except Exception as exc:  # record and go on: one broken section must not hide the others
+                res = SectionResult(name=name, title=exp.title, source=exp.source, summary="")
+                res.checks.append(Check("the section runs", "-", f"{type(exc).__name__}: {exc}", False))
                 res.params = {"traceback": traceback.format_exc(limit=6)}
                 res.runtime_s = time.perf_counter() - t1
             results.append(res)

@@ -1,5 +1,5 @@
 """Hardmax paper Figs. 8-10 from a trained sentiment run folder (``--sentiment-run DIR``), and the
-faithfulness table of its word explanations (docs/sentiment.md).
+faithfulness table of its word explanations (docs/attributions.md).
 
 Nothing is trained here: the figures are drawn by :mod:`attndyn.plotting.sentiment` from what the
 run folder holds (``metrics.json``, ``evaluation.json`` from ``attndyn sentiment evaluate``, and
@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 from .._errors import InputError
-from .registry import Check, Context, ExperimentResult, FigureRef, experiment
+from .registry import Check, Context, FigureRef, SectionResult, section
 
 SOURCE = "Alcalde, Fantuzzi & Zuazua 2024 (hardmax paper)"
 
@@ -110,7 +110,7 @@ def _evaluation_checks(evaluation: dict, d: int | None) -> list[Check]:
     return checks
 
 
-def _figure10(ctx: Context, res: ExperimentResult, plots: ModuleType, rows: list[dict]) -> None:
+def _figure10(ctx: Context, res: SectionResult, plots: ModuleType, rows: list[dict]) -> None:
     """Fig. 10 from evaluation.json's leader-word rows, and the top ten words as a check (nothing when no rows)."""
     if not rows:
         return
@@ -132,7 +132,7 @@ def _figure10(ctx: Context, res: ExperimentResult, plots: ModuleType, rows: list
     )
 
 
-def _figure9(ctx: Context, res: ExperimentResult, plots: ModuleType, run: Path) -> None:
+def _figure9(ctx: Context, res: SectionResult, plots: ModuleType, run: Path) -> None:
     """Fig. 9 for each of :data:`EXAMPLE_REVIEWS` from the fitted d = 2 model of ``run``, each added to ``res`` once
     drawn (an error stops at the review it happened in)."""
     from ..sentiment import HardmaxSentimentClassifier, figure9_data
@@ -181,8 +181,8 @@ def _faithfulness_result(ctx: Context, run: Path) -> tuple[dict | None, str]:
     return faithfulness(est, texts, settings), f"measured now on {len(texts)} of {pool}"
 
 
-def _faithfulness(ctx: Context, res: ExperimentResult, run: Path) -> None:
-    """The faithfulness table of the run's word explanations (docs/sentiment.md) as checks, and the
+def _faithfulness(ctx: Context, res: SectionResult, run: Path) -> None:
+    """The faithfulness table of the run's word explanations (docs/attributions.md) as checks, and the
     deletion curves."""
     from ..plotting.attribution import draw_deletion_curves
 
@@ -219,13 +219,13 @@ def _faithfulness(ctx: Context, res: ExperimentResult, run: Path) -> None:
     )
 
 
-@experiment(
+@section(
     "sentiment-figs",
     title="Hardmax Figs. 8-10: the sentiment model",
     source=SOURCE + ", Section 6, Figs. 8-10",
     needs="sentiment_run",
 )
-def sentiment_figs(ctx: Context, res: ExperimentResult) -> None:
+def sentiment_figs(ctx: Context, res: SectionResult) -> None:
     """Fig. 8: loss per epoch of the softmax training model and of the hardmax model with the same weights.
     Fig. 9: the words of a positive and a negative review, layer by layer (d = 2 models). Fig. 10: the most
     frequent far-from-the-line leader words of confidently, correctly classified test reviews."""

@@ -15,15 +15,17 @@ from .._softmax import softmax
 from ..analysis import RadiusDecay, attention_rank, boolean_distance, is_good_triple, is_paranormal
 from ..analysis.collapse import COLLAPSE_EXPONENT, COLLAPSE_EXPONENT_ATOL, COLLAPSE_FIT_FROM
 from ..analysis.geometry import BOOLEAN_MAX_DISTANCE
-from ..experiments.configurations import fig6_value_matrix, fig7_value_matrix
+from ..experiments.configurations import TABLE1_HORIZONS, table1_value_matrix
 from ..options import SaveAt
 from ..plotting import attention_matrices, color, coordinates, new_figure, plot_trajectory, query_key_clouds
 from ..plotting.trajectories import state_index
 from ..trajectory import SoftmaxTrajectory
-from .registry import Check, Context, ExperimentResult, experiment, fmt
+from .registry import Check, Context, SectionResult, fmt, section
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from ..analysis import GeometryReport
 
 # V = I: K's vertex count is "significantly smaller than n" when it is at most this fraction of the
 # vertex count of conv(z_i(0)). The rescaled V = I dynamics keep every token in conv(z_i(0)); without
@@ -50,7 +52,22 @@ def _run(x: Any, grid: dict, **kw: Any) -> SoftmaxTrajectory:
     )
 
 
-def _time_slider(ctx: Context, res: ExperimentResult, traj: SoftmaxTrajectory, *, title: str, stem: str) -> None:
+def _table1_figure(
+    ctx: Context, res: SectionResult, regime: str, *, seed_offset: int, d: int, **check: Any
+) -> tuple[np.ndarray, dict, SoftmaxTrajectory, GeometryReport]:
+    """The figure run of Table 1's row ``regime``: its V (:func:`~attndyn.experiments.configurations.
+    table1_value_matrix`, drawn first from the section's generator when random), n = 40 standard normal tokens
+    in R^d, Q = K = I, the rescaled dynamics (4) up to the row's horizon; returns V, the grid, the run and the
+    row's :func:`attndyn.softmax_geometry` report (``check``: its tolerances)."""
+    rng = ctx.rng(seed_offset, res)
+    V = table1_value_matrix(regime, rng)
+    x = rng.standard_normal((40, d))
+    grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS[regime]))
+    traj = _run(x, grid, V=V, rescaled=True)
+    return V, grid, traj, analysis.softmax_geometry(traj, regime=regime, **check)
+
+
+def _time_slider(ctx: Context, res: SectionResult, traj: SoftmaxTrajectory, *, title: str, stem: str) -> None:
     """The slider of z(t) over time, with its GIF ``stem`` when animations are on."""
     res.sliders.append(ctx.slider(traj, "z(t), time slider", title=title, gif_stem=stem, result=res))
 
@@ -59,19 +76,19 @@ def _matrix_text(M: Any) -> str:
     return np.array2string(np.asarray(M), precision=3, suppress_small=True).replace("\n", "")
 
 
-@experiment(
+@section(
     "softmax-thm2.1",
     title="Softmax Thm 2.1 / Fig. 3: in 1-D the attention matrix becomes Boolean and low-rank",
     source=SOURCE + ", Theorem 2.1, Figs. 2-3",
 )
-def thm2_1(ctx: Context, res: ExperimentResult) -> None:
+def thm2_1(ctx: Context, res: SectionResult) -> None:
     """d = 1, Q = K = V = 1, n = 40 tokens: P(t) converges to a matrix of the class of Fig. 2 (Boolean rows
     e_1 or e_n except at most one row), typically of rank 1 or 2. Rows and columns are sorted by
     the initial tokens, so the limit shows as two blocks."""
     rng = ctx.rng(21, res)
     n = 40
     x = rng.standard_normal((n, 1))
-    grid = _grid(ctx, ctx.pick(10.0, 12.0))
+    grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS["boolean"]))
     traj = _run(x, grid, attention=True)
     assert traj.attention_final is not None  # kept with the attention
     P = traj.attention_final[0].numpy()
@@ -160,10 +177,8 @@ def _large_n_check(rng: np.random.Generator, grid: dict) -> Check:
     )
 
 
-@experiment(
-    "softmax-fig4", title="Softmax Fig. 4: query and key clouds joined by attention", source=SOURCE + ", Fig. 4"
-)
-def fig4(ctx: Context, res: ExperimentResult) -> None:
+@section("softmax-fig4", title="Softmax Fig. 4: query and key clouds joined by attention", source=SOURCE + ", Fig. 4")
+def fig4(ctx: Context, res: SectionResult) -> None:
     """d = 2, n = 20, K = I, V and Q random with positive entries: keys K x_j (green) and queries Q x_i
     (purple), each pair joined by a line of width P_ij(t). Clusters form and P(t) reaches rank <= 2."""
     rng = ctx.rng(41, res)
@@ -186,19 +201,19 @@ def fig4(ctx: Context, res: ExperimentResult) -> None:
     res.params = {"n": 20, "d": 2, "Q": Q.round(4).tolist(), "K": "I", "V": V.round(4).tolist(), **grid}
 
 
-@experiment(
+@section(
     "softmax-thm3.1",
     title="Softmax Thm 3.1 / Figs. 1, 5: V = I, tokens go to the vertices of a polytope",
     source=SOURCE + ", Theorem 3.1, Figs. 1 and 5",
 )
-def thm3_1(ctx: Context, res: ExperimentResult) -> None:
+def thm3_1(ctx: Context, res: SectionResult) -> None:
     """n = 40 tokens in R^3, Q = K = V = I, rescaled dynamics (4): each token converges to 0 or to the
     boundary of a convex polytope K, for almost all initial sequences to a vertex (a leader), and K
     has far fewer vertices than there are tokens."""
     rng = ctx.rng(31, res)
     n = ctx.pick(40, 40)
     x = rng.standard_normal((n, 3))
-    grid = _grid(ctx, ctx.pick(10.0, 15.0))
+    grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS["polytope"]))
     traj = _run(x, grid, rescaled=True)
     rep = analysis.softmax_geometry(traj)
     m = rep.measured
@@ -251,21 +266,16 @@ def thm3_1(ctx: Context, res: ExperimentResult) -> None:
     }
 
 
-@experiment(
+@section(
     "softmax-thm4.1",
     title="Softmax Thm 4.1 / Fig. 6: good triple, at most three hyperplanes",
     source=SOURCE + ", Theorem 4.1, Fig. 6",
 )
-def thm4_1(ctx: Context, res: ExperimentResult) -> None:
+def thm4_1(ctx: Context, res: SectionResult) -> None:
     """n = 40 tokens in R^2, Q = K = I, V symmetric with eigenvalues {1.35, -0.07} and phi_1 = (0.76, 0.65):
     the coordinates along phi_1 cluster, so the tokens approach at most three lines perpendicular to
     phi_1 (typically two)."""
-    rng = ctx.rng(61, res)
-    V = fig6_value_matrix()
-    x = rng.standard_normal((40, 2))
-    grid = _grid(ctx, ctx.pick(6.0, 10.0))
-    traj = _run(x, grid, V=V, rescaled=True)
-    rep = analysis.softmax_geometry(traj, regime="hyperplanes")
+    V, grid, traj, rep = _table1_figure(ctx, res, "hyperplanes", seed_offset=61, d=2)
     fig = plot_trajectory(traj, title="V eigenvalues {1.35, -0.07}", hull=False)
     ax = fig.axes[0]
     phi = np.array(rep.measured["phi_1"])
@@ -303,21 +313,16 @@ def thm4_1(ctx: Context, res: ExperimentResult) -> None:
     res.params = {"n": 40, "d": 2, "Q": "I", "K": "I", "V": _matrix_text(V), "rescaled": True, **grid}
 
 
-@experiment(
+@section(
     "softmax-conj4.2",
     title="Softmax Conjecture 4.2 / Fig. 7a: codimension-k subspaces",
     source=SOURCE + ", Conjecture 4.2, Fig. 7",
 )
-def conj4_2(ctx: Context, res: ExperimentResult) -> None:
+def conj4_2(ctx: Context, res: SectionResult) -> None:
     """n = 40, d = 3, Q = K = I, V random with eigenvalues {1.96, -0.22, 0.25}: the k = 2 coordinates of
     positive eigenvalues converge to at most three values (codimension-2 subspaces: lines), the
     coordinate of the negative eigenvalue spreads out."""
-    rng = ctx.rng(71, res)
-    V = fig7_value_matrix(rng)
-    x = rng.standard_normal((40, 3))
-    grid = _grid(ctx, ctx.pick(24.0, 40.0))  # the coordinate of eigenvalue 0.25 contracts only like e^(-t/4)
-    traj = _run(x, grid, V=V, rescaled=True)
-    rep = analysis.softmax_geometry(traj, regime="codimension", rtol=1e-3)
+    V, grid, traj, rep = _table1_figure(ctx, res, "codimension", seed_offset=71, d=3, rtol=1e-3)
     res.figures.append(
         ctx.figure(
             coordinates(traj, title="coordinates in V's eigenbasis"),
@@ -356,20 +361,15 @@ def conj4_2(ctx: Context, res: ExperimentResult) -> None:
     }
 
 
-@experiment(
+@section(
     "softmax-thm5.1",
     title="Softmax Thm 5.1 / Fig. 8: paranormal V, polytope x subspace",
     source=SOURCE + ", Theorem 5.1, Fig. 8",
 )
-def thm5_1(ctx: Context, res: ExperimentResult) -> None:
+def thm5_1(ctx: Context, res: SectionResult) -> None:
     """n = 40, d = 3, Q = K = I, V = diag(1, 1, -1/2): the first two coordinates converge to the boundary of
     a polytope K (which emerges before t = 5 and persists), the third diverges."""
-    rng = ctx.rng(81, res)
-    V = np.diag([1.0, 1.0, -0.5])
-    x = rng.standard_normal((40, 3))
-    grid = _grid(ctx, ctx.pick(7.0, 12.0))
-    traj = _run(x, grid, V=V, rescaled=True)
-    rep = analysis.softmax_geometry(traj, regime="paranormal")
+    V, grid, traj, rep = _table1_figure(ctx, res, "paranormal", seed_offset=81, d=3)
     res.figures.append(
         ctx.figure(
             plot_trajectory(traj, title="V = diag(1, 1, -1/2)", hull=False),
@@ -418,19 +418,19 @@ def thm5_1(ctx: Context, res: ExperimentResult) -> None:
     res.params = {"n": 40, "d": 3, "Q": "I", "K": "I", "V": "diag(1, 1, -1/2)", "rescaled": True, **grid}
 
 
-@experiment(
+@section(
     "softmax-thmC.5",
     title="Softmax Thm C.5: V = -I, all tokens collapse to the origin",
     source=SOURCE + ", Theorem C.5",
 )
-def thm_c5(ctx: Context, res: ExperimentResult) -> None:
+def thm_c5(ctx: Context, res: SectionResult) -> None:
     """n = 40, d = 2, Q = K = I, V = -I, original dynamics (1): every token tends to 0 (a single cluster at
     the origin); the radius of the cloud shrinks monotonically, and near the origin like t^(-1/2)
     (derived in :mod:`attndyn.analysis.collapse`), which the fitted exponent tests."""
     rng = ctx.rng(91, res)
     x = rng.standard_normal((40, 2))
-    grid = _grid(ctx, ctx.pick(20.0, 50.0))  # the collapse is slow (algebraic) near the origin
-    traj = _run(x, grid, V=-np.eye(2))
+    grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS["collapse"]))
+    traj = _run(x, grid, V=table1_value_matrix("collapse"))
     rep = analysis.softmax_geometry(traj, regime="collapse")
     res.figures.append(
         ctx.figure(

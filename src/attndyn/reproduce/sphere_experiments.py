@@ -3,7 +3,7 @@ arXiv 2312.10794): tokens on the sphere, run by :mod:`attndyn.sphere`.
 
 - the orthogonal start: one common inner product gamma(t) solving its ODE (n = 2, beta = 0: tanh t);
 - the interaction energy E_beta never decreasing along USA with Q = K = V = I, over random starts (cells of
-  ``sphere_energy``);
+  ``sphere-energy``);
 - the phase diagram over (t, beta) of the authors' ``phase-diagrams.py`` (fewer systems and betas in quick mode),
   with the orthogonal-start curve drawn over it.
 """
@@ -17,18 +17,18 @@ import numpy as np
 from .. import sphere as sp
 from ..plotting import color, new_figure
 from ..plotting.sphere import phase_diagram_figure
-from .registry import Check, Context, ExperimentResult, cell_inputs, experiment, fmt, monte_carlo
+from .registry import Check, Context, SectionResult, cell_inputs, fmt, monte_carlo, section
 
 SOURCE = "Geshkovski, Letrouit, Polyanskiy & Rigollet, arXiv 2312.10794"
 GAMMA_TOL = 1e-8  # engine (dopri5, rtol 1e-12) against scipy's DOP853 on the gamma ODE
 
 
-@experiment(
+@section(
     "sphere-gamma",
     title="Sphere: tokens that start orthogonal keep one inner product gamma(t), solving its ODE",
     source=SOURCE + ", Section 6",
 )
-def gamma(ctx: Context, res: ExperimentResult) -> None:
+def gamma(ctx: Context, res: SectionResult) -> None:
     """n pairwise orthogonal tokens, SA with Q = K = V = I: every pair keeps the inner product gamma(t) of
     gamma' = 2 e^(beta gamma) (1 - gamma) ((n - 1) gamma + 1) / (e^beta + (n - 1) e^(beta gamma)), gamma(0) = 0;
     for n = 2 and beta = 0, gamma = tanh t. The engine's run against scipy's solution of the ODE."""
@@ -62,20 +62,20 @@ def gamma(ctx: Context, res: ExperimentResult) -> None:
     res.params = {"cases": [list(c) for c in cases], "time": T, "method": "dopri5", "rtol": 1e-12, "tol": GAMMA_TOL}
 
 
-@experiment(
+@section(
     "sphere-energy",
     title="Sphere: the interaction energy never decreases along USA (Q = K = V = I), over random starts",
     source=SOURCE + ", Section 2",
 )
-@monte_carlo("sphere_energy")
-def energy(ctx: Context, res: ExperimentResult) -> None:
+@monte_carlo("sphere-energy")
+def energy(ctx: Context, res: SectionResult) -> None:
     """USA with Q = K = V = I is the gradient ascent x_i' = n P_x^perp grad_i E_beta of
     E_beta = (1 / (2 beta n^2)) sum_ij e^(beta <x_i, x_j>): along every run E_beta never decreases. Random
-    starts (n = 16 in d = 3, beta from 0.5 to 4), each a cell of ``sphere_energy``; and, d = 3, one cluster at
+    starts (n = 16 in d = 3, beta from 0.5 to 4), each a cell of ``sphere-energy``; and, d = 3, one cluster at
     the end."""
     seeds = ctx.pick(12, 100)
     params = [{"n": 16, "d": 3, "beta": b, "time": ctx.pick(5.0, 10.0), "step": 0.01} for b in (0.5, 1.0, 2.0, 4.0)]
-    rows = ctx.cells("sphere_energy", [(ctx.seed + s, params[s % 4]) for s in range(seeds)])
+    rows = ctx.cells("sphere-energy", [(ctx.seed + s, params[s % 4]) for s in range(seeds)])
     monotone = sum(bool(r["energy_monotone"]) for r in rows)
     one = sum(bool(r["one_cluster"]) for r in rows)
     res.checks.append(
@@ -88,15 +88,15 @@ def energy(ctx: Context, res: ExperimentResult) -> None:
         Check("runs in one cluster at the end (d = 3)", "almost all (theorem, t -> infinity)", str(one), None)
     )
     res.seed = ctx.seed
-    res.params = {"cells": cell_inputs("sphere_energy", rows)}
+    res.params = {"cells": cell_inputs("sphere-energy", rows)}
 
 
-@experiment(
+@section(
     "sphere-phase",
     title="Sphere: phase diagram of clustering over (t, beta), post-LN layers as in the authors' phase-diagrams.py",
     source=SOURCE + ", Section 6; borjanG/2023-transformers-rotf, phase-diagrams.py",
 )
-def phase(ctx: Context, res: ExperimentResult) -> None:
+def phase(ctx: Context, res: SectionResult) -> None:
     """Random systems of n = 32 tokens on the circle, for a grid of beta in [0.1, 9], post-LN layers of SA with
     Q = K = V = I and step 0.1 up to t = 30: the fraction of clustered pairs (<x_i, x_j> > 0.999) and the median
     cluster count. Small beta: one cluster early; large beta: several clusters that last (metastability). The

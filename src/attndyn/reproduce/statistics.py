@@ -9,7 +9,7 @@ import numpy as np
 
 from ..experiments.statistics import wilson_interval
 from ..plotting import color, new_figure
-from .registry import Check, Context, ExperimentResult, cell_inputs, experiment, fmt, monte_carlo
+from .registry import Check, Context, SectionResult, cell_inputs, fmt, monte_carlo, section
 from .softmax_experiments import SOURCE, VERTEX_REDUCTION_MAX  # Table 1 compares the mean vertex counts
 
 if TYPE_CHECKING:
@@ -43,15 +43,15 @@ _SAMPLING = {  # how each row's random (Q, K, V) are drawn (see table1_instance)
 }
 
 
-@experiment(
+@section(
     "softmax-table1", title="Softmax Table 1: each regime measured over random instances", source=SOURCE + ", Table 1"
 )
-@monte_carlo("table_1")
-def table1(ctx: Context, res: ExperimentResult) -> None:
+@monte_carlo("table-1")
+def table1(ctx: Context, res: SectionResult) -> None:
     """For each row of Table 1, N seeded random instances: matrices (Q, K, V) satisfying its hypotheses and one
     random token sequence, run with the rescaled dynamics (4), except V = -I: the original dynamics (1); we
     report the fraction of instances whose limit geometry matches the row, measured by
-    attndyn.softmax_geometry. Each instance is one cell of the registered experiment ``table_1`` (its seed and
+    attndyn.softmax_geometry. Each instance is one cell of the registered experiment ``table-1`` (its seed and
     parameters are in ``params.cells``)."""
     N, n, d = ctx.pick(4, 100), ctx.pick(12, 32), 3
     T, step, collapse_time = ctx.pick(10.0, 15.0), ctx.pick(0.1, 0.05), ctx.pick(20.0, 50.0)
@@ -64,7 +64,7 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
         for _ in range(N)
     ]
     rows_of: dict[str, list[dict]] = {regime: [] for regime in REGIMES}
-    for row in ctx.cells("table_1", cells):
+    for row in ctx.cells("table-1", cells):
         rows_of[row["regime"]].append(row)
     counts = {}
     for regime, rows in rows_of.items():
@@ -99,8 +99,8 @@ def table1(ctx: Context, res: ExperimentResult) -> None:
             "reduction_max": VERTEX_REDUCTION_MAX,
         },
         "sampling": dict(_SAMPLING),
-        "experiment": "table_1",
-        "cells": cell_inputs("table_1", [r for rows in rows_of.values() for r in rows]),
+        "experiment": "table-1",
+        "cells": cell_inputs("table-1", [r for rows in rows_of.values() for r in rows]),
     }
 
 
@@ -177,20 +177,20 @@ def fractions_figure(counts: dict[str, tuple[int, int]]) -> Figure:
     return fig
 
 
-@experiment(
+@section(
     "softmax-ginibre",
     title="Softmax Sec. 4: about 14% of real Ginibre matrices (d = 128) give good triples",
     source=SOURCE + ", Section 4 after Definition 1",
 )
-@monte_carlo("good_triple")
-def ginibre(ctx: Context, res: ExperimentResult) -> None:
+@monte_carlo("good-triple")
+def ginibre(ctx: Context, res: SectionResult) -> None:
     """Sample V from the real Ginibre ensemble (i.i.d. standard normal entries) in d = 128 and count how
     often its eigenvalue of largest modulus is real, positive and simple, the spectral half of
     Definition 1 (with Q = K = I the other half, <phi_1, phi_1> > 0, always holds)."""
     N, d = ctx.pick(100, 3000), 128
     rng = ctx.rng(131, res)
     cells = [(int(rng.integers(2**32)), {"d": d, "ensemble": "ginibre", "qk": "identity"}) for _ in range(N)]
-    rows = ctx.cells("good_triple", cells)
+    rows = ctx.cells("good-triple", cells)
     k = sum(r["good"] for r in rows)
     lo, hi = wilson_interval(k, N, confidence_level=0.99)
     res.checks.append(
@@ -206,6 +206,6 @@ def ginibre(ctx: Context, res: ExperimentResult) -> None:
         "d": d,
         "ensemble": "real Ginibre, entries N(0, 1)",
         "interval": "Wilson 99%, +-0.02 slack for 'about'",
-        "experiment": "good_triple",
+        "experiment": "good-triple",
         "seeds": [seed for seed, _ in cells],
     }

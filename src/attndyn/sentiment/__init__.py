@@ -13,6 +13,7 @@ from .._lazy import attach
 # Imported on first use (attndyn._lazy): a command imports only the modules it uses.
 if TYPE_CHECKING:
     from ._explain import CLUSTER_FLOOR, CLUSTER_RTOL, Explanation, explain, figure9_data, trajectory_of
+    from ._pinning import PINNED_KERNELS, KernelPaths, kernel_paths, pin_kernels
     from .attribution import Attribution, attribute, cluster_flow
     from .data import (
         ImdbSplit,
@@ -41,6 +42,8 @@ __all__ = [
     "Explanation",
     "HardmaxSentimentClassifier",
     "ImdbSplit",
+    "KernelPaths",
+    "PINNED_KERNELS",
     "Reviews",
     "SentimentConfig",
     "SentimentTransformer",
@@ -56,6 +59,8 @@ __all__ = [
     "load_imdb",
     "read_aclimdb",
     "read_csv",
+    "kernel_paths",
+    "pin_kernels",
     "read_reviews",
     "recipe",
     "split_official",

@@ -19,6 +19,12 @@ dynamics use them, whatever the side.
   copies of a word; masked words are padding, which the model supports exactly), seeded. A review
   of one word type has one player, whose Shapley value f(all) - f(none) is computed directly
   (captum's sampler needs two).
+- ``occlusion`` (signed): leave-one-out occlusion, :math:`H(x) - H(x\setminus i)` for position i,
+  the position deleted as the study deletes words (masked as padding, :func:`masked_decision`):
+  the exact effect of deleting that one word, where ``exact`` splits the decision of the review as
+  written. All n deletions of a review run batched (:func:`occlusion_scores`).
+- ``occlusion-word`` (signed): every position of word w gets :math:`H(x) - H(x\setminus w)`, all
+  copies of w deleted at once (equal to ``occlusion`` on a review without repeated words).
 - ``followers`` (unsigned): how many other tokens follow the word, summed over the K layers.
 - ``rollout`` (unsigned): attention rollout (Abnar & Zuidema 2020), the column means of
   :math:`\prod_k(\tfrac12 I + \tfrac12 P_k)` over the real rows. With the model's own residual
@@ -62,13 +68,28 @@ __all__ = [
     "masked_decision",
     "dynamics_scores",
     "captum_scores",
+    "OCCLUSION_METHODS",
+    "occlusion_scores",
     "reinitialized",
     "ranking",
 ]
 
-METHODS = ("exact", "ig", "ig-mean", "gradxinput", "kernelshap", "followers", "rollout", "random")
-SIGNED = frozenset({"exact", "ig", "ig-mean", "gradxinput", "kernelshap"})
+METHODS = (
+    "exact",
+    "ig",
+    "ig-mean",
+    "gradxinput",
+    "kernelshap",
+    "occlusion",
+    "occlusion-word",
+    "followers",
+    "rollout",
+    "random",
+)
+SIGNED = frozenset({"exact", "ig", "ig-mean", "gradxinput", "kernelshap", "occlusion", "occlusion-word"})
 CAPTUM_METHODS = ("ig", "ig-mean", "gradxinput", "kernelshap")
+OCCLUSION_METHODS = ("occlusion", "occlusion-word")
+OCCLUSION_CELLS = 1 << 22  # reviews x n^2 per masked_decision call: bounds the memory of a batched run
 UNK_ID = 1  # the vocabulary's <unk>: what the model reads when no word is left
 
 
@@ -104,6 +125,8 @@ class MethodSettings:
             **asdict(self),
             "ig_baselines": {"ig": "0 (the padding vector)", "ig-mean": "mean word vector of the vocabulary"},
             "kernelshap_features": "word types (all copies masked together, as padding)",
+            "occlusion": "H(x) - H(x without position i), the position masked as padding",
+            "occlusion-word": "H(x) - H(x without every copy of the word), the copies masked as padding",
         }
 
 
@@ -219,6 +242,38 @@ def captum_scores(method: str, model: SentimentTransformer, ids: Tensor, s: Meth
         per_type = _gradient_scores(method, model, z, counts, s)[0].sum(dim=-1)
     per_type = per_type.to(torch.float64) / counts[0]
     return per_type[slot].numpy()
+
+
+def occlusion_scores(
+    model: SentimentTransformer, ids: Tensor, *, by_word: bool = False, cells: int = OCCLUSION_CELLS
+) -> np.ndarray:
+    r"""Leave-one-out occlusion of one review ``ids`` (n,) (real words only), float64 (n,).
+
+    Position i scores :math:`H(x) - H(x\setminus i)` (``by_word`` False), or
+    :math:`H(x) - H(x\setminus w_i)` with every copy of its word :math:`w_i` deleted (``by_word``
+    True); a deleted word is padding (:func:`masked_decision`: a review left empty reads ``<unk>``).
+    The whole review and its n (or one per word type) deletions run batched, ``cells // n**2``
+    reviews per hardmax run, which bounds the memory of the run's (rows, n, n) scores.
+
+    >>> from attndyn.sentiment.model import SentimentConfig
+    >>> m = SentimentTransformer(SentimentConfig(vocab_size=8), generator=torch.Generator().manual_seed(0))
+    >>> row = torch.tensor([3, 5, 3])  # word 3 twice
+    >>> a, w = occlusion_scores(m, row), occlusion_scores(m, row, by_word=True)
+    >>> bool(a[0] == a[2]), bool(a[1] == w[1]), w.shape  # copies alike; word 5 has no copy
+    (True, True, (3,))
+    """
+    row = ids.cpu()
+    n = row.numel()
+    if by_word:
+        types, slot = torch.unique(row, return_inverse=True)  # (U,) word types, (n,) the type of each position
+        keep = row[None, :] != types[:, None]  # (U, n): every copy of type t deleted
+    else:
+        slot = torch.arange(n)
+        keep = ~torch.eye(n, dtype=torch.bool)  # (n, n): position i deleted
+    keep = torch.cat([torch.ones((1, n), dtype=torch.bool), keep])  # row 0: the whole review
+    step = max(1, cells // (n * n))
+    H = torch.cat([masked_decision(model, row.expand(len(k), -1), k) for k in keep.split(step)])
+    return (H[0] - H[1:])[slot].numpy()
 
 
 def reinitialized(model: SentimentTransformer, seed: int) -> SentimentTransformer:

@@ -31,7 +31,17 @@ import numpy as np
 
 from .._validation import InputError
 
-__all__ = ["ITEMS", "INVARIANCE_PAIRS", "NEUTRAL_SENTENCES", "CATEGORIES", "score", "summary"]
+__all__ = [
+    "ITEMS",
+    "INVARIANCE_PAIRS",
+    "NEUTRAL_SENTENCES",
+    "HELDOUT_ITEMS",
+    "HELDOUT_INVARIANCE_PAIRS",
+    "SUITES",
+    "CATEGORIES",
+    "score",
+    "summary",
+]
 
 CATEGORIES = ("simple", "negation", "mixed", "invariance")
 
@@ -131,6 +141,97 @@ INVARIANCE_PAIRS: list[tuple[str, str]] = [
 ]
 
 
+# ---- the held-out suite ---------------------------------------------------------------------------------------
+# Written once, on 2026-11-27, before the sign prior of issue 30 was tuned, and never used to choose a setting:
+# the suite the recipe is tuned on is the one above; this one says whether that tuning carries over to sentences
+# it has not seen (other words, other sentence shapes).
+_HELDOUT_SIMPLE_POSITIVE = [
+    "Good.",
+    "A good film.",
+    "It is a good movie.",
+    "Such a great story.",
+    "An excellent cast.",
+    "The ending was wonderful.",
+    "We loved the music.",
+    "A beautiful and touching film.",
+    "The performances are brilliant.",
+    "A truly impressive debut.",
+    "Terrific fun from start to end.",
+    "The dialogue is clever and witty.",
+    "One of the best comedies.",
+    "A gripping thriller.",
+    "I really enjoyed the film.",
+]
+_HELDOUT_SIMPLE_NEGATIVE = [
+    "Bad.",
+    "A bad film.",
+    "It is a bad movie.",
+    "Such a boring story.",
+    "An awful cast.",
+    "The ending was terrible.",
+    "We hated the music.",
+    "A dull and tedious film.",
+    "The performances are pathetic.",
+    "A truly disappointing debut.",
+    "Painful from start to end.",
+    "The dialogue is stupid and lame.",
+    "One of the worst comedies.",
+    "A predictable, forgettable thriller.",
+    "I really disliked the film and was bored.",
+]
+_HELDOUT_NEGATION = [
+    ("It is not a good film.", 0),
+    ("The story was not great.", 0),
+    ("Not an excellent movie.", 0),
+    ("I did not love it.", 0),
+    ("The cast was not impressive.", 0),
+    ("I could not recommend this movie.", 0),
+    ("The ending was not wonderful.", 0),
+    ("It is not a bad film.", 1),
+    ("The story was not boring.", 1),
+    ("Never dull for a minute.", 1),
+    ("The acting was not terrible.", 1),
+    ("Not a disappointing movie.", 1),
+]
+_HELDOUT_MIXED = [
+    ("The sets are bad, but the cast is brilliant and the story is wonderful.", 1),
+    ("A great poster for a boring, awful and pointless film.", 0),
+    ("The start is dull, but it becomes a superb and beautiful movie.", 1),
+    ("Good costumes, but a terrible script and a stupid, tedious plot.", 0),
+    ("Though a little slow, it is an excellent and moving story.", 1),
+    ("One nice song cannot save this awful, dreadful mess.", 0),
+    ("Not flawless, but a wonderful, charming and clever comedy.", 1),
+    ("The actors try hard, but the film is boring, lame and a waste of time.", 0),
+]
+_HELDOUT_NEUTRAL = [
+    "We bought the tickets online.",
+    "The cinema was full.",
+    "It has English subtitles.",
+    "I went there by bus.",
+    "The film was made in Spain.",
+    "It came out last year.",
+]
+
+#: The held-out suite (:func:`score` with ``suite="heldout"``), in the shape of :data:`ITEMS`.
+HELDOUT_ITEMS: dict[str, list[tuple[str, int]]] = {
+    "simple": [(t, 1) for t in _HELDOUT_SIMPLE_POSITIVE] + [(t, 0) for t in _HELDOUT_SIMPLE_NEGATIVE],
+    "negation": _HELDOUT_NEGATION,
+    "mixed": _HELDOUT_MIXED,
+}
+
+#: The held-out invariance pairs, in the shape of :data:`INVARIANCE_PAIRS`.
+HELDOUT_INVARIANCE_PAIRS: list[tuple[str, str]] = [
+    (t, t + " " + _HELDOUT_NEUTRAL[i % len(_HELDOUT_NEUTRAL)])
+    for i, t in enumerate(_HELDOUT_SIMPLE_POSITIVE[3:9] + _HELDOUT_SIMPLE_NEGATIVE[3:9])
+]
+
+#: The two suites: ``tuning`` (the recipe is chosen on it) and ``heldout`` (never used to choose).
+SUITES: dict[str, tuple[dict[str, list[tuple[str, int]]], list[tuple[str, str]]]] = {
+    "tuning": (ITEMS, INVARIANCE_PAIRS),
+    "heldout": (HELDOUT_ITEMS, HELDOUT_INVARIANCE_PAIRS),
+}
+
+
 def _predictor(classifier: Any) -> Callable[[list[str]], np.ndarray]:
     fn = getattr(classifier, "predict", classifier)
     if not callable(fn):
@@ -141,8 +242,11 @@ def _predictor(classifier: Any) -> Callable[[list[str]], np.ndarray]:
     return lambda texts: np.asarray(fn(list(texts))).astype(int).reshape(-1)
 
 
-def score(classifier: Any, *, categories: Sequence[str] = CATEGORIES) -> dict[str, dict]:
+def score(classifier: Any, *, categories: Sequence[str] = CATEGORIES, suite: str = "tuning") -> dict[str, dict]:
     """Per category: ``{"accuracy": passed / n, "n": n, "failures": [texts]}``.
+
+    ``suite``: ``"tuning"`` (:data:`ITEMS`, :data:`INVARIANCE_PAIRS`: the suite recipes are chosen on) or
+    ``"heldout"`` (:data:`HELDOUT_ITEMS`, :data:`HELDOUT_INVARIANCE_PAIRS`: written before tuning, never used to choose).
 
     ``classifier``: an object with ``predict(texts)`` giving 0/1 per text (1 = positive), such as
     a fitted :class:`~attndyn.sentiment.HardmaxSentimentClassifier` or a scikit-learn pipeline, or
@@ -151,16 +255,19 @@ def score(classifier: Any, *, categories: Sequence[str] = CATEGORIES) -> dict[st
     unknown = [c for c in categories if c not in CATEGORIES]
     if unknown:
         raise InputError(f"unknown checklist categories {unknown}; choose from {list(CATEGORIES)}")
+    if suite not in SUITES:
+        raise InputError(f"unknown checklist suite {suite!r}; choose from {list(SUITES)}")
+    labelled, pairs = SUITES[suite]
     predict = _predictor(classifier)
     out: dict[str, dict] = {}
     for cat in categories:
         if cat == "invariance":
-            a = predict([p[0] for p in INVARIANCE_PAIRS])
-            b = predict([p[1] for p in INVARIANCE_PAIRS])
+            a = predict([p[0] for p in pairs])
+            b = predict([p[1] for p in pairs])
             ok = a == b
-            failures = [p[1] for p, good in zip(INVARIANCE_PAIRS, ok) if not good]
+            failures = [p[1] for p, good in zip(pairs, ok) if not good]
         else:
-            items = ITEMS[cat]
+            items = labelled[cat]
             pred = predict([t for t, _ in items])
             ok = pred == np.asarray([y for _, y in items])
             failures = [t for (t, _), good in zip(items, ok) if not good]

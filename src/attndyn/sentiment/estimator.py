@@ -23,6 +23,7 @@ from sklearn.exceptions import NotFittedError
 from .._validation import InputError
 from ..devices import resolve_device
 from ..io import write_bytes, write_json, write_text
+from ._pinning import kernel_paths
 from .inference import FittedModel, check_texts, load_model
 from .lexicon import PROTECTED, lexicon_examples
 from .model import SentimentConfig, SentimentTransformer
@@ -38,6 +39,25 @@ class NotFitted(InputError, NotFittedError):
     """Using an unfitted classifier: an InputError (one line in the CLI) and scikit-learn's NotFittedError."""
 
 
+def _vocabulary(toks: list[list[str]], labels: np.ndarray, text: TextConfig) -> Vocabulary:
+    """The vocabulary of the training texts' tokens under ``text``'s filters; one InputError when it is empty."""
+    vocab = Vocabulary.build(
+        toks,
+        min_freq=text.min_freq,
+        max_size=text.max_vocab,
+        labels=labels,
+        min_log_odds=float(text.min_log_odds),
+        min_bigram_docs=max(1, int(text.bigrams)),
+        keep=PROTECTED if text.lexicon else (),
+    )
+    if len(vocab) <= 2:
+        raise InputError(
+            f"no word is seen {text.min_freq} times with |log-odds| >= {text.min_log_odds} in the training texts; "
+            "lower min_freq or min_log_odds, or give more texts"
+        )
+    return vocab
+
+
 class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     """Binary sentiment classifier: embedding in R^d, ``layers`` shared pure-attention layers
     (softmax at temperature ``tau`` while training, the core engine's hardmax at inference),
@@ -51,9 +71,10 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     ``bigrams``, ``lexicon``, ``lexicon_examples``), the loop's in
     :class:`~attndyn.sentiment.train.TrainConfig` (``epochs``, ``batch_size``, ``lr``,
     ``embed_lr``, ``lr_decay``, ``weight_decay``, ``word_dropout``, ``val_fraction``,
-    ``patience``, ``tau_start``, ``anneal_epochs``, ``aux_weight``, ``train_eval_size``). Each
+    ``patience``, ``tau_start``, ``anneal_epochs``, ``aux_weight``, ``prior_weight``, ``prior_margin``,
+    ``train_eval_size``). Each
     defaults to None: **the recipe for d** (:mod:`attndyn.sentiment.recipes`), so ``d=2`` and
-    ``d=16`` give the reported models of docs/sentiment.md; an explicit value wins (for the
+    ``d=16`` give the reported models of docs/sentiment-results.md; an explicit value wins (for the
     settings whose own None means something, ``embed_init_std``, ``max_vocab``, ``tau_start``,
     None is the recipe's value). :meth:`resolved_params` shows them filled in; the fitted model
     keeps them in ``settings_`` and ``save`` records them in config.json.
@@ -101,6 +122,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         tau_start: float | None = None,
         anneal_epochs: int | None = None,
         aux_weight: float | None = None,
+        prior_weight: float | None = None,
+        prior_margin: float | None = None,
         train_eval_size: int | None = None,
         inference: str = "hardmax",
         random_state: int = 0,
@@ -137,6 +160,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.tau_start = tau_start
         self.anneal_epochs = anneal_epochs
         self.aux_weight = aux_weight
+        self.prior_weight = prior_weight
+        self.prior_margin = prior_margin
         self.train_eval_size = train_eval_size
         self.inference = inference
         self.random_state = random_state
@@ -227,20 +252,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
                 f"{len(texts)} texts leave nothing to train on after the validation split; give more texts"
             )
         val_idx, tr_idx = np.sort(perm[:n_val]), np.sort(perm[n_val:])
-        self.vocab_ = Vocabulary.build(
-            [toks[i] for i in tr_idx],
-            min_freq=text.min_freq,
-            max_size=text.max_vocab,
-            labels=labels[tr_idx],
-            min_log_odds=float(text.min_log_odds),
-            min_bigram_docs=max(1, int(text.bigrams)),
-            keep=PROTECTED if text.lexicon else (),
-        )
-        if len(self.vocab_) <= 2:
-            raise InputError(
-                f"no word is seen {text.min_freq} times with |log-odds| >= {text.min_log_odds} in the training texts; "
-                "lower min_freq or min_log_odds, or give more texts"
-            )
+        self.vocab_ = _vocabulary([toks[i] for i in tr_idx], labels[tr_idx], text)
 
         def enc(idx: np.ndarray, extra: tuple[list[list[str]], list[int]] = ([], [])) -> EncodedSplit:
             known = [t for t in extra[0] if any(w in self.vocab_.index for w in t)]
@@ -254,6 +266,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.settings_ = {k: v for k, v in settings.items() if k in SETTINGS or k == "d"}
         model = SentimentTransformer(mc, generator=torch.Generator().manual_seed(int(self.random_state)))
         model = model.to(resolve_device(self.device))  # initialised on the CPU: the same weights on every device
+        kernels = kernel_paths()  # the CPU code paths in force: the same weights on every machine when pinned
+        self.kernels_ = kernels.to_json()
         run = None
         if self.run_dir is not None:
             run = Path(self.run_dir)
@@ -261,12 +275,30 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             write_json(run / "vocab.json", {"words": self.vocab_.words})
         log = (lambda s: print(s, flush=True)) if self.verbose else None
         extra = lexicon_examples(tokenizer, text.lexicon_examples) if text.lexicon_examples else ([], [])
-        result = train(model, enc(tr_idx, extra), enc(val_idx), tc, run_dir=run, progress=bool(self.verbose), log=log)
+        prior = self._sign_prior(tokenizer, text) if tc.prior_weight > 0 else None
+        if log is not None:
+            log(kernels.line())
+        result = train(
+            model, enc(tr_idx, extra), enc(val_idx), tc, run_dir=run, progress=bool(self.verbose), log=log, prior=prior
+        )
         trained = cast(SentimentTransformer, result.model)  # the model built above
         self._keep_model(trained, result.history, result.best_epoch)
         self.stop_reason_ = result.stop_reason
         self.fit_seconds_ = result.seconds
         return self
+
+    def _sign_prior(self, tokenizer: Tokenizer, text: TextConfig) -> EncodedSplit | None:
+        """The texts of the sign prior (:func:`attndyn.sentiment.train.train`'s ``prior``): each lexicon word alone
+        and negated with its polarity (:func:`~attndyn.sentiment.lexicon.lexicon_examples`), those whose tokens are
+        all in the vocabulary; None without the lexicon or when none is known."""
+        if not text.lexicon:
+            return None
+        toks, labels = lexicon_examples(tokenizer, 1)
+        known = [(t, y) for t, y in zip(toks, labels) if t and all(w in self.vocab_.index for w in t)]
+        if not known:
+            return None
+        ids, mask = encode([t for t, _ in known], self.vocab_, text.max_len)
+        return EncodedSplit(ids, mask, torch.tensor([float(y) for _, y in known]))
 
     def _keep_model(self, model: SentimentTransformer, history: list[dict], best_epoch: int) -> None:
         """Keep a trained ``model`` (``model_``), its training ``history_`` and ``best_epoch_``, and its learned
@@ -315,6 +347,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             rec["model"] = self._configs(self.resolved_params(), vocab_size=len(self.vocab_))[0].to_dict()
         if hasattr(self, "classes_"):
             rec["classes"] = self.classes_.tolist()
+        if hasattr(self, "kernels_"):
+            rec["kernels"] = self.kernels_  # the CPU code paths it was trained on (attndyn.sentiment.kernel_paths)
         return rec
 
     def save(self, path: str | Path) -> Path:

@@ -128,7 +128,8 @@ def figure8_data(history: list[dict]) -> dict:
 
 def evaluate_model(estimator: HardmaxSentimentClassifier, data: EncodedSplit, *, rtol: float = CLUSTER_RTOL) -> dict:
     """Everything ``attndyn sentiment evaluate`` reports for one fitted estimator, with the
-    behavioural suite's pass rate per category (:mod:`attndyn.sentiment.checklist`) under ``checklist``."""
+    behavioural suite's pass rate per category (:mod:`attndyn.sentiment.checklist`) under ``checklist`` (the suite
+    recipes are tuned on) and ``checklist_heldout`` (the held-out suite, never used to choose a setting)."""
     from .checklist import score
 
     model = estimator.model_
@@ -136,5 +137,6 @@ def evaluate_model(estimator: HardmaxSentimentClassifier, data: EncodedSplit, *,
     out.update(accuracy_report(model, data))
     out.update(hardmax_statistics(model, data, estimator.vocab_.words, rtol=rtol))
     out["checklist"] = score(estimator)
+    out["checklist_heldout"] = score(estimator, suite="heldout")
     out["figure8"] = figure8_data(getattr(estimator, "history_", []))
     return out

@@ -42,12 +42,14 @@ from ._explain import _check_estimator, explain
 from .attribution import contributions, relative_residual
 from .baselines import (
     METHODS,
+    OCCLUSION_METHODS,
     SIGNED,
     MethodSettings,
     captum_scores,
     check_methods,
     dynamics_scores,
     masked_decision,
+    occlusion_scores,
     ranking,
     reinitialized,
     require_captum,
@@ -216,6 +218,8 @@ def _scores(
             scores[m] = dyn[m][b, :n].numpy()
         elif m == "random":
             scores[m] = np.random.default_rng([s.seed, index, 1]).random(n)
+        elif m in OCCLUSION_METHODS:
+            scores[m] = occlusion_scores(model, row, by_word=m == "occlusion-word")
         else:
             scores[m] = captum_scores(m, model, row, s, seed=s.seed * 1_000_003 + index)
         seconds[m] = time.perf_counter() - t0
@@ -384,25 +388,75 @@ def _stat(x: np.ndarray, settings: StudySettings, key: int) -> dict[str, Any]:
 
 
 # ---- the result ---------------------------------------------------------------------------
+def _by_level(x: np.ndarray, settings: StudySettings, key: int) -> list[dict[str, Any]]:
+    """The statistic of each column of ``x`` (N, len(BINS)): one deletion level each, bootstrap keys from ``key``."""
+    return [{"fraction": f, **_stat(x[:, j], settings, key + j)} for j, f in enumerate(BINS)]
+
+
 def _method_summary(m: str, reviews: list[_Review], sanity: dict, settings: StudySettings) -> dict[str, Any]:
     comp = np.array([r.comp[m] for r in reviews])  # (N, len(BINS))
     suff = np.array([r.suff[m] for r in reviews])
     out: dict[str, Any] = {
         "signed": m in SIGNED,
-        "comprehensiveness": {**_stat(comp.mean(axis=1), settings, 0), "by_fraction": comp.mean(axis=0).tolist()},
-        "sufficiency": {**_stat(suff.mean(axis=1), settings, 1), "by_fraction": suff.mean(axis=0).tolist()},
+        "comprehensiveness": {
+            **_stat(comp.mean(axis=1), settings, 0),
+            "by_fraction": comp.mean(axis=0).tolist(),
+            "by_level": _by_level(comp, settings, 10),
+        },
+        "sufficiency": {
+            **_stat(suff.mean(axis=1), settings, 1),
+            "by_fraction": suff.mean(axis=0).tolist(),
+            "by_level": _by_level(suff, settings, 20),
+        },
         "deletion_curve": np.array([r.curve[m] for r in reviews]).mean(axis=0).tolist(),
         "cluster_size_deletion": _stat(np.array([r.cluster[m] for r in reviews]), settings, 2),
         "seconds_per_review": float(np.mean([r.seconds[m] for r in reviews])),
         "sanity_spearman": _stat(sanity[m], settings, 3) if m in sanity else None,
     }
     if m != "exact" and "exact" in settings.methods:  # paired with the exact attribution, review by review
+        dc = comp - np.array([r.comp["exact"] for r in reviews])
+        ds = suff - np.array([r.suff["exact"] for r in reviews])
         out["minus_exact"] = {
-            "comprehensiveness": _stat(
-                comp.mean(1) - np.array([r.comp["exact"] for r in reviews]).mean(1), settings, 4
-            ),
-            "sufficiency": _stat(suff.mean(1) - np.array([r.suff["exact"] for r in reviews]).mean(1), settings, 5),
+            "comprehensiveness": {**_stat(dc.mean(1), settings, 4), "by_level": _by_level(dc, settings, 30)},
+            "sufficiency": {**_stat(ds.mean(1), settings, 5), "by_level": _by_level(ds, settings, 40)},
         }
+    return out
+
+
+TWIN_ATOL = 1e-9  # a method whose p drops equal exact's to this on every review ranks as exact does
+
+
+def _against_exact(per: dict[str, np.ndarray], sign: float, settings: StudySettings, key: int) -> dict[str, Any]:
+    """Exact against the best other method on one column of values (``per``: method -> (N,), ``sign`` +1
+    where higher is better): ``exact_advantage`` > 0 where exact is better, paired over reviews. Methods
+    equal to exact on every review are its ``twins`` and not rivals."""
+    e = per["exact"]
+    twins = [m for m, v in per.items() if m != "exact" and np.allclose(v, e, rtol=0, atol=TWIN_ATOL)]
+    means = {m: float(v.mean()) for m, v in per.items()}
+    out: dict[str, Any] = {"exact_mean": means["exact"], "twins": twins}
+    rivals = [m for m in per if m != "exact" and m not in twins]
+    if not rivals:
+        return {**out, "best": "exact", "rival": None}
+    rival = max(rivals, key=lambda m: sign * means[m])
+    adv = _stat(sign * (e - per[rival]), settings, key)
+    best = "exact" if adv["mean"] >= 0 else rival
+    return {**out, "best": best, "rival": rival, "rival_mean": means[rival], "exact_advantage": adv}
+
+
+def _versus_exact(reviews: list[_Review], settings: StudySettings) -> dict[str, Any] | None:
+    """Where the exact attribution wins: per metric, at each deletion level of :data:`BINS` and on the
+    AOPC, the exact attribution against the best method that ranks otherwise (None without exact or rivals)."""
+    if "exact" not in settings.methods or len(settings.methods) < 2:
+        return None
+    out: dict[str, Any] = {"better": {"comprehensiveness": "higher", "sufficiency": "lower"}}
+    for key, name, sign, seed in (("comp", "comprehensiveness", 1.0, 50), ("suff", "sufficiency", -1.0, 60)):
+        per = {m: np.array([getattr(r, key)[m] for r in reviews]) for m in settings.methods}  # (N, len(BINS))
+        levels = [
+            {"fraction": f, **_against_exact({m: v[:, j] for m, v in per.items()}, sign, settings, seed + j)}
+            for j, f in enumerate(BINS)
+        ]
+        aopc = _against_exact({m: v.mean(axis=1) for m, v in per.items()}, sign, settings, seed + len(BINS))
+        out[name] = {"by_level": levels, "aopc": aopc}
     return out
 
 
@@ -462,6 +516,7 @@ def _summarize(
             "reviews_over_tolerance": int((residual > EXACT_RTOL).sum()),
         },
         "methods": {m: _method_summary(m, reviews, sanity, settings) for m in settings.methods},
+        "versus_exact": _versus_exact(reviews, settings),
         "agreement": _agreement(reviews, settings.methods),
         "cluster": {
             **_stat(np.array([r.cluster["cluster"] for r in reviews]), settings, 99),
@@ -472,12 +527,24 @@ def _summarize(
     }
 
 
+def _pct(f: float) -> str:
+    return f"{100 * f:g}%"
+
+
 def table_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per method (and one for the cluster explanation): the numbers of the CSV table."""
+    """One row per method (and one for the cluster explanation): the numbers of the CSV table, the
+    AOPCs and, beside them, comprehensiveness and sufficiency at each deletion level
+    (``comprehensiveness_at_1pct``, ...)."""
     rows = []
+    fractions = result["settings"]["fractions"]
     for m, r in result["methods"].items():
         c, s, k = r["comprehensiveness"], r["sufficiency"], r["cluster_size_deletion"]
         san = r["sanity_spearman"]
+        levels = {
+            f"{key}_at_{100 * f:g}pct": v
+            for key in ("comprehensiveness", "sufficiency")
+            for f, v in zip(fractions, r[key]["by_fraction"])
+        }
         rows.append(
             {
                 "method": m,
@@ -488,6 +555,7 @@ def table_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
                 "sufficiency_aopc": s["mean"],
                 "sufficiency_ci_low": s["ci"][0],
                 "sufficiency_ci_high": s["ci"][1],
+                **levels,
                 "cluster_size_deletion_drop": k["mean"],
                 "sanity_spearman": None if san is None else san["mean"],
                 "seconds_per_review": r["seconds_per_review"],
@@ -498,22 +566,76 @@ def table_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _level_tables(result: dict[str, Any]) -> list[str]:
+    """Comprehensiveness and sufficiency of every method at each deletion level, beside the AOPC."""
+    fractions = result["settings"]["fractions"]
+    lines = []
+    for key, better in (("comprehensiveness", "higher"), ("sufficiency", "lower")):
+        lines.append(
+            f"{key + ' by level (' + better + ' better)':<40}"
+            + "".join(f"{_pct(f):>8}" for f in fractions)
+            + f"{'AOPC':>8}"
+        )
+        for m, r in result["methods"].items():
+            values = "".join(f"{v:>8.4f}" for v in r[key]["by_fraction"])
+            lines.append(f"  {m:<38}{values}{r[key]['mean']:>8.4f}")
+    return lines
+
+
+def _margin(label: str, v: dict[str, Any]) -> str:
+    """``label`` and how far the level's winner (exact or its rival) is ahead of the other, with the CI."""
+    if v["rival"] is None:
+        return f"{label} (every other method ranks as exact does)"
+    adv = v["exact_advantage"]
+    sign = 1.0 if v["best"] == "exact" else -1.0  # the winner's margin
+    lo, hi = sorted(sign * x for x in adv["ci"])
+    noise = ", CI spans 0" if lo <= 0 <= hi else ""
+    who = f"over {v['rival']}" if v["best"] == "exact" else f"by {v['best']}"
+    return f"{label} {who} (+{sign * adv['mean']:.4f} [{lo:.4f}, {hi:.4f}]{noise})"
+
+
+def _verdict(result: dict[str, Any]) -> list[str]:
+    """Where the exact attribution wins and where it does not, from the result's ``versus_exact``."""
+    vs = result.get("versus_exact")
+    if not vs:
+        return []
+    lines = [
+        "where exact wins: at each level and on the AOPC, exact against the best other method, paired over "
+        "reviews [95% CI]; methods that rank as exact does (its twins) are not rivals"
+    ]
+    labels = [*map(_pct, result["settings"]["fractions"]), "AOPC"]
+    for key in ("comprehensiveness", "sufficiency"):
+        cells = list(zip(labels, [*vs[key]["by_level"], vs[key]["aopc"]]))
+        wins = [_margin(lab, v) for lab, v in cells if v["best"] == "exact"]
+        losses = [_margin(lab, v) for lab, v in cells if v["best"] != "exact"]
+        lines.append(f"  {key}, exact best at: " + ("; ".join(wins) if wins else "no level"))
+        lines.append(f"  {key}, exact beaten at: " + ("; ".join(losses) if losses else "no level"))
+    twins = set.intersection(
+        *(set(v["twins"]) for k in ("comprehensiveness", "sufficiency") for v in vs[k]["by_level"])
+    )
+    if twins:
+        lines.append(f"  twins of exact at every level: {', '.join(m for m in result['methods'] if m in twins)}")
+    return lines
+
+
 def report(result: dict[str, Any]) -> str:
-    """A short text report of a study: the table, the cluster deletion, the exactness check."""
+    """A short text report of a study: the table, the levels, where exact wins, the cluster deletion,
+    the exactness check."""
     n, st = result["reviews"]["n"], result["settings"]
     lines = [
         f"faithfulness on {n} reviews (mean {result['reviews']['words_mean']:.1f} known words), d = {result['model']['d']}, "
         f"alpha {result['model']['alpha']:.3f}; seed {st['seed']}, IG {st['ig_steps']} steps, KernelShap {st['kernelshap_samples']} samples",
         "removal: masked as padding; p = probability of the predicted class; AOPC over "
         + ", ".join(f"{100 * f:g}%" for f in st["fractions"]),
-        f"{'method':<12} {'comprehensiveness (higher better)':<34} {'sufficiency (lower better)':<34} {'sanity rho':>10} {'s/review':>9}",
+        f"{'method':<14} {'comprehensiveness (higher better)':<34} {'sufficiency (lower better)':<34} {'sanity rho':>10} {'s/review':>9}",
     ]
     for m, r in result["methods"].items():
         c, s, san = r["comprehensiveness"], r["sufficiency"], r["sanity_spearman"]
         lines.append(
-            f"{m:<12} {c['mean']:.4f} [{c['ci'][0]:.4f}, {c['ci'][1]:.4f}]{'':<11} {s['mean']:.4f} [{s['ci'][0]:.4f}, {s['ci'][1]:.4f}]{'':<11} "
+            f"{m:<14} {c['mean']:.4f} [{c['ci'][0]:.4f}, {c['ci'][1]:.4f}]{'':<11} {s['mean']:.4f} [{s['ci'][0]:.4f}, {s['ci'][1]:.4f}]{'':<11} "
             f"{'-' if san is None else format(san['mean'], '.3f'):>10} {r['seconds_per_review']:>9.4f}"
         )
+    lines += _level_tables(result) + _verdict(result)
     cl = result["cluster"]
     others = ", ".join(f"{m} {r['cluster_size_deletion']['mean']:.4f}" for m, r in result["methods"].items())
     lines.append(

@@ -61,6 +61,7 @@ CONFIG_KEYS = (
     "history",
     "best_epoch",
     "alpha",
+    "kernels",
     "files",
     "sha256",
 )
@@ -87,7 +88,13 @@ def _no_constant(name: str) -> Any:
 
 #: Settings added after models were first saved, with the value that reproduces how a file
 #: without them was trained (its tokenizer kept "not" beside "not_good"; no lexicon was kept).
-ABSENT_SETTINGS = {"merge_negations": False, "lexicon": False, "lexicon_examples": 0}
+ABSENT_SETTINGS = {
+    "merge_negations": False,
+    "lexicon": False,
+    "lexicon_examples": 0,
+    "prior_weight": 0.0,
+    "prior_margin": 2.0,
+}
 
 
 def _check_envelope(rec: Any, where: str) -> None:

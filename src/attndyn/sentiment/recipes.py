@@ -4,7 +4,7 @@ A setting belongs to exactly one frozen dataclass, which holds its default (the 
 model): the architecture to :class:`~attndyn.sentiment.model.SentimentConfig`, the text side to
 :class:`~attndyn.sentiment.text.TextConfig`, the loop to
 :class:`~attndyn.sentiment.train.TrainConfig`. :data:`RECIPES` lists, per range of d, the
-settings that differ from those defaults: the reported d = 16 model of docs/sentiment.md is the
+settings that differ from those defaults: the reported d = 16 model of docs/sentiment-results.md is the
 d = 2 model with smaller initial word vectors, a looser log-odds filter, bigram tokens, more
 word dropout and lower, decaying learning rates. The estimator's parameters and the CLI's options
 default to None, which means "the recipe for d" (:func:`resolve`); an explicit value wins.
@@ -99,7 +99,7 @@ class Recipe:
 #: only; in higher dimensions the random part of N(0, 0.12^2) word vectors grows like sqrt(d), so
 #: larger d may need a smaller ``embed_init_std`` to keep the clusters).
 RECIPES: tuple[Recipe, ...] = (
-    Recipe("d2", 1, MappingProxyType({}), "docs/sentiment.md, Results: d = 2, 4, 8"),
+    Recipe("d2", 1, MappingProxyType({}), "docs/sentiment-results.md"),
     Recipe(
         "d16",
         16,
@@ -116,7 +116,7 @@ RECIPES: tuple[Recipe, ...] = (
                 "patience": 2,
             }
         ),
-        "docs/sentiment.md, Results: d = 16 reported",
+        "docs/sentiment-results.md",
     ),
 )
 

@@ -9,8 +9,8 @@ folder is touched, naming each differing setting and the ways out (another run f
 ``overwrite=True`` to discard the run; the command line words them as its flags). Folders written before ``settings.json`` existed are compared
 on what their ``config.json`` and ``data.json`` record.
 
-:class:`RunLock` holds an exclusive ``flock`` (an OS-level advisory lock, POSIX) on the folder
-itself, so taking it writes nothing; the OS drops it when the process ends, however it ends. A
+:class:`RunLock` holds an exclusive ``flock`` (an OS-level advisory lock, POSIX; :mod:`attndyn._lock`) on the
+folder itself, so taking it writes nothing; the OS drops it when the process ends, however it ends. A
 second process is refused with the holder's pid (read from ``/proc/locks`` where there is one).
 
 >>> flat_settings({"estimator": {"d": 2}, "split": "random", "data": {"sha256": "ab", "size": 3}})
@@ -22,14 +22,28 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import param
+from .._lock import FolderLock, lock_holder  # noqa: F401  (lock_holder: read here by tests and callers)
 from .._validation import InputError
 from ..io import file_sha256, write_json
+from ._layout import (  # the layout's names, re-exported: runfolder is their reader
+    CACHE,
+    CHECKPOINT,
+    CONFIG,
+    DATA,
+    EVALUATION,
+    EVALUATION_FILES,
+    METRICS,
+    RUN_FILES,
+    SETTINGS,
+    TEST,
+    VOCAB,
+    WEIGHTS,
+)
 from .data import DEFAULT_DATA
 
 if TYPE_CHECKING:
@@ -42,6 +56,14 @@ __all__ = [
     "RunFolder",
     "SETTINGS",
     "DATA",
+    "CONFIG",
+    "VOCAB",
+    "WEIGHTS",
+    "CHECKPOINT",
+    "METRICS",
+    "TEST",
+    "EVALUATION",
+    "EVALUATION_FILES",
     "RUN_FILES",
     "RunLock",
     "data_identity",
@@ -52,23 +74,6 @@ __all__ = [
     "clear_run",
 ]
 
-SETTINGS = "settings.json"
-#: What ``train`` and ``evaluate`` write in a run folder (``overwrite=True`` removes these and nothing else;
-#: the tokenization ``cache/`` stays, it is keyed by the data file and the tokenizer).
-RUN_FILES = (
-    "settings.json",
-    "data.json",
-    "config.json",
-    "vocab.json",
-    "weights.safetensors",
-    "checkpoint.safetensors",
-    "metrics.json",
-    "test.json",
-    "evaluation.json",
-    "figure8.png",
-    "figure10.png",
-    "accuracy.png",
-)
 _NOT_RESULTS = ("run_dir", "verbose")  # estimator settings that do not change what is learned
 
 
@@ -138,14 +143,14 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
         from .modelfile import ABSENT_SETTINGS
 
         return {**ABSENT_SETTINGS, **flat_settings(rec)}
-    if not (run / "config.json").is_file():
-        if (run / "checkpoint.safetensors").exists() or (run / "weights.safetensors").exists():
+    if not (run / CONFIG).is_file():
+        if (run / CHECKPOINT).exists() or (run / WEIGHTS).exists():
             raise InputError(
                 f"run folder {str(run)!r} holds weights but no config.json or {SETTINGS}; its settings are unknown: "
                 f"use {param('run.new', 'another run folder')}, or {param('overwrite', 'overwrite=True')} to start it again"
             )
         return None
-    cfg = _read(run / "config.json")
+    cfg = _read(run / CONFIG)
     est = cfg.get("estimator") if isinstance(cfg, dict) else None
     if not isinstance(est, dict):
         raise InputError(
@@ -158,7 +163,7 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
         **ABSENT_SETTINGS,
         **{k: v for k, v in est.items() if k not in _NOT_RESULTS},
     }
-    info = _read(run / "data.json") if (run / "data.json").is_file() else {}
+    info = _read(run / DATA) if (run / DATA).is_file() else {}
     if isinstance(info, dict) and "split" in info:
         flat["split"] = info["split"]
     return flat
@@ -205,8 +210,9 @@ def clear_run(run: Path) -> list[str]:
     return gone
 
 
-class RunLock:
-    """An exclusive, non-blocking ``flock`` on the run folder, held for the life of a training.
+class RunLock(FolderLock):
+    """The lock of a run folder (:class:`attndyn._lock.FolderLock` on the folder itself): exclusive for the life
+    of a training, shared (``shared=True``) while a finished run is read.
 
     ``with RunLock(run): ...`` creates the folder when needed; if another process holds the
     lock, InputError names its pid. ``created`` tells whether this lock made the folder, and
@@ -214,110 +220,34 @@ class RunLock:
     """
 
     def __init__(self, run: str | os.PathLike, *, shared: bool = False) -> None:
-        self.run = Path(run)
-        self.shared = shared
-        self.created = False
-        self._top = self.run
-        self._fd: int | None = None
-        self._before: set[Path] = set()
+        super().__init__(run, shared=shared, create=not shared, busy=_reading_busy if shared else _training_busy)
+        self.run = self.folder
 
-    def __enter__(self) -> RunLock:
-        import fcntl
-
-        if self.shared:
-            return self._enter_shared()
-        if self.run.exists() and not self.run.is_dir():
+    def acquire(self) -> RunLock:
+        if not self.shared and self.run.exists() and not self.run.is_dir():
             raise InputError(
                 f"{param('run', 'run folder')} {str(self.run)!r} is a file, not a folder; give a folder path"
             )
-        if not self.run.exists():
-            top = self.run
-            while not top.parent.exists():
-                top = top.parent
-            self.run.mkdir(parents=True)
-            self.created, self._top = True, top
-        fd = os.open(self.run, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            pid, exclusive = _lock_entry(self.run) or (None, True)
-            who = f"process {pid}" if pid is not None else "another process"
-            holder = "a training holds its lock" if exclusive else "it is reading the run"
-            raise InputError(
-                f"run folder {str(self.run)!r} is in use by {who} ({holder}); wait for it to "
-                f"finish or stop it, or give another folder{param('with.run.new', '')}"
-            ) from None
-        self._fd = fd
-        self._before = {p.relative_to(self.run) for p in self.run.rglob("*")}
+        super().acquire()
         return self
 
-    def _enter_shared(self) -> RunLock:
-        """A shared lock, for reading a finished run (predict, evaluate, explain): refused while a training holds
-        the exclusive one, and a training cannot start while it is held. The folder must exist."""
-        import fcntl
-
-        fd = os.open(self.run, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            pid = lock_holder(self.run)
-            who = f"process {pid}" if pid is not None else "another process"
-            raise InputError(
-                f"run folder {str(self.run)!r} is being trained by {who} (it holds the run's lock), so its weights "
-                "are not final; wait for the training to end, or stop it (rerunning it resumes), then run this again"
-            ) from None
-        self._fd = fd
-        return self
-
-    def undo(self) -> None:
-        """Remove what was added to the folder since the lock was taken (the folder too if this lock made it)."""
-        for p in sorted(self.run.rglob("*"), key=lambda q: -len(q.parts)):  # deepest first
-            if p.relative_to(self.run) not in self._before:
-                shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
-        if self.created:
-            d = self.run
-            while True:
-                d.rmdir()
-                if d == self._top:
-                    break
-                d = d.parent
-
-    def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing the descriptor releases the flock
-            self._fd = None
+    def __enter__(self) -> RunLock:
+        return self.acquire()
 
 
-def lock_holder(path: Path) -> int | None:
-    """The pid holding a ``flock`` on ``path``, from ``/proc/locks`` (Linux); None when unknown."""
-    entry = _lock_entry(path)
-    return None if entry is None else entry[0]
+def _training_busy(run: Path, who: str, exclusive: bool) -> str:
+    holder = "a training holds its lock" if exclusive else "it is reading the run"
+    return (
+        f"run folder {str(run)!r} is in use by {who} ({holder}); wait for it to "
+        f"finish or stop it, or give another folder{param('with.run.new', '')}"
+    )
 
 
-def _lock_entry(path: Path) -> tuple[int, bool] | None:
-    """(pid, exclusive) of a ``flock`` held on ``path``, from ``/proc/locks`` (Linux); None when unknown."""
-    try:
-        st = path.stat()
-        lines = Path("/proc/locks").read_text().splitlines()
-    except OSError:
-        return None
-    want = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
-    for line in lines:
-        f = line.split()
-        if "->" in f or len(f) < 6 or f[1] != "FLOCK":
-            continue
-        try:
-            maj, mn, ino = f[5].split(":")
-            if (int(maj, 16), int(mn, 16), int(ino)) == want:
-                return int(f[4]), f[3] == "WRITE"
-        except ValueError:
-            continue
-    return None
-
-
-DATA = "data.json"
+def _reading_busy(run: Path, who: str, exclusive: bool) -> str:
+    return (
+        f"run folder {str(run)!r} is being trained by {who} (it holds the run's lock), so its weights "
+        "are not final; wait for the training to end, or stop it (rerunning it resumes), then run this again"
+    )
 
 
 class RunFolder:
@@ -336,6 +266,15 @@ class RunFolder:
 
     def __repr__(self) -> str:
         return f"RunFolder({str(self.path)!r})"
+
+    @property
+    def cache(self) -> Path:
+        """The folder of cached tokenized reviews."""
+        return self.path / CACHE
+
+    def has_checkpoint(self) -> bool:
+        """Whether a training has finished an epoch here (its checkpoint exists)."""
+        return (self.path / CHECKPOINT).exists()
 
     # ---- the lock ----
     def lock(self) -> RunLock:

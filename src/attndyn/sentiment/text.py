@@ -240,7 +240,7 @@ class TextConfig(JsonConfig):
     merge_negations: bool = True
     bigrams: int = 0
     lexicon: bool = True
-    lexicon_examples: int = 5
+    lexicon_examples: int = 0
 
     def __post_init__(self) -> None:
         for name in ("max_len", "min_freq"):

@@ -33,6 +33,7 @@ from .._validation import InputError
 from ..io import atomic_write, write_json
 from ..progress import progress_bar
 from ._config import JsonConfig, check_number
+from ._layout import CHECKPOINT, METRICS, WEIGHTS
 
 __all__ = [
     "TrainConfig",
@@ -46,10 +47,6 @@ __all__ = [
     "checkpoint_state",
 ]
 
-CHECKPOINT = "checkpoint.safetensors"
-WEIGHTS = "weights.safetensors"
-METRICS = "metrics.json"
-
 
 @dataclass(frozen=True)
 class TrainConfig(JsonConfig):
@@ -61,6 +58,9 @@ class TrainConfig(JsonConfig):
     ``lr_decay``: both learning rates are multiplied by it once per epoch (epoch e, counted from
     0, uses ``lr * lr_decay**e``); 1 keeps them constant. ``aux_weight``: deep supervision, the
     weight of the decoder's loss at layers 0..K-1 (needs ``model.layer_logits``; 0: the last layer only).
+    ``prior_weight``/``prior_margin``: the sign prior on the short labelled texts given to :func:`train`
+    as ``prior`` (each batch adds ``prior_weight`` x the mean hinge ``max(0, prior_margin - s * logit)``,
+    s = +1 for a positive text, -1 for a negative one; 0: off).
 
     The defaults are the reported d = 2 settings (the only place they are written);
     :func:`attndyn.sentiment.recipes.recipe` gives those of other d.
@@ -81,6 +81,8 @@ class TrainConfig(JsonConfig):
     tau_start: float | None = None
     anneal_epochs: int = 0
     aux_weight: float = 1.0
+    prior_weight: float = 1.0
+    prior_margin: float = 2.0
     train_eval_size: int = 2000
     eval_batch_size: int = 1024
     seed: int = 0
@@ -103,6 +105,8 @@ class TrainConfig(JsonConfig):
             check_number(getattr(self, name), name, low=0, low_open=True)
         check_number(self.lr_decay, "lr_decay", low=0, low_open=True, high=1)
         check_number(self.aux_weight, "aux_weight", low=0)
+        check_number(self.prior_weight, "prior_weight", low=0)
+        check_number(self.prior_margin, "prior_margin", low=0)
         check_number(self.weight_decay, "weight_decay", low=0)
         check_number(self.word_dropout, "word_dropout", low=0, high=1, high_open=True)
         check_number(self.val_fraction, "val_fraction", low=0, low_open=True, high=1, high_open=True)
@@ -228,6 +232,22 @@ def _loss(model: Any, ids: Tensor, mask: Tensor, y: Tensor, tau: float | None, a
     logits = model.layer_logits(ids, mask, tau=tau)  # (K+1, B)
     losses = F.binary_cross_entropy_with_logits(logits, y.expand_as(logits), reduction="none").mean(dim=1)
     return losses[-1] + aux_weight * losses[:-1].mean()
+
+
+def _prior_loss(model: Any, prior: EncodedSplit, tau: float | None, margin: float) -> Tensor:
+    r"""The sign prior: the mean hinge :math:`\max(0, m - s\,H(x))` over the prior's texts x, with
+    :math:`s = \pm 1` their label and H the model's logit.
+
+    For the sentiment model a lexicon word read alone has :math:`H = \langle v, z_w\rangle + b` (one token
+    follows itself at every layer, softmax or hardmax alike), so the prior says that each lexicon word, alone,
+    is read with the lexicon's sign and a margin m: a statement about the word values
+    :math:`\langle v, z_w\rangle` whose u-weighted sum is the decision (:mod:`attndyn.sentiment.attribution`).
+    A satisfied text adds nothing: the prior moves the model only where it contradicts the lexicon.
+    """
+    dev = _device_of(model)
+    logits = model(prior.ids.to(dev), prior.mask.to(dev), tau=tau)  # (P,)
+    sign = 2.0 * prior.labels.to(dev, logits.dtype) - 1.0
+    return torch.relu(margin - sign * logits).mean()
 
 
 def _tau(config: TrainConfig, model: Any, epoch: int) -> float | None:
@@ -404,8 +424,10 @@ def _train_epoch(
     epoch: int,
     tau: float | None,
     progress: bool,
+    prior: EncodedSplit | None = None,
 ) -> float:
-    """One pass over ``data`` in shuffled batches (word dropout, clipped AdamW steps); the mean training loss."""
+    """One pass over ``data`` in shuffled batches (word dropout, clipped AdamW steps, the sign prior on
+    ``prior`` in every batch); the mean training loss (without the prior)."""
     model.train()
     dev = _device_of(model)
     y_all = data.labels.to(torch.float32)
@@ -416,8 +438,11 @@ def _train_epoch(
             part = data.take(idx)
             mask = _drop_words(part.mask, config.word_dropout, g).to(dev)
             loss = _loss(model, part.ids.to(dev), mask, y_all[idx].to(dev), tau, config.aux_weight)
+            total = loss
+            if prior is not None and config.prior_weight > 0:
+                total = loss + config.prior_weight * _prior_loss(model, prior, tau, config.prior_margin)
             opt.zero_grad(set_to_none=True)
-            loss.backward()
+            total.backward()
             nn.utils.clip_grad_norm_(model.parameters(), config.clip_norm)
             opt.step()
             run_loss += float(loss.detach()) * len(idx)
@@ -435,9 +460,11 @@ def _epoch_row(
     running_loss: float,
     train_eval: EncodedSplit | None,
     val_data: EncodedSplit,
+    prior: EncodedSplit | None = None,
 ) -> dict[str, Any]:
-    """The history row of an epoch: temperature, running loss, alpha (when the model has one) and
-    :func:`evaluate_split` on the training subset (``train_*``) and the validation split (``val_*``)."""
+    """The history row of an epoch: temperature, running loss, alpha (when the model has one),
+    :func:`evaluate_split` on the training subset (``train_*``) and the validation split (``val_*``), and
+    with a ``prior`` the number of its texts that hardmax inference reads with the wrong sign (``prior_wrong``)."""
     row: dict[str, Any] = {
         "epoch": epoch + 1,
         "tau": tau if tau is not None else cast(TrainableModel, model).tau,
@@ -449,6 +476,9 @@ def _epoch_row(
         if data is not None:
             scores = evaluate_split(model, data, batch_size=config.eval_batch_size, tau=tau)
             row.update({f"{prefix}_{k}": v for k, v in scores.items()})
+    if prior is not None:
+        h = predict_logits(model, prior, hardmax=True, batch_size=config.eval_batch_size)
+        row["prior_wrong"] = int(((h > 0).double() != prior.labels.to(torch.float64)).sum())
     return row
 
 
@@ -514,8 +544,13 @@ def train(
     resume: bool = True,
     progress: bool = False,
     log: Callable[[str], None] | None = None,
+    prior: EncodedSplit | None = None,
 ) -> TrainResult:
     """Train ``model`` in place; the returned model carries the best validation weights.
+
+    ``prior``: short labelled texts whose sign the model should read with a margin (the sign prior,
+    ``config.prior_weight`` and ``config.prior_margin``; for the sentiment model, the lexicon's words
+    alone and negated): a term of the loss in every batch, not training data.
 
     With ``run_dir``: ``checkpoint.safetensors`` (every epoch, atomic), ``weights.safetensors``
     (best so far), ``metrics.json`` (history). With ``resume`` an existing checkpoint there is
@@ -537,9 +572,18 @@ def train(
     for epoch in range(state.start, config.epochs):
         tau = _tau(config, model, epoch)
         _set_learning_rates(opt, config, epoch)
-        running_loss = _train_epoch(model, opt, train_data, config, g, epoch=epoch, tau=tau, progress=progress)
+        running_loss = _train_epoch(
+            model, opt, train_data, config, g, epoch=epoch, tau=tau, progress=progress, prior=prior
+        )
         row = _epoch_row(
-            model, config, epoch=epoch, tau=tau, running_loss=running_loss, train_eval=train_eval, val_data=val_data
+            model,
+            config,
+            epoch=epoch,
+            tau=tau,
+            running_loss=running_loss,
+            train_eval=train_eval,
+            val_data=val_data,
+            prior=prior,
         )
         row["seconds"] = time.perf_counter() - t0
         improved, stopped = _record_epoch(state, row, model, config, epoch, tau)
@@ -571,5 +615,7 @@ def _format_row(r: dict) -> str:
                 f"{pre} loss s/h {r[f'{pre}_softmax_loss']:.3f}/{r[f'{pre}_hardmax_loss']:.3f} "
                 f"acc s/h {r[f'{pre}_softmax_acc']:.4f}/{r[f'{pre}_hardmax_acc']:.4f} agree {r[f'{pre}_agreement']:.4f}"
             )
+    if "prior_wrong" in r:
+        parts.append(f"prior wrong {r['prior_wrong']}")
     parts.append(f"{r['seconds']:.0f}s")
     return " | ".join(parts)

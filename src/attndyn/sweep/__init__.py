@@ -7,16 +7,15 @@ appends the rows to Parquet; :func:`summarize` gives fractions with 95% Wilson i
 point and a plot. See docs/sweeps.md.
 
 >>> from attndyn.sweep import parse_spec, EXPERIMENTS
->>> {"good_triple", "sentiment_leaders", "table_1", "theorem_1_1"} <= set(EXPERIMENTS)  # the shipped ones
+>>> {"good-triple", "sentiment-leaders", "table-1", "theorem-1.1"} <= set(EXPERIMENTS)  # the shipped ones
 True
 """
 
-from ..experiments import EXPERIMENTS, CellFailed, Experiment, Param, experiment, registered
-from . import experiments  # noqa: F401  (registers sentiment_leaders; the papers' cells: attndyn.experiments)
+from ..experiments import EXPERIMENTS, CellFailed, Experiment, Param, experiment, registered, wilson_interval
 from .runner import SweepInterrupted, SweepRun, run_sweep
 from .spec import Cell, SweepSpec, load_spec, parse_spec
 from .store import read_folder_spec, read_rows, read_spec
-from .summary import summarize, wilson_interval
+from .summary import summarize
 
 __all__ = [
     "run_sweep",

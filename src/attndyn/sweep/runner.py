@@ -26,6 +26,7 @@ import time
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,12 +103,11 @@ class _Serial:
     """Runs each chunk in this process when it is submitted (``workers=0``): the plain loop."""
 
     def __init__(self) -> None:
-        import torch
-        from threadpoolctl import threadpool_limits
+        from ..threads import limit_threads  # deferred: it imports torch
 
-        self._limits = threadpool_limits(1)  # as dask's workers do (OMP/BLAS threads = 1): same rows, bit for bit
-        self._torch = torch.get_num_threads()
-        torch.set_num_threads(1)
+        # one torch and one OMP/BLAS thread, as dask's workers have: the same rows, bit for bit; undone by close()
+        self._limits = ExitStack()
+        self._limits.enter_context(limit_threads(torch_threads=1, blas_threads=1))
         self._done: deque = deque()
 
     def submit(self, experiment: str, chunk: list, attempt: int) -> None:
@@ -117,10 +117,7 @@ class _Serial:
         return self._done.popleft()
 
     def close(self) -> None:
-        import torch
-
-        torch.set_num_threads(self._torch)
-        self._limits.restore_original_limits()
+        self._limits.close()
 
 
 class _Dask:

@@ -1,7 +1,7 @@
 """Sweep specs: a TOML file naming an experiment, a grid, a number of seeds and fixed parameters.
 
 ```toml
-experiment = "good_triple"        # a registered cell function
+experiment = "good-triple"        # a registered cell function
 [grid]                            # the Cartesian product of these values
 d = [8, 16, 32, 64, 128]
 [monte_carlo]
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import InputError
-from ..experiments.registry import Experiment, get_experiment
+from ..experiments.registry import RENAMED, Experiment, get_experiment, identity_name
 
 __all__ = ["SweepSpec", "Cell", "load_spec", "parse_spec", "spec_differences", "spec_from_record", "FORMAT", "MAX_SEED"]
 
@@ -114,9 +114,10 @@ class SweepSpec:
         return {**(self.fixed or {}), **point}
 
     def point_key(self, point: dict[str, Any]) -> str:
-        """Canonical JSON of the experiment and every parameter of a cell at ``point`` (sorted keys)."""
+        """Canonical JSON of the experiment (its :func:`~attndyn.experiments.registry.identity_name`, which a
+        rename does not change) and every parameter of a cell at ``point`` (sorted keys)."""
         return json.dumps(
-            {"experiment": self.experiment, "params": self.params(point)},
+            {"experiment": identity_name(self.experiment), "params": self.params(point)},
             sort_keys=True,
             separators=(",", ":"),
             allow_nan=False,
@@ -152,8 +153,11 @@ def spec_from_record(record: Any, where: str = "spec.json") -> SweepSpec:
             f"{where} is of sweep format {record.get('format', 1)!r}, not {FORMAT} (written by another version of "
             "attndyn, whose rows carry no cell identities or checksums); run the spec again into a new folder"
         )
+    record = {k: v for k, v in record.items() if k != "format"}
+    if isinstance(record["experiment"], str):  # a folder written before a rename: its name is not the user's to fix
+        record["experiment"] = RENAMED.get(record["experiment"], record["experiment"])
     try:
-        return parse_spec({k: v for k, v in record.items() if k != "format"})
+        return parse_spec(record)
     except InputError as exc:
         raise InputError(
             f"{where} does not hold a valid sweep spec ({exc}); restore it, or start a new folder"
@@ -210,12 +214,12 @@ def _monte_carlo(mc: dict) -> tuple[int, int]:
 def parse_spec(data: dict) -> SweepSpec:
     """Check a spec given as a dict (the parsed TOML) against the experiment's declared parameters.
 
-    >>> spec = parse_spec({"experiment": "good_triple", "grid": {"d": [8, 16]}, "monte_carlo": {"seeds": 3}})
+    >>> spec = parse_spec({"experiment": "good-triple", "grid": {"d": [8, 16]}, "monte_carlo": {"seeds": 3}})
     >>> spec.n_cells, spec.fixed
     (6, {'ensemble': 'ginibre', 'qk': 'identity'})
     >>> spec.cell(3), spec.cell_id(1, {"d": 16})
     (Cell(index=3, seed=1, point={'d': 16}), '66ce62af921a127f44d504d37fa52e8a')
-    >>> parse_spec({"experiment": "good_triple", "grid": {"d": []}, "monte_carlo": {"seeds": 3}})
+    >>> parse_spec({"experiment": "good-triple", "grid": {"d": []}, "monte_carlo": {"seeds": 3}})
     Traceback (most recent call last):
     ...
     attndyn._validation.InputError: grid.d is an empty list; give at least one value
@@ -224,7 +228,7 @@ def parse_spec(data: dict) -> SweepSpec:
     if unknown:
         raise InputError(f"unknown key {unknown[0]!r} in the spec; allowed: {', '.join(sorted(_TOP))}")
     if "experiment" not in data:
-        raise InputError('the spec names no experiment; add experiment = "good_triple" (or another registered one)')
+        raise InputError('the spec names no experiment; add experiment = "good-triple" (or another registered one)')
     exp = get_experiment(data["experiment"])
     title = data.get("title", "")
     if not isinstance(title, str):

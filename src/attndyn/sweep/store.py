@@ -1,5 +1,6 @@
 """A sweep's folder: ``spec.json`` (the canonical spec), ``rows/part-NNNNNN-<sha256>.parquet`` (batches of
-rows, each written atomically) and ``.lock`` (see :mod:`attndyn.sweep.lock`).
+rows, each written atomically) and ``.lock``, the file whose ``flock`` a writing process holds (an empty file
+left behind blocks nothing; :mod:`attndyn._lock`).
 
 Rows are only ever added. A cell may have several rows (a failed cell retried by a later run);
 :func:`read_rows` keeps the last one written, so a reader sees exactly one row per cell.
@@ -22,10 +23,10 @@ from typing import Any
 import numpy as np
 
 from .._errors import param
+from .._lock import FolderLock
 from .._validation import InputError
 from ..experiments.registry import RESERVED, STATUSES
 from ..io import file_sha256, write_json
-from .lock import FolderLock
 from .spec import SweepSpec, spec_differences, spec_from_record
 
 __all__ = ["SweepStore", "read_rows", "read_spec", "read_folder_spec", "require_extra"]
@@ -171,6 +172,10 @@ def read_rows(out: str | os.PathLike, *, all_rows: bool = False) -> Any:  # a pa
     return frame.sort_values("cell", kind="stable").reset_index(drop=True)
 
 
+def _busy(out: Path, who: str, exclusive: bool) -> str:
+    return f"{str(out)!r} is being written by {who}; wait for it to finish, or stop it"
+
+
 class SweepStore:
     """Append-only Parquet storage of one sweep, refusing a spec other than the one it was started with.
 
@@ -183,7 +188,7 @@ class SweepStore:
         self.out = Path(out)
         self.spec = spec
         self.schema = _arrow_schema(spec)
-        self._lock = FolderLock(self.out)
+        self._lock = FolderLock(self.out, file=".lock", busy=_busy)
         self._next = 0
 
     def check(self) -> None:

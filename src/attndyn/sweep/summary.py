@@ -9,26 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..experiments import statistics
+from ..experiments.statistics import wilson_interval
 from ..io import atomic_write, write_json
 from .spec import SweepSpec
 from .store import read_folder_spec, read_rows, require_extra
 
-__all__ = ["summarize", "SweepSummary", "wilson_interval", "Z95"]
+__all__ = ["summarize", "SweepSummary", "Z95"]
 
 Z95 = 1.959963984540054  # the 0.975 quantile of N(0, 1)
-
-
-def wilson_interval(k: int, n: int, confidence_level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion k/n, 95% by default (the sweeps' intervals):
-    :func:`attndyn.experiments.statistics.wilson_interval`; ``(nan, nan)`` when n = 0.
-
-    >>> [round(v, 4) for v in wilson_interval(14, 100)]
-    [0.0853, 0.2214]
-    >>> wilson_interval(0, 10)[0] == 0.0
-    True
-    """
-    return statistics.wilson_interval(k, n, confidence_level=confidence_level)
 
 
 @dataclass

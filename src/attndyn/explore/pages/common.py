@@ -9,11 +9,9 @@ from typing import Any, TypeVar
 
 from .._log import quiet_error
 
-__all__ = ["PALETTE", "Guard", "downloads", "escape", "exported", "on_document", "lib"]
+__all__ = ["Guard", "downloads", "escape", "exported", "on_document", "lib"]
 
 T = TypeVar("T")
-
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 
 
 def escape(text: str) -> str:

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..._validation import parse_indices
 from ..control_view import ControlState, control_figure, control_inputs, control_summary, run_control
-from ..parse import parse_indices
 from .common import Guard, downloads, escape, lib, on_document
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class ControlPage:
         self.leaders.value = ", ".join(map(str, sorted(indices)))
 
     def state(self) -> ControlState:
-        idx = parse_indices(self.leaders.value, "leaders", len(self.tokens))
+        idx = sorted(set(parse_indices(self.leaders.value, "leaders", len(self.tokens))))
         layers = max(60, int(self.playground.layers.value))
         return ControlState(self.tokens, tuple(idx), bool(self.spd.value), float(self.playground.alpha.value), layers)
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..._validation import InputError
+from ...plotting import color  # the house style: the live view colours tokens as the exported figure does
 from ..hardmax_view import (
     A_PRESETS,
     TOKEN_PRESETS,
@@ -27,7 +28,7 @@ from ..hardmax_view import (
     turn,
 )
 from ..parse import matrix_text, parse_matrix
-from .common import PALETTE, Guard, downloads, escape, exported, lib, on_document
+from .common import Guard, downloads, escape, exported, lib, on_document
 
 __all__ = ["Playground"]
 
@@ -282,7 +283,9 @@ class Playground:
         S, k = res.states, res.state.layer  # (L+1, n, 2)
         follow = res.follow
         first = np.where(follow.any(axis=1), follow.argmax(axis=1), np.arange(len(follow)))
-        colors = [PALETTE[int(j) % len(PALETTE)] for j in first]
+        # as the exported figure paints them (attndyn.plotting, Fig. 2): the k-th followed token has colour k
+        own = {int(j): color(k) for k, j in enumerate(np.nonzero(follow.any(axis=0))[0])}
+        colors = [own.get(int(j), "#bbbbbb") for j in first]
         lead = res.leaders_at(k)
         since = dict(zip(res.leaders.indices, res.leaders.since))
         ii, jj = np.nonzero(follow & ~np.eye(len(follow), dtype=bool))

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ...plotting.sentiment import NEG, POS  # the exported figure's colours of the two sides
 from ..sentiment_view import SentimentResult, load_model, run_sentiment, sentiment_figure, sentiment_inputs
 from .common import Guard, downloads, escape, exported, lib, on_document
 
@@ -89,7 +90,7 @@ class SentimentPage:
         k = min(int(self.layer.value), len(Z) - 1)
         lead = np.asarray(data["leaders"][k], dtype=bool)
         side = Z[k] @ np.asarray(data["v"]) + data["b"] > 0
-        colors = np.where(side, "#2ca02c", "#d62728")
+        colors = np.where(side, POS, NEG)
         self.words.data = {
             "x": Z[k, :, 0], "y": Z[k, :, 1] if Z.shape[2] > 1 else np.zeros(Z.shape[1]), "word": data["words"],
             "color": colors, "size": np.where(lead, 16, 7),

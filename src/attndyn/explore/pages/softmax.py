@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ...plotting import color  # the house style: the live view colours tokens as the exported figure does
 from ..parse import matrix_text, parse_matrix
 from ..softmax_view import (
     V_PRESETS,
@@ -17,7 +18,7 @@ from ..softmax_view import (
     softmax_inputs,
     softmax_tokens,
 )
-from .common import PALETTE, Guard, downloads, escape, exported, lib, on_document
+from .common import Guard, downloads, escape, exported, lib, on_document
 
 __all__ = ["SoftmaxPage"]
 
@@ -96,7 +97,7 @@ class SoftmaxPage:
         Y = traj.ys[: res.index + 1, 0].detach().cpu().numpy()  # (k+1, n, d)
         ts = traj.ts[: res.index + 1].detach().cpu().numpy()
         n = Y.shape[1]
-        colors = [PALETTE[i % len(PALETTE)] for i in range(n)]
+        colors = [color(i) for i in range(n)]
         if Y.shape[2] == 1:
             xs, ys = [ts.tolist()] * n, Y[:, :, 0].T.tolist()
             now_x, now_y = np.full(n, ts[-1]), Y[-1, :, 0]

@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from ...plotting import color  # the house style: the live view colours tokens as the exported figure does
 from ..sphere_view import NORM_CHOICES, SphereResult, SphereState, run_sphere, sphere_inputs, sphere_view_figure
-from .common import PALETTE, Guard, downloads, escape, exported, lib, on_document
+from .common import Guard, downloads, escape, exported, lib, on_document
 
 __all__ = ["SpherePage"]
 
@@ -66,7 +67,7 @@ class SpherePage:
 
     def _draw(self, res: SphereResult) -> None:
         x = res.trajectory.final_tokens.detach().cpu().numpy()
-        colors = [PALETTE[i % len(PALETTE)] for i in range(len(x))]
+        colors = [color(i) for i in range(len(x))]
         self.tokens.data = {"x": x[:, 0], "y": x[:, 1], "color": colors}
         self.curves.data = {"t": res.trajectory.ts.numpy(), "energy": res.energies, "count": res.counts}
         c, e = res.clusters, res.energy
