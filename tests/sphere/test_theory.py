@@ -155,3 +155,17 @@ def test_float32_energy_verdict_allows_float32_rounding():
     reports = [sp.energy_report(traj, b) for b in range(64)]
     assert all(r.holds for r in reports) and reports[0].rtol == 1e-5
     assert max(r.largest_drop for r in reports) < 1e-5
+
+
+@pytest.mark.parametrize(("d", "betas"), [(3, (0.5, 1.0, 2.0)), (2, (0.0, 0.5, 1.0))])
+def test_one_cluster_from_random_starts_where_the_theory_says_so(d, betas):
+    """Q = K = V = I: one cluster from almost every start for d >= 3, and on the circle for 0 <= beta <= 1
+    (arXiv 2312.10794, Part 2): 3 x 20 random starts in one batch, each ending in one cluster, the verdict applying.
+    (The theorems are about t -> infinity: at beta = 5 in d = 3, about half of such runs still hold two clusters at
+    t = 200, a metastable state, so the horizon here is one the merging reaches for beta <= 2.)"""
+    rng = np.random.default_rng(40 + d)
+    x = unit_tokens(rng, 60, 8, d)
+    traj = sp.evolve(x, time=60.0, beta=np.repeat(betas, 20), step=0.1, save=SaveAt(every=50))
+    reports = [sp.cluster_report(traj, b, angle=1e-3) for b in range(60)]
+    assert all(r.applies for r in reports)
+    assert [b for b, r in enumerate(reports) if not r.holds] == []
