@@ -161,7 +161,7 @@ def test_float32_energy_verdict_allows_float32_rounding():
 def test_one_cluster_from_random_starts_where_the_theory_says_so(d, betas):
     """Q = K = V = I: one cluster from almost every start for d >= 3, and on the circle for 0 <= beta <= 1
     (arXiv 2312.10794, Part 2): 3 x 20 random starts in one batch, each ending in one cluster, the verdict applying.
-    (The theorems are about t -> infinity: at beta = 5 in d = 3, about half of such runs still hold two clusters at
+    (The theorems are about t -> infinity: at beta = 5 in d = 3, some such runs still hold two clusters at
     t = 200, a metastable state, so the horizon here is one the merging reaches for beta <= 2.)"""
     rng = np.random.default_rng(40 + d)
     x = unit_tokens(rng, 60, 8, d)
