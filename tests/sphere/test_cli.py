@@ -116,6 +116,7 @@ SPHERE = [
     ["sphere", "phase", "--out", "p", "--attention", "usa", "--beta-max", "900"],
     ["sphere", "phase", "--out", "p", "--kq", "wigner"],
     ["sphere", "s.npy", "--figure", "f.svg"],
+    ["sphere", "s.npy", "--figure", "f.mp4"],
     ["sphere", "s.npy", "--figure", "outfile/f.png"],
     ["sphere", "r4.npy", "--figure", "f.png"],
     ["sphere", "phase", "--out", "p", "--v", "random"],
@@ -176,3 +177,9 @@ def test_figure_of_a_run(capsys, files):
     code, _, err = run(capsys, "sphere", "s.npy", "--time", "2", "--figure", "run.png")
     assert code == 0, err
     assert Path("run.png").read_bytes()[:4] == b"\x89PNG"
+    code, _, err = run(capsys, "sphere", "s.npy", "--time", "2", "--figure", "run.gif")
+    assert code == 0, err
+    from PIL import Image
+
+    with Image.open("run.gif") as gif:
+        assert gif.format == "GIF" and gif.n_frames == 24

@@ -36,3 +36,14 @@ def test_tokens_on_the_circle_and_on_the_sphere():
         sphere_tokens_figure(sp.evolve(x4, time=0.1))
     with pytest.raises(InputError, match=r"expected a SphereTrajectory"):
         sphere_tokens_figure(object())
+
+
+def test_frames_turn_the_sphere_and_follow_the_circle():
+    from attndyn.plotting.sphere import sphere_frames
+
+    rng = np.random.default_rng(1)
+    for d in (2, 3):
+        x = rng.standard_normal((4, d))
+        traj = sp.evolve(x / np.linalg.norm(x, axis=1, keepdims=True), time=2.0)
+        frames = sphere_frames(traj, frames=5)
+        assert len(frames) == 5 and all(f[:4] == b"\x89PNG" for f in frames) and frames[0] != frames[-1]

@@ -106,7 +106,10 @@ def run_cmd(
     normalize: bool = typer.Option(False, "--normalize", help="Divide each token by its norm (else refused)."),
     angle: float = typer.Option(1e-3, "--angle", help="Clusters: tokens within this angle (radians) are linked."),
     figure: Path | None = typer.Option(
-        None, "--figure", help="Write a PNG of the run (d = 2: angles against t; d = 3: paths on the sphere)."
+        None,
+        "--figure",
+        help="Write the run as RUN.png (d = 2: angles against t; d = 3: paths on the sphere) or RUN.gif (the tokens "
+        "moving; on S^2 the view turns once around).",
     ),
     as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ) -> None:
@@ -116,8 +119,8 @@ def run_cmd(
 
     z = load_array(tokens, "TOKENS")
     if figure is not None:
-        if figure.suffix.lower() != ".png":
-            raise InputError(f"--figure {str(figure)!r}: give a .png file name")
+        if figure.suffix.lower() not in (".png", ".gif"):
+            raise InputError(f"--figure {str(figure)!r}: give a .png or .gif file name")
         if figure.is_dir() or (figure.parent.exists() and not figure.parent.is_dir()):
             raise InputError(f"--figure {str(figure)!r} is not a file name in a folder; choose another")
         if z.ndim in (2, 3) and z.shape[-1] not in (2, 3):
@@ -134,10 +137,14 @@ def run_cmd(
         raise InputError(traj.stats.message)
     recs = [sphere_summary(traj, b, angle) for b in range(traj.batch_size)]
     if figure is not None:
+        from ..plotting.animation import animate
         from ..plotting.save import save_figure
-        from ..plotting.sphere import sphere_tokens_figure
+        from ..plotting.sphere import sphere_frames, sphere_tokens_figure
 
-        save_figure(sphere_tokens_figure(traj), figure.with_suffix(""), formats=("png",))
+        if figure.suffix.lower() == ".gif":
+            animate(None, figure, frames=sphere_frames(traj), fps=6)
+        else:
+            save_figure(sphere_tokens_figure(traj), figure.with_suffix(""), formats=("png",))
     if as_json:
         print(json.dumps({"sequences": recs} if traj.batched else recs[0]))
         return

@@ -13,11 +13,12 @@ import numpy as np
 from .._validation import InputError
 from ..sphere import PhaseDiagram, SphereTrajectory
 from ._style import color, new_figure
+from .save import png_bytes
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["phase_diagram_figure", "sphere_tokens_figure"]
+__all__ = ["phase_diagram_figure", "sphere_tokens_figure", "sphere_frames"]
 
 _PANELS = {
     "fraction": ("fraction of clustered pairs", "RdBu_r"),
@@ -85,3 +86,36 @@ def sphere_tokens_figure(traj: SphereTrajectory, sequence: int = 0) -> Figure:
         ax.scatter(*x[-1, i], color=color(i), s=20)
     ax.set_box_aspect((1, 1, 1))
     return fig
+
+
+def sphere_frames(traj: SphereTrajectory, frames: int = 24, sequence: int = 0, *, dpi: int = 80) -> list[bytes]:
+    """PNG frames of the run for an animation (:func:`attndyn.plotting.animation.animate` with ``frames=``): the
+    tokens at evenly spread kept times, on the unit circle (d = 2) or on S^2 turning once around (d = 3), each
+    with its path so far."""
+    if not isinstance(traj, SphereTrajectory):
+        raise InputError(f"expected a SphereTrajectory (attndyn.sphere.evolve), got {type(traj).__name__}")
+    if traj.dim not in (2, 3):
+        raise InputError(f"tokens in dimension {traj.dim}: the frames draw d = 2 (circle) or d = 3 (sphere)")
+    x = traj.ys[:, sequence].detach().cpu().numpy()  # (T, n, d)
+    ts = traj.ts.cpu().numpy()
+    pick = np.linspace(0, len(x) - 1, max(2, frames)).round().astype(int)
+    out = []
+    for f, k in enumerate(pick):
+        fig = new_figure(4.2, 4.2)
+        ax = fig.add_subplot(projection="3d") if traj.dim == 3 else fig.add_subplot()
+        if traj.dim == 3:
+            u, v = np.mgrid[0 : 2 * np.pi : 30j, 0 : np.pi : 15j]
+            ax.plot_wireframe(np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v), color="0.88", lw=0.3)
+            ax.view_init(elev=25, azim=-60 + 360 * f / len(pick))  # one turn over the animation
+            ax.set_box_aspect((1, 1, 1))
+        else:
+            theta = np.linspace(0, 2 * np.pi, 200)
+            ax.plot(np.cos(theta), np.sin(theta), color="0.8", lw=1)
+            ax.set_aspect("equal")
+        for i in range(x.shape[1]):
+            path = [x[: k + 1, i, c] for c in range(traj.dim)]
+            ax.plot(*path, color=color(i), lw=0.8, alpha=0.6)
+            ax.scatter(*[[p[-1]] for p in path], color=color(i), s=14)
+        ax.set_title(f"t = {ts[k]:.3g}", fontsize=9)
+        out.append(png_bytes(fig, dpi=dpi))
+    return out
