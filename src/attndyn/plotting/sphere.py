@@ -6,7 +6,7 @@ never simulate.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -102,7 +102,7 @@ def sphere_frames(traj: SphereTrajectory, frames: int = 24, sequence: int = 0, *
     out = []
     for f, k in enumerate(pick):
         fig = new_figure(4.2, 4.2)
-        ax = fig.add_subplot(projection="3d") if traj.dim == 3 else fig.add_subplot()
+        ax: Any = fig.add_subplot(projection="3d") if traj.dim == 3 else fig.add_subplot()  # Axes3D or Axes
         if traj.dim == 3:
             u, v = np.mgrid[0 : 2 * np.pi : 30j, 0 : np.pi : 15j]
             ax.plot_wireframe(np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v), color="0.88", lw=0.3)
