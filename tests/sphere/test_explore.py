@@ -96,9 +96,13 @@ def test_the_sphere_tab_in_headless_chromium(tmp_path, chromium_flags):
                 page.locator(".beta-slider .noUi-handle").focus()
                 for _ in range(8):  # 1.0 -> 5.0 in steps of 0.5
                     page.keyboard.press("ArrowRight")
+                assert _wait(page, "#sphere-beta", "5")  # the run of the slider's last value has been drawn
                 assert _wait(page, "#sphere-clusters", str(library_clusters(5.0)))
                 assert page.locator("#error").count() == 0
                 page.screenshot(path=str(tmp_path / "sphere.png"))
+                page.wait_for_timeout(1500)  # let the server finish sending the last update
+                page.goto("about:blank")  # then close the session's websocket cleanly
+                page.wait_for_timeout(500)
             finally:
                 ctx.close()
     finally:
@@ -110,7 +114,7 @@ def test_the_sphere_tab_in_headless_chromium(tmp_path, chromium_flags):
 def _wait(page, selector: str, want: str, timeout: float = 40.0) -> bool:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        texts = [t for t in page.locator(selector).all_inner_texts() if re.fullmatch(r"\d+", t)]
+        texts = [t for t in page.locator(selector).all_inner_texts() if re.fullmatch(r"[\d.]+", t)]
         if want in texts:
             return True
         time.sleep(0.2)

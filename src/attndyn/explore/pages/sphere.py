@@ -78,7 +78,8 @@ class SpherePage:
             else f"{longest['value']:.0f} clusters for t in [{longest['start']:.3g}, {longest['end']:.3g}]"
         )
         self.status.object = (
-            f'<b>clusters at T:</b> <span id="sphere-clusters">{len(c.clusters)}</span> '
+            f'<b>beta</b> <span id="sphere-beta">{res.state.beta:g}</span>, <b>clusters at T:</b> '
+            f'<span id="sphere-clusters">{len(c.clusters)}</span> '
             f"(order parameter {c.order_parameter:.4f}); longest metastable plateau: {escape(plateau)}<br>"
             f'<b>E_beta nondecreasing:</b> <span id="sphere-energy">{"holds" if e.holds else "does not hold"}</span>'
             f"{'' if e.applies else ' (USA with Q = K = V = I is where the theorem applies)'}"
