@@ -32,10 +32,12 @@ SRC = Path(attndyn.__file__).parent
 #: ``threads``, ``devices``, ``_validation``, ``_errors``, ``_lazy``, ``progress``, ...). Plotting sits above
 #: control because it draws control's results; the experiments' registry sits above sentiment because one of
 #: its cells reads a trained sentiment model (every cell registers where it is defined); the package's root
-#: (its public face) re-exports the sentiment estimator, so it sits above sentiment.
+#: (its public face) re-exports the sentiment estimator, so it sits above sentiment. The sphere wing sits just
+#: above analysis: below experiments (whose cells run it) and plotting (which draws its phase diagrams).
 LAYERS: list[tuple[str, ...]] = [
     ("attndyn._",),
     ("attndyn.analysis",),
+    ("attndyn.sphere",),
     ("attndyn.control",),
     ("attndyn.plotting",),
     ("attndyn.sentiment",),

@@ -30,7 +30,7 @@ from attndyn.experiments import (
 )
 from attndyn.experiments.cells import table1_solve, theorem_1_1_run
 
-SHIPPED = ("good-triple", "sentiment-leaders", "table-1", "theorem-1.1")  # the cells attndyn ships
+SHIPPED = ("good-triple", "sentiment-leaders", "sphere-energy", "sphere-phase", "table-1", "theorem-1.1")  # shipped
 
 
 def _closed_form(k: int, n: int, c: float) -> tuple[float, float]:
@@ -123,7 +123,7 @@ def test_table_1_cell_is_the_shared_solve_on_the_first_sequence():
 
 # The packages the experiment layer may import (modules of the core are single files); sentiment only inside the
 # sentiment-leaders cell, which reads a trained model (test_every_cell_registers_where_it_is_defined).
-LOW = {"analysis", "sentiment"}
+LOW = {"analysis", "sentiment", "sphere"}
 HIGH = {"reproduce", "sweep", "pretrained", "plotting", "cli", "sentiment", "control", "explore", "experiments"}
 
 
@@ -158,6 +158,7 @@ def test_reproduce_monte_carlo_claims_name_registered_cells():
         "hardmax-theorem-1.1": "theorem-1.1",
         "softmax-table1": "table-1",
         "softmax-ginibre": "good-triple",
+        "sphere-energy": "sphere-energy",
     }
     assert set(cells.values()) <= set(EXPERIMENTS)
 

@@ -191,7 +191,7 @@ def test_app_builds_all_tabs():
 
     page = build(None)
     tabs = page.objects[1]
-    assert [t for t in tabs._names] == ["Hardmax playground", "Softmax regimes", "Control", "Sentiment"]
+    assert [t for t in tabs._names] == ["Hardmax playground", "Softmax regimes", "Control", "Sentiment", "Sphere"]
 
 
 def test_exports_before_any_result_say_so(playground):

@@ -58,6 +58,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "same as attndyn sweep run SPEC --out DIR); attndyn sweep summarize DIR gives fractions with 95% Wilson "
         'intervals per grid point and a plot. Needs the sweep extra: pip install "attndyn\\[sweep]".',
     ),
+    "sphere": (
+        "sphere",
+        "Tokens on the unit sphere (arXiv 2312.10794): attndyn sphere TOKENS --beta B --time T runs SA or USA (or "
+        "normalised layers) and reports clusters, energy and the theorems' verdicts; attndyn sphere phase --out DIR "
+        "draws a phase diagram over (t, beta).",
+    ),
     "sentiment": ("sentiment", "Interpretable IMDb sentiment analysis with a hardmax transformer."),
     "data": ("sentiment", "Datasets: fetch them when you have a network."),
     "pretrained": (

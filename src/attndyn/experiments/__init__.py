@@ -3,7 +3,7 @@
 declared parameters and a seed (:mod:`.cells`). ``attndyn reproduce`` and ``attndyn sweep`` both run them.
 """
 
-from . import cells  # noqa: F401  (registers the cell functions)
+from . import cells, sphere_cells  # noqa: F401  (register the cell functions)
 from .registry import EXPERIMENTS, CellFailed, Experiment, Param, experiment, get_experiment, registered
 from .samplers import (
     ENSEMBLES,

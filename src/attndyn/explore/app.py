@@ -1,4 +1,4 @@
-"""The explorer app: four pages in tabs, served by Panel (Bokeh's server) from the installed packages only.
+"""The explorer app: five pages in tabs, served by Panel (Bokeh's server) from the installed packages only.
 
 Every script and style sheet comes from the local server (Bokeh's and Panel's bundled files under
 ``/static``); no template, font or CDN is used, so the page works with the network off.
@@ -16,13 +16,14 @@ TITLE = "attndyn explore"
 
 
 def build(model: str | Path | None = None) -> Any:
-    """One session's page: the four views in tabs (the sentiment tab needs ``model``, a trained run folder)."""
+    """One session's page: the five views in tabs (the sentiment tab needs ``model``, a trained run folder)."""
     import panel as pn
 
     from .pages.control import ControlPage
     from .pages.hardmax import Playground
     from .pages.sentiment import SentimentPage
     from .pages.softmax import SoftmaxPage
+    from .pages.sphere import SpherePage
 
     playground = Playground()
     control = ControlPage(playground)
@@ -31,6 +32,7 @@ def build(model: str | Path | None = None) -> Any:
         ("Softmax regimes", SoftmaxPage().panel()),
         ("Control", control.panel()),
         ("Sentiment", SentimentPage(model).panel()),
+        ("Sphere", SpherePage().panel()),
         dynamic=False,
     )
     header = pn.pane.HTML(

@@ -7,7 +7,9 @@ its Monte Carlo claims are cells of :data:`attndyn.experiments.EXPERIMENTS`):
   that emerges at layer 1), Theorem 1.1 over random instances, Figs. 8-10 from a sentiment run;
 - softmax paper: Theorem 2.1 / Fig. 3, Fig. 4, Theorem 3.1 / Fig. 5, Theorem 4.1 / Fig. 6,
   Conjecture 4.2 / Fig. 7, Theorem 5.1 / Fig. 8, Theorem C.5, Table 1 over random instances, and
-  the proportion of good triples among real Ginibre matrices.
+  the proportion of good triples among real Ginibre matrices;
+- the perspective paper (arXiv 2312.10794): the orthogonal start's gamma ODE, the USA energy over random starts,
+  the phase diagram over (t, beta).
 
 >>> from attndyn.reproduce import reproduce  # doctest: +SKIP
 >>> report = reproduce(out="out", quick=True)  # doctest: +SKIP
@@ -20,6 +22,7 @@ from . import (  # noqa: F401  (register)
     pretrained_experiments,  # noqa: E402,F401  (register; skipped without the [pretrained] extra)
     sentiment_experiments,
     softmax_experiments,
+    sphere_experiments,
     statistics,
 )
 from .registry import SECTIONS, Check, Context, FigureRef, SectionResult, Slider

@@ -1,0 +1,150 @@
+r"""Self-attention on the unit sphere: the attention weights, the tangent velocity, one layer.
+
+Geshkovski, Letrouit, Polyanskiy & Rigollet, *A mathematical perspective on Transformers* (arXiv 2312.10794),
+Section 2: tokens :math:`x_1, \dots, x_n \in S^{d-1}` move by
+
+.. math:: \dot x_i = \mathbf P^\perp_{x_i}\Big(\sum_j w_{ij}\, V x_j\Big), \qquad
+          \mathbf P^\perp_{x} y = y - \langle x, y\rangle x,
+
+with the weights of **SA** (self-attention, the softmax of the scores)
+
+.. math:: w_{ij} = \frac{e^{\beta\langle Q x_i, K x_j\rangle}}{\sum_{l} e^{\beta\langle Q x_i, K x_l\rangle}}
+
+or of **USA** (unnormalized self-attention) :math:`w_{ij} = e^{\beta\langle Q x_i, K x_j\rangle}/n`.
+A causal mask keeps the sums over :math:`j \le i` (and :math:`l \le i`); padding keys are never attended.
+The scores are those of :func:`attndyn.attention.scores` with :math:`A = K^\top Q`; SA's weights are the
+stable softmax of :func:`attndyn.attention.softmax_weights` (so no beta overflows them); USA's are refused
+before a run when :math:`e^{\beta\lVert A\rVert}` would overflow (:func:`check_usa_range`).
+
+The velocity is extended off the sphere as a function of :math:`x/\lVert x\rVert` (homogeneous of degree 0):
+a Runge–Kutta stage that leaves the sphere by the local error sees the field of its projection, and
+:math:`\frac{d}{dt}\lVert x_i\rVert^2 = 2\langle x_i, \dot x_i\rangle = 0` everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from .. import attention
+from .._validation import InputError
+
+__all__ = ["SphereAttention", "ATTENTIONS", "unit", "tangent", "causal_mask", "check_usa_range"]
+
+#: The two models: ``"sa"`` (softmax weights) and ``"usa"`` (weights e^{beta s}/n).
+ATTENTIONS = ("sa", "usa")
+
+
+def unit(x: Tensor) -> Tensor:
+    r"""Each token divided by its Euclidean norm, :math:`x_i/\lVert x_i\rVert` (the retraction onto the sphere)."""
+    return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+
+
+def tangent(x: Tensor, v: Tensor) -> Tensor:
+    r""":math:`\mathbf P^\perp_{x_i} v_i = v_i - \langle x_i, v_i\rangle x_i` for unit tokens ``x`` (B, n, d)."""
+    return v - (x * v).sum(dim=-1, keepdim=True) * x
+
+
+def causal_mask(n: int, device: torch.device | str | None = None) -> Tensor:
+    """(n, n) booleans, True where query i may attend key j: :math:`j \\le i` (lower triangle, diagonal included).
+
+    >>> causal_mask(3).int().tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    return torch.ones(n, n, dtype=torch.bool, device=device).tril()
+
+
+def check_usa_range(A: Tensor | None, beta: Tensor, n: int, dtype: torch.dtype) -> None:
+    r"""Refuse USA weights :math:`e^{\beta\langle Q x_i, K x_j\rangle}` that could overflow ``dtype``: on the
+    sphere :math:`|\langle A x_i, x_j\rangle| \le \lVert A\rVert_2`, so the largest weight is at most
+    :math:`e^{|\beta|\,\lVert A\rVert_2}` and n of them are summed."""
+    norm = 1.0 if A is None else float(torch.linalg.matrix_norm(A.detach(), ord=2).max())  # (d, d) or (B, d, d)
+    bound = float(beta.detach().abs().max()) * norm + math.log(max(n, 1))
+    limit = math.log(torch.finfo(dtype).max) - 8.0  # headroom for the sums of a Runge–Kutta step
+    if bound > limit:
+        raise InputError(
+            f"USA weights e^(beta <Qx, Kx>) overflow {dtype} (beta * ||K^T Q|| = {bound:.4g} > {limit:.4g}); "
+            "lower beta, or use attention='sa' (the softmax weights never overflow)"
+        )
+
+
+@dataclass(frozen=True)
+class SphereAttention:
+    r"""The attention of the tokens on the sphere, one head.
+
+    ``A`` is :math:`K^\top Q` (None: the identity), ``V`` the value matrix (None: the identity), each (d, d) or
+    (B, d, d) one per sequence, ``beta`` (B,)
+    one inverse temperature per sequence, ``model`` ``"sa"`` or ``"usa"``, ``mask`` (B, n) True for real
+    tokens (padding is never attended and does not move), ``causal`` the mask :math:`j \le i`.
+    """
+
+    A: Tensor | None
+    V: Tensor | None
+    beta: Tensor
+    model: str = "sa"
+    mask: Tensor | None = None
+    causal: bool = False
+
+    def weights(self, x: Tensor) -> Tensor:
+        r"""(B, n, n) weights :math:`w_{ij}` of unit tokens ``x`` (B, n, d): SA's softmax or USA's :math:`e^{\beta s}/n`."""
+        s = attention.scores(x, self.A) * self.beta.to(x.dtype)[:, None, None]  # (B, n, n): beta_b <A x_i, x_j>
+        if self.causal:
+            s = s.masked_fill(~causal_mask(x.shape[1], x.device), float("-inf"))
+        if self.model == "sa":
+            return attention.softmax_weights(s, self.mask)
+        if self.mask is not None:
+            s = s.masked_fill(~self.mask[:, None, :], float("-inf"))
+        n = x.shape[1] if self.mask is None else self.mask.sum(dim=-1).to(x.dtype)[:, None, None]
+        return torch.exp(s) / n
+
+    def values(self, x: Tensor) -> Tensor:
+        """Rows :math:`V x_j` (B, n, d)."""
+        return x if self.V is None else x @ self.V.transpose(-1, -2)
+
+    def attend(self, x: Tensor) -> Tensor:
+        r""":math:`\sum_j w_{ij} V x_j` for unit tokens ``x``: the attention sublayer's output, (B, n, d).
+
+        SA without a causal mask goes through :func:`attndyn.attention.softmax_attention` (a fused kernel where one
+        exists: no n x n weights formed), with the queries :math:`\beta_b A x_i` carrying each sequence's beta;
+        USA and causal SA form the weights (:meth:`weights`) and aggregate them."""
+        if self.model == "sa" and not self.causal:
+            q = x if self.A is None else x @ self.A.transpose(-1, -2)  # rows A x_i: <A x_i, x_j> = q_i . x_j
+            q = q * self.beta.to(x.dtype)[:, None, None]
+            out = attention.softmax_attention(q, x, self.values(x), self.mask, beta=1.0)
+        else:
+            out = attention.aggregate(self.weights(x), self.values(x))
+        return out if self.mask is None else out * self.mask[..., None]
+
+    def __call__(self, t: float, y: Tensor) -> Tensor:
+        r"""The velocity :math:`\mathbf P^\perp_{x_i}\sum_j w_{ij} V x_j` at :math:`x = y/\lVert y\rVert`
+        (arXiv 2312.10794, Section 2: SA, or USA); ``t`` is unused (the field is autonomous)."""
+        x = unit(y)
+        return tangent(x, self.attend(x))
+
+
+@dataclass(frozen=True)
+class Heads:
+    r"""Several heads summed, as the softmax paper's Section 6 sums them:
+    :math:`\dot x_i = \mathbf P^\perp_{x_i}\sum_h\sum_j w^h_{ij} V_h x_j`, each head a :class:`SphereAttention`
+    (its own :math:`A_h = K_h^\top Q_h` and :math:`V_h`; the same beta, model and masks)."""
+
+    heads: tuple[SphereAttention, ...]
+
+    @property
+    def mask(self) -> Tensor | None:
+        return self.heads[0].mask
+
+    def attend(self, x: Tensor) -> Tensor:
+        r""":math:`\sum_h \mathrm{Attn}_h(x)`, (B, n, d)."""
+        out = self.heads[0].attend(x)
+        for head in self.heads[1:]:
+            out = out + head.attend(x)
+        return out
+
+    def __call__(self, t: float, y: Tensor) -> Tensor:
+        """The velocity: the tangent part of the summed heads at :math:`x = y/\\lVert y\\rVert`."""
+        x = unit(y)
+        return tangent(x, self.attend(x))

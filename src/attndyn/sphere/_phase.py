@@ -1,0 +1,301 @@
+r"""Phase diagrams over (t, beta): thousands of systems on the sphere at once.
+
+The authors' experiment (borjanG/2023-transformers-rotf, ``phase-diagrams.py``; arXiv 2312.10794, Section 6):
+``systems`` independent systems of n uniform random unit tokens in dimension d for each beta of a grid, run by
+post-LN layers :math:`x \leftarrow N(x + h\sum_j P_{ij} x_j)` (SA, :math:`Q = K = V = I`) up to time T, and at
+``checkpoints`` times :math:`t_c` evenly spaced in [0, T] (each read at the first step :math:`k \ge 1` with
+:math:`kh \ge t_c`, as their loop does):
+
+* ``fraction``: the fraction of clustered pairs, :math:`\#\{(i \ne j): \langle x_i, x_j\rangle > 1 - \delta\}`
+  pooled over the systems of a beta (their "density"; :math:`\delta = 10^{-3}`);
+* ``clusters``: the median over the systems of the rank of :math:`\mathbf 1[\langle x_i, x_j\rangle > 1 -
+  \delta_r]` (their cluster count; :math:`\delta_r = 10^{-4}`), and ``one_cluster`` the fraction of systems with
+  rank 1.
+
+Here every beta of the grid runs in one batch (beta per sequence), in chunks of systems that bound the memory,
+with any fixed-step scheme or layer normalisation of :func:`attndyn.sphere.evolve`. The curve
+:math:`\Gamma = \{(t, \beta): \gamma_\beta(t) = 1 - \delta\}` of the orthogonal start
+(:func:`~attndyn.sphere.gamma_crossing`) comes with the result, to be drawn over the heatmaps.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .._budget import check_memory
+from .._validation import InputError, check_int, check_positive
+from ..io import write_json
+from ..progress import progress_bar
+from ..solvers import TABLEAUS, rk_step
+from ._ensembles import random_parameters
+from ._field import ATTENTIONS, SphereAttention, check_usa_range, unit
+from ._layers import NORMS
+from ._theory import gamma_crossing, threshold_rank
+
+__all__ = ["PhaseDiagram", "phase_diagram", "load_phase_diagram", "AUTHORS_DEFAULTS"]
+
+#: The authors' default diagram: 2,048 systems of 32 tokens in d = 2, 90 betas in [0.1, 9], t <= 30, step 0.1.
+AUTHORS_DEFAULTS: dict[str, Any] = {"systems": 2048, "n": 32, "d": 2, "betas": 90, "beta_min": 0.1, "beta_max": 9.0}
+
+# Score entries of one chunk (systems x n x n): 2^20 on the CPU (cache-sized), 2^26 on a GPU.
+_CHUNK_ENTRIES = {"cpu": 1 << 20, "cuda": 1 << 26}
+
+
+@dataclass(frozen=True)
+class PhaseDiagram:
+    r"""A phase diagram: statistics (betas x checkpoints) and the settings that made it.
+
+    Attributes:
+        betas: (nb,) the beta grid.
+        times: (nc,) the checkpoint times.
+        fraction: (nb, nc) fraction of clustered pairs.
+        clusters: (nb, nc) median cluster count (rank).
+        one_cluster: (nb, nc) fraction of systems in one cluster.
+        gamma_times: (nb,) the time at which the orthogonal start reaches :math:`\gamma = 1 - \delta` (inf
+            beyond the horizon).
+        settings: systems, n, d, step, time, delta, rank_delta, attention, method, norm, seed, dtype.
+    """
+
+    betas: np.ndarray
+    times: np.ndarray
+    fraction: np.ndarray
+    clusters: np.ndarray
+    one_cluster: np.ndarray
+    gamma_times: np.ndarray
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def record(self) -> dict[str, Any]:
+        """JSON-able: every array as lists (inf as null)."""
+        return {
+            "settings": self.settings,
+            "betas": self.betas.tolist(),
+            "times": self.times.tolist(),
+            "fraction": self.fraction.tolist(),
+            "clusters": self.clusters.tolist(),
+            "one_cluster": self.one_cluster.tolist(),
+            "gamma_times": [None if not math.isfinite(v) else float(v) for v in self.gamma_times],
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write :meth:`record` to ``path`` as JSON, atomically."""
+        return write_json(path, self.record())
+
+
+def load_phase_diagram(path: str | Path) -> PhaseDiagram:
+    """A diagram written by :meth:`PhaseDiagram.save`."""
+    try:
+        rec = json.loads(Path(path).read_text(encoding="utf-8"))
+        arrays = {k: np.asarray(rec[k], dtype=np.float64) for k in ("betas", "times", "fraction", "clusters")}
+        one = np.asarray(rec["one_cluster"], dtype=np.float64)
+        gamma = np.asarray([math.inf if v is None else v for v in rec["gamma_times"]], dtype=np.float64)
+        return PhaseDiagram(one_cluster=one, gamma_times=gamma, settings=dict(rec["settings"]), **arrays)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{str(path)!r} is not a phase diagram written by PhaseDiagram.save ({exc})") from None
+
+
+def _check_grid(betas: Any) -> np.ndarray:
+    try:
+        b = np.asarray(betas, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError(f"betas must be a sequence of finite numbers, got {betas!r}") from None
+    if b.size == 0 or not np.isfinite(b).all():
+        raise InputError("betas must be a non-empty sequence of finite numbers")
+    return b
+
+
+def phase_diagram(
+    *,
+    systems: int = 2048,
+    n: int = 32,
+    d: int = 2,
+    betas: Any = None,
+    time: float = 30.0,
+    step: float = 0.1,
+    checkpoints: int = 200,
+    delta: float = 1e-3,
+    rank_delta: float = 1e-4,
+    attention: str = "sa",
+    method: str = "discrete",
+    norm: str = "post",
+    kq: str = "identity",
+    v: str = "identity",
+    seed: int = 0,
+    max_memory: float | None = None,
+    chunk: int | None = None,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str | None = None,
+    progress: bool = False,
+) -> PhaseDiagram:
+    r"""The phase diagram of the fraction of clustered pairs and the cluster count over (t, beta).
+
+    Args:
+        systems: independent systems per beta. n, d: tokens per system and their dimension.
+        betas: the beta grid (default: the authors' 90 values in [0.1, 9]).
+        time, step: horizon and step (``time/step`` steps, rounded up).
+        checkpoints: how many evenly spaced times in [0, time] are read.
+        delta, rank_delta: the thresholds of the clustered pairs and of the rank statistic.
+        attention, method, norm: as for :func:`attndyn.sphere.evolve` (fixed-step schemes and layers only).
+        kq, v: the ensembles of :math:`K^\top Q` and V, one draw per system
+            (:func:`~attndyn.sphere.random_parameters`; identities by default, as the authors' default).
+        seed: the tokens are ``numpy.random.default_rng(seed)`` normal draws, normalised, drawn per beta, then
+            the parameters.
+        max_memory: bytes the run may hold (estimated first; refused over it). chunk: systems per chunk.
+
+    >>> pd = phase_diagram(systems=8, n=4, d=2, betas=[0.5, 4.0], time=1.0, checkpoints=3)
+    >>> pd.fraction.shape, pd.clusters.shape
+    ((2, 3), (2, 3))
+    """
+    beta_grid = _check_grid(np.linspace(0.1, 9.0, 90) if betas is None else betas)
+    systems, n, d = (check_int(v, k, minimum=1) for v, k in ((systems, "systems"), (n, "n"), (d, "d")))
+    checkpoints = check_int(checkpoints, "checkpoints", minimum=1)
+    time, step = check_positive(time, "time"), check_positive(step, "step")
+    delta, rank_delta = check_positive(delta, "delta"), check_positive(rank_delta, "rank_delta")
+    seed = check_int(seed, "seed")
+    step_fn = _layer(attention, method, norm)
+    dt = time / max(1, math.ceil(time / step - 1e-9))
+    dev = torch.device(device or "cpu")
+    B = systems * len(beta_grid)
+    entries = _CHUNK_ENTRIES.get(dev.type, 1 << 20)
+    rows = max(1, entries // (n * n)) if chunk is None else check_int(chunk, "chunk", minimum=1)
+    _check_phase_memory(B, n, d, checkpoints, min(rows, B), dtype, dev, max_memory)
+    times = np.linspace(0.0, time, checkpoints)
+    read_at = np.maximum(1, np.ceil(times / dt - 1e-9).astype(np.int64))  # first step k >= 1 with k dt >= t_c
+    x0, A, V = _draws(np.random.default_rng(seed), beta_grid, systems, n, d, kq, v, attention, dtype)
+    beta_all = np.repeat(beta_grid, systems)  # (B,): sequence b has beta_grid[b // systems]
+    run = (step_fn, dt, read_at, delta, rank_delta)
+    pairs, ranks = _run_all((x0, A, V), beta_all, attention, run, rows, dtype, dev, progress)
+    nb = len(beta_grid)
+    per_beta = pairs.reshape(nb, systems, checkpoints)
+    rank_b = ranks.reshape(nb, systems, checkpoints)
+    return PhaseDiagram(
+        betas=beta_grid,
+        times=times,
+        fraction=per_beta.sum(axis=1) / (systems * n * (n - 1)) if n > 1 else np.ones((nb, checkpoints)),
+        clusters=np.median(rank_b, axis=1),
+        one_cluster=(rank_b == 1).mean(axis=1),
+        gamma_times=np.array([gamma_crossing(n, float(b), 1 - delta, time) for b in beta_grid]),
+        settings={
+            "systems": systems, "n": n, "d": d, "time": time, "step": dt, "checkpoints": checkpoints,
+            "delta": delta, "rank_delta": rank_delta, "attention": attention, "method": method,
+            "norm": norm if method == "discrete" else None, "kq": kq, "v": v, "seed": seed,
+            "dtype": str(dtype).removeprefix("torch."),
+        },
+    )  # fmt: skip
+
+
+Layer = Callable[[SphereAttention, Tensor, int, float], Tensor]
+
+
+def _check_phase_memory(
+    B: int, n: int, d: int, checkpoints: int, rows: int, dtype: torch.dtype, dev: torch.device, limit: float | None
+) -> None:
+    """Refuse a diagram whose tokens, statistics and one chunk's scores would not fit in ``limit`` bytes."""
+    item = torch.empty((), dtype=dtype).element_size()
+    estimate = B * n * d * 8 + B * checkpoints * 10 + rows * n * (4 * n + 8 * d) * item
+    check_memory(
+        estimate, limit, dev, f"{B} systems of {n} tokens in dimension {d}, {checkpoints} checkpoints",
+        "use fewer systems, betas or checkpoints",
+    )  # fmt: skip
+
+
+def _draws(
+    rng: np.random.Generator,
+    betas: np.ndarray,
+    systems: int,
+    n: int,
+    d: int,
+    kq: str,
+    v: str,
+    attention: str,
+    dtype: torch.dtype,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The tokens (B, n, d), uniform on the sphere, then A and V (B, d, d) or None, from ``rng``; USA's weights
+    checked against overflow with the largest beta times the largest norm of A."""
+    nb = len(betas)
+    x0 = rng.standard_normal((nb, systems, n, d))
+    x0 /= np.linalg.norm(x0, axis=-1, keepdims=True)
+    A, V = random_parameters(rng, (nb * systems,), d, kq, v)
+    if attention == "usa":
+        norm = 1.0 if A is None else float(np.linalg.norm(A, 2, axis=(-2, -1)).max())
+        check_usa_range(None, torch.as_tensor(betas * norm), n, dtype)
+    return x0.reshape(nb * systems, n, d), A, V
+
+
+def _run_all(
+    draws: tuple[np.ndarray, np.ndarray | None, np.ndarray | None],
+    beta_all: np.ndarray,
+    attention: str,
+    run: tuple[Layer, float, np.ndarray, float, float],
+    rows: int,
+    dtype: torch.dtype,
+    dev: torch.device,
+    progress: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every system (B, n, d), chunks of ``rows`` at a time: per system and checkpoint, clustered pairs and rank."""
+    flat, A, V = draws
+    B, C = flat.shape[0], len(run[2])
+    pairs = np.zeros((B, C))
+    ranks = np.zeros((B, C), dtype=np.int16)
+    with progress_bar(total=B, description="sphere phase diagram", enabled=progress) as advance:
+        for a in range(0, B, rows):
+            y = torch.as_tensor(flat[a : a + rows], dtype=dtype, device=dev)
+            beta = torch.as_tensor(beta_all[a : a + rows], dtype=dtype, device=dev)
+            A_c, V_c = (
+                None if m is None else torch.as_tensor(m[a : a + rows], dtype=dtype, device=dev) for m in (A, V)
+            )
+            dyn = SphereAttention(A=A_c, V=V_c, beta=beta, model=attention)  # A, V: (S, d, d) one per system
+            pairs[a : a + rows], ranks[a : a + rows] = _run_chunk(dyn, y, *run)
+            advance(y.shape[0])
+    return pairs, ranks
+
+
+def _layer(attention: Any, method: Any, norm: Any) -> Layer:
+    """The step ``(dyn, y, k, dt) -> y_next`` of a diagram: a layer with ``norm`` or a fixed-step scheme."""
+    if attention not in ATTENTIONS:
+        raise InputError(f"unknown attention {attention!r}; choose 'sa' (softmax) or 'usa' (unnormalized)")
+    if method == "discrete":
+        if norm not in NORMS:
+            raise InputError(f"unknown norm {norm!r}; choose one of {', '.join(NORMS)}")
+        layer = NORMS[norm]
+        return lambda dyn, y, k, dt: layer(dyn.attend, y, dt)
+    if method not in TABLEAUS:
+        raise InputError(
+            f"method {method!r} cannot run a phase diagram; choose 'discrete' or a fixed-step scheme "
+            f"({', '.join(TABLEAUS)})"
+        )
+    tableau = TABLEAUS[method]
+    return lambda dyn, y, k, dt: unit(rk_step(dyn, k * dt, y, dt, tableau))
+
+
+@torch.no_grad()
+def _run_chunk(
+    dyn: SphereAttention, y: Tensor, step: Layer, dt: float, read_at: np.ndarray, delta: float, rank_delta: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Run one chunk of systems; at each checkpoint, per system, the clustered pairs and the rank statistic."""
+    C = len(read_at)
+    pairs = np.zeros((y.shape[0], C))
+    ranks = np.zeros((y.shape[0], C), dtype=np.int16)
+    c, k = 0, 0
+    while c < C:
+        y = step(dyn, y, k, dt)
+        k += 1
+        if k < read_at[c]:
+            continue
+        x = unit(y)
+        g = x @ x.transpose(1, 2)  # (S, n, n) Gram matrices
+        close = g > 1 - delta
+        p = (close.sum(dim=(1, 2)) - close.diagonal(dim1=1, dim2=2).sum(dim=1)).cpu().numpy()  # pairs i != j
+        r = threshold_rank(g > 1 - rank_delta).cpu().numpy()
+        while c < C and read_at[c] <= k:  # several checkpoints may fall on one step
+            pairs[:, c], ranks[:, c] = p, r
+            c += 1
+    return pairs, ranks

@@ -1,0 +1,227 @@
+r"""Reports that read a finished run on the sphere and give a verdict that can fail (like
+:func:`attndyn.hardmax_theorem`): each has ``hypotheses`` (reported, not required), ``applies`` (all of them
+hold), ``holds`` (the conclusion, measured) and a JSON-able ``record()``.
+
+* :func:`energy_report`: :math:`E_\beta` never decreases along USA with :math:`Q = K = V = I`
+  (arXiv 2312.10794, Section 2: USA is a gradient ascent of :math:`E_\beta`).
+* :func:`orthogonal_start_report`: tokens that start pairwise orthogonal keep one common inner product
+  :math:`\gamma(t)`, the solution of the ODE of :func:`attndyn.sphere.gamma_curve` (Section 6).
+* :func:`cluster_report`: the clusters at the end (angular threshold stated), the fraction of clustered pairs,
+  the Kuramoto order parameter, the cluster count as a staircase with each plateau's duration (metastability),
+  and whether one cluster formed, as the theory predicts for :math:`Q = K = V = I` when d ≥ 3 or on the circle
+  for small β (Part 2 of the paper, Sections 4–7).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._validation import InputError
+from ._theory import clustered_fraction, energy, gamma_curve, kuramoto, plateaus, sphere_clusters
+from ._trajectory import SphereTrajectory
+
+__all__ = [
+    "EnergyReport",
+    "energy_report",
+    "OrthogonalStartReport",
+    "orthogonal_start_report",
+    "ClusterReport",
+    "cluster_report",
+]
+
+
+def _check(traj: Any, b: int) -> SphereTrajectory:
+    if not isinstance(traj, SphereTrajectory):
+        raise InputError(f"expected a SphereTrajectory (from attndyn.sphere.evolve), got {type(traj).__name__}")
+    if isinstance(b, bool) or not isinstance(b, int) or not 0 <= b < traj.batch_size:
+        raise InputError(f"sequence index {b!r} out of range for a batch of {traj.batch_size}")
+    return traj
+
+
+def _plain(traj: SphereTrajectory) -> dict[str, bool]:
+    """The hypotheses every theorem here shares: the continuous model, no noise, no mask, no causal mask."""
+    p = traj.params
+    return {
+        "continuous": p.method != "discrete",
+        "no_noise": p.noise == 0,
+        "no_mask": traj.mask is None and not p.causal,
+        "identity_QKV": p.identity,
+    }
+
+
+@dataclass(frozen=True)
+class EnergyReport:
+    r""":math:`E_\beta` at every kept time of sequence b, and whether it never decreased (up to ``rtol`` of its
+    size: rounding). ``largest_drop``: the largest relative decrease between two kept times (0 if none)."""
+
+    hypotheses: dict[str, bool]
+    times: list[float]
+    energies: list[float]
+    largest_drop: float
+    rtol: float
+    beta: float
+
+    @property
+    def applies(self) -> bool:
+        return all(self.hypotheses.values())
+
+    @property
+    def holds(self) -> bool:
+        return self.largest_drop <= self.rtol
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "theorem": "E_beta is nondecreasing along USA with Q = K = V = I (arXiv 2312.10794, Section 2)",
+            "hypotheses": self.hypotheses,
+            "applies": self.applies,
+            "holds": self.holds,
+            "largest_drop": self.largest_drop,
+            "rtol": self.rtol,
+            "initial": self.energies[0],
+            "final": self.energies[-1],
+        }
+
+
+def energy_report(traj: SphereTrajectory, b: int = 0, *, rtol: float | None = None) -> EnergyReport:
+    r"""The interaction energy :math:`E_\beta` along sequence ``b`` and the monotonicity verdict; a decrease of at
+    most ``rtol`` of the energy is rounding (default: 1e-12 for float64 runs, 1e-5 for float32)."""
+    traj = _check(traj, b)
+    if rtol is None:
+        rtol = 1e-12 if traj.ys.dtype == torch.float64 else 1e-5
+    beta = float(traj.params.beta[b])
+    e = energy(traj.ys[:, b], beta).double().cpu()  # (T,)
+    scale = e.abs().clamp_min(torch.finfo(torch.float64).tiny)
+    drops = ((e[:-1] - e[1:]) / scale[:-1]).clamp_min(0) if len(e) > 1 else torch.zeros(1, dtype=torch.float64)
+    hyp = {**_plain(traj), "usa": traj.params.attention == "usa"}
+    return EnergyReport(hyp, traj.ts.tolist(), e.tolist(), float(drops.max()), rtol, beta)
+
+
+@dataclass(frozen=True)
+class OrthogonalStartReport:
+    r"""Sequence b against :math:`\gamma(t)`: ``measured`` the mean of :math:`\langle x_i, x_j\rangle` over
+    :math:`i \ne j` at the kept times, ``spread`` the largest deviation of one pair from that mean, ``predicted``
+    :math:`\gamma` there; ``error`` the largest of :math:`|\mathrm{measured} - \gamma|` and the spread."""
+
+    hypotheses: dict[str, bool]
+    times: list[float]
+    measured: list[float]
+    predicted: list[float]
+    spread: float
+    error: float
+    tol: float
+
+    @property
+    def applies(self) -> bool:
+        return all(self.hypotheses.values())
+
+    @property
+    def holds(self) -> bool:
+        return self.error <= self.tol
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "theorem": "orthogonal start: one common inner product gamma(t) solving the gamma ODE "
+            "(arXiv 2312.10794, Section 6)",
+            "hypotheses": self.hypotheses,
+            "applies": self.applies,
+            "holds": self.holds,
+            "error": self.error,
+            "tol": self.tol,
+            "final_gamma": self.measured[-1],
+        }
+
+
+def orthogonal_start_report(traj: SphereTrajectory, b: int = 0, *, tol: float = 1e-6) -> OrthogonalStartReport:
+    r"""Compare sequence ``b`` with the solution of the :math:`\gamma` ODE (scipy's DOP853 at rtol 1e-11)."""
+    traj = _check(traj, b)
+    x = traj.ys[:, b].double().cpu()  # (T, n, d)
+    n = x.shape[1]
+    if n < 2:
+        raise InputError("the orthogonal-start check needs at least 2 tokens")
+    g = x @ x.transpose(-1, -2)  # (T, n, n)
+    off = ~torch.eye(n, dtype=torch.bool)
+    pairs = g[:, off]  # (T, n(n-1))
+    mean = pairs.mean(dim=1)
+    beta = float(traj.params.beta[b])
+    gam = gamma_curve(traj.ts.double().numpy(), n, beta)
+    hyp = {
+        **_plain(traj),
+        "sa": traj.params.attention == "sa",
+        "orthogonal_start": bool((g[0] - torch.eye(n, dtype=g.dtype)).abs().max() <= 1e-12),
+    }
+    spread = float((pairs - mean[:, None]).abs().max())
+    error = max(float(np.max(np.abs(mean.numpy() - gam))), spread)
+    return OrthogonalStartReport(hyp, traj.ts.tolist(), mean.tolist(), gam.tolist(), spread, error, tol)
+
+
+@dataclass(frozen=True)
+class ClusterReport:
+    r"""Clusters of sequence b at the end (tokens within ``angle`` radians, linked), the fraction of pairs with
+    :math:`\langle x_i, x_j\rangle > 1 - \delta`, the order parameter, and the cluster count over the kept times
+    as plateaus (``staircase``: value, start, end, duration)."""
+
+    hypotheses: dict[str, bool]
+    angle: float
+    delta: float
+    clusters: list[list[int]]
+    clustered_fraction: float
+    order_parameter: float
+    staircase: list[dict[str, float]] = field(default_factory=list)
+
+    @property
+    def applies(self) -> bool:
+        return all(self.hypotheses.values())
+
+    @property
+    def holds(self) -> bool:
+        """One cluster at the end of the run."""
+        return len(self.clusters) == 1
+
+    @property
+    def longest_plateau(self) -> dict[str, float] | None:
+        """The longest plateau of the count above one cluster (a metastable state), or None."""
+        meta = [p for p in self.staircase if p["value"] > 1]
+        return max(meta, key=lambda p: p["duration"]) if meta else None
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "theorem": "one cluster for Q = K = V = I when d >= 3, or d = 2 and 0 <= beta <= 1 "
+            "(arXiv 2312.10794, Sections 4-7)",
+            "hypotheses": self.hypotheses,
+            "applies": self.applies,
+            "holds": self.holds,
+            "angle": self.angle,
+            "delta": self.delta,
+            "clusters": len(self.clusters),
+            "clustered_fraction": self.clustered_fraction,
+            "order_parameter": self.order_parameter,
+            "staircase": self.staircase,
+        }
+
+
+def cluster_report(traj: SphereTrajectory, b: int = 0, *, angle: float = 1e-3, delta: float = 1e-3) -> ClusterReport:
+    r"""Clusters (linked within ``angle`` radians) and the other statistics of sequence ``b``."""
+    traj = _check(traj, b)
+    for name, v in (("angle", angle), ("delta", delta)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.pi:
+            raise InputError(f"{name} must be a number in (0, pi), got {v!r}")
+    real = traj.real_tokens(b)
+    x = traj.ys[:, b][:, real].double().cpu()  # (T, n', d)
+    counts = [len(sphere_clusters(xt, angle)) for xt in x]
+    beta = float(traj.params.beta[b])
+    d = traj.dim
+    hyp = {**_plain(traj), "d>=3 or (d=2 and 0<=beta<=1)": d >= 3 or (d == 2 and 0 <= beta <= 1)}
+    return ClusterReport(
+        hyp,
+        float(angle),
+        float(delta),
+        sphere_clusters(x[-1], angle),
+        float(clustered_fraction(x[-1], delta)),
+        float(kuramoto(x[-1])),
+        plateaus(traj.ts.tolist(), counts),
+    )

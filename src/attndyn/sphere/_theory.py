@@ -1,0 +1,203 @@
+r"""What the theory of arXiv 2312.10794 says about tokens on the sphere, measured on a run.
+
+Statistics of one configuration (unit tokens ``x`` (n, d), or a batch (..., n, d)):
+
+* the interaction energy :math:`E_\beta(x) = \frac{1}{2\beta n^2}\sum_{i,j} e^{\beta\langle x_i, x_j\rangle}`
+  (Section 2): with :math:`Q = K = V = I`, USA is the gradient ascent
+  :math:`\dot x_i = n\,\mathbf P^\perp_{x_i}\nabla_{x_i}E_\beta`, so :math:`E_\beta` never decreases along it;
+* the Kuramoto order parameter :math:`r = \lVert\frac1n\sum_i x_i\rVert` (on the circle
+  :math:`|\frac1n\sum_i e^{i\theta_i}|`);
+* the fraction of clustered pairs, :math:`\#\{i \ne j: \langle x_i, x_j\rangle > 1 - \delta\}/(n(n-1))`, and the
+  cluster count of the authors' phase diagrams, the rank of the thresholded Gram matrix
+  :math:`\mathbf 1[\langle x_i, x_j\rangle > 1 - \delta]`;
+* clusters with an angular threshold: the connected components of the graph
+  :math:`\angle(x_i, x_j) \le \theta`.
+
+And the orthogonal start (Section 6 of the paper, the curve of its phase diagrams): n pairwise orthogonal
+tokens under SA with :math:`Q = K = V = I` keep one common inner product :math:`\gamma(t)`,
+
+.. math:: \gamma' = \frac{2 e^{\beta\gamma}(1-\gamma)\big((n-1)\gamma + 1\big)}{e^\beta + (n-1)e^{\beta\gamma}},
+          \qquad \gamma(0) = 0,
+
+so :math:`\gamma = \tanh t` for n = 2, β = 0.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+__all__ = [
+    "energy",
+    "kuramoto",
+    "clustered_fraction",
+    "cluster_rank",
+    "threshold_rank",
+    "sphere_clusters",
+    "plateaus",
+    "gamma_rhs",
+    "gamma_curve",
+    "gamma_crossing",
+]
+
+
+def _gram(x: Tensor) -> Tensor:
+    return x @ x.transpose(-1, -2)  # (..., n, n): <x_i, x_j>
+
+
+def energy(x: Tensor, beta: float | Tensor) -> Tensor:
+    r""":math:`E_\beta(x) = \frac{1}{2\beta n^2}\sum_{i,j} e^{\beta\langle x_i, x_j\rangle}` of unit tokens ``x``
+    (..., n, d), one value per configuration. At :math:`\beta = 0` it is :math:`\frac{1}{2n^2}\sum_{i,j}
+    \langle x_i, x_j\rangle`, the limit of :math:`E_\beta - \frac{1}{2\beta}` (the same gradient ascent).
+    Computed as :math:`\exp(\mathrm{logsumexp})`: inf only where the energy itself overflows.
+
+    >>> x = torch.tensor([[1.0, 0.0], [1.0, 0.0]], dtype=torch.float64)
+    >>> round(float(energy(x, 2.0)), 6) == round(math.e**2 / 4, 6)
+    True
+    """
+    g = _gram(x)
+    n = x.shape[-2]
+    b = torch.as_tensor(beta, dtype=x.dtype, device=x.device)
+    b = b.reshape(b.shape + (1,) * 2) if b.ndim else b
+    flat = (b * g).flatten(-2)
+    big = torch.logsumexp(flat, dim=-1) - math.log(2 * n * n)
+    linear = g.flatten(-2).sum(-1) / (2 * n * n)
+    bb = b.reshape(b.shape[:-2]) if b.ndim else b
+    safe = torch.where(bb == 0, torch.ones_like(bb), bb)
+    return torch.where(bb == 0, linear, torch.exp(big) / safe)
+
+
+def kuramoto(x: Tensor) -> Tensor:
+    r"""The order parameter :math:`r = \lVert\frac1n\sum_i x_i\rVert \in [0, 1]` (1: all tokens equal)."""
+    return torch.linalg.vector_norm(x.mean(dim=-2), dim=-1)
+
+
+def clustered_fraction(x: Tensor, delta: float) -> Tensor:
+    r"""Fraction of ordered pairs :math:`i \ne j` with :math:`\langle x_i, x_j\rangle > 1 - \delta` (1 for one token)."""
+    n = x.shape[-2]
+    if n < 2:
+        return torch.ones(x.shape[:-2], dtype=x.dtype, device=x.device)
+    close = _gram(x) > 1 - delta
+    off = ~torch.eye(n, dtype=torch.bool, device=x.device)
+    return (close & off).sum(dim=(-1, -2)).to(x.dtype) / (n * (n - 1))
+
+
+def cluster_rank(x: Tensor, delta: float) -> Tensor:
+    r"""The authors' cluster count: the rank of :math:`T = \mathbf 1[\langle x_i, x_j\rangle > 1 - \delta]` (n, n),
+    one per configuration (..., n, d) -> (...).
+
+    Where the threshold graph is a union of cliques (T is an equivalence), T is, up to a permutation, block
+    diagonal with all-ones blocks, so its rank is the number of blocks: the tokens that are the first of their row.
+    T is an equivalence exactly when it is reflexive and every row i and every j in it share the row and the first
+    index f(i) (then :math:`T_{ij}` implies row j = row i, which holds i: symmetry; and holds every k of row j:
+    transitivity) -- a check in O(n^2). Only the other configurations go to :func:`torch.linalg.matrix_rank` (an
+    SVD), so the statistic is the same and the common case is cheap.
+
+    >>> x = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
+    >>> int(cluster_rank(x, 1e-4))
+    2
+    """
+    t = _gram(x) > 1 - delta  # (..., n, n)
+    return threshold_rank(t.reshape(-1, *t.shape[-2:])).reshape(t.shape[:-2])
+
+
+def threshold_rank(t: Tensor) -> Tensor:
+    """The rank of each boolean (n, n) matrix of ``t`` (B, n, n), by the block count of :func:`cluster_rank` where
+    it is an equivalence, else by :func:`torch.linalg.matrix_rank` (eigenvalues where the matrix is symmetric)."""
+    n = t.shape[-1]
+    first = t.to(torch.uint8).argmax(dim=2)  # (B, n): f(i), the first True of row i
+    rows_of_first = torch.gather(t, 1, first[..., None].expand(-1, -1, n))  # row f(i), (B, n, n)
+    same_first = first[:, :, None] == first[:, None, :]  # f(i) == f(j), (B, n, n)
+    equivalence = t.diagonal(dim1=1, dim2=2).all(dim=1)
+    equivalence &= (rows_of_first == t).flatten(1).all(dim=1)
+    equivalence &= (same_first | ~t).flatten(1).all(dim=1)
+    rank = (first == torch.arange(n, device=t.device)).sum(dim=1)
+    other = torch.nonzero(~equivalence).flatten()
+    if len(other):
+        rest = t[other]
+        symmetric = bool((rest == rest.transpose(1, 2)).all())
+        rank[other] = torch.linalg.matrix_rank(rest.to(torch.float64), hermitian=symmetric)
+    return rank
+
+
+def sphere_clusters(x: Any, angle: float) -> list[list[int]]:
+    r"""Clusters of unit tokens ``x`` (n, d): the connected components of the graph linking i and j when the angle
+    between them is at most ``angle`` (radians), :math:`\langle x_i, x_j\rangle \ge \cos\theta`; each cluster
+    is a sorted list of token indices, the clusters ordered by their first index.
+
+    >>> sphere_clusters(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1e-4]]), 1e-3)
+    [[0, 2], [1]]
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    pts = np.asarray(x.detach().cpu() if isinstance(x, Tensor) else x, dtype=np.float64)
+    linked = pts @ pts.T >= math.cos(angle)
+    _, labels = connected_components(linked, directed=False)
+    groups: dict[int, list[int]] = {}
+    for i, lab in enumerate(labels):
+        groups.setdefault(int(lab), []).append(i)
+    return sorted(groups.values())
+
+
+def plateaus(ts: Any, values: Any) -> list[dict[str, float]]:
+    """The staircase of ``values`` over the times ``ts``: maximal runs of equal values, each
+    ``{"value", "start", "end", "duration"}`` (from the first time of the run to the first time of the next,
+    or the last time). Metastable states show as long plateaus of the cluster count.
+
+    >>> [p["duration"] for p in plateaus([0, 1, 2, 3, 4], [3, 3, 2, 2, 2])]
+    [2.0, 2.0]
+    """
+    t = [float(v) for v in ts]
+    v = [float(u) for u in values]
+    out: list[dict[str, float]] = []
+    start = 0
+    for k in range(1, len(v) + 1):
+        if k == len(v) or v[k] != v[start]:
+            end = t[k] if k < len(v) else t[-1]
+            out.append({"value": v[start], "start": t[start], "end": end, "duration": end - t[start]})
+            start = k
+    return out
+
+
+def gamma_rhs(gamma: float, n: int, beta: float) -> float:
+    r""":math:`\gamma' = 2e^{\beta\gamma}(1-\gamma)((n-1)\gamma+1)/(e^\beta + (n-1)e^{\beta\gamma})`, written with
+    :math:`e^{\beta(\gamma - 1)}` so that no beta overflows it."""
+    e = math.exp(beta * (gamma - 1))  # e^{beta gamma} / e^{beta}
+    return 2 * e * (1 - gamma) * ((n - 1) * gamma + 1) / (1 + (n - 1) * e)
+
+
+def gamma_curve(ts: Any, n: int, beta: float, *, rtol: float = 1e-11, atol: float = 1e-13) -> np.ndarray:
+    """:math:`\\gamma(t)` of the orthogonal start at the times ``ts`` (increasing, from 0), by scipy's DOP853.
+
+    >>> bool(abs(gamma_curve([0.0, 1.0], 2, 0.0)[1] - math.tanh(1.0)) < 1e-9)
+    True
+    """
+    from scipy.integrate import solve_ivp
+
+    t = np.asarray(ts, dtype=np.float64)
+    if t[-1] == 0:
+        return np.zeros_like(t)
+    sol = solve_ivp(
+        lambda _, g: [gamma_rhs(float(g[0]), n, beta)], (0.0, float(t[-1])), [0.0], t_eval=t, method="DOP853",
+        rtol=rtol, atol=atol,
+    )  # fmt: skip
+    return np.asarray(sol.y[0])
+
+
+def gamma_crossing(n: int, beta: float, level: float, t_max: float) -> float:
+    r"""The first time :math:`\gamma_\beta(t) = ` ``level`` (< 1), or inf if after ``t_max``: a point of the curve
+    :math:`\Gamma = \{(t, \beta): \gamma_\beta(t) = 1 - \delta\}` drawn over the phase diagrams."""
+    from scipy.integrate import solve_ivp
+
+    def hit(_: float, g: np.ndarray) -> float:
+        return float(g[0]) - level
+
+    hit.terminal = True  # type: ignore[attr-defined]
+    sol = solve_ivp(
+        lambda _, g: [gamma_rhs(float(g[0]), n, beta)], (0.0, t_max), [0.0], events=hit, rtol=1e-10, atol=1e-12
+    )
+    return float(sol.t_events[0][0]) if len(sol.t_events[0]) else math.inf

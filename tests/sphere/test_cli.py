@@ -1,0 +1,185 @@
+"""``attndyn sphere``: the JSON contract, the human summary, the phase diagram's files, one-line refusals."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from attndyn.cli import main
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((10, 3))
+    np.save("s.npy", x / np.linalg.norm(x, axis=1, keepdims=True))
+    np.save("raw.npy", x)
+    np.save("ortho.npy", np.eye(2))
+    np.save("zero.npy", np.array([[0.0, 0.0], [1.0, 0.0]]))
+    np.save("nan.npy", np.array([[np.nan, 1.0], [0.0, 1.0]]))
+    np.save("r4.npy", np.zeros((1, 2, 3, 4)))
+    Path("bad.json").write_text("{not json")
+    Path("outfile").write_text("I am a file")
+    return tmp_path
+
+
+def test_json_contract(capsys, files):
+    code, out, _ = run(capsys, "sphere", "s.npy", "--beta", "1", "--time", "20", "--json")
+    assert code == 0
+    rec = json.loads(out)
+    assert {"final_tokens", "clusters", "energy"} <= set(rec)
+    x = np.array(rec["final_tokens"])
+    np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1.0, atol=1e-12)
+    assert [c["members"] for c in rec["clusters"]] == [list(range(10))]  # d = 3, Q = K = V = I: one cluster
+    assert rec["energy"] == pytest.approx(math.exp(1.0) / 2, rel=1e-6)  # all tokens equal: e^beta / (2 beta)
+    assert rec["theorems"]["clusters"]["holds"] and rec["theorems"]["clusters"]["applies"]
+
+
+def test_orthogonal_start_verdict_and_text(capsys, files):
+    code, out, _ = run(capsys, "sphere", "ortho.npy", "--beta", "0", "--time", "1", "--step", "0.01", "--json")
+    rec = json.loads(out)
+    gamma = np.dot(*rec["final_tokens"])
+    assert code == 0 and gamma == pytest.approx(math.tanh(1.0), abs=1e-9)
+    assert rec["theorems"]["orthogonal_start"]["holds"] and rec["theorems"]["orthogonal_start"]["applies"]
+    code, out, _ = run(capsys, "sphere", "ortho.npy", "--beta", "0", "--time", "1")
+    assert code == 0 and "orthogonal_start: holds" in out and "energy E_beta" in out
+
+
+def test_layers_causal_and_noise(capsys, files):
+    code, out, _ = run(capsys, "sphere", "s.npy", "--norm", "ngpt", "--step", "0.5", "--time", "5", "--json")
+    assert code == 0 and json.loads(out)["stats"]["function_evals"] == 10
+    code, out, _ = run(capsys, "sphere", "s.npy", "--causal", "--json")
+    first = json.loads(out)["final_tokens"][0]
+    np.testing.assert_allclose(first, np.load("s.npy")[0], atol=1e-14)  # token 0 attends only itself
+    a = run(capsys, "sphere", "s.npy", "--method", "euler", "--noise", "0.3", "--seed", "4", "--json")[1]
+    b = run(capsys, "sphere", "s.npy", "--method", "euler", "--noise", "0.3", "--seed", "4", "--json")[1]
+    assert a == b
+
+
+def test_normalize_flag(capsys, refused, files):
+    refused(files, ["sphere", "raw.npy"], r"token 0 of sequence 0 has norm .*, not 1.*normalize=True")
+    code, out, _ = run(capsys, "sphere", "raw.npy", "--normalize", "--json")
+    assert code == 0
+
+
+def test_phase_writes_the_diagram_and_its_figure(capsys, files):
+    args = ["--systems", "4", "--n", "4", "--betas", "3", "--time", "2", "--checkpoints", "5"]
+    code, out, err = run(capsys, "sphere", "phase", "--out", "ph", *args)
+    assert code == 0, err
+    rec = json.loads(Path("ph/phase.json").read_text())
+    assert np.array(rec["fraction"]).shape == (3, 5) and rec["settings"]["systems"] == 4
+    assert Path("ph/phase.png").stat().st_size > 1000
+    assert "written:" in out and json.loads(Path("ph/config.json").read_text())["command"].startswith(
+        "attndyn sphere phase --out ph --systems 4"
+    )
+
+
+SPHERE = [
+    ["sphere", "missing.npy"],
+    ["sphere", "nan.npy"],
+    ["sphere", "zero.npy"],
+    ["sphere", "r4.npy"],
+    ["sphere", "bad.json"],
+    ["sphere", "raw.npy"],
+    ["sphere", "s.npy", "--beta", "nan"],
+    ["sphere", "s.npy", "--beta", "800", "--attention", "usa"],
+    ["sphere", "s.npy", "--attention", "softmax"],
+    ["sphere", "s.npy", "--method", "rk5"],
+    ["sphere", "s.npy", "--norm", "layer"],
+    ["sphere", "s.npy", "--noise", "-1", "--seed", "0"],
+    ["sphere", "s.npy", "--noise", "0.1"],
+    ["sphere", "s.npy", "--noise", "0.1", "--seed", "0", "--method", "dopri5"],
+    ["sphere", "s.npy", "--time", "0"],
+    ["sphere", "s.npy", "--time", "1e9", "--step", "1e-3"],
+    ["sphere", "s.npy", "--angle", "4"],
+    ["sphere", "s.npy", "--bogus"],
+    ["sphere", "phase"],
+    ["sphere", "phase", "--out", "outfile"],
+    ["sphere", "phase", "--out", "p", "--betas", "0"],
+    ["sphere", "phase", "--out", "p", "--beta-min", "5", "--beta-max", "1"],
+    ["sphere", "phase", "--out", "p", "--systems", "0"],
+    ["sphere", "phase", "--out", "p", "--method", "dopri5"],
+    ["sphere", "phase", "--out", "p", "--systems", "100000000", "--betas", "90"],
+    ["sphere", "phase", "--out", "p", "--attention", "usa", "--beta-max", "900"],
+    ["sphere", "phase", "--out", "p", "--kq", "wigner"],
+    ["sphere", "s.npy", "--figure", "f.svg"],
+    ["sphere", "s.npy", "--figure", "f.mp4"],
+    ["sphere", "s.npy", "--figure", "outfile/f.png"],
+    ["sphere", "r4.npy", "--figure", "f.png"],
+    ["sphere", "phase", "--out", "p", "--v", "random"],
+]
+
+
+@pytest.mark.parametrize("argv", SPHERE, ids=lambda a: " ".join(a)[:60])
+def test_bad_input_is_one_line_exit_2_nothing_written(refused, files, argv):
+    refused(files, argv)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.recursive(
+        st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-(10**30), 10**30), st.none()),
+        lambda inner: st.lists(inner, max_size=4),
+        max_leaves=12,
+    )
+)
+def test_generated_token_files_never_crash(capsys, snapshot, files, data):
+    Path("gen.json").write_text(json.dumps(data))
+    before = snapshot(files)
+    code = main(["sphere", "gen.json", "--time", "0.3", "--normalize"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    if code != 0:
+        assert code == 2 and len(err.strip().splitlines()) == 1, (data, err)
+    assert snapshot(files) == before
+
+
+def test_phase_with_random_parameters(capsys, files):
+    args = [
+        "--systems",
+        "3",
+        "--n",
+        "4",
+        "--betas",
+        "2",
+        "--time",
+        "1",
+        "--checkpoints",
+        "2",
+        "--kq",
+        "goe",
+        "--v",
+        "minus",
+    ]
+    code, _, err = run(capsys, "sphere", "phase", "--out", "pr", *args)
+    assert code == 0, err
+    settings = json.loads(Path("pr/phase.json").read_text())["settings"]
+    assert (settings["kq"], settings["v"]) == ("goe", "minus")
+    assert "--kq goe --v minus" in json.loads(Path("pr/config.json").read_text())["command"]
+    code, _, err = run(capsys, "sphere", "phase", "--out", "pi", "--beta-min", "nan")
+    assert code == 2 and err.strip() == "error: --beta-min must be a finite number, got nan"
+
+
+def test_figure_of_a_run(capsys, files):
+    code, _, err = run(capsys, "sphere", "s.npy", "--time", "2", "--figure", "run.png")
+    assert code == 0, err
+    assert Path("run.png").read_bytes()[:4] == b"\x89PNG"
+    code, _, err = run(capsys, "sphere", "s.npy", "--time", "2", "--figure", "run.gif")
+    assert code == 0, err
+    from PIL import Image
+
+    with Image.open("run.gif") as gif:
+        assert gif.format == "GIF" and gif.n_frames == 24

@@ -1,0 +1,220 @@
+"""The sphere engine: tokens stay on the sphere, exact solutions, convergence orders, a naive reference."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import attndyn.sphere as sp
+from attndyn import InputError
+from attndyn.sphere._field import SphereAttention
+
+TANH_1 = math.tanh(1.0)
+
+
+def unit_tokens(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    x = rng.standard_normal(shape)
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def naive_velocity(x: np.ndarray, A: np.ndarray, V: np.ndarray, beta: float, model: str, causal: bool) -> np.ndarray:
+    """The field written token by token, straight from the equation (no batching, no masks but the causal one)."""
+    n = len(x)
+    out = np.zeros_like(x)
+    for i in range(n):
+        keys = range(i + 1) if causal else range(n)
+        e = np.array([math.exp(beta * (A @ x[i]) @ x[j]) for j in keys])
+        w = e / e.sum() if model == "sa" else e / n
+        v = sum(w[k] * (V @ x[j]) for k, j in enumerate(keys))
+        out[i] = v - (v @ x[i]) * x[i]
+    return out
+
+
+@pytest.mark.parametrize("model", ["sa", "usa"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_field_equals_the_naive_equation(model, causal):
+    rng = np.random.default_rng(1)
+    x = unit_tokens(rng, 7, 3)
+    A, V = rng.standard_normal((3, 3)), rng.standard_normal((3, 3))
+    dyn = SphereAttention(
+        A=torch.tensor(A), V=torch.tensor(V), beta=torch.tensor([1.7], dtype=torch.float64), model=model, causal=causal
+    )
+    got = dyn(0.0, torch.tensor(x)[None])[0].numpy()
+    np.testing.assert_allclose(got, naive_velocity(x, A, V, 1.7, model, causal), rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("method", [m for m in sp.METHODS if m != "discrete"])
+@pytest.mark.parametrize("model", ["sa", "usa"])
+def test_tokens_stay_on_the_sphere_to_1e_12(method, model):
+    rng = np.random.default_rng(2)
+    x = unit_tokens(rng, 3, 9, 4)
+    Q, K, V = (rng.standard_normal((4, 4)) for _ in range(3))
+    traj = sp.evolve(
+        x, time=1.0, beta=[0.0, 1.0, 4.0], attention=model, method=method, step=0.1, Q=Q, K=K, V=V, rtol=1e-5, atol=1e-7
+    )
+    assert traj.stats.stop_reason == "completed"
+    assert float((torch.linalg.vector_norm(traj.ys, dim=-1) - 1).abs().max()) <= 1e-12
+
+
+@pytest.mark.parametrize("norm", list(sp.NORMS))
+def test_every_normalisation_keeps_the_tokens_on_the_sphere(norm):
+    rng = np.random.default_rng(3)
+    x = unit_tokens(rng, 2, 6, 3)
+    traj = sp.evolve(x, time=5.0, beta=2.0, method="discrete", norm=norm, step=0.5, V=rng.standard_normal((3, 3)))
+    assert float((torch.linalg.vector_norm(traj.ys, dim=-1) - 1).abs().max()) <= 1e-12
+    assert not torch.equal(traj.ys[-1], traj.ys[0])  # the layers moved the tokens
+
+
+@pytest.mark.parametrize(("method", "step"), [("rk4", 0.01), ("dopri5", 0.1), ("dopri8", 0.5)])
+def test_two_orthogonal_tokens_at_beta_0_follow_tanh(method, step):
+    """n = 2, beta = 0: <x_1, x_2> = tanh t exactly (gamma' = 1 - gamma^2)."""
+    traj = sp.evolve([[1.0, 0.0], [0.0, 1.0]], time=2.0, beta=0.0, method=method, step=step, rtol=1e-11, atol=1e-13)
+    g = (traj.tokens[:, 0] * traj.tokens[:, 1]).sum(-1).numpy()
+    np.testing.assert_allclose(g, np.tanh(traj.times.numpy()), atol=1e-9)
+
+
+@pytest.mark.parametrize(("n", "beta"), [(2, 0.0), (3, 1.0), (5, 4.0), (8, 9.0)])
+def test_the_orthogonal_start_follows_the_gamma_ode(n, beta):
+    """Engine (dopri5, tight tolerances) against scipy's solve_ivp on the gamma ODE, to the solvers' tolerance.
+    (The grid states of an adaptive solve come from its quartic dense output, so the tolerance must keep its
+    steps short: dopri8 at rtol 1e-11 takes steps long enough for the interpolant to err by 2e-8.)"""
+    traj = sp.evolve(np.eye(n), time=4.0, beta=beta, method="dopri5", step=0.25, rtol=1e-12, atol=1e-14)
+    rep = sp.orthogonal_start_report(traj, tol=1e-8)
+    assert rep.applies and rep.holds, rep.error
+    assert rep.error > 0  # measured, not assumed
+
+
+def _final(x, method, step, T=1.0, **kw):
+    return sp.evolve(x, time=T, beta=2.0, method=method, step=step, save=sp_save(), **kw).final_tokens
+
+
+def sp_save():
+    from attndyn import SaveAt
+
+    return SaveAt(every=None)
+
+
+@pytest.mark.parametrize(("method", "order"), [("euler", 1), ("midpoint", 2), ("heun", 2), ("rk4", 4)])
+def test_measured_convergence_order(method, order):
+    rng = np.random.default_rng(4)
+    x = unit_tokens(rng, 6, 3)
+    V = rng.standard_normal((3, 3))
+    ref = _final(x, "dopri8", 0.5, rtol=1e-13, atol=1e-14, V=V)
+    steps = [0.1, 0.05] if order < 4 else [0.2, 0.1]
+    err = [float((_final(x, method, h, V=V) - ref).abs().max()) for h in steps]
+    measured = math.log2(err[0] / err[1])
+    assert abs(measured - order) < 0.3, (err, measured)
+
+
+def test_post_ln_layers_converge_to_sa_at_order_one():
+    """N(x + h Attn(x)) = x + h P_x^perp Attn(x) + O(h^2): post-LN layers are a first-order scheme for SA."""
+    rng = np.random.default_rng(5)
+    x = unit_tokens(rng, 5, 3)
+    ref = _final(x, "dopri8", 0.5, rtol=1e-13, atol=1e-14)
+    err = [float((_final(x, "discrete", h) - ref).abs().max()) for h in (0.02, 0.01)]
+    assert abs(math.log2(err[0] / err[1]) - 1) < 0.2
+
+
+def test_post_ln_is_the_authors_step():
+    """The post-LN layer equals one step of the authors' phase-diagram loop, written out in numpy."""
+    rng = np.random.default_rng(6)
+    x = unit_tokens(rng, 4, 10, 2)
+    betas = np.array([0.1, 1.0, 3.0, 9.0])
+    traj = sp.evolve(x, time=0.3, beta=betas, method="discrete", step=0.1)
+    m = x.copy()
+    for _ in range(3):
+        s = betas[:, None, None] * m @ m.transpose(0, 2, 1)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        m2 = m + 0.1 * (p @ m)
+        m = m2 / np.linalg.norm(m2, axis=-1, keepdims=True)
+    np.testing.assert_allclose(traj.final_tokens.numpy(), m, rtol=0, atol=1e-14)
+
+
+def test_beta_per_sequence_equals_separate_runs():
+    rng = np.random.default_rng(7)
+    x = unit_tokens(rng, 3, 5, 3)
+    betas = [0.5, 2.0, 6.0]
+    together = sp.evolve(x, time=2.0, beta=betas, attention="usa").final_tokens
+    for b, beta in enumerate(betas):
+        alone = sp.evolve(x[b], time=2.0, beta=beta, attention="usa").final_tokens
+        torch.testing.assert_close(together[b], alone, rtol=0, atol=1e-14)
+    assert together.shape == (3, 5, 3)
+
+
+def test_causal_tokens_see_only_the_past():
+    """Token i attends to j <= i: the first token never moves (V = I), and changing the last token changes
+    no other."""
+    rng = np.random.default_rng(8)
+    x = unit_tokens(rng, 6, 3)
+    y = x.copy()
+    y[-1] = unit_tokens(rng, 3)
+    a = sp.evolve(x, time=3.0, beta=1.0, causal=True).tokens
+    b = sp.evolve(y, time=3.0, beta=1.0, causal=True).tokens
+    torch.testing.assert_close(a[:, 0], a[:1, 0].expand_as(a[:, 0]), rtol=0, atol=1e-15)
+    torch.testing.assert_close(a[:, :-1], b[:, :-1], rtol=0, atol=0)
+    assert not torch.equal(a[-1, 1:], sp.evolve(x, time=3.0, beta=1.0).tokens[-1, 1:])
+
+
+def test_padding_neither_moves_nor_is_attended():
+    rng = np.random.default_rng(9)
+    x = unit_tokens(rng, 5, 3)
+    masked = sp.evolve(x, time=2.0, beta=1.0, mask=[True, True, True, False, False]).tokens
+    short = sp.evolve(x[:3], time=2.0, beta=1.0).tokens
+    torch.testing.assert_close(masked[:, :3], short, rtol=0, atol=1e-14)
+    torch.testing.assert_close(masked[:, 3:], masked[:1, 3:].expand_as(masked[:, 3:]), rtol=0, atol=0)
+
+
+def test_noise_is_seeded_and_stays_on_the_sphere():
+    rng = np.random.default_rng(10)
+    x = unit_tokens(rng, 8, 3)
+    run = lambda seed: sp.evolve(x, time=1.0, beta=1.0, method="euler", step=0.01, noise=0.5, seed=seed).tokens
+    a, b, c = run(0), run(0), run(1)
+    assert torch.equal(a, b) and not torch.equal(a, c)
+    assert float((torch.linalg.vector_norm(a, dim=-1) - 1).abs().max()) <= 1e-12
+    still = sp.evolve(x, time=1.0, beta=1.0, method="euler", step=0.01).tokens
+    assert float((a - still).abs().max()) > 0.05  # the noise moved the tokens
+
+
+def test_large_beta_sa_is_finite():
+    """SA's softmax is computed stably: beta = 1e6 gives finite tokens (a near-hardmax)."""
+    rng = np.random.default_rng(11)
+    traj = sp.evolve(unit_tokens(rng, 6, 3), time=1.0, beta=1e6, step=1e-3 * 1.0, method="euler")
+    assert bool(torch.isfinite(traj.ys).all())
+
+
+def test_stop_on_convergence_stops_a_collapsed_run():
+    from attndyn import StopOnConvergence
+
+    rng = np.random.default_rng(12)
+    traj = sp.evolve(unit_tokens(rng, 5, 3), time=200.0, beta=1.0, stop=StopOnConvergence(rtol=1e-9))
+    assert traj.stats.stop_reason == "converged" and traj.stats.steps < 2000
+    assert len(sp.sphere_clusters(traj.final_tokens, 1e-6)) == 1
+
+
+@pytest.mark.parametrize("method", ["rk4", "dopri5", "discrete"])
+def test_float32_runs_stay_on_the_sphere_to_its_rounding(method):
+    rng = np.random.default_rng(13)
+    traj = sp.evolve(unit_tokens(rng, 2, 6, 3), time=2.0, beta=[1.0, 3.0], method=method, dtype=torch.float32)
+    assert traj.ys.dtype == torch.float32
+    assert float((torch.linalg.vector_norm(traj.ys, dim=-1) - 1).abs().max()) <= 4 * torch.finfo(torch.float32).eps
+
+
+def test_heads_are_summed_as_the_naive_equation_sums_them():
+    rng = np.random.default_rng(14)
+    x = unit_tokens(rng, 6, 3)
+    Q, K, V = (rng.standard_normal((2, 3, 3)) for _ in range(3))
+    traj = sp.evolve(x, time=0.01, beta=1.5, method="euler", step=0.01, Q=Q, K=K, V=V, attention="usa")
+    v = sum(naive_velocity(x, K[h].T @ Q[h], V[h], 1.5, "usa", False) for h in range(2))
+    expected = x + 0.01 * v
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    np.testing.assert_allclose(traj.final_tokens.numpy(), expected, rtol=0, atol=1e-14)
+    one = sp.evolve(x, time=1.0, Q=Q[:1], K=K[:1], V=V[:1]).final_tokens
+    torch.testing.assert_close(one, sp.evolve(x, time=1.0, Q=Q[0], K=K[0], V=V[0]).final_tokens, rtol=0, atol=0)
+    with pytest.raises(
+        InputError, match=r"V has 3 heads but another matrix has 3|Q has 2 heads but another matrix has 3"
+    ):
+        sp.evolve(x, time=1.0, Q=Q, K=K, V=rng.standard_normal((3, 3, 3)))
