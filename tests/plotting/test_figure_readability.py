@@ -240,7 +240,10 @@ def test_step_geometry_panels_name_their_coordinates():
 def test_hardmax_grid_labels_every_panel_and_names_each_row():
     runs = {
         name: attndyn.hardmax(z, alpha=0.5, layers=6)
-        for name, z in {"square": [[1, 1], [-1, 1], [-1, -1], [1, -1.2]], "line": [[0.5, 0], [1, 0.1], [2, 0.3]]}.items()
+        for name, z in {
+            "square": [[1, 1], [-1, 1], [-1, -1], [1, -1.2]],
+            "line": [[0.5, 0], [1, 0.1], [2, 0.3]],
+        }.items()
     }
     fig = plotting.hardmax_grid(runs, (0, 2, 5))
     assert len(fig.axes) == 6 and _unlabelled(fig) == []

@@ -113,6 +113,7 @@ def test_every_quick_monte_carlo_verdict_carries_its_sample(quick_report):
     assert thm.sample == Sample(12, 400, decided=False)
     page = quick_report.files["report"].read_text(encoding="utf-8")
     assert page.count('<span class="sample">N = 4: too small to tell; the full run uses 100</span>') >= 4
+    assert "Quick settings: each Monte Carlo verdict says beside it how many random instances" in page
     recorded = quick_report.record()["experiments"]
     table1 = next(e for e in recorded if e["name"] == "softmax-table1")
     assert table1["checks"][0]["sample"] == {"n": 4, "full": 100, "decided": False}

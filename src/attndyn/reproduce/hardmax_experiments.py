@@ -15,8 +15,8 @@ from ..options import SaveAt
 from ..plotting import hardmax_grid, new_figure, plot_trajectory, png_bytes, square_limits, step_geometry
 from ..plotting.geometry import draw_step_geometry
 from ..plotting.trajectories import draw_state, drawn_states, label_plane
-from .evidence import every_instance_decided
-from .registry import Check, Context, Sample, SectionResult, Slider, cell_inputs, fmt, monte_carlo, section
+from .evidence import Sample, every_instance_decided
+from .registry import Check, Context, SectionResult, Slider, cell_inputs, fmt, monte_carlo, section
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

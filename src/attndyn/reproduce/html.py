@@ -3,7 +3,7 @@
 Images are inlined as base64 PNG, the layer/time slider is a few lines of inline JavaScript over
 inlined frames, the style is inline: the page opens offline and loads nothing from anywhere.
 Every piece of text (claims, parameters, token words, captions) goes through :func:`html.escape`; prose that
-comes from docstrings and claims goes through :func:`.markup.inline_markup`, which escapes it and then renders its reST
+comes from docstrings and claims goes through :func:`attndyn.reproduce.markup.inline_markup`, which escapes it and then renders its reST
 inline markup (literals and roles such as ``:mod:``) as ``<code>``.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 from .markup import inline_markup
 from .registry import Check, SectionResult, Slider
 
-__all__ = ["render_html", "inline_markup"]
+__all__ = ["render_html"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1a202c;background:#f7fafc}
@@ -57,6 +57,12 @@ document.querySelectorAll('.slider').forEach(function (box) {
 });
 document.body.setAttribute('data-ready', '1');
 """
+
+
+_QUICK_NOTE = (
+    " Quick settings: each Monte Carlo verdict says beside it how many random instances it rests on, and whether"
+    " they are too few to tell the claim from its negation."
+)
 
 
 def _e(x: Any) -> str:
@@ -147,7 +153,7 @@ def render_html(
         f"<header><h1>attndyn reproduce — {_e(mode)} settings</h1>"
         f"<p>{counts['pass']} passed, {counts['fail']} failed, {counts['info']} informational, "
         f"{counts['skipped']} skipped; {runtime_s:.1f} s in all. Each figure is set beside the claims it checks; "
-        f"parameters and seeds are under each section.</p></header>"
+        f"parameters and seeds are under each section.{_QUICK_NOTE if config.get('quick') else ''}</p></header>"
     )
     nav = (
         '<main><nav id="contents"><h2>Sections</h2><table><tr><th>name</th><th>what</th><th>status</th>'

@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Check",
-    "Sample",
     "yes_no",
     "FigureRef",
     "Slider",
@@ -64,7 +63,7 @@ class Check:
 
     @property
     def outcome(self) -> str:
-        """"pass", "fail" or "shown" (not judged)."""
+        """ "pass", "fail" or "shown" (not judged)."""
         return "shown" if self.passed is None else ("pass" if self.passed else "fail")
 
     @property
@@ -144,7 +143,9 @@ class SectionResult:
 
     def _repr_html_(self) -> str:
         rows = "".join(
-            "<tr>" + "".join(f"<td>{inline_markup(t)}</td>" for t in (c.claim, c.paper, c.measured, c.verdict)) + "</tr>"
+            "<tr>"
+            + "".join(f"<td>{inline_markup(t)}</td>" for t in (c.claim, c.paper, c.measured, c.verdict))
+            + "</tr>"
             for c in self.checks
         )
         return (

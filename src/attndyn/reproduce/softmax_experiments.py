@@ -139,7 +139,7 @@ def thm2_1(ctx: Context, res: SectionResult) -> None:
 def _boolean_statistics(ctx: Context, rng: np.random.Generator, N: int, grid: dict) -> list[Check]:
     """Theorem 2.1 over N random sequences of 20 tokens in 1-D (Q = K = V = 1): the fraction whose limit P*
     has rank 1 or 2, and the fraction whose P(T) is Boolean but for one row (Fig. 2's class); a quick run says
-    beside each verdict how many sequences it rests on (:meth:`Context.sample`)."""
+    beside each verdict how many sequences it rests on (:meth:`~attndyn.reproduce.registry.Context.sample`)."""
     xs = rng.standard_normal((N, 20, 1))
     batch = softmax(xs, time=grid["time"], step=grid["step"], save=SaveAt(every=None, final_attention=True))
     P_final = batch.attention_final
