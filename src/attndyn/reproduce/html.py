@@ -2,9 +2,9 @@
 
 Images are inlined as base64 PNG, the layer/time slider is a few lines of inline JavaScript over
 inlined frames, the style is inline: the page opens offline and loads nothing from anywhere.
-Every piece of text (claims, parameters, token words, captions) goes through :func:`html.escape`; prose that
-comes from docstrings and claims goes through :func:`attndyn.reproduce.markup.inline_markup`, which escapes it and then renders its reST
-inline markup (literals and roles such as ``:mod:``) as ``<code>``.
+Every piece of text (claims, parameters, token words, captions) goes through :func:`html.escape`; the prose
+of docstrings, claims and captions through :func:`attndyn.reproduce.markup.inline_markup`, which escapes it
+and then renders its reST inline markup (literals and roles such as ``:mod:``) as ``<code>``.
 """
 
 from __future__ import annotations
