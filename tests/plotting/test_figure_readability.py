@@ -221,3 +221,56 @@ def test_eigenbasis_refuses_hardmax_runs_and_complex_spectra():
     rot = attndyn.softmax(np.eye(2), time=1.0, step=0.5, V=torch.tensor([[0.0, -1.0], [1.0, 0.0]]))
     with pytest.raises(InputError, match=r"needs a value matrix V with real eigenvalues.*pass eigenbasis=False"):
         plotting.plot_trajectory(rot, eigenbasis=True)
+
+
+# --- 6. every panel's axes labelled (issue 34): hardmax Figs. 1, 2, 7, the value-matrix spectra, the frames ---------
+
+
+def _unlabelled(fig):
+    """The visible panels of ``fig`` (colour bars and switched-off panels aside) missing an x or a y label."""
+    return [ax for ax in fig.axes if ax.axison and not (ax.get_xlabel().strip() and ax.get_ylabel().strip())]
+
+
+def test_step_geometry_panels_name_their_coordinates():
+    fig = plotting.step_geometry([[1, 0], [2, 1], [2, -1]], matrices={"A = I": None, "A = 2I": 2 * np.eye(2)})
+    assert len(fig.axes) == 2 and _unlabelled(fig) == []
+    assert {(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes} == {("first coordinate", "second coordinate")}
+
+
+def test_hardmax_grid_labels_every_panel_and_names_each_row():
+    runs = {
+        name: attndyn.hardmax(z, alpha=0.5, layers=6)
+        for name, z in {
+            "square": [[1, 1], [-1, 1], [-1, -1], [1, -1.2]],
+            "line": [[0.5, 0], [1, 0.1], [2, 0.3]],
+        }.items()
+    }
+    fig = plotting.hardmax_grid(runs, (0, 2, 5))
+    assert len(fig.axes) == 6 and _unlabelled(fig) == []
+    first = [ax.get_ylabel() for ax in fig.axes[::3]]
+    assert first == ["square\n$z_{2}$", "line\n$z_{2}$"]
+    assert {ax.get_xlabel() for ax in fig.axes} == {"$z_{1}$"}
+
+
+def test_value_matrix_spectra_read_re_and_im_lambda():
+    rng = np.random.default_rng(3)
+    ev = [np.linalg.eigvals(rng.standard_normal((8, 8))) for _ in range(4)]  # 4 layers: two panels switched off
+    spectra = SimpleNamespace(
+        layer_eigenvalues=ev,
+        layer_leading=np.array([True, False, True, False]),
+        layer_good=np.array([False, False, True, False]),
+        head_eigenvalues=[[e[:4], e[4:]] for e in ev],
+        head_good=np.array([[True, False]] * 4),
+    )
+    for fig in (pretrained_plots.layer_eigenvalues(spectra), pretrained_plots.head_eigenvalues(spectra)):
+        shown = [ax for ax in fig.axes if ax.axison]
+        assert len(shown) == 4 and _unlabelled(fig) == []
+        assert {(ax.get_xlabel(), ax.get_ylabel()) for ax in shown} == {("Re λ", "Im λ")}
+
+
+def test_slider_frames_name_their_coordinates():
+    from attndyn.plotting.animation import _draw_frame
+
+    traj = attndyn.softmax(np.random.default_rng(1).standard_normal((5, 3)), time=1.0, step=0.5)
+    ax = _draw_frame(traj, 1, None, ((-3, 3), (-3, 3)), 3, "x", 3.0).axes[0]
+    assert [ax.get_xlabel(), ax.get_ylabel(), ax.get_zlabel()] == ["$x_{1}$", "$x_{2}$", "$x_{3}$"]

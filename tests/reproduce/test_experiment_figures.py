@@ -63,3 +63,29 @@ def test_theorem_3_1_plot_stays_to_scale_with_its_leader_stars(tmp_path):
     assert spans == pytest.approx([spans[0]] * 3)
     assert "not to scale" not in ax.get_title() and "no token leads" not in ax.get_title()
     assert sum(len(c.get_offsets()) for c in ax.collections if _is_star(c)) >= 3  # the vertices of K lead
+
+
+@pytest.mark.parametrize(
+    ("name", "stems"),
+    [
+        ("hardmax-fig1", ["hardmax_fig1"]),
+        ("hardmax-fig2", ["hardmax_fig2"]),
+        ("hardmax-emerging-leader", ["hardmax_emerging_leader"]),
+        ("hardmax-theorem-1.1", ["hardmax_theorem_1_1_example"]),
+    ],
+)
+def test_hardmax_figures_label_every_axis(name, stems, tmp_path):
+    kept = _figures(name, tmp_path)
+    assert sorted(kept) == stems
+    for fig, _ in kept.values():
+        axes = [ax for ax in fig.axes if ax.axison]
+        assert axes and all(ax.get_xlabel().strip() and ax.get_ylabel().strip() for ax in axes)
+
+
+def test_fig2_slider_frames_label_every_axis(tmp_path):
+    from attndyn.reproduce.hardmax_experiments import _fig2_frame, _fig2_runs
+
+    ctx = Context(out=tmp_path, quick=True)
+    fig = _fig2_frame(_fig2_runs(ctx), 5, hull=True)
+    assert len(fig.axes) == 4
+    assert all(ax.get_xlabel() == "$z_{1}$" and ax.get_ylabel() == "$z_{2}$" for ax in fig.axes)

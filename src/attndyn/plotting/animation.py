@@ -19,7 +19,7 @@ from ..io import atomic_write
 from ..trajectory import HardmaxTrajectory, Trajectory
 from ._style import new_figure, sequence_states, square_limits, to_numpy
 from .save import png_bytes
-from .trajectories import draw_state
+from .trajectories import draw_state, drawn_states
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -46,7 +46,10 @@ def _draw_frame(
     t = float(to_numpy(traj.ts)[k])
     label = f"layer {int(round(t))}" if isinstance(traj, HardmaxTrajectory) else f"t = {t:.3g}"
     ax.set_title(f"{title} — {label}" if title else label, fontsize=10)
+    names = drawn_states(traj, sequence, eigenbasis=False)[2]
+    ax.set_xlabel(names[0]), ax.set_ylabel(names[1])
     if d >= 3:
+        ax.set_zlabel(names[2])
         pts = sequence_states(traj, sequence)[0].reshape(-1, d)
         lo, hi = pts.min(axis=0), pts.max(axis=0)
         ax.set_xlim(lo[0], hi[0]), ax.set_ylim(lo[1], hi[1]), ax.set_zlim(lo[2], hi[2])

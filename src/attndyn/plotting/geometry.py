@@ -45,7 +45,8 @@ def draw_step_geometry(
     """Draw Fig. 1 for token ``i`` of ``tokens`` (n, 2) into ``ax``; returns :math:`C_i` (0-based).
 
     Shows the direction :math:`A z_i` (arrow), the half-space :math:`\\mathcal H_i` (blue), the
-    level line of the largest projection (dashed) and the attracting tokens (large, black rings).
+    level line of the largest projection (dashed) and the attracting tokens (large, black rings); the axes are
+    labelled "first coordinate" and "second coordinate".
     """
     z = to_numpy(tokens)
     if z.ndim != 2 or z.shape[1] != 2:
@@ -84,6 +85,9 @@ def draw_step_geometry(
         )
         ax.text(z[j, 0], z[j, 1], f"  $z_{{{j + 1}}}$", fontsize=10, va="bottom", zorder=5)
     finish_plane(ax, xl, yl, title)
+    # "first coordinate", not z_1: the tokens themselves are labelled z_1, ..., z_n
+    ax.set_xlabel("first coordinate", fontsize=8)
+    ax.set_ylabel("second coordinate", fontsize=8)
     return C
 
 

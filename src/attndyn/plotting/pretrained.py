@@ -48,10 +48,12 @@ def _panels(k: int, cols: int, *, size: float, pad: tuple[float, float]) -> tupl
 
 
 def _complex_plane(ax: Axes) -> None:
-    """The real and imaginary axes, at equal scale."""
+    """The real and imaginary axes, at equal scale, labelled Re λ and Im λ."""
     ax.axhline(0, color="#dddddd", lw=0.5)
     ax.axvline(0, color="#dddddd", lw=0.5)
     ax.set_aspect("equal", adjustable="datalim")
+    ax.set_xlabel("Re λ", fontsize=7, labelpad=1)
+    ax.set_ylabel("Im λ", fontsize=7, labelpad=1)
 
 
 def attention_layers(analysis: Any, *, head: int | None = None, cols: int = 3) -> Figure:

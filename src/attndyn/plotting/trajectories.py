@@ -354,7 +354,8 @@ def hardmax_panels(
 def hardmax_grid(
     runs: dict[str, HardmaxTrajectory], layers: Sequence[int] = (0, 1, 2, 5, 30), *, sequence: int | None = None
 ) -> Figure:
-    """Hardmax paper Fig. 2: one row per run (the dict keys label the rows), one column per layer."""
+    """Hardmax paper Fig. 2: one row per run (the dict keys label the rows), one column per layer; every panel's
+    axes are labelled with the coordinates' names (:func:`label_plane`)."""
     for name, traj in runs.items():
         if not isinstance(traj, HardmaxTrajectory):
             raise InputError(f"run {name!r} is a {type(traj).__name__}; hardmax_grid() draws hardmax trajectories")
@@ -362,7 +363,7 @@ def hardmax_grid(
     fig = new_figure(2.3 * cols, 2.35 * rows + 0.3)
     axes = fig.subplots(rows, cols, squeeze=False)
     for r, (name, traj) in enumerate(runs.items()):
-        states, _ = sequence_states(traj, sequence)
+        states, _, names = drawn_states(traj, sequence, eigenbasis=False)
         lim = square_limits(states[0])
         for c, k in enumerate(layers):
             ax = axes[r, c]
@@ -377,7 +378,13 @@ def hardmax_grid(
                 limits=lim,
                 title=_time_label(traj, i) if r == 0 else None,
             )
-            ax.tick_params(labelsize=6)
-            if c == 0 and name:
-                ax.set_ylabel(name, fontsize=9)
+            label_plane(ax, names, row=name if c == 0 else None)
     return fig
+
+
+def label_plane(ax: Axes, names: Sequence[str], *, row: str | None = None) -> None:
+    """Small axis labels and ticks for one panel of a grid: the coordinates' ``names`` (x, y), and on the first
+    panel of a row the row's name above the y coordinate."""
+    ax.tick_params(labelsize=6)
+    ax.set_xlabel(names[0], fontsize=7, labelpad=1)
+    ax.set_ylabel(f"{row}\n{names[1]}" if row else names[1], fontsize=9 if row else 7, labelpad=1)

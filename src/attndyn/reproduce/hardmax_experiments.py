@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import analysis
@@ -12,10 +14,17 @@ from ..experiments.samplers import theorem_1_1_instance
 from ..options import SaveAt
 from ..plotting import hardmax_grid, new_figure, plot_trajectory, png_bytes, square_limits, step_geometry
 from ..plotting.geometry import draw_step_geometry
-from ..plotting.trajectories import draw_state
+from ..plotting.trajectories import draw_state, drawn_states, label_plane
+from .evidence import Sample, every_instance_decided
 from .registry import Check, Context, SectionResult, Slider, cell_inputs, fmt, monte_carlo, section
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 SOURCE = "Alcalde, Fantuzzi & Zuazua 2024 (hardmax paper)"
+
+#: Random configurations of Theorem 1.1's Monte Carlo claim: (quick, full).
+THEOREM_RUNS = (12, 400)
 
 
 @section("hardmax-fig1", title="Hardmax Fig. 1: the geometry of one step", source=SOURCE + ", Fig. 1")
@@ -140,28 +149,23 @@ def _fig2_slider(ctx: Context, runs: dict) -> Slider:
     """The four configurations side by side, one frame per layer 0..30 (quick: the layers of Fig. 2)."""
 
     layers = FIG2_LAYERS if ctx.quick else tuple(range(0, 31))
-    frames = []
-    for k in layers:
-        fig = new_figure(8.0, 8.0)
-        axes = fig.subplots(2, 2).ravel()
-        for ax, (name, traj) in zip(axes, runs.items()):
-            states = traj.tokens.numpy()
-            draw_state(
-                ax,
-                traj,
-                k,
-                trail=True,
-                hull=k == layers[-1],
-                limits=square_limits(states[0]),
-                title=f"{name} — layer {k}",
-            )
-            ax.tick_params(labelsize=7)
-        frames.append(png_bytes(fig, dpi=80))
+    frames = [png_bytes(_fig2_frame(runs, k, hull=k == layers[-1]), dpi=80) for k in layers]
     return Slider(
         caption="Fig. 2, layer by layer (trails: the paths so far)",
         frames=tuple(frames),
         labels=tuple(f"layer {k}" for k in layers),
     )
+
+
+def _fig2_frame(runs: dict, k: int, *, hull: bool) -> Figure:
+    """One frame of the Fig. 2 slider: the four configurations at layer ``k`` with their trails, axes labelled."""
+    fig = new_figure(8.0, 8.0)
+    axes = fig.subplots(2, 2).ravel()
+    for ax, (name, traj) in zip(axes, runs.items()):
+        states = traj.tokens.numpy()
+        draw_state(ax, traj, k, trail=True, hull=hull, limits=square_limits(states[0]), title=f"{name} — layer {k}")
+        label_plane(ax, drawn_states(traj, None, eigenbasis=False)[2])
+    return fig
 
 
 @section(
@@ -217,7 +221,7 @@ def theorem_1_1(ctx: Context, res: SectionResult) -> None:
     set is not empty, the limits lie on the boundary of K = conv(leaders' limits), and the vertices
     of K are leaders' limits. Each configuration is one cell of the registered experiment ``theorem-1.1``
     (its seed and parameters are in ``params.cells``: ``attndyn sweep`` recomputes any of them)."""
-    N = ctx.pick(12, 400)
+    N = ctx.pick(*THEOREM_RUNS)
     n_choices, d_choices = ctx.pick(((8, 16), (2, 3)), ((8, 16, 32), (2, 3, 4)))
     layers = ctx.pick(300, 2000)
     rng = ctx.rng(11, res)
@@ -240,6 +244,7 @@ def theorem_1_1(ctx: Context, res: SectionResult) -> None:
         _theorem_checks(
             holds,
             N,
+            ctx.sample(N, full=THEOREM_RUNS[1], decided=every_instance_decided(holds, N)),
             [r["leaders"] for r in rows],
             [r["vertices"] for r in rows],
             sum(r["late_leaders"] for r in rows),
@@ -284,10 +289,17 @@ def _report(row: dict) -> analysis.HardmaxTheoremReport:
 
 
 def _theorem_checks(
-    holds: int, N: int, nlead: list[int], nverts: list[int], late: int, layers_used: list[int]
+    holds: int,
+    N: int,
+    sample: Sample | None,
+    nlead: list[int],
+    nverts: list[int],
+    late: int,
+    layers_used: list[int],
 ) -> list[Check]:
-    """Theorem 1.1 over N runs: the fraction whose limits match it (must be 1), and what it does not state:
-    mean leaders and vertices of K, leaders emerging after layer 0, layers until the tokens stop moving."""
+    """Theorem 1.1 over N runs: the fraction whose limits match it (must be 1; ``sample``: beside its verdict in
+    a quick run), and what it does not state: mean leaders and vertices of K, leaders emerging after layer 0,
+    layers until the tokens stop moving."""
     frac = holds / N
     return [
         Check(
@@ -295,6 +307,7 @@ def _theorem_checks(
             "1 (every run)",
             f"{fmt(frac)} ({holds}/{N})",
             frac == 1.0,
+            sample,
         ),
         Check(
             "mean number of leaders / mean vertices of K",

@@ -2,7 +2,9 @@
 
 Images are inlined as base64 PNG, the layer/time slider is a few lines of inline JavaScript over
 inlined frames, the style is inline: the page opens offline and loads nothing from anywhere.
-Every piece of text (claims, parameters, token words, captions) goes through :func:`html.escape`.
+Every piece of text (claims, parameters, token words, captions) goes through :func:`html.escape`; the prose
+of docstrings, claims and captions through :func:`attndyn.reproduce.markup.inline_markup`, which escapes it
+and then renders its reST inline markup (literals and roles such as ``:mod:``) as ``<code>``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .registry import SectionResult, Slider
+from .markup import inline_markup
+from .registry import Check, SectionResult, Slider
 
 __all__ = ["render_html"]
 
@@ -36,6 +39,7 @@ pre{background:#f1f5f9;padding:8px;border-radius:6px;overflow-x:auto;font-size:.
 .slider{border:1px dashed #cbd5e0;border-radius:6px;padding:8px;margin:10px 0;text-align:center}
 .slider input{width:80%}.slider .frame{display:none;margin:6px auto;max-width:100%}.slider .frame.on{display:block}
 .files a{font-size:.8em;margin:0 4px}
+.sample{font-size:.8em;color:#4a5568}
 nav table td:first-child{white-space:nowrap}
 """
 
@@ -53,6 +57,12 @@ document.querySelectorAll('.slider').forEach(function (box) {
 });
 document.body.setAttribute('data-ready', '1');
 """
+
+
+_QUICK_NOTE = (
+    " Quick settings: each Monte Carlo verdict says beside it how many random instances it rests on, and whether"
+    " they are too few to tell the claim from its negation."
+)
 
 
 def _e(x: Any) -> str:
@@ -76,23 +86,29 @@ def _slider(sl: Slider, key: str) -> str:
     )
 
 
+def _check_row(c: Check) -> str:
+    """One claim's row: claim, paper, measured, and the verdict's badge with, in a quick run, its sample beside it
+    (e.g. "N = 4: too small to tell; the full run uses 100")."""
+    badge = f'<span class="badge {"info" if c.passed is None else c.outcome}">{c.outcome}</span>'
+    note = "" if c.sample is None else f' <span class="sample">{_e(c.sample.note())}</span>'
+    return (
+        f"<tr><td>{inline_markup(c.claim)}</td><td>{inline_markup(c.paper)}</td><td>{inline_markup(c.measured)}</td>"
+        f"<td>{badge}{note}</td></tr>"
+    )
+
+
 def _section(res: SectionResult, out: Path) -> str:
     parts = [
         f'<section class="exp" id="exp-{_e(res.name)}">',
         f'<h2>{_e(res.title)}<span class="badge {_e(res.status)}">{_e(res.status)}</span></h2>',
         f'<div class="source">{_e(res.source)} · section <code>{_e(res.name)}</code> · '
         f"{res.runtime_s:.2f} s{' · seed ' + _e(res.seed) if res.seed is not None else ''}</div>",
-        f'<p class="summary">{_e(res.summary)}</p>',
+        f'<p class="summary">{inline_markup(res.summary)}</p>',
     ]
     if res.skipped:
-        parts.append(f"<p><em>Skipped: {_e(res.skipped)}</em></p>")
+        parts.append(f"<p><em>Skipped: {inline_markup(res.skipped)}</em></p>")
     if res.checks:
-        rows = "".join(
-            f"<tr><td>{_e(c.claim)}</td><td>{_e(c.paper)}</td><td>{_e(c.measured)}</td>"
-            f'<td><span class="badge {"info" if c.passed is None else ("pass" if c.passed else "fail")}">'
-            f"{'shown' if c.passed is None else ('pass' if c.passed else 'fail')}</span></td></tr>"
-            for c in res.checks
-        )
+        rows = "".join(_check_row(c) for c in res.checks)
         parts.append(
             "<table><tr><th>claim</th><th>paper</th><th>measured</th><th>verdict</th></tr>" + rows + "</table>"
         )
@@ -103,7 +119,7 @@ def _section(res: SectionResult, out: Path) -> str:
             img = f'<img alt="{_e(fig.caption)}" src="{_b64_png((out / png).read_bytes())}">'
         links = " ".join(f'<a href="{_e(f)}">{_e(Path(f).suffix.lstrip("."))}</a>' for f in fig.files)
         parts.append(
-            f"<figure>{img}<figcaption>{_e(fig.caption)} <span class='files'>{links}</span></figcaption></figure>"
+            f"<figure>{img}<figcaption>{inline_markup(fig.caption)} <span class='files'>{links}</span></figcaption></figure>"
         )
     for k, sl in enumerate(res.sliders):
         parts.append(_slider(sl, f"slider-{res.name}-{k}"))
@@ -137,7 +153,7 @@ def render_html(
         f"<header><h1>attndyn reproduce — {_e(mode)} settings</h1>"
         f"<p>{counts['pass']} passed, {counts['fail']} failed, {counts['info']} informational, "
         f"{counts['skipped']} skipped; {runtime_s:.1f} s in all. Each figure is set beside the claims it checks; "
-        f"parameters and seeds are under each section.</p></header>"
+        f"parameters and seeds are under each section.{_QUICK_NOTE if config.get('quick') else ''}</p></header>"
     )
     nav = (
         '<main><nav id="contents"><h2>Sections</h2><table><tr><th>name</th><th>what</th><th>status</th>'

@@ -24,6 +24,8 @@ from ..experiments.registry import get_experiment
 from ..experiments.run import run_cells
 from ..plotting import render_frames, save_figure
 from ..plotting.animation import animate, frame_indices
+from .evidence import Sample
+from .markup import inline_markup
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Check",
+    "yes_no",
     "FigureRef",
     "Slider",
     "SectionResult",
@@ -48,16 +51,30 @@ __all__ = [
 class Check:
     """One claim of a paper set beside what we measured.
 
-    ``passed`` is None for numbers that are shown but not judged (e.g. "typically").
+    ``passed`` is None for numbers that are shown but not judged (e.g. "typically"). ``sample``: in a quick run,
+    the random instances a Monte Carlo verdict rests on (:meth:`Context.sample`), written beside the verdict.
     """
 
     claim: str
     paper: str
     measured: str
     passed: bool | None
+    sample: Sample | None = None
+
+    @property
+    def outcome(self) -> str:
+        """ "pass", "fail" or "shown" (not judged)."""
+        return "shown" if self.passed is None else ("pass" if self.passed else "fail")
+
+    @property
+    def verdict(self) -> str:
+        """The outcome with, in a quick run, the sample beside it: "pass (N = 4: too small to tell; the full run
+        uses 100)"."""
+        return self.outcome if self.sample is None else f"{self.outcome} ({self.sample.note()})"
 
     def record(self) -> dict[str, Any]:
-        return {"claim": self.claim, "paper": self.paper, "measured": self.measured, "passed": self.passed}
+        rec = {"claim": self.claim, "paper": self.paper, "measured": self.measured, "passed": self.passed}
+        return rec if self.sample is None else {**rec, "sample": self.sample.record()}
 
 
 @dataclass(frozen=True)
@@ -126,13 +143,14 @@ class SectionResult:
 
     def _repr_html_(self) -> str:
         rows = "".join(
-            f"<tr><td>{html.escape(c.claim)}</td><td>{html.escape(c.paper)}</td><td>{html.escape(c.measured)}</td>"
-            f"<td>{'—' if c.passed is None else ('pass' if c.passed else 'FAIL')}</td></tr>"
+            "<tr>"
+            + "".join(f"<td>{inline_markup(t)}</td>" for t in (c.claim, c.paper, c.measured, c.verdict))
+            + "</tr>"
             for c in self.checks
         )
         return (
             f"<div><strong>{html.escape(self.title)}</strong> ({html.escape(self.status)})"
-            f"<table><tr><th>claim</th><th>paper</th><th>measured</th><th></th></tr>{rows}</table></div>"
+            f"<table><tr><th>claim</th><th>paper</th><th>measured</th><th>verdict</th></tr>{rows}</table></div>"
         )
 
 
@@ -152,6 +170,11 @@ class Context:
     def pick(self, quick: Any, full: Any) -> Any:
         """The quick or the full value of a setting."""
         return quick if self.quick else full
+
+    def sample(self, n: int, *, full: int, decided: bool) -> Sample | None:
+        """In a quick run, the ``n`` random instances a verdict rests on (the full run uses ``full``) and whether
+        they tell the claim from its negation (:mod:`.evidence`), for :class:`Check`; None in the full run."""
+        return Sample(n, full, decided) if self.quick else None
 
     def rng(self, offset: int = 0, result: SectionResult | None = None) -> np.random.Generator:
         """A generator seeded with ``seed + offset`` (each section has its own offset); that seed is recorded as
@@ -257,10 +280,15 @@ def cell_inputs(experiment: str, rows: list[dict[str, Any]]) -> list[dict[str, A
     return [{k: r[k] for k in names} for r in rows]
 
 
+def yes_no(x: bool) -> str:
+    """The report's one spelling of a measured truth value: "yes" or "no" (as the paper column says "yes")."""
+    return "yes" if x else "no"
+
+
 def fmt(x: float, digits: int = 3) -> str:
-    """A number as short text."""
+    """A number as short text (a truth value as :func:`yes_no`)."""
     if isinstance(x, (bool, np.bool_)):
-        return str(bool(x))
+        return yes_no(bool(x))
     if isinstance(x, (int, np.integer)):
         return str(int(x))
     return f"{float(x):.{digits}g}"

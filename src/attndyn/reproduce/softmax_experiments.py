@@ -20,7 +20,8 @@ from ..options import SaveAt
 from ..plotting import attention_matrices, color, coordinates, new_figure, plot_trajectory, query_key_clouds
 from ..plotting.trajectories import state_index
 from ..trajectory import SoftmaxTrajectory
-from .registry import Check, Context, SectionResult, fmt, section
+from .evidence import every_instance_decided
+from .registry import Check, Context, SectionResult, fmt, section, yes_no
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
 VERTEX_REDUCTION_MAX = 0.75
 
 SOURCE = "Geshkovski, Letrouit, Polyanskiy & Rigollet 2023 (softmax paper)"
+
+#: Random 1-D sequences of Theorem 2.1's statistics: (quick, full).
+BOOLEAN_SEQUENCES = (16, 500)
 
 
 def _grid(ctx: Context, T: float) -> dict:
@@ -116,8 +120,8 @@ def thm2_1(ctx: Context, res: SectionResult) -> None:
         )
     )
     res.checks.append(Check("rank of the limit P*", "<= 3 (generically 1 or 2)", str(rank), rank <= 3))
-    N = ctx.pick(16, 500)
-    res.checks.extend(_boolean_statistics(rng, N, grid))
+    N = ctx.pick(*BOOLEAN_SEQUENCES)
+    res.checks.extend(_boolean_statistics(ctx, rng, N, grid))
     res.checks.append(_large_n_check(rng, grid))
     res.params = {
         "n": n,
@@ -132,9 +136,10 @@ def thm2_1(ctx: Context, res: SectionResult) -> None:
     }
 
 
-def _boolean_statistics(rng: np.random.Generator, N: int, grid: dict) -> list[Check]:
+def _boolean_statistics(ctx: Context, rng: np.random.Generator, N: int, grid: dict) -> list[Check]:
     """Theorem 2.1 over N random sequences of 20 tokens in 1-D (Q = K = V = 1): the fraction whose limit P*
-    has rank 1 or 2, and the fraction whose P(T) is Boolean but for one row (Fig. 2's class)."""
+    has rank 1 or 2, and the fraction whose P(T) is Boolean but for one row (Fig. 2's class); a quick run says
+    beside each verdict how many sequences it rests on (:meth:`~attndyn.reproduce.registry.Context.sample`)."""
     xs = rng.standard_normal((N, 20, 1))
     batch = softmax(xs, time=grid["time"], step=grid["step"], save=SaveAt(every=None, final_attention=True))
     P_final = batch.attention_final
@@ -142,18 +147,22 @@ def _boolean_statistics(rng: np.random.Generator, N: int, grid: dict) -> list[Ch
     ranks = [attention_rank(P_final[b].numpy()) for b in range(N)]
     booleans = [boolean_distance(P_final[b].numpy(), free_rows=1) <= BOOLEAN_MAX_DISTANCE for b in range(N)]
     frac12 = float(np.mean([r <= 2 for r in ranks]))
+    low_rank = sum(r <= 2 for r in ranks)
+    full = BOOLEAN_SEQUENCES[1]
     return [
         Check(
             f"over {N} random sequences (n = 20): fraction with rank(P*) in {{1, 2}}",
             "1 (almost all initial sequences)",
             f"{fmt(frac12)}",
             frac12 == 1.0,
+            ctx.sample(N, full=full, decided=every_instance_decided(low_rank, N)),
         ),
         Check(
             f"over {N} random sequences: fraction whose P(T) is Boolean but for one row",
             f"1 (Theorem 2.1); pass: every distance <= {BOOLEAN_MAX_DISTANCE:g}",
             fmt(float(np.mean(booleans))),
             all(booleans),
+            ctx.sample(N, full=full, decided=every_instance_decided(sum(booleans), N)),
         ),
     ]
 
@@ -295,7 +304,7 @@ def thm4_1(ctx: Context, res: SectionResult) -> None:
         Check(
             "(Q, K, V) is a good triple",
             "yes",
-            str(is_good_triple(np.eye(2), np.eye(2), V)),
+            yes_no(is_good_triple(np.eye(2), np.eye(2), V)),
             is_good_triple(np.eye(2), np.eye(2), V),
         )
     )
@@ -380,7 +389,7 @@ def thm5_1(ctx: Context, res: SectionResult) -> None:
     res.figures.append(
         ctx.figure(coordinates(traj, title="coordinates"), "softmax_fig8_coordinates", "x_1, x_2 cluster; x_3 spreads.")
     )
-    res.checks.append(Check("V is paranormal", "yes", str(is_paranormal(V)), is_paranormal(V)))
+    res.checks.append(Check("V is paranormal", "yes", yes_no(is_paranormal(V)), is_paranormal(V)))
     res.checks.append(
         Check(
             "F-coordinates tend to the boundary of a polytope K in F (or 0)",
@@ -470,7 +479,7 @@ def _collapse_checks(m: dict[str, Any], decay: RadiusDecay, T: float) -> list[Ch
     lo, hi = decay.fit_window
     p = decay.exponent
     return [
-        Check("the radius of the cloud never grows", "yes", str(m["monotone"]), m["monotone"]),
+        Check("the radius of the cloud never grows", "yes", yes_no(m["monotone"]), m["monotone"]),
         Check(
             f"radius at T = {T:g} over initial radius",
             "-> 0 (one time shows no limit: see the fitted decay)",
