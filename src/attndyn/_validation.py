@@ -190,9 +190,24 @@ def warn_hypothesis(message: str) -> None:
     warnings.warn(message, HypothesisWarning, stacklevel=3)
 
 
+def pow2_normalized(t: Tensor) -> Tensor:
+    """``t`` times the power of two that brings its largest entry into [0.5, 1) (exact in binary floating point,
+    entries below the smallest normal number aside); an all-zero ``t`` is returned as it is.
+
+    >>> pow2_normalized(torch.tensor([2.0**-1030, -(2.0**-1031)], dtype=torch.float64)).tolist()
+    [0.5, -0.25]
+    """
+    big = t.detach().abs().amax() if t.numel() else t.new_zeros(())
+    if not bool(big > 0):
+        return t
+    e = -int(torch.frexp(big).exponent)
+    half = e // 2  # two steps: 2**e itself can overflow (e > 1023) where the product does not
+    return t * (2.0**half) * (2.0 ** (e - half))
+
+
 def is_spd(A: Tensor, *, rtol: float = 1e-12) -> bool:
-    """Symmetric (to rounding) and positive definite."""
-    A = A.detach()
+    """Symmetric (to rounding) and positive definite, relative to A's own scale (A = 2**-1030 I and 1e308 I are SPD)."""
+    A = pow2_normalized(A.detach())
     if not torch.allclose(A, A.T, rtol=1e-10, atol=1e-12 * float(A.abs().max().clamp_min(1e-300))):
         return False
     ev = torch.linalg.eigvalsh((A + A.T) / 2)

@@ -111,7 +111,9 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
         console.print(table)
         th = rec["theorem"]
         name = th.get("regime") or ("Theorem 1.1" if title == "hardmax" else "theorem")
-        if th.get("holds") is not None:
+        if th.get("undecided"):  # the run cannot decide the theorem: say why
+            console.print(f"  {name}: undecided: {th['undecided']}", markup=False)
+        elif th.get("holds") is not None:
             console.print(f"  {name}: {'holds' if th['holds'] else 'does NOT hold'}")
         else:  # the JSON's verdict is null: say why
             console.print(f"  no theorem verdict: {th.get('note', 'no theorem applies to this run')}")

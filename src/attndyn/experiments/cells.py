@@ -40,7 +40,7 @@ def theorem_1_1_run(
     traj = hardmax(z, alpha=alpha, A=A, layers=layers, save=SaveAt(every=None), stop=StopOnConvergence(rtol=rtol))
     rep = analysis.hardmax_theorem(traj)
     row = {
-        "holds": rep.holds,
+        "holds": rep.holds is True,  # undecided (None) is not a confirmation
         "converged": rep.converged,
         "leaders": len(rep.leaders),
         "vertices": 0 if rep.polytope is None else len(rep.polytope.vertices),
