@@ -194,3 +194,19 @@ def test_exports_before_any_result_say_so(playground):
             page.figure()
         with pytest.raises(ValueError, match="nothing to export yet"):
             page.inputs()
+
+
+def test_control_exports_pair_the_A_with_the_request_it_answers(playground):
+    """Issue 34 (6): the zip paired an A solved for leaders 0,2 with a command.txt for 1,3 typed afterwards."""
+    from attndyn.explore.pages.control import ControlPage
+
+    playground.preset.value = "Fig. 1: one step"
+    page = ControlPage(playground)
+    page.take_tokens()
+    page.leaders.value = "1, 2"
+    page.run()
+    A = page.result.A
+    page.leaders.value = "0"  # typed after the solve, not solved
+    files = page.inputs()
+    assert "--leaders 1,2 " in files["command.txt"] and files["state.json"]["leaders"] == [1, 2]
+    assert np.array_equal(files["A.npy"], A)

@@ -50,3 +50,27 @@ def test_sentiment_view_shows_the_exact_word_attributions(run_folder):
     assert {w["word"] for w in shown} == {w.word for w in res.attribution.by_word}
     total = sum(w.contribution for w in res.attribution.by_word) + res.attribution.bias
     assert total == pytest.approx(res.explanation.decision_value, rel=1e-10, abs=1e-12)
+
+
+def test_the_sentiment_tab_exports_the_review_it_shows(run_folder):
+    """Issue 34 (6): the zip held the text box's unexplained text while the PNG showed the last result."""
+    pytest.importorskip("panel")
+    from attndyn.explore.pages.sentiment import SentimentPage
+
+    page = SentimentPage(str(run_folder))
+    page.text.value = "a wonderful plot"
+    page.explain()
+    page.text.value = "boring music, never explained"
+    files = page.inputs()
+    assert files["review.txt"] == "a wonderful plot" == files["state.json"]["text"]
+
+
+def test_the_sentiment_tab_refuses_a_folder_a_training_holds(run_folder):
+    """Issue 34 (8): the tab read a run folder whose training lock was held (the CLI refused)."""
+    pytest.importorskip("panel")
+    from attndyn.explore.pages.sentiment import SentimentPage
+    from attndyn.sentiment.runfolder import RunLock
+
+    with RunLock(run_folder):
+        page = SentimentPage(str(run_folder))
+    assert page.model is None and "is being trained by process" in page.guard.pane.object

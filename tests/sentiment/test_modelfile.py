@@ -12,7 +12,7 @@ from safetensors.torch import save as save_st
 
 from attndyn import InputError
 from attndyn.cli import main
-from attndyn.sentiment import HardmaxSentimentClassifier, explain
+from attndyn.sentiment import HardmaxSentimentClassifier, explain, seal_model_folder
 from attndyn.sentiment.inference import sigmoid
 from attndyn.sentiment.modelfile import SEAL, content_sha256, seal
 
@@ -71,11 +71,41 @@ def test_config_json_is_covered_by_its_own_hash(saved, fitted, corpus, capsys):
     )
 
 
-def test_a_model_saved_without_hashes_still_loads(saved, fitted, corpus):
+@pytest.mark.parametrize("drop", [("files", SEAL), (SEAL,), ("files",)])
+def test_an_unsealed_folder_is_refused_until_sealed_explicitly(saved, fitted, corpus, drop, capsys):
+    """Issue 34 (5): deleting the seal and then swapping 'classes' or editing max_len loaded silently."""
     rec = _config(saved)
-    del rec["files"], rec[SEAL]
+    for key in drop:
+        del rec[key]
     _set_config(saved, rec)
+    unsealed = r"records no sha256 of its content and files: .* if you trust this folder, seal it with "
+    with pytest.raises(InputError, match=unsealed + r"attndyn.sentiment.seal_model_folder\(path\) and load it again$"):
+        HardmaxSentimentClassifier.load(saved)
+    for edited in ({**rec, "classes": rec["classes"][::-1]}, {**rec, "estimator": {**rec["estimator"], "max_len": 7}}):
+        _set_config(saved, edited)
+        with pytest.raises(InputError, match=unsealed):
+            HardmaxSentimentClassifier.load(saved)
+    assert main(["sentiment", "predict", "--model", str(saved), "a fine film"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.rstrip().endswith("seal it with `attndyn sentiment seal FOLDER` and load it again")
+    _set_config(saved, rec)
+    assert main(["sentiment", "seal", str(saved)]) == 0 and capsys.readouterr().out == f"sealed {saved}\n"
     assert np.array_equal(HardmaxSentimentClassifier.load(saved).predict(corpus[0]), fitted.predict(corpus[0]))
+    sealed = _config(saved)
+    assert sealed[SEAL] == content_sha256(sealed) and set(sealed["files"]) == {"weights.safetensors", "vocab.json"}
+    _set_config(saved, {**sealed, "classes": sealed["classes"][::-1]}, reseal=False)  # sealed: the edit is caught
+    with pytest.raises(InputError, match="does not match the sha256 of its content"):
+        seal_model_folder(saved)
+
+
+def test_a_folder_a_training_holds_is_refused_by_load(saved):
+    """Issue 34 (8): HardmaxSentimentClassifier.load read a folder whose training lock was held; the CLI refused."""
+    from attndyn.sentiment.runfolder import RunLock
+
+    with RunLock(saved):
+        with pytest.raises(InputError, match=r"is being trained by process \d+ .* weights are not final"):
+            HardmaxSentimentClassifier.load(saved)
+    assert HardmaxSentimentClassifier.load(saved).classes_.tolist() == [0, 1]
 
 
 def _flip_one_bit(folder):

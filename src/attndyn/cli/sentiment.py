@@ -1,4 +1,4 @@
-"""``attndyn sentiment train | evaluate | predict | explain`` and ``attndyn data imdb``."""
+"""``attndyn sentiment train | evaluate | predict | explain | seal | faithfulness`` and ``attndyn data imdb``."""
 
 from __future__ import annotations
 
@@ -615,6 +615,18 @@ def predict(
             else:
                 note = "" if k else "\t(no known word: the model read nothing of this text; this is its prior)"
                 typer.echo(f"{name}\t{p:.4f}\t{t[:70]}{note}")
+
+
+@app.command()
+def seal(
+    model: Path = typer.Argument(..., metavar="FOLDER", help="A model or run folder that records no sha256."),
+) -> None:
+    """Seal a model folder saved before folders were sealed, so that it loads: record the sha256 of its
+    weights, vocabulary and config.json (every other check of loading applies first). Seal only a folder you
+    trust: what it holds now becomes what loads, and later edits are refused."""
+    from ..sentiment.inference import seal_model_folder
+
+    typer.echo(f"sealed {seal_model_folder(model)}")
 
 
 _WORDS_FIGURE_HELP = (

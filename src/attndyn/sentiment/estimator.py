@@ -349,8 +349,9 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         Every file is checked first (:mod:`attndyn.sentiment.modelfile`): the config against
         its schema, the vocabulary against the embedding, the weights against the sha256 that
         ``save`` recorded, their shapes and their finiteness; any problem is one InputError.
-        Folders saved before the hashes were recorded (no ``"files"`` in config.json) still load,
-        with every other check. The model is placed on ``device`` ("cpu", "cuda" or "auto"),
+        A folder whose config.json records no sha256 of its content and files (saved before folders
+        were sealed) is refused; :func:`~attndyn.sentiment.seal_model_folder` seals one you trust. So is a
+        run folder that a training holds. The model is placed on ``device`` ("cpu", "cuda" or "auto"),
         whatever device it was trained on.
         """
         m = load_model(path, device=device)

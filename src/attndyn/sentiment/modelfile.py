@@ -18,7 +18,8 @@ loading a mix. Loading checks, in order, and stops at the first problem with one
 
 ``config.json`` itself is covered by the sha256 of its content (``"sha256"``, :func:`content_sha256`:
 every field, so swapped ``classes`` are refused). Folders saved before hashes were recorded (no
-``"files"`` or ``"sha256"`` key) still load: every check but that hash comparison applies to them.
+``"files"`` or ``"sha256"`` key) pass these checks, but :func:`~attndyn.sentiment.inference.load_model`
+refuses them: only :func:`~attndyn.sentiment.seal_model_folder` (``attndyn sentiment seal``) seals one.
 """
 
 from __future__ import annotations
