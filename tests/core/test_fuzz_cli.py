@@ -241,3 +241,15 @@ def test_out_of_memory_is_one_line(capsys, files, monkeypatch):
     assert code == 2 and err.strip() == (
         "error: not enough memory for this run; use fewer or smaller inputs, or keep fewer states"
     )
+
+
+@pytest.mark.parametrize("command", [["hardmax"], ["softmax"], ["control", "--leaders", "0"]])
+def test_a_pipe_or_closed_stdin_as_token_file_is_refused_without_waiting(refused, files, tmp_path_factory, command):
+    """Issue 34: a FIFO token file blocked forever; /dev/stdin was said not to exist."""
+    pipes = tmp_path_factory.mktemp("pipes")  # outside ``files``: the snapshot would read the pipe
+    os.mkfifo(pipes / "t.json")
+    line = refused(files, [command[0], str(pipes / "t.json"), *command[1:]])
+    assert "is a pipe or socket, not a regular file: reading it can wait forever" in line
+    os.symlink("/proc/self/fd/987654", pipes / "stdin.json")  # what /dev/stdin is when standard input is closed
+    line = refused(files, [command[0], str(pipes / "stdin.json"), *command[1:]])
+    assert "which does not exist (a closed standard input, or a broken link)" in line

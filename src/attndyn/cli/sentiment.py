@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Interpretable IMDb sentiment analysis with a hardmax transformer.", no_args_is_help=True)
 data_app = typer.Typer(help="Datasets: fetch them when you have a network.", no_args_is_help=True)
 
+# Review files (--file) larger than this are refused before they are read whole.
+MAX_TEXT_BYTES = 256 * 2**20
+
 _DEVICE_HELP = "Where to run: cpu, cuda or auto (CUDA when present); the same results on each."
 
 
@@ -57,19 +60,30 @@ def _read_text(file: Path, encoding: str, option: str = "--file") -> str:
     """The text of ``file`` in ``encoding``: a missing file, undecodable bytes or a binary file is one InputError."""
     import codecs
 
+    from ..io import read_input_bytes
+
     try:
-        codecs.lookup(encoding)
+        info = codecs.lookup(encoding)
     except LookupError:
         raise InputError(
             f"--encoding {encoding!r} is not a known text encoding; use e.g. utf-8, latin-1 or utf-16"
         ) from None
-    if not file.is_file():
-        raise InputError(f"{option} {str(file)!r} does not exist" + (" (it is a folder)" if file.is_dir() else ""))
-    raw = file.read_bytes()
-    name = codecs.lookup(encoding).name
+    if not getattr(info, "_is_text_encoding", True):  # base64, rot13, zlib_codec...: bytes to bytes, not text
+        raise InputError(
+            f"--encoding {encoding!r} is a {info.name} codec, not a text encoding; use e.g. utf-8, latin-1 or utf-16"
+        )
+    if file.is_dir():
+        raise InputError(f"{option} {str(file)!r} does not exist (it is a folder)")
+    raw = read_input_bytes(file, option, MAX_TEXT_BYTES)
+    name = info.name
     try:
         text = raw.decode("utf-8-sig" if name == "utf-8" else encoding)
-    except UnicodeDecodeError as exc:
+    except UnicodeError as exc:
+        if not isinstance(exc, UnicodeDecodeError):  # punycode, idna: no byte offset to name
+            raise InputError(
+                f"{option} {str(file)!r} is not {encoding} text ({str(exc).splitlines()[0][:120]}); convert the "
+                "file to UTF-8 or pass its encoding with --encoding (e.g. latin-1)"
+            ) from None
         hint = (
             " (it starts with a UTF-16 byte-order mark: pass --encoding utf-16)"
             if raw[:2] in (b"\xff\xfe", b"\xfe\xff")

@@ -28,7 +28,18 @@ from .._errors import param
 from .._validation import InputError
 from ..devices import resolve_device
 from .model import SentimentConfig, SentimentTransformer
-from .modelfile import HASHED, SEAL, check_config_record, check_vocab, check_weights, read_json, seal
+from .modelfile import (
+    HASHED,
+    MAX_JSON_BYTES,
+    MAX_WEIGHTS_BYTES,
+    SEAL,
+    check_config_record,
+    check_vocab,
+    check_weights,
+    read_json,
+    read_model_file,
+    seal,
+)
 from .recipes import SETTINGS, split_settings
 from .text import TextConfig, Tokenizer, Vocabulary, encode
 from .train import EncodedSplit, predict_logits
@@ -181,7 +192,7 @@ def _read_checked(p: Path, device: str) -> tuple[dict, list[str], dict[str, torc
     rec = check_config_record(raw, p / "config.json")
     mc: SentimentConfig = rec["model"]
     files = rec["files"]
-    vocab_bytes = (p / "vocab.json").read_bytes()
+    vocab_bytes = read_model_file(p / "vocab.json", MAX_JSON_BYTES)
     if "vocab.json" in files and hashlib.sha256(vocab_bytes).hexdigest() != files["vocab.json"]:
         raise InputError(
             f"{str(p / 'vocab.json')!r} does not match the sha256 config.json records: it was edited or "
@@ -189,7 +200,10 @@ def _read_checked(p: Path, device: str) -> tuple[dict, list[str], dict[str, torc
         )
     words = check_vocab(read_json(p / "vocab.json"), p / "vocab.json", mc.vocab_size)
     tensors = check_weights(
-        (p / "weights.safetensors").read_bytes(), p / "weights.safetensors", mc, files.get("weights.safetensors")
+        read_model_file(p / "weights.safetensors", MAX_WEIGHTS_BYTES),
+        p / "weights.safetensors",
+        mc,
+        files.get("weights.safetensors"),
     )
     return rec, words, tensors
 

@@ -35,6 +35,7 @@ import torch
 from safetensors.torch import load as load_safetensors
 
 from .._validation import InputError
+from ..io import read_input_bytes
 from .model import SentimentConfig, SentimentTransformer
 from .recipes import PARAMS, check_params
 from .text import PAD, UNK
@@ -71,10 +72,22 @@ HASHED = ("weights.safetensors", "vocab.json")
 _AGREE = ("d", "layers", "tau", "alpha_min")  # model settings the estimator must state identically
 
 
+#: The largest config.json or vocab.json read, and the largest weights file: larger ones are refused unread.
+MAX_JSON_BYTES = 64 * 2**20
+MAX_WEIGHTS_BYTES = 2**30
+
+
+def read_model_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of one file of a model folder: a regular file of at most ``max_bytes`` (a 6 GB sparse file or a
+    pipe under its name is refused, not read), else one InputError naming it."""
+    return read_input_bytes(path, "model file", max_bytes)
+
+
 def read_json(path: Path) -> Any:
-    """Parse a JSON file; damaged text or bytes end in one InputError naming the file."""
+    """Parse a JSON file (at most :data:`MAX_JSON_BYTES`); damaged text or bytes end in one InputError naming it."""
+    data = read_model_file(path, MAX_JSON_BYTES)
     try:
-        return json.loads(path.read_bytes().decode("utf-8"), parse_constant=_no_constant)
+        return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError, RecursionError) as exc:
         raise InputError(
             f"{str(path)!r} is not valid JSON ({str(exc).splitlines()[0][:120]}); "

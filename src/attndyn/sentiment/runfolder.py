@@ -25,7 +25,7 @@ import os
 import shutil
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._errors import param
 from .._validation import InputError
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .data import Reviews
-    from .estimator import HardmaxSentimentClassifier
 
 __all__ = [
     "RunFolder",
@@ -89,8 +88,15 @@ def data_identity(path: str | os.PathLike) -> dict[str, Any]:
     return {"path": str(p.resolve()), "size": size, "sha256": h.hexdigest()}
 
 
+class _Resolves(Protocol):
+    """What :func:`resolve_settings` reads of an estimator (a HardmaxSentimentClassifier; not imported here:
+    the estimator loads through :mod:`~attndyn.sentiment.inference`, which locks run folders with this module)."""
+
+    def resolved_params(self) -> dict[str, Any]: ...
+
+
 def resolve_settings(
-    estimator: HardmaxSentimentClassifier, *, split: str, threads: int, data: dict[str, Any]
+    estimator: _Resolves, *, split: str, threads: int, data: dict[str, Any]
 ) -> dict[str, Any]:
     """Everything that fixes the results of a training run, as stored in ``settings.json``: the
     estimator's settings with the recipe for d filled in (so a run started with the recipe's values
