@@ -124,6 +124,10 @@ REPRODUCE = [
     ["reproduce", "--scheduler", "tcp://host:99999", "--out", "r", "--quick"],
     ["reproduce", "--scheduler", "", "--out", "r", "--quick"],
     ["reproduce", "--scheduler"],
+    ["reproduce", "--scheduler", "inproc://x", "--out", "r", "--quick"],
+    ["reproduce", "--scheduler", "tls://127.0.0.1:1", "--out", "r", "--quick"],
+    ["reproduce", "--scheduler", "ucx://127.0.0.1:1", "--out", "r", "--quick"],
+    ["reproduce", "--scheduler", "wss://127.0.0.1:1", "--out", "r", "--quick"],
 ]
 
 

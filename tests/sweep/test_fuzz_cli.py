@@ -121,6 +121,9 @@ CASES = [
     ([*RUN[:4], "--scheduler", "foo://1.2.3.4:5"], r"scheduler = 'foo://1.2.3.4:5' is not the address"),
     ([*RUN[:4], "--scheduler", "tcp://1.2.3.4:99999"], r"scheduler = 'tcp://1.2.3.4:99999' is not the address"),
     ([*RUN[:4], "--scheduler", "tcp://1.2.3.4"], r"scheduler = 'tcp://1.2.3.4' is not the address"),
+    ([*RUN[:4], "--scheduler", "inproc://x"], r"'inproc://x': an inproc:// address names a scheduler inside one"),
+    ([*RUN[:4], "--scheduler", "tls://127.0.0.1:1"], r"a tls:// scheduler needs certificates .* pass client="),
+    ([*RUN[:4], "--scheduler", "ucx://127.0.0.1:1"], r"a ucx:// scheduler needs the UCX transport"),
     # folders
     (["sweep", "good.toml", "--out", "afile", "--workers", "0"], r"--out 'afile' is a file; give a folder"),
     (["sweep", "good.toml", "--out", "notempty", "--workers", "0"], r"is a folder that is not empty and holds no"),
