@@ -69,6 +69,8 @@ CONFIG_KEYS = (
 #: The key of config.json that holds the sha256 of its own content (:func:`content_sha256`).
 SEAL = "sha256"
 HASHED = ("weights.safetensors", "vocab.json")
+#: The dtypes a weights file may hold (loaded as float32).
+WEIGHT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 _AGREE = ("d", "layers", "tau", "alpha_min")  # model settings the estimator must state identically
 
 
@@ -292,8 +294,11 @@ def check_weights(
                 f"{where!r}: {name} has shape {tuple(t.shape)} but config.json (d = {config.d}, "
                 f"{config.vocab_size} words) needs {shape}"
             )
-        if not t.dtype.is_floating_point:
-            raise InputError(f"{where!r}: {name} has dtype {t.dtype}, expected a floating dtype")
+        if t.dtype not in WEIGHT_DTYPES:  # float8 and others: no finiteness test, no arithmetic to trust
+            raise InputError(
+                f"{where!r}: {name} has dtype {str(t.dtype).replace('torch.', '')}, expected float32 "
+                "(or float16, bfloat16, float64); convert the weights or retrain"
+            )
         if not bool(torch.isfinite(t).all()):
             bad = "NaN" if bool(torch.isnan(t).any()) else "infinite"
             raise InputError(f"{where!r}: {name} holds {bad} values; the weights are damaged: restore them or retrain")
