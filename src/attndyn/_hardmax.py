@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 
 from . import attention, margins
-from ._budget import check_memory, kept_count
+from ._budget import check_matrix_memory, check_memory, kept_count
 from ._loop import Run, check_options
 from ._validation import (
     InputError,
@@ -248,6 +248,10 @@ def times_pow2(t: Tensor, e: Tensor | int) -> Tensor:
     return t
 
 
+# The (d, d) matrices a run holds at once: A as given and as a tensor, rescaled, its absolute values (margins),
+# the kernels' copy, and a spare: what :func:`attndyn._budget.check_matrix_memory` counts.
+MATRIX_COPIES = 6
+
 # Tokens and A whose largest entries lie in this range (per dtype) give scores far from overflow and
 # underflow: they run as given (a power-of-two rescaling would change no bit of the result).
 SAFE_RANGE = {torch.float64: (2.0**-200, 2.0**200), torch.float32: (2.0**-30, 2.0**30)}
@@ -368,6 +372,7 @@ def hardmax(
     tol = check_nonnegative(tol, "tol")
     check_options(save, stop)
     B, n, d = z.shape
+    check_matrix_memory(d, MATRIX_COPIES, dtype, z.device, max_memory, "A and its working copies")
     A_t = (
         torch.eye(d, dtype=dtype, device=z.device) if A is None else as_matrix(A, "A", d, dtype=dtype, device=z.device)
     )

@@ -158,11 +158,12 @@ def check_nonnegative(value: Any, name: str) -> float:
     return _check_number(value, name, lambda v: v >= 0, kind="non-negative", bounded="non-negative finite")
 
 
-def check_int(value: Any, name: str, *, minimum: int = 0) -> int:
+def check_int(value: Any, name: str, *, minimum: int = 0, maximum: int | None = None) -> int:
+    want = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise InputError(f"{name} must be an integer >= {minimum}, got {value}")
+        raise InputError(f"{name} must be an integer {want}, got {value!r}")
+    if value < minimum or (maximum is not None and value > maximum):
+        raise InputError(f"{name} must be an integer {want}, got {value}")
     return int(value)
 
 
@@ -208,6 +209,9 @@ def pow2_normalized(t: Tensor) -> Tensor:
 def is_spd(A: Tensor, *, rtol: float = 1e-12) -> bool:
     """Symmetric (to rounding) and positive definite, relative to A's own scale (A = 2**-1030 I and 1e308 I are SPD)."""
     A = pow2_normalized(A.detach())
+    diag = torch.diagonal(A)
+    if A.ndim == 2 and A.shape[0] == A.shape[1] and bool((A == torch.diag(diag)).all()):  # diagonal: no O(d^3)
+        return bool(diag.min() > rtol * diag.abs().max().clamp_min(1e-300))
     if not torch.allclose(A, A.T, rtol=1e-10, atol=1e-12 * float(A.abs().max().clamp_min(1e-300))):
         return False
     ev = torch.linalg.eigvalsh((A + A.T) / 2)

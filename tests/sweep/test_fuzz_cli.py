@@ -108,7 +108,8 @@ CASES = [
     # options
     (["sweep", "good.toml"], r"give the output folder: attndyn sweep SPEC --out DIR"),
     ([*RUN[:4], "--workers", "-1"], r"workers must be an integer >= 0, got -1"),
-    ([*RUN, "--chunk", "0"], r"chunk must be an integer >= 1, got 0"),
+    ([*RUN, "--chunk", "0"], r"chunk must be an integer from 1 to 10000, got 0"),
+    ([*RUN, "--chunk", "1000000000"], r"chunk must be an integer from 1 to 10000, got 1000000000"),
     ([*RUN, "--batch", "0"], r"batch must be an integer >= 1, got 0"),
     ([*RUN, "--max-cells", "-1"], r"max_cells must be an integer >= 0, got -1"),
     ([*RUN, "--workers", "many"], r"Invalid value for '--workers'"),

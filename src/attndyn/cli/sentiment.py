@@ -788,10 +788,21 @@ def _faithfulness_settings(opts: dict[str, Any]) -> Any:
     from ..sentiment.baselines import MethodSettings, require_captum
     from ..sentiment.faithfulness import StudySettings
 
-    lows = {"reviews": 1, "seed": 0, "ig_steps": 2, "kernelshap_samples": 2, "sanity_reviews": 0, "bootstrap": 10}
-    for name, low in lows.items():
-        if opts[name] < low:
-            raise InputError(f"--{name.replace('_', '-')} must be an integer >= {low}, got {opts[name]}")
+    from ..sentiment.baselines import MAX_IG_STEPS, MAX_KERNELSHAP_SAMPLES
+    from ..sentiment.faithfulness import MAX_BOOTSTRAP
+
+    ranges = {
+        "reviews": (1, None),
+        "seed": (0, None),
+        "ig_steps": (2, MAX_IG_STEPS),
+        "kernelshap_samples": (2, MAX_KERNELSHAP_SAMPLES),
+        "sanity_reviews": (0, None),
+        "bootstrap": (10, MAX_BOOTSTRAP),
+    }
+    for name, (low, high) in ranges.items():
+        if opts[name] < low or (high is not None and opts[name] > high):
+            want = f">= {low}" if high is None else f"from {low} to {high}"
+            raise InputError(f"--{name.replace('_', '-')} must be an integer {want}, got {opts[name]}")
     methods = _faithfulness_methods(opts["methods"])
     require_captum(methods)
     base = MethodSettings(seed=opts["seed"], ig_steps=opts["ig_steps"], kernelshap_samples=opts["kernelshap_samples"])
@@ -856,12 +867,12 @@ def faithfulness_command(
     seed: int = typer.Option(
         0, help="Seeds the sample, random, KernelShap, the tie-breaks, the bootstrap and the re-initialized model."
     ),
-    ig_steps: int = typer.Option(32, "--ig-steps", help="Integrated Gradients' path points."),
-    kernelshap_samples: int = typer.Option(200, "--kernelshap-samples", help="KernelShap's coalitions per review."),
+    ig_steps: int = typer.Option(32, "--ig-steps", help="Integrated Gradients' path points (2-1024)."),
+    kernelshap_samples: int = typer.Option(200, "--kernelshap-samples", help="KernelShap's coalitions per review (2-10000)."),
     sanity_reviews: int = typer.Option(
         200, "--sanity-reviews", help="Reviews of the model-randomization check (0: off)."
     ),
-    bootstrap: int = typer.Option(2000, "--bootstrap", help="Bootstrap resamples of each confidence interval."),
+    bootstrap: int = typer.Option(2000, "--bootstrap", help="Bootstrap resamples of each confidence interval (10-20000)."),
     threads: int = typer.Option(1, help="CPU threads for torch."),
     progress: bool = typer.Option(True, help="Show a progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print the result's JSON instead of the report."),

@@ -65,7 +65,7 @@ def run_cmd(
         help="Address of a running dask scheduler, e.g. tcp://10.0.0.5:8786 (instead of --workers).",
     ),
     max_cells: int | None = typer.Option(None, "--max-cells", help="Run at most this many of the cells left."),
-    chunk: int = typer.Option(8, "--chunk", help="Cells per dask task."),
+    chunk: int = typer.Option(8, "--chunk", help="Cells per dask task (1-10000)."),
     batch: int = typer.Option(1000, "--batch", help="Rows per Parquet file (also written every 10 s)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Also rerun cells recorded as failed."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (standard error)."),

@@ -44,6 +44,10 @@ from .._hardmax import hardmax
 from .._validation import InputError
 from ..options import SaveAt
 from ._config import check_integer, check_number
+
+#: Declared ranges of the settings that size the work (each multiplies the forward passes per review).
+MAX_IG_STEPS = 1024
+MAX_KERNELSHAP_SAMPLES = 10_000
 from .attribution import influence
 from .model import SentimentTransformer, distinct_words
 
@@ -92,8 +96,8 @@ class MethodSettings:
 
     def __post_init__(self) -> None:
         check_integer(self.seed, "seed", low=0)
-        check_integer(self.ig_steps, "ig_steps", low=2)
-        check_integer(self.kernelshap_samples, "kernelshap_samples", low=2)
+        check_integer(self.ig_steps, "ig_steps", low=2, high=MAX_IG_STEPS)
+        check_integer(self.kernelshap_samples, "kernelshap_samples", low=2, high=MAX_KERNELSHAP_SAMPLES)
         check_number(self.rollout_keep, "rollout_keep", low=0, high=1)
         methods = ("gausslegendre", "riemann_trapezoid", "riemann_left", "riemann_right", "riemann_middle")
         if self.ig_method not in methods:
