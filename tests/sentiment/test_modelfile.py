@@ -174,6 +174,10 @@ def test_unreadable_weights_without_a_hash(saved, data, message):
             lambda t: t.update({"embed.weight": torch.zeros(t["embed.weight"].shape, dtype=torch.int32)}),
             r"has dtype int32, expected float32 \(or float16, bfloat16, float64\)",
         ),
+        (  # issue 34: float64 weights of 1e300 said "tokens contains inf"
+            lambda t: t.update({"embed.weight": t["embed.weight"].double().fill_(1e300)}),
+            r"embed.weight holds values up to 1e\+300, beyond float32's range \(3.4e\+38\) in which the model runs",
+        ),
         (  # issue 34: float8 weights ended in a traceback ("isfinite" not implemented)
             lambda t: t.update({"embed.weight": t["embed.weight"].to(torch.float8_e4m3fn)}),
             r"embed.weight has dtype float8_e4m3fn, expected float32 .*; convert the weights or retrain$",

@@ -155,6 +155,12 @@ def table_1(seed: int, *, regime: str, n: int, d: int, time: float, collapse_tim
     traj = table1_solve(x, mats, regime, time=collapse_time if regime == "collapse" else time, step=step)
     if traj.stats.stop_reason == "solver_failed":  # a verdict on a failed solve would be noise, not a measurement
         raise CellFailed(f"the solve failed: {traj.stats.message}")
+    jump = float(traj.stats.final_change[0]) * traj.params.step  # the last step's move, relative to the tokens' size
+    if jump > 1.0:  # step = 10 gave rows with final_change 18.8 recorded as ok measurements
+        raise CellFailed(
+            f"the last rk4 step moved the tokens by {jump:.3g} times their size: step = {step:g} does not resolve "
+            "the dynamics, so the verdict would be noise; lower step"
+        )
     rep = analysis.softmax_geometry(traj, 0, regime=regime)
     m = rep.measured
     polytope = regime == "polytope"

@@ -69,6 +69,7 @@ CONFIG_KEYS = (
 #: The key of config.json that holds the sha256 of its own content (:func:`content_sha256`).
 SEAL = "sha256"
 HASHED = ("weights.safetensors", "vocab.json")
+FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 #: The dtypes a weights file may hold (loaded as float32).
 WEIGHT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 _AGREE = ("d", "layers", "tau", "alpha_min")  # model settings the estimator must state identically
@@ -302,6 +303,12 @@ def check_weights(
         if not bool(torch.isfinite(t).all()):
             bad = "NaN" if bool(torch.isnan(t).any()) else "infinite"
             raise InputError(f"{where!r}: {name} holds {bad} values; the weights are damaged: restore them or retrain")
+        big = float(t.abs().max()) if t.numel() else 0.0
+        if big > FLOAT32_MAX:  # the model runs in float32: 1e300 would become inf (and "tokens contains inf")
+            raise InputError(
+                f"{where!r}: {name} holds values up to {big:.3g}, beyond float32's range ({FLOAT32_MAX:.3g}) in which "
+                "the model runs; the weights are damaged: restore them or retrain"
+            )
     return tensors
 
 

@@ -1,0 +1,16 @@
+"""A cell whose numerics cannot carry its verdict is a failed cell, not an ok row (issue 34)."""
+
+import pytest
+
+from attndyn.experiments.registry import get_experiment
+from attndyn.experiments.run import cell_row
+
+
+@pytest.mark.parametrize("regime", ["polytope", "collapse"])
+def test_a_table_1_step_that_does_not_resolve_the_dynamics_fails_the_cell(regime):
+    exp = get_experiment("table_1")
+    row = cell_row(exp, 0, exp.arguments({"regime": regime, "step": 10.0}, "cell"))
+    assert row["status"] == "failed" and row["matches"] is None
+    assert "times their size: step = 10 does not resolve the dynamics" in row["error"]
+    ok = cell_row(exp, 0, exp.arguments({"regime": regime, "step": 0.1}, "cell"))
+    assert ok["status"] == "ok" and ok["matches"] is True
