@@ -137,11 +137,27 @@ def _parse(data: bytes, suffix: str, p: Path, name: str) -> np.ndarray:
             if "tokens" not in obj:
                 raise InputError(f"{name} file {str(p)!r} is a JSON object without a 'tokens' key")
             obj = obj["tokens"]
-        return np.array(obj, dtype=np.float64)
-    rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r and any(c.strip() for c in r)]
-    if rows and not _numeric(rows[0]):
-        rows = rows[1:]  # a header line
-    return np.array([[float(c) for c in r] for r in rows], dtype=np.float64)
+        try:
+            return np.array(obj, dtype=np.float64)
+        except ValueError as exc:
+            if "inhomogeneous" not in str(exc):
+                raise
+            raise InputError(
+                f"{name} file {str(p)!r} is ragged: its lists have different lengths (e.g. tokens of different "
+                "dimensions); give an (n, d) or (B, n, d) array"
+            ) from None
+    lines = [(k, r) for k, r in enumerate(csv.reader(io.StringIO(text, newline="")), 1) if r and any(c.strip() for c in r)]
+    if lines and not _numeric(lines[0][1]):
+        lines = lines[1:]  # a header line
+    if lines:
+        width = len(lines[0][1])
+        ragged = next(((k, r) for k, r in lines if len(r) != width), None)
+        if ragged is not None:
+            raise InputError(
+                f"{name} file {str(p)!r}: line {ragged[0]} has {len(ragged[1])} value{'s' * (len(ragged[1]) != 1)} "
+                f"where line {lines[0][0]} has {width}; give every token (one a line) the same number of coordinates"
+            )
+    return np.array([[float(c) for c in r] for k, r in lines], dtype=np.float64)
 
 
 def _numeric(row: list[str]) -> bool:

@@ -30,6 +30,7 @@ def files(tmp_path, monkeypatch):
     Path("int.json").write_text("[[" + "9" * 400 + ", 1], [2, 3]]")
     Path("deep.json").write_text("[" * 100_000 + "]" * 100_000)
     Path("ragged.json").write_text("[[1, 2], [3]]")
+    Path("ragged.csv").write_text("x,y\n1,2\n3\n4,5\n")
     Path("obj.json").write_text('{"x": [[1, 2]]}')
     Path("null.json").write_text("null")
     Path("bad.json").write_text("{not json")
@@ -257,3 +258,16 @@ def test_a_pipe_or_closed_stdin_as_token_file_is_refused_without_waiting(refused
     os.symlink("/proc/self/fd/987654", pipes / "stdin.json")  # what /dev/stdin is when standard input is closed
     line = refused(files, [command[0], str(pipes / "stdin.json"), *command[1:]])
     assert "which does not exist (a closed standard input, or a broken link)" in line
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("ragged.csv", r"TOKENS file 'ragged.csv': line 3 has 1 value where line 2 has 2; give every token"),
+        ("ragged.json", r"TOKENS file 'ragged.json' is ragged: its lists have different lengths"),
+    ],
+)
+def test_a_ragged_token_file_names_the_file_and_the_row(refused, files, name, message):
+    """Issue 34: numpy's "setting an array element with a sequence. The requested array has an inhomogeneous
+    shape..." passed through."""
+    refused(files, ["hardmax", name], message)
