@@ -282,7 +282,7 @@ def test_faithfulness_command_refuses_before_writing(model_dir, tmp_path, capsys
     assert "error: texts[3] has no word the model knows" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "captum", None)
     assert main(_argv(model_dir, out, "--methods", "ig")) == 2
-    assert "need captum, which is not installed: pip install 'attndyn[explain]'" in capsys.readouterr().err
+    assert 'need captum, which is not installed: pip install -e ".[explain]"' in capsys.readouterr().err
     assert not out.exists() and snapshot(model_dir) == before
 
 

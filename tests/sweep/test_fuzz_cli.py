@@ -168,7 +168,7 @@ def test_the_corpus_is_large():
 @pytest.mark.parametrize("argv", [RUN, ["sweep", "summarize", "done"]], ids=["run", "summarize"])
 def test_without_the_sweep_extra_one_line_names_the_install(refused, files, monkeypatch, module, argv):
     monkeypatch.setitem(sys.modules, module, None)  # `import pyarrow` now raises ImportError
-    refused(files, argv, rf'sweeps need the sweep extra \({module} missing\): pip install "attndyn\[sweep\]"')
+    refused(files, argv, rf'sweeps need the sweep extra \({module} missing\): pip install -e "\.\[sweep\]"')
 
 
 def test_without_dask_a_sweep_on_workers_names_the_install(refused, files, monkeypatch):
@@ -201,4 +201,4 @@ def test_help_has_its_own_usage_line_and_keeps_bracketed_text(capsys, monkeypatc
     assert line.endswith(usage.rstrip("\n")) and shows in out
     assert "[[" not in out and "{SPEC | summarize}" not in out and "()" not in out and "[]" not in out
     if argv == ["sweep", "--help"]:
-        assert 'pip install "attndyn[sweep]"' in out  # not eaten as markup
+        assert 'pip install -e ".[sweep]"' in out  # not eaten as markup

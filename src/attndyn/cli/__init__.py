@@ -56,7 +56,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "sweep",
         "Seeded parameter studies on dask.distributed, resumable: attndyn sweep SPEC --out DIR runs a spec (the "
         "same as attndyn sweep run SPEC --out DIR); attndyn sweep summarize DIR gives fractions with 95% Wilson "
-        'intervals per grid point and a plot. Needs the sweep extra: pip install "attndyn\\[sweep]".',
+        'intervals per grid point and a plot. Needs the sweep extra: pip install -e ".\\[sweep]".',
     ),
     "sentiment": ("sentiment", "Interpretable IMDb sentiment analysis with a hardmax transformer."),
     "data": ("sentiment", "Datasets: fetch them when you have a network."),

@@ -862,7 +862,7 @@ def faithfulness_command(
         None,
         "--methods",
         help="Methods, comma-separated or repeated: exact, ig, ig-mean, gradxinput, kernelshap, followers, rollout, "
-        "random (default: all; ig, ig-mean, gradxinput and kernelshap need captum: pip install 'attndyn\\[explain]').",
+        "random (default: all; ig, ig-mean, gradxinput and kernelshap need captum: pip install -e \".\\[explain]\").",
     ),
     seed: int = typer.Option(
         0, help="Seeds the sample, random, KernelShap, the tie-breaks, the bootstrap and the re-initialized model."

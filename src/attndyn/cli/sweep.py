@@ -43,7 +43,7 @@ app = typer.Typer(
     add_completion=False,
     help="Seeded parameter studies on dask.distributed, resumable: attndyn sweep SPEC --out DIR runs a spec "
     "(the same as attndyn sweep run SPEC --out DIR); attndyn sweep summarize DIR gives fractions with 95% "
-    'Wilson intervals per grid point and a plot. Needs the sweep extra: pip install "attndyn\\[sweep]".',
+    'Wilson intervals per grid point and a plot. Needs the sweep extra: pip install -e ".\\[sweep]".',
 )
 
 

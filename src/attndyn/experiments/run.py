@@ -116,7 +116,7 @@ def connect(scheduler: str) -> Any:
         from distributed import Client
     except ImportError:
         raise InputError(
-            'running cells on a dask scheduler needs dask.distributed: pip install "attndyn[sweep]"'
+            'running cells on a dask scheduler needs dask.distributed: pip install -e ".[sweep]"'
         ) from None
     try:
         return Client(scheduler, timeout="10s")

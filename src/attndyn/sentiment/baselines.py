@@ -133,7 +133,7 @@ def require_captum(methods: tuple[str, ...]) -> None:
         import captum  # noqa: F401
     except ImportError:
         raise InputError(
-            f"methods {need} need captum, which is not installed: pip install 'attndyn[explain]' "
+            f'methods {need} need captum, which is not installed: pip install -e ".[explain]" '
             f"(or leave them out of methods)"
         ) from None
 
