@@ -146,7 +146,9 @@ def _parse(data: bytes, suffix: str, p: Path, name: str) -> np.ndarray:
                 f"{name} file {str(p)!r} is ragged: its lists have different lengths (e.g. tokens of different "
                 "dimensions); give an (n, d) or (B, n, d) array"
             ) from None
-    lines = [(k, r) for k, r in enumerate(csv.reader(io.StringIO(text, newline="")), 1) if r and any(c.strip() for c in r)]
+    lines = [
+        (k, r) for k, r in enumerate(csv.reader(io.StringIO(text, newline="")), 1) if r and any(c.strip() for c in r)
+    ]
     if lines and not _numeric(lines[0][1]):
         lines = lines[1:]  # a header line
     if lines:

@@ -130,7 +130,6 @@ def test_import_attndyn_is_lazy_and_the_api_still_answers():
     assert third == "attndyn.analysis._clusters no such name is an error"
 
 
-
 def test_flags_are_shown_without_a_value_type(capsys):
     """Issue 34: help showed `--version <bool>` and `--help <bool>`, as if plain flags took a value."""
     for argv in (["--help"], ["hardmax", "--help"], ["sweep", "run", "--help"], ["sentiment", "predict", "--help"]):

@@ -76,4 +76,3 @@ def test_the_cli_prints_the_undecided_verdict_with_its_reason(tmp_path, capsys):
     assert main(["hardmax", str(path), "--alpha", "1e-4"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "Theorem 1.1: undecided: the tokens may still travel" in out and "holds" not in out
-

@@ -129,7 +129,9 @@ def test_object_labels_of_one_kind_train_and_load(tmp_path):
 
 
 def test_a_seed_torch_cannot_take_and_save_onto_a_file_are_input_errors(fitted, tmp_path):
-    with pytest.raises(InputError, match=r"random_state must be an integer from 0 to 2\*\*63 - 1, got 18446744073709551616"):
+    with pytest.raises(
+        InputError, match=r"random_state must be an integer from 0 to 2\*\*63 - 1, got 18446744073709551616"
+    ):
         HardmaxSentimentClassifier(random_state=2**64).fit(["a good one", "a bad one"] * 3, [1, 0] * 3)
     (tmp_path / "file").write_text("x")
     with pytest.raises(InputError, match=r"save\(\) writes three files into the folder path; '.*/file' is a file"):

@@ -180,9 +180,7 @@ def world(tmp_path_factory, make_corpus, write_csv):
         # issue 34 (5): without the seal, swapped classes and an edited max_len loaded silently
         "cfg_unsealed": _config_edit(_unsealed),
         "cfg_unsealed_swap": _config_edit(lambda r: {**_unsealed(r), "classes": r["classes"][::-1]}),
-        "cfg_unsealed_maxlen": _config_edit(
-            lambda r: {**_unsealed(r), "estimator": {**r["estimator"], "max_len": 3}}
-        ),
+        "cfg_unsealed_maxlen": _config_edit(lambda r: {**_unsealed(r), "estimator": {**r["estimator"], "max_len": 3}}),
         "dj_badjson": _data_json("{not json"),
         "dj_list": _data_json("[1, 2]"),
         "dj_seed": _data_json(lambda i: {**i, "seed": 3}),

@@ -87,7 +87,9 @@ def test_an_unsealed_folder_is_refused_until_sealed_explicitly(saved, fitted, co
             HardmaxSentimentClassifier.load(saved)
     assert main(["sentiment", "predict", "--model", str(saved), "a fine film"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.rstrip().endswith("seal it with `attndyn sentiment seal FOLDER` and load it again")
+    assert err.count("\n") == 1 and err.rstrip().endswith(
+        "seal it with `attndyn sentiment seal FOLDER` and load it again"
+    )
     _set_config(saved, rec)
     assert main(["sentiment", "seal", str(saved)]) == 0 and capsys.readouterr().out == f"sealed {saved}\n"
     assert np.array_equal(HardmaxSentimentClassifier.load(saved).predict(corpus[0]), fitted.predict(corpus[0]))

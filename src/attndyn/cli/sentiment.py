@@ -785,11 +785,8 @@ def _faithfulness_methods(methods: list[str] | None) -> tuple[str, ...]:
 
 def _faithfulness_settings(opts: dict[str, Any]) -> Any:
     """The study's settings from the command's options, each range checked under its option's name."""
-    from ..sentiment.baselines import MethodSettings, require_captum
-    from ..sentiment.faithfulness import StudySettings
-
-    from ..sentiment.baselines import MAX_IG_STEPS, MAX_KERNELSHAP_SAMPLES
-    from ..sentiment.faithfulness import MAX_BOOTSTRAP
+    from ..sentiment.baselines import MAX_IG_STEPS, MAX_KERNELSHAP_SAMPLES, MethodSettings, require_captum
+    from ..sentiment.faithfulness import MAX_BOOTSTRAP, StudySettings
 
     ranges = {
         "reviews": (1, None),
@@ -862,17 +859,21 @@ def faithfulness_command(
         None,
         "--methods",
         help="Methods, comma-separated or repeated: exact, ig, ig-mean, gradxinput, kernelshap, followers, rollout, "
-        "random (default: all; ig, ig-mean, gradxinput and kernelshap need captum: pip install -e \".\\[explain]\").",
+        'random (default: all; ig, ig-mean, gradxinput and kernelshap need captum: pip install -e ".\\[explain]").',
     ),
     seed: int = typer.Option(
         0, help="Seeds the sample, random, KernelShap, the tie-breaks, the bootstrap and the re-initialized model."
     ),
     ig_steps: int = typer.Option(32, "--ig-steps", help="Integrated Gradients' path points (2-1024)."),
-    kernelshap_samples: int = typer.Option(200, "--kernelshap-samples", help="KernelShap's coalitions per review (2-10000)."),
+    kernelshap_samples: int = typer.Option(
+        200, "--kernelshap-samples", help="KernelShap's coalitions per review (2-10000)."
+    ),
     sanity_reviews: int = typer.Option(
         200, "--sanity-reviews", help="Reviews of the model-randomization check (0: off)."
     ),
-    bootstrap: int = typer.Option(2000, "--bootstrap", help="Bootstrap resamples of each confidence interval (10-20000)."),
+    bootstrap: int = typer.Option(
+        2000, "--bootstrap", help="Bootstrap resamples of each confidence interval (10-20000)."
+    ),
     threads: int = typer.Option(1, help="CPU threads for torch."),
     progress: bool = typer.Option(True, help="Show a progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print the result's JSON instead of the report."),

@@ -44,10 +44,6 @@ from .._hardmax import hardmax
 from .._validation import InputError
 from ..options import SaveAt
 from ._config import check_integer, check_number
-
-#: Declared ranges of the settings that size the work (each multiplies the forward passes per review).
-MAX_IG_STEPS = 1024
-MAX_KERNELSHAP_SAMPLES = 10_000
 from .attribution import influence
 from .model import SentimentTransformer, distinct_words
 
@@ -55,6 +51,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..trajectory import HardmaxTrajectory
+
+#: Declared ranges of the settings that size the work (each multiplies the forward passes per review).
+MAX_IG_STEPS = 1024
+MAX_KERNELSHAP_SAMPLES = 10_000
 
 __all__ = [
     "METHODS",

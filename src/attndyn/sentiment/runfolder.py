@@ -95,9 +95,7 @@ class _Resolves(Protocol):
     def resolved_params(self) -> dict[str, Any]: ...
 
 
-def resolve_settings(
-    estimator: _Resolves, *, split: str, threads: int, data: dict[str, Any]
-) -> dict[str, Any]:
+def resolve_settings(estimator: _Resolves, *, split: str, threads: int, data: dict[str, Any]) -> dict[str, Any]:
     """Everything that fixes the results of a training run, as stored in ``settings.json``: the
     estimator's settings with the recipe for d filled in (so a run started with the recipe's values
     written out resumes without them, and the other way round)."""
