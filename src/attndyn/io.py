@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import InputError
+from ._errors import InputError
 
 __all__ = [
     "load_array",

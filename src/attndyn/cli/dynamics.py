@@ -1,4 +1,8 @@
-"""``attndyn hardmax``, ``attndyn softmax`` and ``attndyn demo``: thin wrappers over the API."""
+"""``attndyn hardmax``, ``attndyn softmax`` and ``attndyn demo``: thin wrappers over the API.
+
+The engines (torch, numpy, the analysis) are imported when a command runs, not when it parses its options or
+shows its help (which then take a fraction of a second).
+"""
 
 from __future__ import annotations
 
@@ -6,22 +10,21 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import torch
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from .. import analysis
-from .._hardmax import hardmax
-from .._softmax import METHODS, softmax
-from .._validation import InputError
-from ..analysis.theorems import SOFTMAX_SETTLED_RTOL, sequence_converged, sequence_settled
-from ..io import load_array, write_json
-from ..options import SaveAt
-from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory
+from .._errors import InputError
+
+if TYPE_CHECKING:
+    import torch
+
+    from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory
+
+#: The softmax methods, named in the help without importing the engine (a test checks them against it).
+METHODS = ("discrete", "euler", "midpoint", "heun", "rk4", "dopri5", "dopri8", "bosh3", "adaptive_heun")
 
 console = Console(stderr=False)
 
@@ -32,6 +35,8 @@ def _floats(t: torch.Tensor) -> Any:
 
 def hardmax_summary(traj: HardmaxTrajectory, b: int) -> dict[str, Any]:
     """The JSON record of one sequence of a hardmax run (the CLI's ``--json`` contract)."""
+    from .. import analysis
+
     rep = analysis.hardmax_theorem(traj, b)
     real = traj.real_tokens(b)
     return {
@@ -52,6 +57,11 @@ ATTENTION_JSON_MAX_TOKENS = 1000
 
 
 def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
+    import numpy as np
+
+    from .. import analysis
+    from ..analysis.theorems import SOFTMAX_SETTLED_RTOL, sequence_converged, sequence_settled
+
     real = traj.real_tokens(b)
     pts = traj.ys[-1, b][real].detach().cpu().numpy()
     scale = max(1.0, float(np.abs(pts).max()))
@@ -133,7 +143,9 @@ def _interactive() -> bool:
     return sys.stderr.isatty()
 
 
-def _matrix(path: Path | None, name: str) -> np.ndarray | None:
+def _matrix(path: Path | None, name: str) -> Any:
+    from ..io import load_array
+
     return None if path is None else load_array(path, name)
 
 
@@ -148,7 +160,11 @@ def hardmax_cmd(
     as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ) -> None:
     """Run the hardmax dynamics (hardmax paper eq. 1.1); report leaders, clusters and Theorem 1.1."""
-    z = load_array(tokens, "TOKENS")
+    from ..io import load_array
+
+    z = load_array(tokens, "TOKENS")  # a bad file is refused before the engine (torch) is imported
+    from .._hardmax import hardmax
+
     traj = hardmax(z, alpha=alpha, layers=layers, A=_matrix(matrix, "--matrix"), tol=tol, progress=_interactive())
     recs = [hardmax_summary(traj, b) for b in range(traj.batch_size)]
     _emit(recs, traj.batched, as_json, "hardmax")
@@ -170,7 +186,12 @@ def softmax_cmd(
     as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ) -> None:
     """Run the softmax self-attention dynamics (softmax paper eqs. 1-4); report the limit geometry."""
-    z = load_array(tokens, "TOKENS")
+    from ..io import load_array
+
+    z = load_array(tokens, "TOKENS")  # a bad file is refused before the engine (torch) is imported
+    from .._softmax import softmax
+    from ..options import SaveAt
+
     steps = time / step if time > 0 and step > 0 else 0  # nonsense values are refused by softmax()
     keep = max(1, int(min(steps, 1e18)) // 50) if math.isfinite(steps) else 1
     small = z.ndim >= 2 and z.shape[-2] <= ATTENTION_JSON_MAX_TOKENS
@@ -206,6 +227,13 @@ def demo_cmd(
     seed: int = typer.Option(0, help="Seed of the random configurations."),
 ) -> None:
     """The main job on built-in defaults: the papers' configurations, their leaders and clusters."""
+    import numpy as np
+
+    from .._hardmax import hardmax
+    from .._softmax import softmax
+    from ..io import write_json
+    from ..options import SaveAt
+
     check_out_folder(out, "--out")
     if seed < 0:
         raise InputError(f"--seed must be a non-negative integer, got {seed}")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import typer
 
-from .._validation import InputError
+from .._errors import InputError
 from ..sentiment.data import DEFAULT_DATA, IMDB_SHA256, download_imdb, read_reviews
 from ._interrupt import on_interrupt
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperGroup
 
-from .._validation import InputError
+from .._errors import InputError
 from ._interrupt import Interrupted
 
 if TYPE_CHECKING:

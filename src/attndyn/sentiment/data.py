@@ -22,8 +22,7 @@ from typing import BinaryIO, NamedTuple
 
 import numpy as np
 
-from .._errors import param
-from .._validation import InputError
+from .._errors import InputError, param
 from ..io import atomic_write
 
 __all__ = [
@@ -223,8 +222,8 @@ def split_official(reviews: Reviews) -> tuple[np.ndarray, np.ndarray]:
 #: Where :func:`load_imdb` looks for the data when no path is given, after ``$ATTNDYN_IMDB``: the
 #: project's shared copy beside the repository (the CLI's default ``--data``), from the working
 #: folder and from the source tree.
-#: Where ``attndyn sentiment train`` (and every reader of a run folder that records no data) finds IMDb by default.
-DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
+from ._defaults import DEFAULT_DATA  # noqa: E402  (defined where the command line reads it without numpy)
+
 IMDB_DEFAULT = Path(DEFAULT_DATA)
 
 
