@@ -89,6 +89,27 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
     }
 
 
+# What the two words mean beside each verdict (the CLI runs without a stopping test).
+_CONVERGED = {
+    True: "a step left the tokens exactly unchanged",
+    False: "no step left the tokens exactly unchanged; not needed: the verdicts read the settled tokens",
+}
+_SETTLED = {
+    True: "the final tokens show the limits the theorem speaks of",
+    False: "the tokens still move: a verdict on them is undecided; run longer",
+}
+
+
+def _zero_below(rec: dict[str, Any]) -> float:
+    """Coordinates of a cluster center at most this size print as 0: the tolerance the clusters were found with
+    (the theorem's ``cluster_tol``; else the 1e-3 relative of :func:`softmax_summary`)."""
+    tol = (rec.get("theorem") or {}).get("cluster_tol")
+    if tol is None:
+        big = max((abs(v) for t in rec["final_tokens"] for v in (t if isinstance(t, list) else [t])), default=0.0)
+        tol = 1e-3 * max(1.0, big)
+    return float(tol)
+
+
 def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: str) -> None:
     if as_json:
         print(json.dumps({"sequences": records} if batched else records[0]))
@@ -97,9 +118,12 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
         head = f"{title}" + (f" — sequence {b}" if batched else "")
         console.print(
             f"[bold]{head}[/bold]: {len(rec['final_tokens'])} tokens, {rec['layers']} steps, "
-            f"converged: {rec['converged']}"
+            f"converged: {rec['converged']} ({_CONVERGED[rec['converged']]})"
         )
-        console.print(f"  settled (relative change of the last step <= {rec['settled_rtol']:g}): {rec['settled']}")
+        console.print(
+            f"  settled (relative change of the last step <= {rec['settled_rtol']:g}): {rec['settled']} "
+            f"({_SETTLED[rec['settled']]})"
+        )
         if rec.get("rescaled"):
             console.print(
                 "  rescaled run: the tokens shown are z(t) = exp(-tV) x(t) (softmax paper, eq. (4)), not x(t)"
@@ -114,9 +138,12 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
                 f"{len(rounded)} layer(s) (margin within the rounding bound; see attndyn.margins)"
             )
         table = Table("cluster", "center", "members", show_edge=False)
+        zero = _zero_below(rec)
         for k, c in enumerate(rec["clusters"]):
             table.add_row(
-                str(k), "(" + ", ".join(f"{v:.4g}" for v in c["center"]) + ")", " ".join(map(str, c["members"]))
+                str(k),
+                "(" + ", ".join(f"{0.0 if abs(v) <= zero else v:.4g}" for v in c["center"]) + ")",
+                " ".join(map(str, c["members"])),
             )
         console.print(table)
         th = rec["theorem"]
