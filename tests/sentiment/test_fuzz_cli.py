@@ -193,6 +193,9 @@ def world(tmp_path_factory, make_corpus, write_csv):
     # a pipe lives outside ``root`` (the snapshot reads every file there)
     pipes = tmp_path_factory.mktemp("pipes")
     os.mkfifo(pipes / "reviews.txt")
+    os.mkfifo(pipes / "reviews.csv")
+    with open(pipes / "sparse.csv", "wb") as f:  # 3 GB that take no disk: refused unread
+        f.truncate(3 * 2**30)
     # the archive server lives outside ``root``
     served = tmp_path_factory.mktemp("served")
     aclimdb = [("aclImdb/train/pos/0_9.txt", b"good", "file"), ("aclImdb/test/neg/0_1.txt", b"bad", "file")]
@@ -249,6 +252,8 @@ CASES = {
         ["--data", "{root}/trunc.csv.gz"],
         ["--data", "{root}/notacl"],
         ["--data", "{root}/garbage.bin"],
+        ["--data", "{pipes}/reviews.csv"],
+        ["--data", "{pipes}/sparse.csv"],
         ["--split", "bogus"],
         ["--split", "official", "--data", "{root}/nosplit.csv"],
         ["--d", "0"],
