@@ -125,6 +125,7 @@ CASES = [
     ([*RUN[:4], "--scheduler", "inproc://x"], r"'inproc://x': an inproc:// address names a scheduler inside one"),
     ([*RUN[:4], "--scheduler", "tls://127.0.0.1:1"], r"a tls:// scheduler needs certificates .* pass client="),
     ([*RUN[:4], "--scheduler", "ucx://127.0.0.1:1"], r"a ucx:// scheduler needs the UCX transport"),
+    ([*RUN[:4], "--scheduler", "tcp://127.0.0.1:1"], r"could not reach the dask scheduler at .* check the address"),
     # folders
     (["sweep", "good.toml", "--out", "afile", "--workers", "0"], r"--out 'afile' is a file; give a folder"),
     (["sweep", "good.toml", "--out", "notempty", "--workers", "0"], r"is a folder that is not empty and holds no"),
