@@ -122,7 +122,10 @@ CASES = [
     ([*RUN[:4], "--scheduler", "foo://1.2.3.4:5"], r"scheduler = 'foo://1.2.3.4:5' is not the address"),
     ([*RUN[:4], "--scheduler", "tcp://1.2.3.4:99999"], r"scheduler = 'tcp://1.2.3.4:99999' is not the address"),
     ([*RUN[:4], "--scheduler", "tcp://1.2.3.4"], r"scheduler = 'tcp://1.2.3.4' is not the address"),
-    ([*RUN[:4], "--scheduler", "inproc://x"], r"'inproc://x': an inproc:// address names a scheduler inside one"),
+    (
+        [*RUN[:4], "--scheduler", "inproc://x"],
+        r"'inproc://x': an inproc:// address names a scheduler inside one process",
+    ),
     ([*RUN[:4], "--scheduler", "tls://127.0.0.1:1"], r"a tls:// scheduler needs certificates .* pass client="),
     ([*RUN[:4], "--scheduler", "ucx://127.0.0.1:1"], r"a ucx:// scheduler needs the UCX transport"),
     ([*RUN[:4], "--scheduler", "tcp://127.0.0.1:1"], r"could not reach the dask scheduler at .* check the address"),

@@ -12,6 +12,7 @@ a ``dask.distributed`` client when given one) and ``attndyn sweep`` runs its chu
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterable
@@ -24,7 +25,6 @@ __all__ = ["cell_row", "run_cells", "check_scheduler", "connect"]
 
 # Schemes an address alone cannot connect with: what each needs instead.
 _NOT_BY_ADDRESS = {
-    "inproc": "an inproc:// address names a scheduler inside one process, not one this run can reach",
     "tls": "a tls:// scheduler needs certificates (a dask Security object) that an address cannot carry",
     "wss": "a wss:// scheduler needs certificates (a dask Security object) that an address cannot carry",
     "ucx": "a ucx:// scheduler needs the UCX transport (ucx-py), which attndyn does not set up",
@@ -91,9 +91,19 @@ def _cluster_lost(exc: BaseException, client: Any) -> bool:
 
 def check_scheduler(scheduler: Any) -> str:
     """``scheduler`` if it is the address of a dask scheduler that an address alone reaches
-    (``tcp://10.0.0.5:8786`` or ws://, a port 1-65535), else an :class:`InputError` with an example; inproc://,
-    tls://, wss:// and ucx:// are refused with what each needs (a ``client=`` connected by the caller)."""
+    (``tcp://10.0.0.5:8786`` or ws://, a port 1-65535; inproc:// of a scheduler in this very process), else an
+    :class:`InputError` with an example: inproc:// of another process (the command line's case), tls://, wss://
+    and ucx:// are refused with what each needs (a ``client=`` connected by the caller)."""
     scheme = scheduler.split("://", 1)[0].lower() if isinstance(scheduler, str) and "://" in scheduler else None
+    if scheme == "inproc":  # inproc://HOST/PID/N: a scheduler of LocalCluster(processes=False) in process PID
+        m = re.fullmatch(r"inproc://[^/]+/(\d+)/\d+", scheduler)
+        if m is None or int(m[1]) != os.getpid():
+            raise InputError(
+                f"scheduler = {scheduler!r}: an inproc:// address names a scheduler inside one process (a "
+                "LocalCluster(processes=False) of that process), not one this run can reach; give a tcp:// address "
+                "such as tcp://10.0.0.5:8786"
+            )
+        return scheduler
     if scheme in _NOT_BY_ADDRESS:
         raise InputError(
             f"scheduler = {scheduler!r}: {_NOT_BY_ADDRESS[scheme]}; give a tcp:// address such as "
