@@ -164,8 +164,9 @@ def hardmax_theorem(
     cannot tell: it has not settled; the tokens may still travel (or ``cluster_tol`` spans) more than
     ``LIMIT_RESOLUTION`` = 1 % of the configuration's size (a small alpha: the final tokens are not yet the
     limits); or a token's leading at layer 0 is within the rounding bound (:mod:`attndyn.margins`) and exact
-    rational arithmetic decides it otherwise than the run did. Points are rescaled by powers of two (exact)
-    for the clusters and the hull, so runs near the float range are checked as at scale 1.
+    rational arithmetic decides it otherwise than the run did. Points beyond 2**±400 are rescaled by a power of
+    two (exact) for the hull, so runs near the float range are checked as at scale 1 (``polytope`` is then in
+    the rescaled units).
 
     >>> import attndyn
     >>> traj = attndyn.hardmax([[1, 1], [-1, 1], [-1, -1], [1, -1], [0.2, 0.1]], alpha=0.5, layers=60)
@@ -202,8 +203,9 @@ def hardmax_theorem(
     lead = leaders(traj, b)
     center_of_token = {m: c.center for c in cl for m in c.members}
     leader_limits = np.array([center_of_token[i] for i in lead.indices]) if len(lead) else np.zeros((0, pts.shape[1]))
-    # The conclusions are read on points rescaled by a power of two (exact): no overflow near the float range.
-    e = int(np.frexp(big)[1]) if big > 0 else 0
+    # Near the float range the conclusions are read on points rescaled by a power of two (exact), so that nothing
+    # overflows; ``polytope`` is then in those units. Elsewhere (every usual run) they are read as they are.
+    e = int(np.frexp(big)[1]) if big > 0 and not 2.0**-400 < big < 2.0**400 else 0
     settled = sequence_settled(traj, b, rtol)
     return HardmaxTheoremReport(
         hypotheses=hyp,
