@@ -8,7 +8,7 @@ import numpy as np
 
 from ..control_view import ControlState, control_figure, control_inputs, control_summary, run_control
 from ..parse import parse_indices
-from .common import Guard, downloads, escape, lib, on_document
+from .common import Guard, checked_values, downloads, escape, lib, on_document
 
 if TYPE_CHECKING:
     from ...control import ControlResult
@@ -65,6 +65,7 @@ class ControlPage:
         self.leaders.value = ", ".join(map(str, sorted(indices)))
 
     def state(self) -> ControlState:
+        checked_values(self.playground.alpha, self.playground.layers)
         idx = parse_indices(self.leaders.value, "leaders", len(self.tokens))
         layers = max(60, int(self.playground.layers.value))
         return ControlState(self.tokens, tuple(idx), bool(self.spd.value), float(self.playground.alpha.value), layers)
