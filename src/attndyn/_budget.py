@@ -12,7 +12,12 @@ import torch
 
 from ._validation import InputError
 
-__all__ = ["default_max_memory", "check_memory", "kept_count", "human_bytes"]
+__all__ = ["default_max_memory", "check_memory", "check_matrix_memory", "kept_count", "human_bytes"]
+
+# Without an explicit max_memory, the (d, d) matrices of a run and their working copies may take at most
+# this many bytes: d of a few thousand. A huge d with a few tokens (three tokens in d = 10,000: 240 KB) would
+# otherwise build gigabytes of matrices and spend minutes on O(d^3) checks before its first step.
+MATRIX_BUDGET = 2**30
 
 # Without an explicit max_memory, a run may keep at most this fraction of the device's memory.
 MEMORY_FRACTION = 0.5
@@ -48,6 +53,24 @@ def check_memory(estimate: float, max_memory: float | None, device: torch.device
         raise InputError(
             f"this run would keep about {human_bytes(estimate)} ({what}), over the limit of {human_bytes(limit)}; "
             f"{remedy}, or raise max_memory"
+        )
+
+
+def check_matrix_memory(
+    d: int, copies: int, dtype: torch.dtype, device: torch.device, max_memory: float | None, what: str
+) -> None:
+    """Refuse, before any is built, a run whose ``copies`` (d, d) matrices (``what``: the matrices and the working
+    copies the engine makes) would take more than ``max_memory`` bytes (default :data:`MATRIX_BUDGET`)."""
+    item = torch.empty((), dtype=dtype).element_size()
+    estimate = float(copies) * d * d * item
+    limit = MATRIX_BUDGET if max_memory is None else max_memory
+    if estimate > limit:
+        check_memory(
+            estimate,
+            limit,
+            device,
+            f"{what} in dimension d = {d}: {copies} matrices of {d} x {d}",
+            "lower the tokens' dimension (project them, e.g. onto their principal components)",
         )
 
 

@@ -13,6 +13,7 @@ The ``1/(1+alpha)`` factor is the normalization sublayer. :func:`hardmax_step` i
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -21,7 +22,7 @@ import torch
 from torch import Tensor
 
 from . import attention, margins
-from ._budget import check_memory, kept_count
+from ._budget import check_matrix_memory, check_memory, kept_count
 from ._loop import Run, check_options
 from ._validation import (
     InputError,
@@ -221,17 +222,35 @@ class HardmaxAttention:
 
 
 class _Unit(NamedTuple):
-    """Powers of two that bring a run near 1: tokens are multiplied by ``token`` (B, 1, 1), scores by ``score`` (B,)."""
+    """Powers of two that bring a run near 1, as exponents: tokens are multiplied by ``2**token`` (B, 1, 1), scores
+    by ``2**score`` (B,). Exponents, not factors: the factor itself can overflow where the product does not
+    (tokens of 2**-1030 are multiplied by 2**1029)."""
 
     token: Tensor
     score: Tensor
 
 
-def _pow2_below(x: Tensor) -> Tensor:
-    """2**-e with x = m 2**e, 0.5 <= m < 1 (1 where x is 0): x * result lies in [0.5, 1)."""
-    e = torch.frexp(x).exponent
-    return torch.where(x > 0, torch.ldexp(torch.ones_like(x), -e), torch.ones_like(x))
+def _exponent_below(x: Tensor) -> Tensor:
+    """-e with x = m 2**e, 0.5 <= m < 1 (0 where x is 0): x * 2**result lies in [0.5, 1)."""
+    e = torch.frexp(x).exponent.long()
+    return torch.where(x > 0, -e, torch.zeros_like(e))
 
+
+def times_pow2(t: Tensor, e: Tensor | int) -> Tensor:
+    """``t * 2**e`` for integer ``e`` (broadcast), in steps that stay within the dtype's range: exact unless the
+    result itself leaves the range of normal numbers."""
+    e = torch.as_tensor(e, dtype=torch.long)
+    lim = int(math.log2(torch.finfo(t.dtype).max)) - 1  # 2**lim and 2**-lim are normal numbers
+    while bool((e != 0).any()):
+        step = e.clamp(-lim, lim)
+        t = t * torch.pow(2.0, step.to(torch.float64)).to(t.dtype).to(t.device)
+        e = e - step
+    return t
+
+
+# The (d, d) matrices a run holds at once: A as given and as a tensor, rescaled, its absolute values (margins),
+# the kernels' copy, and a spare: what :func:`attndyn._budget.check_matrix_memory` counts.
+MATRIX_COPIES = 6
 
 # Tokens and A whose largest entries lie in this range (per dtype) give scores far from overflow and
 # underflow: they run as given (a power-of-two rescaling would change no bit of the result).
@@ -251,19 +270,19 @@ def _rescale(z: Tensor, A: Tensor, mask: Tensor | None, tol: float) -> tuple[Ten
     lo, hi = SAFE_RANGE.get(z.dtype, SAFE_RANGE[torch.float32])
     if bool(((ext >= lo) & (ext <= hi)).all()) and lo <= float(a_ext) <= hi:
         return z, A, tol, None  # no score can overflow or underflow: scaling would change no bit
-    sz = _pow2_below(ext)  # (B,)
-    sa = _pow2_below(a_ext)
-    score = (sz * sz * sa).cpu()  # scores scale with |z|^2 |A|
-    unit = _Unit(sz[:, None, None], score)
-    zs = z * unit.token
+    ez = _exponent_below(ext).cpu()  # (B,)
+    ea = _exponent_below(a_ext).cpu()
+    unit = _Unit(ez[:, None, None], 2 * ez + ea)  # scores scale with |z|^2 |A|
+    zs = times_pow2(z, unit.token.to(z.device))
     if mask is not None:
         zs = zs.masked_fill(~mask[..., None], 0.0)  # padding is ignored; keep it finite at any scale
-    return zs, A * sa, tol * float(score[0]) if tol > 0 else 0.0, unit
+    tol_s = float(times_pow2(torch.tensor(tol, dtype=torch.float64), int(unit.score[0]))) if tol > 0 else 0.0
+    return zs, times_pow2(A, ea.to(A.device)), tol_s, unit
 
 
 def _unscale(zs: Tensor, unit: _Unit, z0: Tensor, mask: Tensor | None) -> Tensor:
     """Tokens back in the caller's units; padding (which never moves) is returned as given."""
-    out = zs / unit.token
+    out = times_pow2(zs, -unit.token.to(zs.device))
     return out if mask is None else torch.where(mask[..., None], out, z0)
 
 
@@ -353,6 +372,7 @@ def hardmax(
     tol = check_nonnegative(tol, "tol")
     check_options(save, stop)
     B, n, d = z.shape
+    check_matrix_memory(d, MATRIX_COPIES, dtype, z.device, max_memory, "A and its working copies")
     A_t = (
         torch.eye(d, dtype=dtype, device=z.device) if A is None else as_matrix(A, "A", d, dtype=dtype, device=z.device)
     )
@@ -524,9 +544,8 @@ class _HardmaxRecord:
     def result(self, run: Run, batched: bool, params: HardmaxParams) -> HardmaxTrajectory:
         since, margin, rounding = self.book.since, self.book.margin, self.book.rounding
         if self.unit is not None:  # margins are scores: they scale with |z|^2 |A|
-            margin /= self.unit.score[:, None].to(margin.dtype)
-            for at, mb in rounding:
-                mb /= self.unit.score[at[:, 0]][:, None].to(mb.dtype)
+            margin = times_pow2(margin, -self.unit.score[:, None])
+            rounding = [(at, times_pow2(mb, -self.unit.score[at[:, 0]][:, None])) for at, mb in rounding]
         k, T = run.k, self.count
         message = (f"converged after {k} layers" if run.stop_reason == "converged" else f"ran {k} layers") + (
             "" if run.converged else "; not every sequence has converged"

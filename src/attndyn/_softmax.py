@@ -11,12 +11,13 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from . import attention
 from ._adaptive import AdaptiveFailure, AdaptiveSolve
-from ._budget import check_memory, kept_count
+from ._budget import check_matrix_memory, check_memory, kept_count
 from ._loop import Run, StepFailure, check_options
 from ._validation import InputError, as_mask, as_matrix, as_tokens, check_finite_number, check_int, check_positive
 from .dynamics import SoftmaxAttention
@@ -28,6 +29,10 @@ from .trajectory import SoftmaxParams, SoftmaxTrajectory
 __all__ = ["softmax", "METHODS"]
 
 METHODS = ("discrete", *TABLEAUS, *ADAPTIVE)
+
+# The (d, d) matrices per head a run holds at once: Q, K, V as given and as tensors, K^T Q, exp(tV) and the
+# solver's products: what :func:`attndyn._budget.check_matrix_memory` counts.
+MATRIX_COPIES = 10
 
 
 def _heads(Q: Any, K: Any, V: Any, d: int, dtype: torch.dtype, device: torch.device) -> tuple[Tensor, Tensor, Tensor]:
@@ -137,6 +142,8 @@ def softmax(
         rtol = check_positive(rtol, "rtol")
         atol = check_positive(atol, "atol")
         check_options(save, stop)
+        heads = max((m.shape[0] for m in (Q, K, V) if m is not None and np.ndim(m) == 3), default=1)
+        check_matrix_memory(d, MATRIX_COPIES * heads, dtype, y.device, max_memory, "Q, K, V and their products")
         Qh, Kh, Vh = _heads(Q, K, V, d, dtype, y.device)
         if rescaled and Vh.shape[0] > 1:
             raise InputError("rescaled=True is defined for one head (eq. (4)); pass single Q, K, V matrices")

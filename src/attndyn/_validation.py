@@ -158,11 +158,12 @@ def check_nonnegative(value: Any, name: str) -> float:
     return _check_number(value, name, lambda v: v >= 0, kind="non-negative", bounded="non-negative finite")
 
 
-def check_int(value: Any, name: str, *, minimum: int = 0) -> int:
+def check_int(value: Any, name: str, *, minimum: int = 0, maximum: int | None = None) -> int:
+    want = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise InputError(f"{name} must be an integer >= {minimum}, got {value}")
+        raise InputError(f"{name} must be an integer {want}, got {value!r}")
+    if value < minimum or (maximum is not None and value > maximum):
+        raise InputError(f"{name} must be an integer {want}, got {value}")
     return int(value)
 
 
@@ -217,9 +218,27 @@ def warn_hypothesis(message: str) -> None:
     warnings.warn(message, HypothesisWarning, stacklevel=3)
 
 
+def pow2_normalized(t: Tensor) -> Tensor:
+    """``t`` times the power of two that brings its largest entry into [0.5, 1) (exact in binary floating point,
+    entries below the smallest normal number aside); an all-zero ``t`` is returned as it is.
+
+    >>> pow2_normalized(torch.tensor([2.0**-1030, -(2.0**-1031)], dtype=torch.float64)).tolist()
+    [0.5, -0.25]
+    """
+    big = t.detach().abs().amax() if t.numel() else t.new_zeros(())
+    if not bool(big > 0):
+        return t
+    e = -int(torch.frexp(big).exponent)
+    half = e // 2  # two steps: 2**e itself can overflow (e > 1023) where the product does not
+    return t * (2.0**half) * (2.0 ** (e - half))
+
+
 def is_spd(A: Tensor, *, rtol: float = 1e-12) -> bool:
-    """Symmetric (to rounding) and positive definite."""
-    A = A.detach()
+    """Symmetric (to rounding) and positive definite, relative to A's own scale (A = 2**-1030 I and 1e308 I are SPD)."""
+    A = pow2_normalized(A.detach())
+    diag = torch.diagonal(A)
+    if A.ndim == 2 and A.shape[0] == A.shape[1] and bool((A == torch.diag(diag)).all()):  # diagonal: no O(d^3)
+        return bool(diag.min() > rtol * diag.abs().max().clamp_min(1e-300))
     if not torch.allclose(A, A.T, rtol=1e-10, atol=1e-12 * float(A.abs().max().clamp_min(1e-300))):
         return False
     ev = torch.linalg.eigvalsh((A + A.T) / 2)

@@ -74,3 +74,35 @@ def test_certificate_tolerance_is_relative():
         inside[3] = [0.25 * scale, 0.25 * scale]
         cert = never_leads(inside, 3)
         assert cert is not None and cert.check(inside) and cert.residual <= 1e-15
+
+
+def _circle(n):
+    t = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    return np.stack([np.cos(t), np.sin(t)], axis=1)  # every token a hull vertex: nothing reduces
+
+
+def test_the_constraint_count_of_a_refusal_is_the_whole_problem():
+    """Issue 34 (10): the refusal named the count where it first crossed the limit (999,500 of 19,990,000)."""
+    import re
+
+    from attndyn import InputError
+    from attndyn.control.invariant import invariant_preferences
+
+    Z = _circle(80)
+    owner = tuple(0 if i < 40 else 2 for i in range(80))
+    total = len(invariant_preferences(Z, owner, 0.5, [0, 1, 2, 3], max_constraints=10**9))
+    with pytest.raises(InputError, match=r"would have \d+ constraints") as err:
+        invariant_preferences(Z, owner, 0.5, [0, 1, 2, 3], max_constraints=100)
+    assert int(re.search(r"have (\d+) constraints", str(err.value))[1]) == total
+
+
+def test_control_refuses_a_large_problem_with_its_full_count():
+    from attndyn import InputError
+
+    Z = _circle(200)
+    with pytest.raises(InputError, match=r"would have \d+ constraints") as err:
+        choose_A(Z, [0, 2], spd=False, layers=5, max_constraints=1000)
+    import re
+
+    shown = int(re.search(r"have (\d+) constraints", str(err.value))[1])
+    assert shown >= 198 * 199  # at least "each of the 198 others does not lead", 199 alternatives each

@@ -117,6 +117,11 @@ def test_hypothesis_warning_is_one_line(capsys, tmp_path):
 def test_demo_writes_results(capsys, tmp_path):
     code, out, _ = run(capsys, "demo", "--out", tmp_path / "demo")
     assert code == 0
+    out = " ".join(out.split())
+    # issue 34: each verdict says what "converged" and "settled" mean; the triangle's centre printed 1.738e-07
+    assert "converged: False (no step left the tokens exactly unchanged; not needed: the verdicts read" in out
+    assert "settled (relative change of the last step <= 0.0001): True (the final tokens show the limits" in out
+    assert "│ (0, 1.2) │ 0 3 6" in out and "e-07" not in out
     res = json.loads((tmp_path / "demo" / "results.json").read_text())
     assert res["hardmax: square polytope"]["theorem"]["holds"]
     cfg = json.loads((tmp_path / "demo" / "config.json").read_text())

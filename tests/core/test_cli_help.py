@@ -128,3 +128,46 @@ def test_import_attndyn_is_lazy_and_the_api_still_answers():
     first, _, third = r.stdout.splitlines()
     assert first == "[]"
     assert third == "attndyn.analysis._clusters no such name is an error"
+
+
+def test_flags_are_shown_without_a_value_type(capsys):
+    """Issue 34: help showed `--version <bool>` and `--help <bool>`, as if plain flags took a value."""
+    for argv in (["--help"], ["hardmax", "--help"], ["sweep", "run", "--help"], ["sentiment", "predict", "--help"]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "--help" in out and "<bool>" not in out, argv
+
+
+#: Subcommands whose help is built from data of the engine: the sentiment group states each train option's values
+#: per recipe (attndyn.sentiment.recipes, which imports the model and so torch).
+HEAVY_HELP = {"sentiment", "data"}
+
+
+@pytest.mark.parametrize("name", [n for n in COMMANDS if n not in HEAVY_HELP])
+def test_a_subcommand_parses_and_shows_its_help_before_importing_its_world(name):
+    """Issue 34: a subcommand's --help took 4.6 s, a missing file 3.0 s: they imported torch before parsing."""
+    heavy = ("torch", "numpy", "scipy", "sklearn", "matplotlib", "panel", "transformers")
+    for argv in ([name, "--help"], [name, "--no-such-option"]):
+        r = _fresh(
+            "import sys\nfrom attndyn.cli import main\n"
+            f"rc = main({argv!r})\n"
+            f"print('loaded:', sorted(m for m in {heavy!r} if m in sys.modules), rc)"
+        )
+        assert r.stdout.splitlines()[-1].startswith("loaded: []"), (argv, r.stdout[-300:], r.stderr[-300:])
+
+
+def test_the_help_names_the_softmax_methods_of_the_engine():
+    from attndyn._softmax import METHODS
+    from attndyn.cli.dynamics import METHODS as SHOWN
+
+    assert SHOWN == METHODS
+
+
+@pytest.mark.parametrize("command", [["hardmax"], ["softmax"], ["control", "--leaders", "0"]])
+def test_a_missing_token_file_is_refused_before_the_engine_is_imported(command):
+    r = _fresh(
+        "import sys\nfrom attndyn.cli import main\n"
+        f"rc = main([{command[0]!r}, 'no-such-file.npy', *{command[1:]!r}])\n"
+        "print('loaded:', sorted(m for m in ('torch', 'scipy') if m in sys.modules), rc)"
+    )
+    assert "does not exist" in r.stderr and r.stdout.splitlines()[-1] == "loaded: [] 2"

@@ -30,6 +30,7 @@ def files(tmp_path, monkeypatch):
     Path("int.json").write_text("[[" + "9" * 400 + ", 1], [2, 3]]")
     Path("deep.json").write_text("[" * 100_000 + "]" * 100_000)
     Path("ragged.json").write_text("[[1, 2], [3]]")
+    Path("ragged.csv").write_text("x,y\n1,2\n3\n4,5\n")
     Path("obj.json").write_text('{"x": [[1, 2]]}')
     Path("null.json").write_text("null")
     Path("bad.json").write_text("{not json")
@@ -124,6 +125,11 @@ REPRODUCE = [
     ["reproduce", "--scheduler", "tcp://host:99999", "--out", "r", "--quick"],
     ["reproduce", "--scheduler", "", "--out", "r", "--quick"],
     ["reproduce", "--scheduler"],
+    ["reproduce", "--scheduler", "inproc://x", "--out", "r", "--quick"],
+    ["reproduce", "--scheduler", "tls://127.0.0.1:1", "--out", "r", "--quick"],
+    ["reproduce", "--scheduler", "ucx://127.0.0.1:1", "--out", "r", "--quick"],
+    ["reproduce", "--scheduler", "wss://127.0.0.1:1", "--out", "r", "--quick"],
+    ["reproduce", "--scheduler", "tcp://127.0.0.1:1", "--out", "r", "--quick"],  # unreachable: no empty r/
 ]
 
 
@@ -241,3 +247,28 @@ def test_out_of_memory_is_one_line(capsys, files, monkeypatch):
     assert code == 2 and err.strip() == (
         "error: not enough memory for this run; use fewer or smaller inputs, or keep fewer states"
     )
+
+
+@pytest.mark.parametrize("command", [["hardmax"], ["softmax"], ["control", "--leaders", "0"]])
+def test_a_pipe_or_closed_stdin_as_token_file_is_refused_without_waiting(refused, files, tmp_path_factory, command):
+    """Issue 34: a FIFO token file blocked forever; /dev/stdin was said not to exist."""
+    pipes = tmp_path_factory.mktemp("pipes")  # outside ``files``: the snapshot would read the pipe
+    os.mkfifo(pipes / "t.json")
+    line = refused(files, [command[0], str(pipes / "t.json"), *command[1:]])
+    assert "is a pipe or socket, not a regular file: reading it can wait forever" in line
+    os.symlink("/proc/self/fd/987654", pipes / "stdin.json")  # what /dev/stdin is when standard input is closed
+    line = refused(files, [command[0], str(pipes / "stdin.json"), *command[1:]])
+    assert "which does not exist (a closed standard input, or a broken link)" in line
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("ragged.csv", r"TOKENS file 'ragged.csv': line 3 has 1 value where line 2 has 2; give every token"),
+        ("ragged.json", r"TOKENS file 'ragged.json' is ragged: its lists have different lengths"),
+    ],
+)
+def test_a_ragged_token_file_names_the_file_and_the_row(refused, files, name, message):
+    """Issue 34: numpy's "setting an array element with a sequence. The requested array has an inhomogeneous
+    shape..." passed through."""
+    refused(files, ["hardmax", name], message)

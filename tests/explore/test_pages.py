@@ -203,3 +203,45 @@ def test_exports_before_any_result_say_so(playground):
             page.figure()
         with pytest.raises(ValueError, match="nothing to export yet"):
             page.inputs()
+
+
+def test_control_exports_pair_the_A_with_the_request_it_answers(playground):
+    """Issue 34 (6): the zip paired an A solved for leaders 0,2 with a command.txt for 1,3 typed afterwards."""
+    from attndyn.explore.pages.control import ControlPage
+
+    playground.preset.value = "Fig. 1: one step"
+    page = ControlPage(playground)
+    page.take_tokens()
+    page.leaders.value = "1, 2"
+    page.run()
+    A = page.result.A
+    page.leaders.value = "0"  # typed after the solve, not solved
+    files = page.inputs()
+    assert "--leaders 1,2 " in files["command.txt"] and files["state.json"]["leaders"] == [1, 2]
+    assert np.array_equal(files["A.npy"], A)
+
+
+def test_the_server_refuses_values_outside_the_widgets_ranges(playground):
+    """Issue 34: a websocket message may set a slider beyond its end (10,000 tokens took 3.9 GB; a typed step of
+    0.0006 at the slider's maximum time froze every session); the server checks, one line, last state kept."""
+    from attndyn.explore.pages.softmax import SoftmaxPage
+
+    playground.layers.value = 10**6  # Panel accepts it: nothing but the server stands in the way
+    assert playground.result.state.layers == 30
+    assert "layers = 1000000 is outside its range (1 to 200)" in playground.guard.pane.object
+    playground.layers.value = 30
+    playground.src["edit"].data = {"x": list(range(5000)), "y": list(range(5000))}
+    assert (
+        playground.result.state.layers == 30
+        and "the playground takes up to 1000 tokens" in playground.guard.pane.object
+    )
+    page = SoftmaxPage()
+    kept = page.result
+    page.time.value = 60.0
+    page.step.value = 0.0006
+    assert page.result is kept
+    assert "needs 100,000 steps, over the explorer budget of 20,000; raise step" in page.guard.pane.object
+    page.step.value = 0.1
+    page.n.value = 10_000  # the slider answers on release (value_throttled): the next rerun reads it
+    page.guard(page.rerun)
+    assert "n tokens = 10000 is outside its range (2 to 200)" in page.guard.pane.object

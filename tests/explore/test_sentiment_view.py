@@ -64,3 +64,27 @@ def test_the_sentiment_page_colours_the_sides_as_the_exported_figure(run_folder)
     k = page.layer.value
     side = np.asarray(data["tokens"])[k] @ np.asarray(data["v"]) + data["b"] > 0
     assert list(page.words.data["color"]) == [POS if s else NEG for s in side]
+
+
+def test_the_sentiment_tab_exports_the_review_it_shows(run_folder):
+    """Issue 34 (6): the zip held the text box's unexplained text while the PNG showed the last result."""
+    pytest.importorskip("panel")
+    from attndyn.explore.pages.sentiment import SentimentPage
+
+    page = SentimentPage(str(run_folder))
+    page.text.value = "a wonderful plot"
+    page.explain()
+    page.text.value = "boring music, never explained"
+    files = page.inputs()
+    assert files["review.txt"] == "a wonderful plot" == files["state.json"]["text"]
+
+
+def test_the_sentiment_tab_refuses_a_folder_a_training_holds(run_folder):
+    """Issue 34 (8): the tab read a run folder whose training lock was held (the CLI refused)."""
+    pytest.importorskip("panel")
+    from attndyn.explore.pages.sentiment import SentimentPage
+    from attndyn.sentiment.runfolder import RunLock
+
+    with RunLock(run_folder):
+        page = SentimentPage(str(run_folder))
+    assert page.model is None and "is being trained by process" in page.guard.pane.object

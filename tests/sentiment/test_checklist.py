@@ -147,7 +147,11 @@ def test_new_settings_checked_and_absent_ones_read_as_before(fitted, tmp_path):
         del cfg["estimator"][key]  # a model saved before these settings existed
     del cfg["sha256"]  # (and before config.json recorded the sha256 of its content)
     (folder / "config.json").write_text(json.dumps(cfg))
-    old = HardmaxSentimentClassifier.load(folder)
+    with pytest.raises(InputError, match="records no sha256 of its content and files"):
+        HardmaxSentimentClassifier.load(folder)
+    from attndyn.sentiment import seal_model_folder
+
+    old = HardmaxSentimentClassifier.load(seal_model_folder(folder))  # sealed explicitly, by one who trusts it
     assert old.merge_negations is False and old.lexicon is False
     assert old.tokenizer("not good") == ["not", "not_good"]  # tokenized as it was trained
 

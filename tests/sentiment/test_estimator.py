@@ -101,3 +101,41 @@ def test_bigram_tokens_are_learned_saved_and_loaded(corpus, tmp_path):
     assert back.tokenizer.bigrams and np.array_equal(back.decision_function(texts), clf.decision_function(texts))
     with pytest.raises(InputError, match="bigrams must be an integer >= 0"):
         HardmaxSentimentClassifier(bigrams=-1).fit(texts, labels)
+
+
+@pytest.mark.parametrize(
+    "labels, message",
+    [
+        ([True, False] * 3, r"y holds booleans; pass integers \(e.g. 0 and 1\) or two strings"),
+        (np.array(["2020-01-01", "2021-01-01"] * 3, dtype="datetime64[D]"), r"y holds datetime64\[D\] values"),
+        ([1, None, 0, 1, 0, 1], r"y\[1\] is None \(NoneType\), not a label"),
+        ([1.0, float("nan"), 0.0, 1.0, 0.0, 1.0], r"y\[1\] is nan, not a label"),
+        (np.array([1, "pos", 0, 1, 0, 1], dtype=object), r"y mixes labels of types \['int', 'str'\]"),
+    ],
+)
+def test_labels_a_saved_model_cannot_record_are_refused_up_front(labels, message):
+    """Issue 34 (9): boolean labels saved a folder load refused; datetime labels left weights without config.json;
+    None raised a TypeError."""
+    with pytest.raises(InputError, match=message):
+        HardmaxSentimentClassifier().fit(["a good one", "a bad one"] * 3, labels)
+
+
+def test_object_labels_of_one_kind_train_and_load(tmp_path):
+    texts = ["great superb film", "awful dull film"] * 10
+    y = np.array([np.int64(1), np.int64(0)] * 10, dtype=object)
+    clf = HardmaxSentimentClassifier(d=2, epochs=1, min_freq=1, random_state=0).fit(texts, y)
+    back = HardmaxSentimentClassifier.load(clf.save(tmp_path / "m"))
+    assert back.classes_.tolist() == [0, 1] and back.predict(texts[:2]).tolist() == clf.predict(texts[:2]).tolist()
+
+
+def test_a_seed_torch_cannot_take_and_save_onto_a_file_are_input_errors(fitted, tmp_path):
+    with pytest.raises(
+        InputError, match=r"random_state must be an integer from 0 to 2\*\*63 - 1, got 18446744073709551616"
+    ):
+        HardmaxSentimentClassifier(random_state=2**64).fit(["a good one", "a bad one"] * 3, [1, 0] * 3)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match=r"save\(\) writes three files into the folder path; '.*/file' is a file"):
+        fitted.save(tmp_path / "file")
+    with pytest.raises(InputError, match=r"'.*file' is a file, not a folder"):
+        fitted.save(tmp_path / "file" / "below")
+    assert (tmp_path / "file").read_text() == "x"

@@ -321,7 +321,7 @@ def test_study_errors(fitted, monkeypatch):
         check_methods(["exact", "lime"])
     with pytest.raises(InputError, match=r"methods is empty"):
         StudySettings(methods=())
-    with pytest.raises(InputError, match=r"ig_steps must be an integer >= 2, got 1"):
+    with pytest.raises(InputError, match=r"ig_steps must be an integer from 2 to 1024, got 1"):
         MethodSettings(ig_steps=1)
     with pytest.raises(InputError, match=r"texts\[1\] has no word the model knows \(1 such text\)"):
         faithfulness(fitted, ["great film", "qwerty asdf"], StudySettings(methods=("exact",)))
@@ -404,7 +404,10 @@ def test_faithfulness_command_runs_occlusion(model_dir, tmp_path, capsys):
     [
         (["--methods", "exact,lime"], "error: --methods: unknown methods ['lime']; choose from"),
         (["--reviews", "0"], "error: --reviews must be an integer >= 1, got 0"),
-        (["--ig-steps", "1"], "error: --ig-steps must be an integer >= 2, got 1"),
+        (["--ig-steps", "1"], "error: --ig-steps must be an integer from 2 to 1024, got 1"),
+        (["--ig-steps", "1000000000"], "error: --ig-steps must be an integer from 2 to 1024, got 1000000000"),
+        (["--kernelshap-samples", "1000000000"], "error: --kernelshap-samples must be an integer from 2 to 10000, got"),
+        (["--bootstrap", "100000000"], "error: --bootstrap must be an integer from 10 to 20000, got 100000000"),
     ],
 )
 def test_faithfulness_command_refusals(model_dir, tmp_path, capsys, extra, message):
@@ -429,7 +432,7 @@ def test_faithfulness_command_refuses_before_writing(model_dir, tmp_path, capsys
     assert "error: texts[3] has no word the model knows" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "captum", None)
     assert main(_argv(model_dir, out, "--methods", "ig")) == 2
-    assert "need captum, which is not installed: pip install 'attndyn[explain]'" in capsys.readouterr().err
+    assert 'need captum, which is not installed: pip install -e ".[explain]"' in capsys.readouterr().err
     assert not out.exists() and snapshot(model_dir) == before
 
 

@@ -7,6 +7,7 @@ import hashlib
 import http.server
 import io
 import json
+import os
 import shutil
 import tarfile
 import threading
@@ -35,6 +36,10 @@ def _config_edit(change):
 def _no_hashes(rec):
     rec.pop("files", None)
     return rec
+
+
+def _unsealed(rec):
+    return {k: v for k, v in rec.items() if k != "sha256"}
 
 
 def _weights_edit(change):
@@ -172,6 +177,10 @@ def world(tmp_path_factory, make_corpus, write_csv):
             (f / "weights.safetensors").write_bytes((f / "weights.safetensors").read_bytes()[:-10]),
         ),
         "no_weights": lambda f: (f / "weights.safetensors").unlink(),
+        # issue 34 (5): without the seal, swapped classes and an edited max_len loaded silently
+        "cfg_unsealed": _config_edit(_unsealed),
+        "cfg_unsealed_swap": _config_edit(lambda r: {**_unsealed(r), "classes": r["classes"][::-1]}),
+        "cfg_unsealed_maxlen": _config_edit(lambda r: {**_unsealed(r), "estimator": {**r["estimator"], "max_len": 3}}),
         "dj_badjson": _data_json("{not json"),
         "dj_list": _data_json("[1, 2]"),
         "dj_seed": _data_json(lambda i: {**i, "seed": 3}),
@@ -181,6 +190,12 @@ def world(tmp_path_factory, make_corpus, write_csv):
     }
     for name, edit in damaged.items():
         _copy(run, root / name, edit)
+    # a pipe lives outside ``root`` (the snapshot reads every file there)
+    pipes = tmp_path_factory.mktemp("pipes")
+    os.mkfifo(pipes / "reviews.txt")
+    os.mkfifo(pipes / "reviews.csv")
+    with open(pipes / "sparse.csv", "wb") as f:  # 3 GB that take no disk: refused unread
+        f.truncate(3 * 2**30)
     # the archive server lives outside ``root``
     served = tmp_path_factory.mktemp("served")
     aclimdb = [("aclImdb/train/pos/0_9.txt", b"good", "file"), ("aclImdb/test/neg/0_1.txt", b"bad", "file")]
@@ -201,6 +216,7 @@ def world(tmp_path_factory, make_corpus, write_csv):
             "data": data,
             "url": f"http://127.0.0.1:{server.server_address[1]}",
             "good_sha": hashlib.sha256((served / "good.tar.gz").read_bytes()).hexdigest(),
+            "pipes": pipes,
         }
     finally:
         server.shutdown()
@@ -236,6 +252,8 @@ CASES = {
         ["--data", "{root}/trunc.csv.gz"],
         ["--data", "{root}/notacl"],
         ["--data", "{root}/garbage.bin"],
+        ["--data", "{pipes}/reviews.csv"],
+        ["--data", "{pipes}/sparse.csv"],
         ["--split", "bogus"],
         ["--split", "official", "--data", "{root}/nosplit.csv"],
         ["--d", "0"],
@@ -261,6 +279,7 @@ CASES = {
         ["--anneal-epochs", "-1"],
         ["--val-fraction", "1.5"],
         ["--train-eval-size", "-3"],
+        ["--seed", str(2**64)],
     ],
     "evaluate": [
         [],
@@ -309,6 +328,20 @@ CASES = {
         ["--model", "{root}/w_trunc", "great"],
         ["--model", "{root}/no_weights", "great"],
         ["--model", "{root}/cfg_classes0", "great"],
+        # issue 34: unsealed folders, bytes-to-bytes codecs, a pipe and standard input as --file
+        ["--model", "{root}/cfg_unsealed", "great"],
+        ["--model", "{root}/cfg_unsealed_swap", "great"],
+        ["--model", "{root}/cfg_unsealed_maxlen", "great"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "rot13"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "base64"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "hex"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "bz2"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "zlib_codec"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "uu"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "quopri"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "punycode"],
+        M + ["--file", "{pipes}/reviews.txt"],
+        M + ["--file", "/dev/stdin"],
     ],
     "explain": [
         M + ["great", "--figure", "{root}/x.unknownext"],
@@ -328,6 +361,16 @@ CASES = {
         ["--model", "{root}/vocab_short", "great"],
         ["--model", "{root}/cfg_list", "great"],
         ["--model", "{root}/cfg_classes0", "great"],
+        ["--model", "{root}/cfg_unsealed_swap", "great"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "rot13"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "base64"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "hex"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "bz2"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "zlib_codec"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "uu"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "quopri"],
+        M + ["--file", "{root}/latin1.txt", "--encoding", "punycode"],
+        M + ["--file", "{pipes}/reviews.txt"],
     ],
     "imdb": [
         ["--url", "file:///etc/passwd"],

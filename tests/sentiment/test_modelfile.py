@@ -12,7 +12,7 @@ from safetensors.torch import save as save_st
 
 from attndyn import InputError
 from attndyn.cli import main
-from attndyn.sentiment import HardmaxSentimentClassifier, explain
+from attndyn.sentiment import HardmaxSentimentClassifier, explain, seal_model_folder
 from attndyn.sentiment.inference import sigmoid
 from attndyn.sentiment.modelfile import SEAL, content_sha256, seal
 
@@ -71,11 +71,43 @@ def test_config_json_is_covered_by_its_own_hash(saved, fitted, corpus, capsys):
     )
 
 
-def test_a_model_saved_without_hashes_still_loads(saved, fitted, corpus):
+@pytest.mark.parametrize("drop", [("files", SEAL), (SEAL,), ("files",)])
+def test_an_unsealed_folder_is_refused_until_sealed_explicitly(saved, fitted, corpus, drop, capsys):
+    """Issue 34 (5): deleting the seal and then swapping 'classes' or editing max_len loaded silently."""
     rec = _config(saved)
-    del rec["files"], rec[SEAL]
+    for key in drop:
+        del rec[key]
     _set_config(saved, rec)
+    unsealed = r"records no sha256 of its content and files: .* if you trust this folder, seal it with "
+    with pytest.raises(InputError, match=unsealed + r"attndyn.sentiment.seal_model_folder\(path\) and load it again$"):
+        HardmaxSentimentClassifier.load(saved)
+    for edited in ({**rec, "classes": rec["classes"][::-1]}, {**rec, "estimator": {**rec["estimator"], "max_len": 7}}):
+        _set_config(saved, edited)
+        with pytest.raises(InputError, match=unsealed):
+            HardmaxSentimentClassifier.load(saved)
+    assert main(["sentiment", "predict", "--model", str(saved), "a fine film"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.rstrip().endswith(
+        "seal it with `attndyn sentiment seal FOLDER` and load it again"
+    )
+    _set_config(saved, rec)
+    assert main(["sentiment", "seal", str(saved)]) == 0 and capsys.readouterr().out == f"sealed {saved}\n"
     assert np.array_equal(HardmaxSentimentClassifier.load(saved).predict(corpus[0]), fitted.predict(corpus[0]))
+    sealed = _config(saved)
+    assert sealed[SEAL] == content_sha256(sealed) and set(sealed["files"]) == {"weights.safetensors", "vocab.json"}
+    _set_config(saved, {**sealed, "classes": sealed["classes"][::-1]}, reseal=False)  # sealed: the edit is caught
+    with pytest.raises(InputError, match="does not match the sha256 of its content"):
+        seal_model_folder(saved)
+
+
+def test_a_folder_a_training_holds_is_refused_by_load(saved):
+    """Issue 34 (8): HardmaxSentimentClassifier.load read a folder whose training lock was held; the CLI refused."""
+    from attndyn.sentiment.runfolder import RunLock
+
+    with RunLock(saved):
+        with pytest.raises(InputError, match=r"is being trained by process \d+ .* weights are not final"):
+            HardmaxSentimentClassifier.load(saved)
+    assert HardmaxSentimentClassifier.load(saved).classes_.tolist() == [0, 1]
 
 
 def _flip_one_bit(folder):
@@ -142,7 +174,15 @@ def test_unreadable_weights_without_a_hash(saved, data, message):
         ),
         (
             lambda t: t.update({"embed.weight": torch.zeros(t["embed.weight"].shape, dtype=torch.int32)}),
-            "has dtype torch.int32",
+            r"has dtype int32, expected float32 \(or float16, bfloat16, float64\)",
+        ),
+        (  # issue 34: float64 weights of 1e300 said "tokens contains inf"
+            lambda t: t.update({"embed.weight": t["embed.weight"].double().fill_(1e300)}),
+            r"embed.weight holds values up to 1e\+300, beyond float32's range \(3.4e\+38\) in which the model runs",
+        ),
+        (  # issue 34: float8 weights ended in a traceback ("isfinite" not implemented)
+            lambda t: t.update({"embed.weight": t["embed.weight"].to(torch.float8_e4m3fn)}),
+            r"embed.weight has dtype float8_e4m3fn, expected float32 .*; convert the weights or retrain$",
         ),
         (lambda t: t.pop("alpha_raw"), r"missing \['alpha_raw'\]"),
         (lambda t: t.update({"extra": torch.zeros(1)}), r"unexpected \['extra'\]"),

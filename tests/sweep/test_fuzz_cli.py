@@ -108,7 +108,8 @@ CASES = [
     # options
     (["sweep", "good.toml"], r"give the output folder: attndyn sweep SPEC --out DIR"),
     ([*RUN[:4], "--workers", "-1"], r"workers must be an integer >= 0, got -1"),
-    ([*RUN, "--chunk", "0"], r"chunk must be an integer >= 1, got 0"),
+    ([*RUN, "--chunk", "0"], r"chunk must be an integer from 1 to 10000, got 0"),
+    ([*RUN, "--chunk", "1000000000"], r"chunk must be an integer from 1 to 10000, got 1000000000"),
     ([*RUN, "--batch", "0"], r"batch must be an integer >= 1, got 0"),
     ([*RUN, "--max-cells", "-1"], r"max_cells must be an integer >= 0, got -1"),
     ([*RUN, "--workers", "many"], r"Invalid value for '--workers'"),
@@ -121,6 +122,13 @@ CASES = [
     ([*RUN[:4], "--scheduler", "foo://1.2.3.4:5"], r"scheduler = 'foo://1.2.3.4:5' is not the address"),
     ([*RUN[:4], "--scheduler", "tcp://1.2.3.4:99999"], r"scheduler = 'tcp://1.2.3.4:99999' is not the address"),
     ([*RUN[:4], "--scheduler", "tcp://1.2.3.4"], r"scheduler = 'tcp://1.2.3.4' is not the address"),
+    (
+        [*RUN[:4], "--scheduler", "inproc://x"],
+        r"'inproc://x': an inproc:// address names a scheduler inside one process",
+    ),
+    ([*RUN[:4], "--scheduler", "tls://127.0.0.1:1"], r"a tls:// scheduler needs certificates .* pass client="),
+    ([*RUN[:4], "--scheduler", "ucx://127.0.0.1:1"], r"a ucx:// scheduler needs the UCX transport"),
+    ([*RUN[:4], "--scheduler", "tcp://127.0.0.1:1"], r"could not reach the dask scheduler at .* check the address"),
     # folders
     (["sweep", "good.toml", "--out", "afile", "--workers", "0"], r"--out 'afile' is a file; give a folder"),
     (["sweep", "good.toml", "--out", "notempty", "--workers", "0"], r"is a folder that is not empty and holds no"),
@@ -164,7 +172,7 @@ def test_the_corpus_is_large():
 @pytest.mark.parametrize("argv", [RUN, ["sweep", "summarize", "done"]], ids=["run", "summarize"])
 def test_without_the_sweep_extra_one_line_names_the_install(refused, files, monkeypatch, module, argv):
     monkeypatch.setitem(sys.modules, module, None)  # `import pyarrow` now raises ImportError
-    refused(files, argv, rf'sweeps need the sweep extra \({module} missing\): pip install "attndyn\[sweep\]"')
+    refused(files, argv, rf'sweeps need the sweep extra \({module} missing\): pip install -e "\.\[sweep\]"')
 
 
 def test_without_dask_a_sweep_on_workers_names_the_install(refused, files, monkeypatch):
@@ -197,4 +205,4 @@ def test_help_has_its_own_usage_line_and_keeps_bracketed_text(capsys, monkeypatc
     assert line.endswith(usage.rstrip("\n")) and shows in out
     assert "[[" not in out and "{SPEC | summarize}" not in out and "()" not in out and "[]" not in out
     if argv == ["sweep", "--help"]:
-        assert 'pip install "attndyn[sweep]"' in out  # not eaten as markup
+        assert 'pip install -e ".[sweep]"' in out  # not eaten as markup

@@ -78,8 +78,8 @@ def clusters(
         raise InputError("points contain NaN or inf; cluster finite tokens only")
     t = cluster_tolerance(p, rtol) if tol is None else float(tol)
     big = float(np.abs(p).max())
-    unit = 2.0 ** -np.frexp(big)[1] if big > 0 else 1.0  # exact power of two: p * unit has max in [0.5, 1)
-    q, t = p * unit, t * unit
+    e = int(np.frexp(big)[1]) if big > 0 else 0  # exact power of two: p * 2**-e has max in [0.5, 1)
+    q, t = np.ldexp(p, -e), float(np.ldexp(t, -e))  # ldexp: no factor 2**-e that itself overflows
     if len(p) == 1:
         labels = np.ones(1, dtype=int)
     elif len(p) <= DENSE_MAX_POINTS:
@@ -93,7 +93,7 @@ def clusters(
     out = []
     for lab in np.unique(labels):
         sel = labels == lab
-        center = q[sel].mean(axis=0) / unit  # the mean of the rescaled points cannot overflow
+        center = np.ldexp(q[sel].mean(axis=0), e)  # the mean of the rescaled points cannot overflow
         out.append(Cluster(center=center, members=tuple(int(i) for i in idx[sel])))
     return sorted(out, key=lambda c: min(c.members))
 

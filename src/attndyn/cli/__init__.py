@@ -22,7 +22,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from .._errors import HypothesisWarning, InputError
 from ._flags import FLAGS
@@ -56,7 +56,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "sweep",
         "Seeded parameter studies on dask.distributed, resumable: attndyn sweep SPEC --out DIR runs a spec (the "
         "same as attndyn sweep run SPEC --out DIR); attndyn sweep summarize DIR gives fractions with 95% Wilson "
-        'intervals per grid point and a plot. Needs the sweep extra: pip install "attndyn\\[sweep]".',
+        'intervals per grid point and a plot. Needs the sweep extra: pip install -e ".\\[sweep]".',
     ),
     "sphere": (
         "sphere",
@@ -80,6 +80,27 @@ COMMANDS: dict[str, tuple[str, str]] = {
 _SETTINGS: dict[str, Any] = {"add_completion": False, "pretty_exceptions_enable": False}
 
 
+class _FlagOption(TyperOption):
+    """typer's option, shown without a value type when it is a plain flag (``--help``, ``--json``): typer's help
+    showed ``--version <bool>``, as if the flag took a value."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        if self.is_flag:  # --x and --x/--no-x take no value
+            return None
+        return super().display_type_rich(ctx)
+
+
+def _plain_flags(command: Any) -> Any:
+    """``command`` (and the commands below it) with its flag options shown as :class:`_FlagOption`."""
+    helper = command.get_help_option(typer.Context(command))  # made once, then kept by the command
+    for p in [*command.params, *([helper] if helper is not None else [])]:
+        if type(p) is TyperOption:
+            p.__class__ = _FlagOption
+    for sub in getattr(command, "commands", {}).values():
+        _plain_flags(sub)
+    return command
+
+
 def load_command(name: str) -> Any:
     """The click command ``name`` of the root, built by typer from its module (imported now).
 
@@ -93,7 +114,7 @@ def load_command(name: str) -> Any:
     host = typer.Typer(**_SETTINGS)
     host.callback()(lambda: None)  # a callback makes typer build a group even for one command
     module.register(host)
-    return typer.main.get_command(host).commands[name]  # type: ignore[attr-defined]
+    return _plain_flags(typer.main.get_command(host).commands[name])  # type: ignore[attr-defined]
 
 
 class _LazyGroup(TyperGroup):
@@ -102,6 +123,7 @@ class _LazyGroup(TyperGroup):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        _plain_flags(self)
         self._listing = False
         self._placeholders = set(COMMANDS)
         for name, (_, short) in COMMANDS.items():

@@ -43,6 +43,7 @@ _WORDS = {
     "sweep.folder": "the --out folder of `attndyn sweep`",
     # attndyn pretrained
     "model": "--model",
+    "seal": "`attndyn sentiment seal FOLDER`",
     "model.path": "--model PATH",
     "imdb.run": "--sentiment-run",
     "reviews": "--reviews ",

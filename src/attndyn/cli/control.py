@@ -8,14 +8,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import typer
-from numpy.typing import ArrayLike
 
-from .._validation import InputError, parse_indices
-from ..io import atomic_write, load_array
+from .._errors import InputError
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from ..control import ControlResult
 
 __all__ = ["control_cmd", "register"]
@@ -56,10 +55,13 @@ def control_cmd(
 
     Exit status 0: reached; 1: only layer 0 reached (other leaders emerge later); 2: bad input, or no A
     (a token inside the hull of the others, or no positive margin), with one line on standard error."""
-    from ..control import choose_A, choose_A_for_clusters
+    from ..io import load_array
 
     _check_options(leaders, clusters, figure, save_matrix)
-    z = load_array(tokens, "TOKENS")
+    z = load_array(tokens, "TOKENS")  # a bad file is refused before the engine (torch) is imported
+    from .._validation import parse_indices
+    from ..control import choose_A, choose_A_for_clusters
+
     if z.ndim == 3 and z.shape[0] == 1:
         z = z[0]
     settings: dict[str, Any] = dict(
@@ -109,6 +111,8 @@ def _write_outputs(res: ControlResult, name: str, save_matrix: Path | None, figu
     """The chosen A as .npy and the A = I / chosen A comparison figure, where asked for: the figure is
     rendered first (into a temporary folder beside it), then each file is moved into place atomically,
     so a failed render changes neither file."""
+    from ..io import atomic_write
+
     if figure is None:
         if save_matrix is not None:
             atomic_write(save_matrix, lambda p: _save_npy(p, res.A))
@@ -125,6 +129,8 @@ def _write_outputs(res: ControlResult, name: str, save_matrix: Path | None, figu
 
 
 def _save_npy(path: Path, A: ArrayLike) -> None:
+    import numpy as np
+
     with open(path, "wb") as f:  # np.save on a path would append .npy to the temporary name
         np.save(f, np.asarray(A, dtype=np.float64))
 
@@ -134,6 +140,8 @@ def _print(res: ControlResult) -> None:
         typer.echo(f"leaders requested: {list(res.leaders_requested)}")
         typer.echo(f"verdict: {res.verdict} — {res.reason}")
         return
+    import numpy as np
+
     A = np.asarray(res.A)
     typer.echo(f"A ({'SPD' if res.spd else 'general'}, {res.solver}):")
     for row in A:

@@ -1,4 +1,8 @@
-"""``attndyn hardmax``, ``attndyn softmax`` and ``attndyn demo``: thin wrappers over the API."""
+"""``attndyn hardmax``, ``attndyn softmax`` and ``attndyn demo``: thin wrappers over the API.
+
+The engines (torch, numpy, the analysis) are imported when a command runs, not when it parses its options or
+shows its help (which then take a fraction of a second).
+"""
 
 from __future__ import annotations
 
@@ -6,22 +10,21 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import torch
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from .. import analysis
-from .._hardmax import hardmax
-from .._softmax import METHODS, softmax
-from .._validation import InputError
-from ..analysis.theorems import SOFTMAX_SETTLED_RTOL, sequence_converged, sequence_settled
-from ..io import load_array, write_json
-from ..options import SaveAt
-from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory
+from .._errors import InputError
+
+if TYPE_CHECKING:
+    import torch
+
+    from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory
+
+#: The softmax methods, named in the help without importing the engine (a test checks them against it).
+METHODS = ("discrete", "euler", "midpoint", "heun", "rk4", "dopri5", "dopri8", "bosh3", "adaptive_heun")
 
 console = Console(stderr=False)
 
@@ -32,6 +35,8 @@ def _floats(t: torch.Tensor) -> Any:
 
 def hardmax_summary(traj: HardmaxTrajectory, b: int) -> dict[str, Any]:
     """The JSON record of one sequence of a hardmax run (the CLI's ``--json`` contract)."""
+    from .. import analysis
+
     rep = analysis.hardmax_theorem(traj, b)
     real = traj.real_tokens(b)
     return {
@@ -52,6 +57,11 @@ ATTENTION_JSON_MAX_TOKENS = 1000
 
 
 def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
+    import numpy as np
+
+    from .. import analysis
+    from ..analysis.theorems import SOFTMAX_SETTLED_RTOL, sequence_converged, sequence_settled
+
     real = traj.real_tokens(b)
     pts = traj.ys[-1, b][real].detach().cpu().numpy()
     scale = max(1.0, float(np.abs(pts).max()))
@@ -79,6 +89,27 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
     }
 
 
+# What the two words mean beside each verdict (the CLI runs without a stopping test).
+_CONVERGED = {
+    True: "a step left the tokens exactly unchanged",
+    False: "no step left the tokens exactly unchanged; not needed: the verdicts read the settled tokens",
+}
+_SETTLED = {
+    True: "the final tokens show the limits the theorem speaks of",
+    False: "the tokens still move: a verdict on them is undecided; run longer",
+}
+
+
+def _zero_below(rec: dict[str, Any]) -> float:
+    """Coordinates of a cluster center at most this size print as 0: the tolerance the clusters were found with
+    (the theorem's ``cluster_tol``; else the 1e-3 relative of :func:`softmax_summary`)."""
+    tol = (rec.get("theorem") or {}).get("cluster_tol")
+    if tol is None:
+        big = max((abs(v) for t in rec["final_tokens"] for v in (t if isinstance(t, list) else [t])), default=0.0)
+        tol = 1e-3 * max(1.0, big)
+    return float(tol)
+
+
 def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: str) -> None:
     if as_json:
         print(json.dumps({"sequences": records} if batched else records[0]))
@@ -87,9 +118,12 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
         head = f"{title}" + (f" — sequence {b}" if batched else "")
         console.print(
             f"[bold]{head}[/bold]: {len(rec['final_tokens'])} tokens, {rec['layers']} steps, "
-            f"converged: {rec['converged']}"
+            f"converged: {rec['converged']} ({_CONVERGED[rec['converged']]})"
         )
-        console.print(f"  settled (relative change of the last step <= {rec['settled_rtol']:g}): {rec['settled']}")
+        console.print(
+            f"  settled (relative change of the last step <= {rec['settled_rtol']:g}): {rec['settled']} "
+            f"({_SETTLED[rec['settled']]})"
+        )
         if rec.get("rescaled"):
             console.print(
                 "  rescaled run: the tokens shown are z(t) = exp(-tV) x(t) (softmax paper, eq. (4)), not x(t)"
@@ -104,14 +138,19 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
                 f"{len(rounded)} layer(s) (margin within the rounding bound; see attndyn.margins)"
             )
         table = Table("cluster", "center", "members", show_edge=False)
+        zero = _zero_below(rec)
         for k, c in enumerate(rec["clusters"]):
             table.add_row(
-                str(k), "(" + ", ".join(f"{v:.4g}" for v in c["center"]) + ")", " ".join(map(str, c["members"]))
+                str(k),
+                "(" + ", ".join(f"{0.0 if abs(v) <= zero else v:.4g}" for v in c["center"]) + ")",
+                " ".join(map(str, c["members"])),
             )
         console.print(table)
         th = rec["theorem"]
         name = th.get("regime") or ("Theorem 1.1" if title == "hardmax" else "theorem")
-        if th.get("holds") is not None:
+        if th.get("undecided"):  # the run cannot decide the theorem: say why
+            console.print(f"  {name}: undecided: {th['undecided']}", markup=False)
+        elif th.get("holds") is not None:
             console.print(f"  {name}: {'holds' if th['holds'] else 'does NOT hold'}")
         else:  # the JSON's verdict is null: say why
             console.print(f"  no theorem verdict: {th.get('note', 'no theorem applies to this run')}")
@@ -131,7 +170,9 @@ def _interactive() -> bool:
     return sys.stderr.isatty()
 
 
-def _matrix(path: Path | None, name: str) -> np.ndarray | None:
+def _matrix(path: Path | None, name: str) -> Any:
+    from ..io import load_array
+
     return None if path is None else load_array(path, name)
 
 
@@ -146,7 +187,11 @@ def hardmax_cmd(
     as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ) -> None:
     """Run the hardmax dynamics (hardmax paper eq. 1.1); report leaders, clusters and Theorem 1.1."""
-    z = load_array(tokens, "TOKENS")
+    from ..io import load_array
+
+    z = load_array(tokens, "TOKENS")  # a bad file is refused before the engine (torch) is imported
+    from .._hardmax import hardmax
+
     traj = hardmax(z, alpha=alpha, layers=layers, A=_matrix(matrix, "--matrix"), tol=tol, progress=_interactive())
     recs = [hardmax_summary(traj, b) for b in range(traj.batch_size)]
     _emit(recs, traj.batched, as_json, "hardmax")
@@ -168,7 +213,12 @@ def softmax_cmd(
     as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ) -> None:
     """Run the softmax self-attention dynamics (softmax paper eqs. 1-4); report the limit geometry."""
-    z = load_array(tokens, "TOKENS")
+    from ..io import load_array
+
+    z = load_array(tokens, "TOKENS")  # a bad file is refused before the engine (torch) is imported
+    from .._softmax import softmax
+    from ..options import SaveAt
+
     steps = time / step if time > 0 and step > 0 else 0  # nonsense values are refused by softmax()
     keep = max(1, int(min(steps, 1e18)) // 50) if math.isfinite(steps) else 1
     small = z.ndim >= 2 and z.shape[-2] <= ATTENTION_JSON_MAX_TOKENS
@@ -204,6 +254,13 @@ def demo_cmd(
     seed: int = typer.Option(0, help="Seed of the random configurations."),
 ) -> None:
     """The main job on built-in defaults: the papers' configurations, their leaders and clusters."""
+    import numpy as np
+
+    from .._hardmax import hardmax
+    from .._softmax import softmax
+    from ..io import write_json
+    from ..options import SaveAt
+
     check_out_folder(out, "--out")
     if seed < 0:
         raise InputError(f"--seed must be a non-negative integer, got {seed}")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from .._validation import InputError
+from .._errors import InputError
 
 __all__ = ["explore_cmd", "register"]
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .._validation import InputError
-from ..sentiment.data import DEFAULT_DATA
+from .._errors import InputError
+from ..sentiment._defaults import DEFAULT_DATA
 from ._interrupt import on_interrupt
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""``attndyn sentiment train | evaluate | predict | explain`` and ``attndyn data imdb``."""
+"""``attndyn sentiment train | evaluate | predict | explain | seal | faithfulness`` and ``attndyn data imdb``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .._validation import InputError
+from .._errors import InputError
 from ..sentiment.data import DEFAULT_DATA, IMDB_SHA256, download_imdb
 from ._interrupt import on_interrupt
 
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 app = typer.Typer(help="Interpretable IMDb sentiment analysis with a hardmax transformer.", no_args_is_help=True)
 data_app = typer.Typer(help="Datasets: fetch them when you have a network.", no_args_is_help=True)
+
+# Review files (--file) larger than this are refused before they are read whole.
+MAX_TEXT_BYTES = 256 * 2**20
 
 _DEVICE_HELP = "Where to run: cpu, cuda or auto (CUDA when present); the same results on each."
 
@@ -41,19 +44,30 @@ def _read_text(file: Path, encoding: str, option: str = "--file") -> str:
     """The text of ``file`` in ``encoding``: a missing file, undecodable bytes or a binary file is one InputError."""
     import codecs
 
+    from ..io import read_input_bytes
+
     try:
-        codecs.lookup(encoding)
+        info = codecs.lookup(encoding)
     except LookupError:
         raise InputError(
             f"--encoding {encoding!r} is not a known text encoding; use e.g. utf-8, latin-1 or utf-16"
         ) from None
-    if not file.is_file():
-        raise InputError(f"{option} {str(file)!r} does not exist" + (" (it is a folder)" if file.is_dir() else ""))
-    raw = file.read_bytes()
-    name = codecs.lookup(encoding).name
+    if not getattr(info, "_is_text_encoding", True):  # base64, rot13, zlib_codec...: bytes to bytes, not text
+        raise InputError(
+            f"--encoding {encoding!r} is a {info.name} codec, not a text encoding; use e.g. utf-8, latin-1 or utf-16"
+        )
+    if file.is_dir():
+        raise InputError(f"{option} {str(file)!r} does not exist (it is a folder)")
+    raw = read_input_bytes(file, option, MAX_TEXT_BYTES)
+    name = info.name
     try:
         text = raw.decode("utf-8-sig" if name == "utf-8" else encoding)
-    except UnicodeDecodeError as exc:
+    except UnicodeError as exc:
+        if not isinstance(exc, UnicodeDecodeError):  # punycode, idna: no byte offset to name
+            raise InputError(
+                f"{option} {str(file)!r} is not {encoding} text ({str(exc).splitlines()[0][:120]}); convert the "
+                "file to UTF-8 or pass its encoding with --encoding (e.g. latin-1)"
+            ) from None
         hint = (
             " (it starts with a UTF-16 byte-order mark: pass --encoding utf-16)"
             if raw[:2] in (b"\xff\xfe", b"\xfe\xff")
@@ -394,6 +408,18 @@ def predict(
                 typer.echo(f"{name}\t{p:.4f}\t{t[:70]}{note}")
 
 
+@app.command()
+def seal(
+    model: Path = typer.Argument(..., metavar="FOLDER", help="A model or run folder that records no sha256."),
+) -> None:
+    """Seal a model folder saved before folders were sealed, so that it loads: record the sha256 of its
+    weights, vocabulary and config.json (every other check of loading applies first). Seal only a folder you
+    trust: what it holds now becomes what loads, and later edits are refused."""
+    from ..sentiment.inference import seal_model_folder
+
+    typer.echo(f"sealed {seal_model_folder(model)}")
+
+
 _WORDS_FIGURE_HELP = (
     "Draw the review's words coloured by their exact contribution to the decision "
     "(below Figure 9's panels for a d = 2 model) to this image."
@@ -536,13 +562,21 @@ def _faithfulness_methods(methods: list[str] | None) -> tuple[str, ...]:
 
 def _faithfulness_settings(opts: dict[str, Any]) -> Any:
     """The study's settings from the command's options, each range checked under its option's name."""
-    from ..sentiment.baselines import MethodSettings, require_captum
-    from ..sentiment.faithfulness import StudySettings
+    from ..sentiment.baselines import MAX_IG_STEPS, MAX_KERNELSHAP_SAMPLES, MethodSettings, require_captum
+    from ..sentiment.faithfulness import MAX_BOOTSTRAP, StudySettings
 
-    lows = {"reviews": 1, "seed": 0, "ig_steps": 2, "kernelshap_samples": 2, "sanity_reviews": 0, "bootstrap": 10}
-    for name, low in lows.items():
-        if opts[name] < low:
-            raise InputError(f"--{name.replace('_', '-')} must be an integer >= {low}, got {opts[name]}")
+    ranges = {
+        "reviews": (1, None),
+        "seed": (0, None),
+        "ig_steps": (2, MAX_IG_STEPS),
+        "kernelshap_samples": (2, MAX_KERNELSHAP_SAMPLES),
+        "sanity_reviews": (0, None),
+        "bootstrap": (10, MAX_BOOTSTRAP),
+    }
+    for name, (low, high) in ranges.items():
+        if opts[name] < low or (high is not None and opts[name] > high):
+            want = f">= {low}" if high is None else f"from {low} to {high}"
+            raise InputError(f"--{name.replace('_', '-')} must be an integer {want}, got {opts[name]}")
     methods = _faithfulness_methods(opts["methods"])
     require_captum(methods)
     base = MethodSettings(seed=opts["seed"], ig_steps=opts["ig_steps"], kernelshap_samples=opts["kernelshap_samples"])
@@ -591,17 +625,21 @@ def faithfulness_command(
         "--methods",
         help="Methods, comma-separated or repeated: exact, ig, ig-mean, gradxinput, kernelshap, occlusion (leave one "
         "position out), occlusion-word (leave every copy of a word out), followers, rollout, random (default: all; ig, "
-        "ig-mean, gradxinput and kernelshap need captum: pip install 'attndyn\\[explain]').",
+        'ig-mean, gradxinput and kernelshap need captum: pip install -e ".\\[explain]").',
     ),
     seed: int = typer.Option(
         0, help="Seeds the sample, random, KernelShap, the tie-breaks, the bootstrap and the re-initialized model."
     ),
-    ig_steps: int = typer.Option(32, "--ig-steps", help="Integrated Gradients' path points."),
-    kernelshap_samples: int = typer.Option(200, "--kernelshap-samples", help="KernelShap's coalitions per review."),
+    ig_steps: int = typer.Option(32, "--ig-steps", help="Integrated Gradients' path points (2-1024)."),
+    kernelshap_samples: int = typer.Option(
+        200, "--kernelshap-samples", help="KernelShap's coalitions per review (2-10000)."
+    ),
     sanity_reviews: int = typer.Option(
         200, "--sanity-reviews", help="Reviews of the model-randomization check (0: off)."
     ),
-    bootstrap: int = typer.Option(2000, "--bootstrap", help="Bootstrap resamples of each confidence interval."),
+    bootstrap: int = typer.Option(
+        2000, "--bootstrap", help="Bootstrap resamples of each confidence interval (10-20000)."
+    ),
     threads: int = typer.Option(1, help="CPU threads for torch."),
     progress: bool = typer.Option(True, help="Show a progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print the result's JSON instead of the report."),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperGroup
 
-from .._validation import InputError
+from .._errors import InputError
 from ._interrupt import Interrupted
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ app = typer.Typer(
     add_completion=False,
     help="Seeded parameter studies on dask.distributed, resumable: attndyn sweep SPEC --out DIR runs a spec "
     "(the same as attndyn sweep run SPEC --out DIR); attndyn sweep summarize DIR gives fractions with 95% "
-    'Wilson intervals per grid point and a plot. Needs the sweep extra: pip install "attndyn\\[sweep]".',
+    'Wilson intervals per grid point and a plot. Needs the sweep extra: pip install -e ".\\[sweep]".',
 )
 
 
@@ -65,7 +65,7 @@ def run_cmd(
         help="Address of a running dask scheduler, e.g. tcp://10.0.0.5:8786 (instead of --workers).",
     ),
     max_cells: int | None = typer.Option(None, "--max-cells", help="Run at most this many of the cells left."),
-    chunk: int = typer.Option(8, "--chunk", help="Cells per dask task."),
+    chunk: int = typer.Option(8, "--chunk", help="Cells per dask task (1-10000)."),
     batch: int = typer.Option(1000, "--batch", help="Rows per Parquet file (also written every 10 s)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Also rerun cells recorded as failed."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar (standard error)."),

@@ -33,7 +33,7 @@ from .assign import Attempt, best_assignment, solve_assignment
 from .constraints import Preference
 from .hull import never_leads
 from .problem import ControlProblem, check_request, simulate
-from .reduce import lead_rows, not_lead_rows
+from .reduce import lead_rows, not_lead_keys
 from .result import ControlResult, Round
 from .scale import in_units, unit_scale
 from .solve import MAX_CONSTRAINTS, MarginSolution
@@ -244,12 +244,9 @@ def _layer0_rounds(problem: ControlProblem, fixed: list[Preference], *, first_ro
     each token that was not asked for and leads at layer k of the run, "it does not lead" at that run's
     positions :math:`Z^k`; at most ``problem.rounds`` rounds, numbered from ``first_round``."""
     Z, S = problem.tokens, problem.leaders
-    groups: list[list[Preference]] = []
-    for i in range(len(Z)):
-        g = [] if i in S else not_lead_rows(Z, i)
-        if g:
-            groups.append(g)
-            problem.check_size(len(fixed) + sum(map(len, groups)))
+    keys = {i: not_lead_keys(Z, i) for i in range(len(Z)) if i not in S}
+    problem.check_size(len(fixed) + sum(map(len, keys.values())))  # all of them, counted before any row is built
+    groups: list[list[Preference]] = [[Preference(i, int(j), i, 0, Z) for j in js] for i, js in keys.items() if len(js)]
     history: list[Round] = []
     added: tuple[tuple[int, int], ...] = ()
     best = None
@@ -279,10 +276,8 @@ def _layer0_rounds(problem: ControlProblem, fixed: list[Preference], *, first_ro
             reason = f"requested leaders {sorted(set(S) - set(found.indices))} do not lead in the engine's run"
             break
         added = tuple(extra)
-        for i, k in extra:
-            Zk = traj.ys[k, 0].numpy()  # (n, d) positions of layer k of this run
-            g = not_lead_rows(Zk, i, layer=k)
-            if g:
-                groups.append(g)
-                problem.check_size(len(fixed) + sum(map(len, groups)))
+        later = [(i, k, traj.ys[k, 0].numpy()) for i, k in extra]  # (n, d) positions of layer k of this run
+        more = [(i, k, Zk, not_lead_keys(Zk, i)) for i, k, Zk in later]
+        problem.check_size(len(fixed) + sum(map(len, groups)) + sum(len(js) for *_, js in more))
+        groups += [[Preference(i, int(j), i, k, Zk) for j in js] for i, k, Zk, js in more if len(js)]
     return Attempt(best, history, seconds, reason)

@@ -75,9 +75,8 @@ def invariant_preferences(
         for l in sorted(set(owner)):
             queries, keys = follow_only_pairs(Zk, [i for i in range(len(Z)) if owner[i] == l], l)
             plan.append((Zk, queries, keys, l, k))
-            check_size(
-                sum(len(q) * len(m) for _, q, m, _, _ in plan), Z.shape[1], spd=spd, max_constraints=max_constraints
-            )
+    # The total, once every layer is planned (index lists only): a check inside the loop named a partial count.
+    check_size(sum(len(q) * len(m) for _, q, m, _, _ in plan), Z.shape[1], spd=spd, max_constraints=max_constraints)
     return [Preference(i, l, m, k, Zk) for Zk, queries, keys, l, k in plan for i in queries for m in keys]
 
 

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import torch
 
+from .._budget import check_matrix_memory
 from .._hardmax import check_dynamic_range, hardmax
 from .._validation import InputError, as_tokens, check_int, check_positive
 from ..options import SaveAt
@@ -22,6 +24,11 @@ from .constraints import Preference
 from .solve import MarginSolution, check_size, require_cvxpy, solve_margin
 
 __all__ = ["ControlProblem", "check_request", "simulate"]
+
+
+# (d, d) matrices a control problem holds at once: the solver's rows and copies, the runs' A: what
+# :func:`attndyn._budget.check_matrix_memory` counts.
+CONTROL_MATRIX_COPIES = 16
 
 
 def check_request(
@@ -34,6 +41,11 @@ def check_request(
             f"tokens must be one sequence (n, d); got a batch of {z.shape[0]}: control one sequence at a time"
         )
     check_dynamic_range(z)  # what the verification runs would refuse, refused before any solve
+    # The LP or SDP has A's d^2 entries as variables, one dense row of them per constraint (several per token),
+    # and each verification run holds A's copies: refused before any is built.
+    check_matrix_memory(
+        z.shape[-1], CONTROL_MATRIX_COPIES, torch.float64, torch.device("cpu"), None, "the margin problem"
+    )
     Z = z[0].numpy()
     if len(Z) < 2:
         raise InputError(f"tokens has {len(Z)} token; control needs at least 2")

@@ -47,6 +47,7 @@ __all__ = [
     "follow_only_rows",
     "lead_rows",
     "not_lead_rows",
+    "not_lead_keys",
 ]
 
 #: Above this dimension the hull's facets grow too fast (qhull is exponential in d): no reduction.
@@ -136,9 +137,15 @@ def not_lead_rows(Z: np.ndarray, i: int, layer: int = 0) -> list[Preference]:
     hull of the other tokens (any other token, up to :data:`REDUCE_ABOVE` tokens). Empty when no constraint
     is needed: another token sits at z_i (they tie for every A, so i never leads alone) or i is not a vertex
     of the hull of all tokens (it never leads at layer 0)."""
+    return [Preference(i, int(j), i, layer, Z) for j in not_lead_keys(Z, i)]
+
+
+def not_lead_keys(Z: np.ndarray, i: int) -> np.ndarray:
+    """The tokens j of :func:`not_lead_rows` (one constraint each), without building the rows: what a size
+    check counts before anything is built."""
     others = np.flatnonzero(np.arange(len(Z)) != i)
     if len(Z) <= REDUCE_ABOVE:
-        return [Preference(i, int(j), i, layer, Z) for j in others]
+        return others
     if (Z[others] == Z[i]).all(axis=1).any() or i not in hull_vertices(Z):
-        return []
-    return [Preference(i, int(j), i, layer, Z) for j in others[hull_vertices(Z[others])]]
+        return others[:0]
+    return others[hull_vertices(Z[others])]

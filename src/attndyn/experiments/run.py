@@ -12,6 +12,7 @@ a ``dask.distributed`` client when given one) and ``attndyn sweep`` runs its chu
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterable
@@ -22,7 +23,13 @@ from .registry import CellFailed, Experiment, get_experiment
 
 __all__ = ["cell_row", "run_cells", "check_scheduler", "connect"]
 
-_ADDRESS = re.compile(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})")
+# Schemes an address alone cannot connect with: what each needs instead.
+_NOT_BY_ADDRESS = {
+    "tls": "a tls:// scheduler needs certificates (a dask Security object) that an address cannot carry",
+    "wss": "a wss:// scheduler needs certificates (a dask Security object) that an address cannot carry",
+    "ucx": "a ucx:// scheduler needs the UCX transport (ucx-py), which attndyn does not set up",
+}
+_ADDRESS = re.compile(r"(?:(?:tcp|ws)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})")
 
 
 def cell_row(exp: Experiment, seed: int, params: dict[str, Any]) -> dict[str, Any]:
@@ -57,19 +64,57 @@ def run_cells(
         return _run_chunk(name, checked)
     parts = [checked[a : a + chunk] for a in range(0, len(checked), chunk)]
     futures = [client.submit(_run_chunk, name, part, pure=False) for part in parts]
-    return [row for fut in futures for row in fut.result()]
+    try:
+        return [row for fut in futures for row in fut.result()]
+    except Exception as exc:  # a cell's own error is in its row (cell_row): this is the cluster's
+        if not _cluster_lost(exc, client):
+            raise
+        raise InputError(
+            f"the dask scheduler stopped answering during the run ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0][:160] if str(exc) else 'no message'}); the run is incomplete, not a "
+            "measurement: restart the scheduler and its workers and run again"
+        ) from None
+
+
+def _cluster_lost(exc: BaseException, client: Any) -> bool:
+    """``exc``, raised by a future's ``result()``, says that the scheduler or its workers went away (a cancelled
+    future, a closed connection, a killed worker, a client that is no longer running), not that a cell failed."""
+    import concurrent.futures
+
+    lost = {"FutureCancelledError", "CancelledError", "CommClosedError", "KilledWorker", "StreamClosedError"}
+    return (
+        isinstance(exc, (OSError, TimeoutError, concurrent.futures.CancelledError))
+        or type(exc).__name__ in lost
+        or getattr(client, "status", "running") != "running"
+    )
 
 
 def check_scheduler(scheduler: Any) -> str:
-    """``scheduler`` if it is the address of a dask scheduler (``tcp://10.0.0.5:8786``, a port 1-65535; or
-    ``inproc://...``), else an :class:`InputError` with an example."""
+    """``scheduler`` if it is the address of a dask scheduler that an address alone reaches
+    (``tcp://10.0.0.5:8786`` or ws://, a port 1-65535; inproc:// of a scheduler in this very process), else an
+    :class:`InputError` with an example: inproc:// of another process (the command line's case), tls://, wss://
+    and ucx:// are refused with what each needs (a ``client=`` connected by the caller)."""
+    scheme = scheduler.split("://", 1)[0].lower() if isinstance(scheduler, str) and "://" in scheduler else None
+    if scheme == "inproc":  # inproc://HOST/PID/N: a scheduler of LocalCluster(processes=False) in process PID
+        m = re.fullmatch(r"inproc://[^/]+/(\d+)/\d+", scheduler)
+        if m is None or int(m[1]) != os.getpid():
+            raise InputError(
+                f"scheduler = {scheduler!r}: an inproc:// address names a scheduler inside one process (a "
+                "LocalCluster(processes=False) of that process), not one this run can reach; give a tcp:// address "
+                "such as tcp://10.0.0.5:8786"
+            )
+        return scheduler
+    if scheme in _NOT_BY_ADDRESS:
+        raise InputError(
+            f"scheduler = {scheduler!r}: {_NOT_BY_ADDRESS[scheme]}; give a tcp:// address such as "
+            "tcp://10.0.0.5:8786, or connect a dask.distributed.Client yourself and pass client="
+        )
     m = _ADDRESS.fullmatch(scheduler) if isinstance(scheduler, str) else None
     if m is None or not 1 <= int(m.group(2)) <= 65535:
-        if not (isinstance(scheduler, str) and re.fullmatch(r"inproc://\S+", scheduler)):
-            raise InputError(
-                f"scheduler = {scheduler!r} is not the address of a dask scheduler; give one such as "
-                "tcp://10.0.0.5:8786 (a protocol tcp, tls, ucx, ws or wss, a host and a port 1-65535)"
-            )
+        raise InputError(
+            f"scheduler = {scheduler!r} is not the address of a dask scheduler; give one such as "
+            "tcp://10.0.0.5:8786 (a protocol tcp or ws, a host and a port 1-65535)"
+        )
     return scheduler
 
 
@@ -81,7 +126,7 @@ def connect(scheduler: str) -> Any:
         from distributed import Client
     except ImportError:
         raise InputError(
-            'running cells on a dask scheduler needs dask.distributed: pip install "attndyn[sweep]"'
+            'running cells on a dask scheduler needs dask.distributed: pip install -e ".[sweep]"'
         ) from None
     try:
         return Client(scheduler, timeout="10s")

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["build", "serve", "warm_up", "free_port"]
+__all__ = ["build", "serve", "warm_up", "free_port", "allowed_hosts"]
 
 TITLE = "attndyn explore"
 
@@ -60,6 +60,40 @@ def warm_up() -> None:
     run_hardmax(HardmaxState(np.random.default_rng(0).uniform(-1, 1, (20, 2)), np.eye(2), layers=5))
 
 
+# The route of Panel's ComponentResourceHandler: /components/<module>/<class>/<attribute>/<path> imports the
+# module its URL names (GET /components/this/x/y/z ran `import this` on the server). The pages use none of it.
+_MODULE_IMPORT_ROUTE = "/components/"
+
+
+def allowed_hosts(port: int) -> frozenset[str]:
+    """The Host headers the explorer answers: this machine's names with the port (a page of another site, even one
+    whose name resolves here by DNS rebinding, sends its own name and is refused)."""
+    return frozenset(f"{name}:{port}" for name in ("localhost", "127.0.0.1", "[::1]"))
+
+
+def _harden(app: Any, port: int) -> None:
+    """Drop the module-import route from the tornado application ``app`` and answer 403 to any request whose Host
+    header is not one of :func:`allowed_hosts` (the websocket's Origin is checked by Bokeh as well)."""
+    from tornado.web import ErrorHandler
+
+    for router in (app.wildcard_router, app.default_router):
+        router.rules = [r for r in router.rules if not _is_module_route(r)]
+    hosts = allowed_hosts(port)
+    find = app.find_handler
+
+    def find_handler(request: Any, **kwargs: Any) -> Any:
+        if request.host.lower() not in hosts:
+            return app.get_handler_delegate(request, ErrorHandler, {"status_code": 403})
+        return find(request, **kwargs)
+
+    app.find_handler = find_handler
+
+
+def _is_module_route(rule: Any) -> bool:
+    regex = getattr(rule.matcher, "regex", None)
+    return regex is not None and regex.pattern.startswith(_MODULE_IMPORT_ROUTE)
+
+
 def serve(
     port: int = 0, *, open_browser: bool = True, model: str | Path | None = None, address: str = "127.0.0.1"
 ) -> Any:
@@ -80,6 +114,7 @@ def serve(
         websocket_origin=[f"localhost:{port}", f"127.0.0.1:{port}"],
         verbose=False,
     )
+    _harden(server._tornado, port)
     threading.Thread(target=warm_up, daemon=True).start()
     if open_browser:
         import webbrowser

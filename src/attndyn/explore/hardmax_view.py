@@ -179,6 +179,8 @@ class HardmaxResult:
             return f"Theorem 1.1 holds: {len(rep.leaders)} leaders, K has {nv} vertices"
         if not rep.settled:
             return "Theorem 1.1 not checked: the tokens still move after the last layer (add layers)"
+        if rep.undecided is not None:
+            return f"Theorem 1.1 undecided: {rep.undecided}"
         failed = [
             k for k in ("leaders_nonempty", "limits_on_boundary", "vertices_are_leader_limits") if not rep.record()[k]
         ]

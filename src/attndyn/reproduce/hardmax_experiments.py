@@ -95,8 +95,8 @@ def fig2(ctx: Context, res: SectionResult) -> None:
                 f"{name}: Theorem 1.1 (leaders exist; limits on the boundary of K = conv(leaders' "
                 f"limits); vertices of K are leaders' limits)",
                 "holds",
-                "holds" if rep.holds else f"fails: {rep.record()}",
-                rep.holds,
+                rep.verdict if rep.holds is not False else f"fails: {rep.record()}",
+                rep.holds is True,
             )
         )
         lead = analysis.leaders(traj)
@@ -205,7 +205,9 @@ def emerging_leader(ctx: Context, res: SectionResult) -> None:
         )
     )
     rep = analysis.hardmax_theorem(traj)
-    res.checks.append(Check("Theorem 1.1 on this run", "holds", "holds" if rep.holds else "fails", rep.holds))
+    res.checks.append(
+        Check("Theorem 1.1 on this run", "holds", rep.verdict if rep.holds is not False else "fails", rep.holds is True)
+    )
     res.params = {"tokens": z0.tolist(), "alpha": 0.5, "A": "I", "layers": int(traj.stats.steps)}
 
 

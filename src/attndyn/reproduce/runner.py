@@ -184,9 +184,9 @@ def reproduce(config: ReproduceConfig | None = None, *, progress: bool = False, 
     """
     config = ReproduceConfig(**kwargs) if config is None else config
     out = config.out
-    _check_writable(out)
-    client = None if config.scheduler is None else connect(config.scheduler)
+    client = None if config.scheduler is None else connect(config.scheduler)  # refused: nothing created yet
     try:
+        _check_writable(out)
         return _run(config, client, progress)
     finally:
         if client is not None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         split_random,
     )
     from .estimator import HardmaxSentimentClassifier
+    from .inference import seal_model_folder
     from .model import SentimentConfig, SentimentTransformer
     from .recipes import RECIPES, recipe
     from .text import TextConfig, Tokenizer, Vocabulary
@@ -63,6 +64,7 @@ __all__ = [
     "pin_kernels",
     "read_reviews",
     "recipe",
+    "seal_model_folder",
     "split_official",
     "split_random",
     "trajectory_of",

@@ -81,13 +81,18 @@ def check_number(
     return v
 
 
-def check_integer(value: Any, name: str, *, low: int = 0, allow_none: bool = False) -> int | None:
-    """An integer (Python or NumPy, not a bool) >= ``low``, else an InputError naming ``name``."""
+def check_integer(
+    value: Any, name: str, *, low: int = 0, high: int | None = None, allow_none: bool = False
+) -> int | None:
+    """An integer (Python or NumPy, not a bool) >= ``low`` (and <= ``high`` when given), else an InputError
+    naming ``name``."""
     if value is None and allow_none:
         return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < low:
+    bad = isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer))
+    if bad or value < low or (high is not None and value > high):
         extra = " or None" if allow_none else ""
-        raise InputError(f"{name} must be an integer >= {low}{extra}, got {value!r}")
+        want = f">= {low}" if high is None else f"from {low} to {high}"
+        raise InputError(f"{name} must be an integer {want}{extra}, got {value!r}")
     return int(value)
 
 

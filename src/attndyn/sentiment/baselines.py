@@ -58,6 +58,10 @@ if TYPE_CHECKING:
 
     from ..trajectory import HardmaxTrajectory
 
+#: Declared ranges of the settings that size the work (each multiplies the forward passes per review).
+MAX_IG_STEPS = 1024
+MAX_KERNELSHAP_SAMPLES = 10_000
+
 __all__ = [
     "METHODS",
     "SIGNED",
@@ -113,8 +117,8 @@ class MethodSettings:
 
     def __post_init__(self) -> None:
         check_integer(self.seed, "seed", low=0)
-        check_integer(self.ig_steps, "ig_steps", low=2)
-        check_integer(self.kernelshap_samples, "kernelshap_samples", low=2)
+        check_integer(self.ig_steps, "ig_steps", low=2, high=MAX_IG_STEPS)
+        check_integer(self.kernelshap_samples, "kernelshap_samples", low=2, high=MAX_KERNELSHAP_SAMPLES)
         check_number(self.rollout_keep, "rollout_keep", low=0, high=1)
         methods = ("gausslegendre", "riemann_trapezoid", "riemann_left", "riemann_right", "riemann_middle")
         if self.ig_method not in methods:
@@ -152,7 +156,7 @@ def require_captum(methods: tuple[str, ...]) -> None:
         import captum  # noqa: F401
     except ImportError:
         raise InputError(
-            f"methods {need} need captum, which is not installed: pip install 'attndyn[explain]' "
+            f'methods {need} need captum, which is not installed: pip install -e ".[explain]" '
             f"(or leave them out of methods)"
         ) from None
 

@@ -22,9 +22,8 @@ from typing import BinaryIO, NamedTuple
 
 import numpy as np
 
-from .._errors import param
-from .._validation import InputError
-from ..io import atomic_write
+from .._errors import InputError, param
+from ..io import atomic_write, check_input_file
 
 __all__ = [
     "Reviews",
@@ -91,6 +90,10 @@ def _rating(value: str | None, where: str) -> int:
         ) from None
 
 
+#: The largest review CSV read (a 6 GB sparse file under its name is refused, not read).
+MAX_CSV_BYTES = 2 * 2**30
+
+
 def read_csv(path: str | os.PathLike, *, text_column: str | None = None, label_column: str | None = None) -> Reviews:
     """Read a CSV (``.csv`` or ``.csv.gz``) with a text column and a label column.
 
@@ -100,8 +103,15 @@ def read_csv(path: str | os.PathLike, *, text_column: str | None = None, label_c
     Optional ``split`` and ``rating`` columns are kept.
     """
     p = Path(path)
+    if p.exists() and not p.is_dir():
+        check_input_file(p, "IMDb CSV")  # a pipe or a terminal would block
     if not p.is_file():
         raise InputError(f"IMDb CSV {str(p)!r} does not exist; give the path of imdb.csv or imdb.csv.gz")
+    if p.stat().st_size > MAX_CSV_BYTES:
+        raise InputError(
+            f"IMDb CSV {str(p)!r} holds {p.stat().st_size} bytes, more than the {MAX_CSV_BYTES} read "
+            f"({MAX_CSV_BYTES / 2**30:.3g} GiB; IMDb's 50,000 reviews take 130 MB); give a smaller file"
+        )
     with p.open("rb") as raw:
         gz = raw.read(2) == b"\x1f\x8b"
     opener = (
@@ -223,8 +233,8 @@ def split_official(reviews: Reviews) -> tuple[np.ndarray, np.ndarray]:
 #: Where :func:`load_imdb` looks for the data when no path is given, after ``$ATTNDYN_IMDB``: the
 #: project's shared copy beside the repository (the CLI's default ``--data``), from the working
 #: folder and from the source tree.
-#: Where ``attndyn sentiment train`` (and every reader of a run folder that records no data) finds IMDb by default.
-DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
+from ._defaults import DEFAULT_DATA  # noqa: E402  (defined where the command line reads it without numpy)
+
 IMDB_DEFAULT = Path(DEFAULT_DATA)
 
 

@@ -21,6 +21,7 @@ from safetensors.torch import save as save_safetensors
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
+from .._errors import param
 from .._validation import InputError
 from ..devices import resolve_device
 from ..io import write_bytes, write_json, write_text
@@ -191,7 +192,13 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         """Check every setting's type and range before any tokenizing or training (strings such as
         ``alpha_min="0.5"``, NaN and infinities are refused with the setting's name); return the
         resolved settings (:meth:`resolved_params`); :func:`attndyn.sentiment.recipes.check_params`."""
-        return check_params(self.get_params())
+        settings = check_params(self.get_params())
+        if int(self.random_state) > MAX_SEED:  # torch's generators take at most 64 signed bits
+            raise InputError(
+                f"{param('setting.random_state', 'random_state')} must be an integer from 0 to 2**63 - 1, "
+                f"got {self.random_state}"
+            )
+        return settings
 
     def _configs(self, settings: dict[str, Any], vocab_size: int) -> tuple[SentimentConfig, TextConfig, TrainConfig]:
         return configs(settings, vocab_size, seed=int(self.random_state))
@@ -206,9 +213,13 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         return self.text_config.tokenizer()
 
     def _labels(self, y: Any, n: int) -> np.ndarray:
-        arr = np.asarray(y)
+        try:
+            arr = np.asarray(y)
+        except ValueError:  # ragged nested lists
+            raise InputError(f"y must be one label per text ({n}): integers, strings or finite numbers") from None
         if arr.ndim != 1 or len(arr) != n:
             raise InputError(f"y must be one label per text ({n}), got shape {arr.shape}")
+        arr = _checked_labels(arr)
         classes = np.unique(arr)
         if len(classes) != 2:
             raise InputError(f"y must hold exactly two classes (e.g. 0 and 1), got {classes.tolist()}")
@@ -367,6 +378,12 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         the sha256 of the other two) into the folder ``path``; each file is written atomically."""
         self._check_fitted()
         p = Path(path)
+        for q in (p, *p.parents):
+            if q.exists() and not q.is_dir():
+                raise InputError(
+                    f"save() writes three files into the folder path; {str(q)!r} is a file, not a folder: "
+                    "give a folder path (it is created when missing)"
+                )
         weights = save_safetensors({k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()})
         vocab = (json.dumps({"words": self.vocab_.words}, indent=2) + "\n").encode("utf-8")
         rec = self._config_record()
@@ -394,8 +411,9 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         Every file is checked first (:mod:`attndyn.sentiment.modelfile`): the config against
         its schema, the vocabulary against the embedding, the weights against the sha256 that
         ``save`` recorded, their shapes and their finiteness; any problem is one InputError.
-        Folders saved before the hashes were recorded (no ``"files"`` in config.json) still load,
-        with every other check. The model is placed on ``device`` ("cpu", "cuda" or "auto"),
+        A folder whose config.json records no sha256 of its content and files (saved before folders
+        were sealed) is refused; :func:`~attndyn.sentiment.seal_model_folder` seals one you trust. So is a
+        run folder that a training holds. The model is placed on ``device`` ("cpu", "cuda" or "auto"),
         whatever device it was trained on.
         """
         m = load_model(path, device=device)
@@ -405,6 +423,38 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         est.classes_ = m.classes
         est._keep_model(m.model, m.history, m.best_epoch)
         return est
+
+
+#: The largest random_state: torch.Generator.manual_seed takes a signed 64-bit integer.
+MAX_SEED = 2**63 - 1
+
+
+def _checked_labels(arr: np.ndarray) -> np.ndarray:
+    """Labels that config.json can record and load gives back: all integers (not booleans), all strings or all
+    finite numbers; an InputError naming the first other label and the fix. Object arrays of one such kind are
+    returned as that kind's array."""
+    fix = "pass integers (e.g. 0 and 1) or two strings (e.g. 'neg' and 'pos')"
+    if arr.dtype == bool:
+        raise InputError(f"y holds booleans; {fix}, e.g. y.astype(int)")
+    if arr.dtype.kind in "iu" or arr.dtype.kind == "U":
+        return arr
+    if arr.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if len(bad):
+            raise InputError(f"y[{int(bad[0])}] is {arr[bad[0]]}, not a label; {fix}")
+        return arr
+    if arr.dtype != object:
+        raise InputError(f"y holds {arr.dtype} values, which a saved model cannot record; {fix}")
+    kinds = {str: "str", int: "int", float: "float"}
+    values = [v.item() if isinstance(v, np.generic) else v for v in arr.tolist()]
+    for i, v in enumerate(values):
+        kind = next((k for t, k in kinds.items() if isinstance(v, t) and not isinstance(v, bool)), None)
+        if kind is None or (kind == "float" and not np.isfinite(v)):
+            raise InputError(f"y[{i}] is {v!r} ({type(v).__name__}), not a label; {fix}")
+    types = {type(v) for v in values}
+    if len(types) > 1:
+        raise InputError(f"y mixes labels of types {sorted(t.__name__ for t in types)}; {fix}")
+    return np.asarray(values)
 
 
 def _jsonable(params: dict[str, Any]) -> dict[str, Any]:

@@ -76,6 +76,8 @@ __all__ = [
 
 BINS = (0.01, 0.05, 0.10, 0.20, 0.50)
 CURVE = tuple(round(0.05 * i, 2) for i in range(11))
+#: The most bootstrap resamples of an interval (scipy holds resamples x reviews values at once).
+MAX_BOOTSTRAP = 20_000
 EXACT_RTOL = 1e-10  # |sum a + b - H| / (sum |a| + |b|) allowed on every review
 
 
@@ -104,7 +106,7 @@ class StudySettings:
         if not isinstance(self.baselines, MethodSettings):
             raise InputError(f"baselines must be a MethodSettings, got {type(self.baselines).__name__}")
         check_integer(self.sanity_reviews, "sanity_reviews", low=0)
-        check_integer(self.bootstrap_resamples, "bootstrap_resamples", low=10)
+        check_integer(self.bootstrap_resamples, "bootstrap_resamples", low=10, high=MAX_BOOTSTRAP)
         check_number(self.confidence, "confidence", low=0, high=1, low_open=True, high_open=True)
         check_integer(self.batch_size, "batch_size", low=1)
 

@@ -14,6 +14,7 @@ sigmoid(H).
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -23,15 +24,27 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._errors import param
 from .._validation import InputError
 from ..devices import resolve_device
 from .model import SentimentConfig, SentimentTransformer
-from .modelfile import check_config_record, check_vocab, check_weights, read_json
+from .modelfile import (
+    HASHED,
+    MAX_JSON_BYTES,
+    MAX_WEIGHTS_BYTES,
+    SEAL,
+    check_config_record,
+    check_vocab,
+    check_weights,
+    read_json,
+    read_model_file,
+    seal,
+)
 from .recipes import SETTINGS, split_settings
 from .text import TextConfig, Tokenizer, Vocabulary, encode
 from .train import EncodedSplit, predict_logits
 
-__all__ = ["FittedModel", "load_model", "check_texts", "sigmoid"]
+__all__ = ["FittedModel", "load_model", "seal_model_folder", "check_texts", "sigmoid"]
 
 _NOT_A_MODEL = "give a folder written by save() or by `attndyn sentiment train`"
 
@@ -135,28 +148,27 @@ def load_model(path: str | Path, *, device: str = "cpu") -> FittedModel:
 
     Every file is checked first (:mod:`attndyn.sentiment.modelfile`): the config against its schema and the
     sha256 of its content, the vocabulary against the embedding and its recorded sha256, the weights against
-    theirs, their shapes and their finiteness; any problem is one InputError. The network is placed on
-    ``device`` ("cpu", "cuda" or "auto"), whatever device it was trained on.
+    theirs, their shapes and their finiteness; any problem is one InputError. A folder whose config.json records
+    no sha256 of its content or of its files (saved before folders were sealed, or the key deleted) is refused:
+    an edit could not be detected; :func:`seal_model_folder` seals one you trust. A run folder that a training
+    holds is refused too (its weights are not final; a shared lock is held while the files are read). The
+    network is placed on ``device`` ("cpu", "cuda" or "auto"), whatever device it was trained on.
     """
+    from .runfolder import RunFolder
+
     dev = resolve_device(device)
     p = Path(path)
     _check_folder(p)
-    raw = read_json(p / "config.json")
-    if isinstance(raw, dict) and isinstance(raw.get("estimator"), dict):
-        raw["estimator"]["device"] = device  # where it runs now, not where it was trained
-    rec = check_config_record(raw, p / "config.json")
+    with RunFolder(p).reading():
+        rec, words, tensors = _read_checked(p, device)
+        if SEAL not in rec or set(rec["files"]) != set(HASHED):
+            raise InputError(
+                f"{str(p / 'config.json')!r} records no sha256 of its content and files: the folder was saved "
+                "before models were sealed, or the seal was deleted, so an edit (swapped 'classes', another "
+                "max_len) cannot be detected; if you trust this folder, seal it with "
+                f"{param('seal', 'attndyn.sentiment.seal_model_folder(path)')} and load it again"
+            )
     mc: SentimentConfig = rec["model"]
-    files = rec["files"]
-    vocab_bytes = (p / "vocab.json").read_bytes()
-    if "vocab.json" in files and hashlib.sha256(vocab_bytes).hexdigest() != files["vocab.json"]:
-        raise InputError(
-            f"{str(p / 'vocab.json')!r} does not match the sha256 config.json records: it was edited or "
-            "replaced; restore it from the saved model or retrain"
-        )
-    words = check_vocab(read_json(p / "vocab.json"), p / "vocab.json", mc.vocab_size)
-    tensors = check_weights(
-        (p / "weights.safetensors").read_bytes(), p / "weights.safetensors", mc, files.get("weights.safetensors")
-    )
     model = SentimentTransformer(mc)
     model.load_state_dict({k: v.to(torch.float32) for k, v in tensors.items()})
     model.eval()
@@ -170,3 +182,49 @@ def load_model(path: str | Path, *, device: str = "cpu") -> FittedModel:
         history=rec.get("history", []),
         best_epoch=rec.get("best_epoch", -1),
     )
+
+
+def _read_checked(p: Path, device: str) -> tuple[dict, list[str], dict[str, torch.Tensor]]:
+    """The checked config record, the words and the tensors of folder ``p`` (every check but the seal's presence)."""
+    raw = read_json(p / "config.json")
+    if isinstance(raw, dict) and isinstance(raw.get("estimator"), dict):
+        raw["estimator"]["device"] = device  # where it runs now, not where it was trained
+    rec = check_config_record(raw, p / "config.json")
+    mc: SentimentConfig = rec["model"]
+    files = rec["files"]
+    vocab_bytes = read_model_file(p / "vocab.json", MAX_JSON_BYTES)
+    if "vocab.json" in files and hashlib.sha256(vocab_bytes).hexdigest() != files["vocab.json"]:
+        raise InputError(
+            f"{str(p / 'vocab.json')!r} does not match the sha256 config.json records: it was edited or "
+            "replaced; restore it from the saved model or retrain"
+        )
+    words = check_vocab(read_json(p / "vocab.json"), p / "vocab.json", mc.vocab_size)
+    tensors = check_weights(
+        read_model_file(p / "weights.safetensors", MAX_WEIGHTS_BYTES),
+        p / "weights.safetensors",
+        mc,
+        files.get("weights.safetensors"),
+    )
+    return rec, words, tensors
+
+
+def seal_model_folder(path: str | Path) -> Path:
+    """Seal a model folder that records no sha256 (saved before folders were sealed): every check of
+    :func:`load_model` but the seal's, then config.json rewritten with the sha256 of ``weights.safetensors`` and
+    ``vocab.json`` (``"files"``) and of its own content (:func:`~attndyn.sentiment.modelfile.seal`), so that
+    later edits are refused. Seal only a folder you trust: what it holds now becomes what loads. A folder that is
+    already sealed is left as it is (a seal that does not match is refused, as by :func:`load_model`)."""
+    from ..io import write_text
+    from .runfolder import RunFolder
+
+    p = Path(path)
+    _check_folder(p)
+    with RunFolder(p).reading():
+        _read_checked(p, "cpu")  # a recorded seal or file hash that does not match is refused here
+        raw = read_json(p / "config.json")
+        files = {name: hashlib.sha256((p / name).read_bytes()).hexdigest() for name in HASHED}
+        if SEAL in raw and raw.get("files") == files:
+            return p
+        body = {k: v for k, v in raw.items() if k != SEAL}
+        write_text(p / "config.json", json.dumps(seal({**body, "files": files}), indent=2) + "\n")
+    return p

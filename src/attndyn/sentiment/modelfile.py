@@ -18,7 +18,8 @@ loading a mix. Loading checks, in order, and stops at the first problem with one
 
 ``config.json`` itself is covered by the sha256 of its content (``"sha256"``, :func:`content_sha256`:
 every field, so swapped ``classes`` are refused). Folders saved before hashes were recorded (no
-``"files"`` or ``"sha256"`` key) still load: every check but that hash comparison applies to them.
+``"files"`` or ``"sha256"`` key) pass these checks, but :func:`~attndyn.sentiment.inference.load_model`
+refuses them: only :func:`~attndyn.sentiment.seal_model_folder` (``attndyn sentiment seal``) seals one.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import torch
 from safetensors.torch import load as load_safetensors
 
 from .._validation import InputError
+from ..io import read_input_bytes
 from .model import SentimentConfig, SentimentTransformer
 from .recipes import PARAMS, check_params
 from .text import PAD, UNK
@@ -68,13 +70,28 @@ CONFIG_KEYS = (
 #: The key of config.json that holds the sha256 of its own content (:func:`content_sha256`).
 SEAL = "sha256"
 HASHED = ("weights.safetensors", "vocab.json")
+FLOAT32_MAX = float(torch.finfo(torch.float32).max)
+#: The dtypes a weights file may hold (loaded as float32).
+WEIGHT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 _AGREE = ("d", "layers", "tau", "alpha_min")  # model settings the estimator must state identically
 
 
+#: The largest config.json or vocab.json read, and the largest weights file: larger ones are refused unread.
+MAX_JSON_BYTES = 64 * 2**20
+MAX_WEIGHTS_BYTES = 2**30
+
+
+def read_model_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of one file of a model folder: a regular file of at most ``max_bytes`` (a 6 GB sparse file or a
+    pipe under its name is refused, not read), else one InputError naming it."""
+    return read_input_bytes(path, "model file", max_bytes)
+
+
 def read_json(path: Path) -> Any:
-    """Parse a JSON file; damaged text or bytes end in one InputError naming the file."""
+    """Parse a JSON file (at most :data:`MAX_JSON_BYTES`); damaged text or bytes end in one InputError naming it."""
+    data = read_model_file(path, MAX_JSON_BYTES)
     try:
-        return json.loads(path.read_bytes().decode("utf-8"), parse_constant=_no_constant)
+        return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError, RecursionError) as exc:
         raise InputError(
             f"{str(path)!r} is not valid JSON ({str(exc).splitlines()[0][:120]}); "
@@ -285,11 +302,20 @@ def check_weights(
                 f"{where!r}: {name} has shape {tuple(t.shape)} but config.json (d = {config.d}, "
                 f"{config.vocab_size} words) needs {shape}"
             )
-        if not t.dtype.is_floating_point:
-            raise InputError(f"{where!r}: {name} has dtype {t.dtype}, expected a floating dtype")
+        if t.dtype not in WEIGHT_DTYPES:  # float8 and others: no finiteness test, no arithmetic to trust
+            raise InputError(
+                f"{where!r}: {name} has dtype {str(t.dtype).replace('torch.', '')}, expected float32 "
+                "(or float16, bfloat16, float64); convert the weights or retrain"
+            )
         if not bool(torch.isfinite(t).all()):
             bad = "NaN" if bool(torch.isnan(t).any()) else "infinite"
             raise InputError(f"{where!r}: {name} holds {bad} values; the weights are damaged: restore them or retrain")
+        big = float(t.abs().max()) if t.numel() else 0.0
+        if big > FLOAT32_MAX:  # the model runs in float32: 1e300 would become inf (and "tokens contains inf")
+            raise InputError(
+                f"{where!r}: {name} holds values up to {big:.3g}, beyond float32's range ({FLOAT32_MAX:.3g}) in which "
+                "the model runs; the weights are damaged: restore them or retrain"
+            )
     return tensors
 
 

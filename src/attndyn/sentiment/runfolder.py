@@ -25,7 +25,7 @@ import os
 import threading
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._errors import param
 from .._lock import FolderLock, lock_holder  # noqa: F401  (lock_holder: read here by tests and callers)
@@ -94,7 +94,14 @@ def data_identity(path: str | os.PathLike) -> dict[str, Any]:
     return {"path": str(p.resolve()), "size": size, "sha256": h.hexdigest()}
 
 
-def resolve_settings(estimator: Any, *, split: str, threads: int, data: dict[str, Any]) -> dict[str, Any]:
+class _Resolves(Protocol):
+    """What :func:`resolve_settings` reads of an estimator (a HardmaxSentimentClassifier; not imported here:
+    the estimator loads through :mod:`~attndyn.sentiment.inference`, which locks run folders with this module)."""
+
+    def resolved_params(self) -> dict[str, Any]: ...
+
+
+def resolve_settings(estimator: _Resolves, *, split: str, threads: int, data: dict[str, Any]) -> dict[str, Any]:
     """Everything that fixes the results of a training run, as stored in ``settings.json``: the
     estimator's settings with the recipe for d filled in (so a run started with the recipe's values
     written out resumes without them, and the other way round)."""
@@ -216,9 +223,9 @@ class RunLock(FolderLock):
     lock, InputError names its pid. ``created`` tells whether this lock made the folder, and
     :meth:`undo` removes what was added since (used when a fresh run fails before its first epoch).
     The exclusive lock is reentrant within one thread: while a thread trains a run (it holds the lock), a nested
-    lock of the same folder in that thread, exclusive or shared, is granted without a second ``flock`` (which the
-    OS would refuse), so :func:`attndyn.sentiment.runs.train_run` and the estimator's ``fit`` take the same lock;
-    any other thread or process is refused.
+    exclusive lock of the same folder in that thread is granted without a second ``flock`` (which the OS would
+    refuse), so :func:`attndyn.sentiment.runs.train_run` and the estimator's ``fit`` take the same lock; any other
+    thread or process, and any reader (a shared lock, even in that thread), is refused.
     """
 
     _held: dict[tuple[Path, int], int] = {}  # (run folder, thread) holding it exclusively -> nesting depth
@@ -233,7 +240,7 @@ class RunLock(FolderLock):
             raise InputError(
                 f"{param('run', 'run folder')} {str(self.run)!r} is a file, not a folder; give a folder path"
             )
-        key = (self.run.resolve(), threading.get_ident()) if self.run.exists() else None
+        key = (self.run.resolve(), threading.get_ident()) if self.run.exists() and not self.shared else None
         if key is not None and key in RunLock._held:  # this thread already trains it: nested, nothing to take
             RunLock._held[key] += 1
             self._nested = key

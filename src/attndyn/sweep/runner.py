@@ -40,6 +40,9 @@ from .store import SweepStore, read_rows, require_extra
 
 __all__ = ["run_sweep", "SweepRun", "SweepInterrupted", "run_cells"]
 
+#: The most cells per dask task (a task's cells and rows are held at once; more buys nothing).
+MAX_CHUNK = 10_000
+
 
 class SweepInterrupted(KeyboardInterrupt):
     """A sweep stopped by Ctrl-C or SIGTERM after writing what had finished: ``kept`` cells have rows in ``out``;
@@ -313,7 +316,7 @@ def _check_options(
     """Check :func:`run_sweep`'s sizes (chunk, batch >= 1; max_cells >= 0 or None; workers >= 0 unless a
     scheduler or client is given), the scheduler's address, and that at most one of scheduler and client
     is given."""
-    chunk = check_int(chunk, "chunk", minimum=1)
+    chunk = check_int(chunk, "chunk", minimum=1, maximum=MAX_CHUNK)
     batch = check_int(batch, "batch", minimum=1)
     if max_cells is not None:
         max_cells = check_int(max_cells, "max_cells", minimum=0)

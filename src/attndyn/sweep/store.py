@@ -32,7 +32,7 @@ from .spec import SweepSpec, spec_differences, spec_from_record
 __all__ = ["SweepStore", "read_rows", "read_spec", "read_folder_spec", "require_extra"]
 
 _PART = re.compile(r"part-(\d{6,})-([0-9a-f]{16})\.parquet")
-INSTALL = 'pip install "attndyn[sweep]"'
+INSTALL = 'pip install -e ".[sweep]"'
 
 
 def require_extra(*, dask: bool = False) -> None:

@@ -7,11 +7,31 @@ import io
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..._errors import InputError
 from .._log import quiet_error
 
-__all__ = ["Guard", "downloads", "escape", "exported", "on_document", "lib"]
+__all__ = ["Guard", "downloads", "escape", "exported", "on_document", "lib", "checked_values"]
 
 T = TypeVar("T")
+
+
+#: The most tokens one edit may send (a dragged token table), and the most solver steps of one softmax run: what
+#: the widgets can ask for, with room; a page that sends more (a hand-made websocket message) is refused in one line.
+EDIT_MAX_TOKENS = 1000
+EDIT_MAX_STEPS = 20_000
+
+
+def checked_values(*widgets: Any) -> None:
+    """Refuse, in one line, a number outside its widget's range (``start``, ``end``) or not finite: the server
+    checks what a page sends, since nothing stops a websocket message from setting ``value`` beyond the slider."""
+    import math
+
+    for w in widgets:
+        v, lo, hi = w.value, getattr(w, "start", None), getattr(w, "end", None)
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise InputError(f"{w.name} = {v!r} is not a number")
+        if not math.isfinite(v) or (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise InputError(f"{w.name} = {v!r} is outside its range ({lo} to {hi})")
 
 
 def escape(text: str) -> str:

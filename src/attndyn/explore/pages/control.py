@@ -8,7 +8,7 @@ import numpy as np
 
 from ..._validation import parse_indices
 from ..control_view import ControlState, control_figure, control_inputs, control_summary, run_control
-from .common import Guard, downloads, escape, lib, on_document
+from .common import Guard, checked_values, downloads, escape, lib, on_document
 
 if TYPE_CHECKING:
     from ...control import ControlResult
@@ -35,6 +35,7 @@ class ControlPage:
         self.refresh = w.Button(label="take the playground's tokens")
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
         self.result: ControlResult | None = None
+        self.solved: ControlState | None = None  # the request self.result answers (the exports pair them)
         self.src = bm.ColumnDataSource({"x": [], "y": [], "label": []})
         p = figure(width=520, height=480, match_aspect=True, tools="tap,pan,wheel_zoom,reset", title="tokens (layer 0)")
         r = p.scatter("x", "y", source=self.src, size=12, selection_color="gold", nonselection_alpha=0.5)
@@ -64,13 +65,15 @@ class ControlPage:
         self.leaders.value = ", ".join(map(str, sorted(indices)))
 
     def state(self) -> ControlState:
+        checked_values(self.playground.alpha, self.playground.layers)
         idx = sorted(set(parse_indices(self.leaders.value, "leaders", len(self.tokens))))
         layers = max(60, int(self.playground.layers.value))
         return ControlState(self.tokens, tuple(idx), bool(self.spd.value), float(self.playground.alpha.value), layers)
 
     def run(self) -> None:
-        res = run_control(self.state())
-        self.result = res
+        state = self.state()
+        res = run_control(state)
+        self.result, self.solved = res, state
         self.load.disabled = res.trajectory is None
         lines = "<br>".join(escape(s) for s in control_summary(res))
         self.status.object = f'<span id="control-verdict">{res.verdict}</span><br>{lines}'
@@ -87,7 +90,9 @@ class ControlPage:
         return control_figure(self.result)
 
     def inputs(self) -> dict[str, Any]:
-        return control_inputs(self.state(), self.result)
+        if self.result is not None and self.solved is not None:  # the request of the A shown, not the fields' edits
+            return control_inputs(self.solved, self.result)
+        return control_inputs(self.state(), None)
 
     def panel(self) -> Any:
         pn = lib("panel")

@@ -28,7 +28,7 @@ from ..hardmax_view import (
     turn,
 )
 from ..parse import matrix_text, parse_matrix
-from .common import Guard, downloads, escape, exported, lib, on_document
+from .common import EDIT_MAX_TOKENS, Guard, checked_values, downloads, escape, exported, lib, on_document
 
 __all__ = ["Playground"]
 
@@ -150,6 +150,7 @@ class Playground:
 
     def _new_tokens(self) -> None:
         def update() -> None:
+            checked_values(self.n, self.seed)
             z = token_preset(self.preset.value, n=int(self.n.value), seed=int(self.seed.value))
             new_d = z.shape[1] != self.d
             self.tokens = z
@@ -207,13 +208,20 @@ class Playground:
         data = self.src["edit"].data
 
         def update() -> None:
+            if len(data["x"]) > EDIT_MAX_TOKENS or len(data["y"]) != len(data["x"]):
+                raise InputError(
+                    f"the edited tokens come as {len(data['x'])} x and {len(data['y'])} y values; the playground "
+                    f"takes up to {EDIT_MAX_TOKENS} tokens, one x and one y each"
+                )
             self.tokens = np.column_stack([np.asarray(data["x"], float), np.asarray(data["y"], float)])
             self.rerun()
 
         self.guard(update)
 
     def state(self) -> HardmaxState:
-        """The state the widgets describe (typed A parsed, refused if bad)."""
+        """The state the widgets describe (typed A parsed, refused if bad; numbers outside their widgets' ranges
+        refused, as a hand-made websocket message can send them)."""
+        checked_values(self.alpha, self.layers, self.layer)
         A = parse_matrix(self.A_text.value, "A", d=self.d)
         layers = int(self.layers.value)
         return HardmaxState(

@@ -104,7 +104,8 @@ class SentimentPage:
         return sentiment_figure(exported(self.result))
 
     def inputs(self) -> dict[str, Any]:
-        return sentiment_inputs(self.text.value, self.run or "RUN")
+        text = self.result.text if self.result is not None else self.text.value  # the review the figure shows
+        return sentiment_inputs(text, self.run or "RUN")
 
     def panel(self) -> Any:
         pn = lib("panel")

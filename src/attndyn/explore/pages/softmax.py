@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._errors import InputError
 from ...plotting import color  # the house style: the live view colours tokens as the exported figure does
 from ..parse import matrix_text, parse_matrix
 from ..softmax_view import (
@@ -18,7 +19,7 @@ from ..softmax_view import (
     softmax_inputs,
     softmax_tokens,
 )
-from .common import Guard, downloads, escape, exported, lib, on_document
+from .common import EDIT_MAX_STEPS, Guard, checked_values, downloads, escape, exported, lib, on_document
 
 __all__ = ["SoftmaxPage"]
 
@@ -78,6 +79,12 @@ class SoftmaxPage:
         self.rerun()
 
     def state(self) -> SoftmaxState:
+        checked_values(self.n, self.seed, self.beta, self.time, self.at, self.step)
+        if self.time.value / self.step.value > EDIT_MAX_STEPS:
+            raise InputError(
+                f"time {self.time.value:g} with step {self.step.value:g} needs {self.time.value / self.step.value:,.0f} "
+                f"steps, over the explorer budget of {EDIT_MAX_STEPS:,}; raise step (the command line takes --max-steps)"
+            )
         d = len(parse_matrix(self.V.value, "V"))
         Q, K, V = (parse_matrix(x.value, m, d=d) for x, m in ((self.Q, "Q"), (self.K, "K"), (self.V, "V")))
         return SoftmaxState(

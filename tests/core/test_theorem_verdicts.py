@@ -1,0 +1,78 @@
+"""Theorem 1.1 verdicts at the edges: right, or undecided with the reason (issue 34, items (1)-(4))."""
+
+import numpy as np
+import pytest
+import torch
+
+import attndyn
+from attndyn._validation import is_spd
+
+SQUARE = np.array([[1, 1], [-1, 1], [-1, -1], [1, -1], [0.3, 0.1], [-0.2, 0.5], [0.1, -0.6], [-0.5, -0.2]])
+SQUARE_CLUSTERS = [(0, 4), (1, 5), (2, 7), (3, 6)]
+
+
+@pytest.mark.parametrize("alpha", [1e-4, 1e-6, 1e-300])
+def test_a_small_alpha_leaves_the_limits_unresolved_and_the_verdict_undecided(alpha):
+    rep = attndyn.hardmax_theorem(attndyn.hardmax(SQUARE, alpha=alpha, layers=30))
+    assert rep.holds is None and rep.record()["holds"] is None
+    assert rep.undecided is not None and "may still travel" in rep.undecided and "run more layers" in rep.undecided
+    assert rep.verdict.startswith("undecided: the tokens may still travel up to")
+
+
+def test_an_unsettled_run_is_undecided_not_refuted():
+    rep = attndyn.hardmax_theorem(attndyn.hardmax(SQUARE, alpha=0.5, layers=3))
+    assert not rep.settled and rep.holds is None
+    assert rep.undecided is not None and rep.undecided.startswith("the run has not settled")
+
+
+def test_a_cluster_tolerance_that_swallows_the_configuration_is_undecided():
+    traj = attndyn.hardmax(SQUARE, alpha=0.5, layers=30)
+    rep = attndyn.hardmax_theorem(traj, cluster_tol=5.0)
+    assert rep.holds is None and rep.undecided is not None and "pass a smaller cluster_tol" in rep.undecided
+    assert attndyn.hardmax_theorem(traj).holds is True
+
+
+@pytest.mark.parametrize(
+    "tokens",
+    [
+        [[1, 0], [1, 1e-9], [-1, 0], [0, -1]],  # exactly, token 1 leads (margin 1e-18); float64 sees a tie
+        [[1e150, 0], [1e150, 1], [-1e150, 0], [0, -1e150]],
+    ],
+)
+def test_a_tie_decided_by_rounding_is_reported_undecided(tokens):
+    rep = attndyn.hardmax_theorem(attndyn.hardmax(tokens, alpha=0.5, layers=30))
+    assert rep.holds is None
+    assert rep.undecided is not None
+    assert rep.undecided.startswith("whether token 1 leads at layer 0 is decided by rounding")
+
+
+def test_an_exact_tie_is_not_a_rounding_tie():
+    # <z0, z0> = <z0, z1> = 1 exactly: token 0 does not lead, token 1 does, and float64 agrees.
+    rep = attndyn.hardmax_theorem(attndyn.hardmax([[1, 0], [1, 0.5], [-1, 0], [0, -1]], alpha=0.5, layers=60))
+    assert rep.undecided is None and rep.holds is True
+
+
+@pytest.mark.parametrize("scale", [2.0**1023, 1.7e308, 2.0**-1030, 1e-310])
+def test_runs_near_the_float_range_give_the_verdict_of_scale_one(scale):
+    rep = attndyn.hardmax_theorem(attndyn.hardmax(SQUARE * scale, alpha=0.5, layers=30))
+    assert rep.holds is True and [c.members for c in rep.clusters] == SQUARE_CLUSTERS
+    assert rep.leaders.indices == (0, 1, 2, 3)
+
+
+@pytest.mark.parametrize("c", [2.0**-1030, 1e308])
+def test_A_is_tested_for_spd_relative_to_its_scale(c):
+    A = c * np.eye(2)
+    assert is_spd(torch.tensor(A))
+    rep = attndyn.hardmax_theorem(attndyn.hardmax(SQUARE, alpha=0.5, layers=30, A=A))
+    assert rep.hypotheses["A_spd"] and rep.holds is True and rep.leaders.indices == (0, 1, 2, 3)
+    assert not is_spd(torch.tensor(-A))
+
+
+def test_the_cli_prints_the_undecided_verdict_with_its_reason(tmp_path, capsys):
+    from attndyn.cli import main
+
+    path = tmp_path / "sq.json"
+    path.write_text(str(SQUARE.tolist()))
+    assert main(["hardmax", str(path), "--alpha", "1e-4"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Theorem 1.1: undecided: the tokens may still travel" in out and "holds" not in out
