@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 from .._errors import InputError
+from ..sentiment._layout import CONFIG, EVALUATION, METRICS
 from .registry import Check, Context, FigureRef, SectionResult, section
 
 SOURCE = "Alcalde, Fantuzzi & Zuazua 2024 (hardmax paper)"
@@ -242,11 +243,11 @@ def sentiment_figs(ctx: Context, res: SectionResult) -> None:
         res.skipped = f"attndyn.plotting.sentiment is not available ({exc})"
         return
     notes = []
-    evaluation = _load_json(run / "evaluation.json")
-    config = _load_json(run / "config.json") or {}
+    evaluation = _load_json(run / EVALUATION)
+    config = _load_json(run / CONFIG) or {}
     d = _run_dimension(config, evaluation)
     res.params = {"run": str(run), "d": d}
-    fig8 = _figure8(ctx, plots, evaluation, _load_json(run / "metrics.json"))
+    fig8 = _figure8(ctx, plots, evaluation, _load_json(run / METRICS))
     if fig8 is not None:
         res.figures.append(fig8)
     else:

@@ -25,7 +25,7 @@ from .._errors import param
 from .._validation import InputError
 from ..devices import resolve_device
 from ..io import write_bytes, write_json, write_text
-from ._layout import CONFIG, VOCAB
+from ._layout import CONFIG, VOCAB, WEIGHTS
 from ._pinning import kernel_paths
 from .inference import FittedModel, check_texts, load_model
 from .lexicon import PROTECTED, lexicon_examples
@@ -393,14 +393,14 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
                 "best_epoch": self.best_epoch_,
                 "alpha": self.alpha_,
                 "files": {
-                    "weights.safetensors": hashlib.sha256(weights).hexdigest(),
-                    "vocab.json": hashlib.sha256(vocab).hexdigest(),
+                    WEIGHTS: hashlib.sha256(weights).hexdigest(),
+                    VOCAB: hashlib.sha256(vocab).hexdigest(),
                 },
             }
         )
-        write_bytes(p / "weights.safetensors", weights)
-        write_bytes(p / "vocab.json", vocab)
-        write_text(p / "config.json", json.dumps(seal(rec), indent=2) + "\n")
+        write_bytes(p / WEIGHTS, weights)
+        write_bytes(p / VOCAB, vocab)
+        write_text(p / CONFIG, json.dumps(seal(rec), indent=2) + "\n")
         return p
 
     @classmethod

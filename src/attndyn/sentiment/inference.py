@@ -27,6 +27,7 @@ import torch
 from .._errors import param
 from .._validation import InputError
 from ..devices import resolve_device
+from ._layout import CONFIG, VOCAB, WEIGHTS
 from .model import SentimentConfig, SentimentTransformer
 from .modelfile import (
     HASHED,
@@ -137,7 +138,7 @@ def _check_folder(p: Path) -> None:
         raise InputError(f"model folder {str(p)!r} is a file, not a folder; {_NOT_A_MODEL}")
     if not p.is_dir():
         raise InputError(f"model folder {str(p)!r} does not exist; {_NOT_A_MODEL}")
-    for name in ("config.json", "vocab.json", "weights.safetensors"):
+    for name in (CONFIG, VOCAB, WEIGHTS):
         if not (p / name).is_file():
             raise InputError(f"{str(p)!r} has no {name}; {_NOT_A_MODEL}")
 
@@ -186,24 +187,24 @@ def load_model(path: str | Path, *, device: str = "cpu") -> FittedModel:
 
 def _read_checked(p: Path, device: str) -> tuple[dict, list[str], dict[str, torch.Tensor]]:
     """The checked config record, the words and the tensors of folder ``p`` (every check but the seal's presence)."""
-    raw = read_json(p / "config.json")
+    raw = read_json(p / CONFIG)
     if isinstance(raw, dict) and isinstance(raw.get("estimator"), dict):
         raw["estimator"]["device"] = device  # where it runs now, not where it was trained
-    rec = check_config_record(raw, p / "config.json")
+    rec = check_config_record(raw, p / CONFIG)
     mc: SentimentConfig = rec["model"]
     files = rec["files"]
-    vocab_bytes = read_model_file(p / "vocab.json", MAX_JSON_BYTES)
-    if "vocab.json" in files and hashlib.sha256(vocab_bytes).hexdigest() != files["vocab.json"]:
+    vocab_bytes = read_model_file(p / VOCAB, MAX_JSON_BYTES)
+    if VOCAB in files and hashlib.sha256(vocab_bytes).hexdigest() != files[VOCAB]:
         raise InputError(
             f"{str(p / 'vocab.json')!r} does not match the sha256 config.json records: it was edited or "
             "replaced; restore it from the saved model or retrain"
         )
-    words = check_vocab(read_json(p / "vocab.json"), p / "vocab.json", mc.vocab_size)
+    words = check_vocab(read_json(p / VOCAB), p / VOCAB, mc.vocab_size)
     tensors = check_weights(
-        read_model_file(p / "weights.safetensors", MAX_WEIGHTS_BYTES),
-        p / "weights.safetensors",
+        read_model_file(p / WEIGHTS, MAX_WEIGHTS_BYTES),
+        p / WEIGHTS,
         mc,
-        files.get("weights.safetensors"),
+        files.get(WEIGHTS),
     )
     return rec, words, tensors
 
@@ -221,10 +222,10 @@ def seal_model_folder(path: str | Path) -> Path:
     _check_folder(p)
     with RunFolder(p).reading():
         _read_checked(p, "cpu")  # a recorded seal or file hash that does not match is refused here
-        raw = read_json(p / "config.json")
+        raw = read_json(p / CONFIG)
         files = {name: hashlib.sha256((p / name).read_bytes()).hexdigest() for name in HASHED}
         if SEAL in raw and raw.get("files") == files:
             return p
         body = {k: v for k, v in raw.items() if k != SEAL}
-        write_text(p / "config.json", json.dumps(seal({**body, "files": files}), indent=2) + "\n")
+        write_text(p / CONFIG, json.dumps(seal({**body, "files": files}), indent=2) + "\n")
     return p

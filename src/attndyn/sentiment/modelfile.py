@@ -36,6 +36,7 @@ from safetensors.torch import load as load_safetensors
 
 from .._validation import InputError
 from ..io import read_input_bytes
+from ._layout import VOCAB, WEIGHTS
 from .model import SentimentConfig, SentimentTransformer
 from .recipes import PARAMS, check_params
 from .text import PAD, UNK
@@ -69,7 +70,7 @@ CONFIG_KEYS = (
 )
 #: The key of config.json that holds the sha256 of its own content (:func:`content_sha256`).
 SEAL = "sha256"
-HASHED = ("weights.safetensors", "vocab.json")
+HASHED = (WEIGHTS, VOCAB)
 FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 #: The dtypes a weights file may hold (loaded as float32).
 WEIGHT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
