@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from attndyn.cli import main as attndyn
-from attndyn.io import write_json
+from attndyn.sentiment import pin_kernels
 
 METRICS = {
     "hardmax_accuracy": "hardmax_acc",
@@ -55,6 +55,9 @@ def _kernel_environment(args: argparse.Namespace) -> None:
 
 def train(args: argparse.Namespace) -> None:
     _kernel_environment(args)
+    pin_kernels()  # before anything imports torch (no-op under --kernels native), as `attndyn sentiment` does
+    from attndyn.io import write_json
+
     out = Path(args.out)
     for seed in args.seeds:
         run = out / f"d{args.d}-seed{seed}"
@@ -98,6 +101,8 @@ def _spread(values: list[float]) -> dict:
 
 
 def summarize(args: argparse.Namespace) -> None:
+    from attndyn.io import write_json
+
     out = Path(args.out)
     by_d: dict[str, dict] = {}
     for ev in sorted(out.glob("d*-seed*/evaluation.json")):
