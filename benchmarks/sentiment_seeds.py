@@ -92,8 +92,13 @@ def train(args: argparse.Namespace) -> None:
 
 
 def _kernel_label(kernels: dict) -> str:
-    """``pinned`` or ``native ATen X, MKL Y``: what decides the weights' bytes."""
-    return "pinned" if kernels["pinned"] else f"native ATen {kernels['aten']}, MKL {kernels['mkl']}"
+    """``pinned``, ``pinned after torch loaded`` (the paths in force are the pinned ones, but the pin came after
+    torch was imported, so it is not certified) or ``native ATen X, MKL Y``: what decides the weights' bytes."""
+    if kernels["pinned"]:
+        return "pinned"
+    if (kernels["aten"], kernels["mkl"]) == ("AVX2", "COMPATIBLE") and "imported before" in kernels["reason"]:
+        return "pinned after torch loaded"
+    return f"native ATen {kernels['aten']}, MKL {kernels['mkl']}"
 
 
 def _spread(values: list[float]) -> dict:

@@ -59,7 +59,7 @@ def test_reproduce_says_no_report_was_written(tmp_path, monkeypatch, capsys):
     assert main(["reproduce", "--quick", "--out", str(out)]) == 130
     assert capsys.readouterr().err == (
         f"interrupted before the report was written ({str(out)!r} may hold some figures); "
-        "rerun the same command to run the experiments again\n"
+        "rerun the same command to run the sections again\n"
     )
 
 
