@@ -246,3 +246,25 @@ def test_download_refuses_bad_destinations_and_archives_without_aclimdb(tmp_path
     with pytest.raises(InputError, match="holds no aclImdb folder"):
         download_imdb(kept, url=f"{http_root}/other.tar.gz", sha256=None)
     assert sorted(p.name for p in kept.iterdir()) == []  # an archive without aclImdb is deleted even if it was there
+
+
+def test_read_texts_is_the_predict_file_reader_in_python(tmp_path):
+    """attndyn.sentiment.data.read_texts reads what `predict --file` reads, and refuses in the library's words."""
+    from attndyn import InputError
+    from attndyn.sentiment.data import read_text_file, read_texts
+
+    lines = tmp_path / "r.txt"
+    lines.write_text("A good film.\n\n  \nA waste of time.\n", encoding="utf-8")
+    assert read_texts(lines) == ["A good film.", "A waste of time."]
+    table = tmp_path / "r.csv"
+    table.write_text('text,other\n"Good, really.",1\nBad.,0\n', encoding="utf-8")
+    assert read_texts(table) == ["Good, really.", "Bad."]
+    latin = tmp_path / "l.txt"
+    latin.write_bytes("très bien".encode("latin-1"))
+    assert read_text_file(latin, "latin-1") == "très bien"
+    import pytest
+
+    with pytest.raises(InputError, match=r"^file '.*l.txt' is not utf-8 text: byte 0xe8 at offset 2 .* with encoding"):
+        read_text_file(latin)
+    with pytest.raises(InputError, match=r"^encoding 'rot13' is a rot-13 codec, not a text encoding"):
+        read_text_file(lines, "rot13")

@@ -31,6 +31,8 @@ _WORDS = {
     "download": "--download",
     "data": "--data ",
     "data.flag": "--data",
+    "file": "--file",
+    "encoding": "--encoding",
     "threads": "--threads",
     "split": "--split",
     "data.end": "",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .._errors import InputError
-from ..sentiment.data import DEFAULT_DATA, IMDB_SHA256, download_imdb
+from ..sentiment.data import DEFAULT_DATA, IMDB_SHA256, download_imdb, read_text_file, read_texts
 from ._interrupt import on_interrupt
 
 if TYPE_CHECKING:
@@ -22,7 +22,6 @@ app = typer.Typer(help="Interpretable IMDb sentiment analysis with a hardmax tra
 data_app = typer.Typer(help="Datasets: fetch them when you have a network.", no_args_is_help=True)
 
 # Review files (--file) larger than this are refused before they are read whole.
-MAX_TEXT_BYTES = 256 * 2**20
 
 _DEVICE_HELP = "Where to run: cpu, cuda or auto (CUDA when present); the same results on each."
 
@@ -40,51 +39,6 @@ def _reading(run: Path) -> AbstractContextManager[object]:
     return RunFolder(run).reading()
 
 
-def _read_text(file: Path, encoding: str, option: str = "--file") -> str:
-    """The text of ``file`` in ``encoding``: a missing file, undecodable bytes or a binary file is one InputError."""
-    import codecs
-
-    from ..io import read_input_bytes
-
-    try:
-        info = codecs.lookup(encoding)
-    except LookupError:
-        raise InputError(
-            f"--encoding {encoding!r} is not a known text encoding; use e.g. utf-8, latin-1 or utf-16"
-        ) from None
-    if not getattr(info, "_is_text_encoding", True):  # base64, rot13, zlib_codec...: bytes to bytes, not text
-        raise InputError(
-            f"--encoding {encoding!r} is a {info.name} codec, not a text encoding; use e.g. utf-8, latin-1 or utf-16"
-        )
-    if file.is_dir():
-        raise InputError(f"{option} {str(file)!r} does not exist (it is a folder)")
-    raw = read_input_bytes(file, option, MAX_TEXT_BYTES)
-    name = info.name
-    try:
-        text = raw.decode("utf-8-sig" if name == "utf-8" else encoding)
-    except UnicodeError as exc:
-        if not isinstance(exc, UnicodeDecodeError):  # punycode, idna: no byte offset to name
-            raise InputError(
-                f"{option} {str(file)!r} is not {encoding} text ({str(exc).splitlines()[0][:120]}); convert the "
-                "file to UTF-8 or pass its encoding with --encoding (e.g. latin-1)"
-            ) from None
-        hint = (
-            " (it starts with a UTF-16 byte-order mark: pass --encoding utf-16)"
-            if raw[:2] in (b"\xff\xfe", b"\xfe\xff")
-            else ""
-        )
-        raise InputError(
-            f"{option} {str(file)!r} is not {encoding} text: byte 0x{raw[exc.start]:02x} at offset {exc.start} "
-            f"cannot be decoded{hint}; convert the file to UTF-8 or pass its encoding with --encoding (e.g. latin-1)"
-        ) from None
-    if "\x00" in text:
-        raise InputError(
-            f"{option} {str(file)!r} holds NUL characters: it is a binary file, not {encoding} text "
-            "(for UTF-16 text pass --encoding utf-16); give a text file"
-        )
-    return text
-
-
 def _texts_from(text: str | list[str] | None, file: Path | None, encoding: str = "utf-8") -> list[str]:
     if (text is None) == (file is None):
         raise InputError(
@@ -93,20 +47,7 @@ def _texts_from(text: str | list[str] | None, file: Path | None, encoding: str =
     if text is not None:
         return [text] if isinstance(text, str) else list(text)
     assert file is not None  # exactly one of TEXT and --file (checked above)
-    raw = _read_text(file, encoding)
-    if file.suffix.lower() == ".csv":
-        try:
-            rows = list(csv.DictReader(raw.splitlines()))
-        except csv.Error as exc:
-            raise InputError(f"CSV {str(file)!r} could not be read: {exc}") from None
-        if not rows or "text" not in rows[0]:
-            raise InputError(f"CSV {str(file)!r} has no 'text' column; add a header line with a 'text' column")
-        texts = [r["text"] or "" for r in rows]
-    else:
-        texts = [line for line in raw.splitlines() if line.strip()]
-    if not texts:
-        raise InputError(f"{str(file)!r} holds no texts")
-    return texts
+    return read_texts(file, encoding)
 
 
 def _check_figure_path(path: Path | None, option: str, formats: tuple[str, ...] | None = None) -> None:
@@ -447,7 +388,7 @@ def explain(
     if (text is None) == (file is None):
         raise InputError("give either a TEXT argument or --file PATH (a text file holding one review)")
     if file is not None:
-        text = _read_text(file, encoding).strip()
+        text = read_text_file(file, encoding).strip()
         if not text:
             raise InputError(f"--file {str(file)!r} holds no text")
     assert text is not None  # exactly one of TEXT and --file, checked above

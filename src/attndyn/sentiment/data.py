@@ -23,7 +23,7 @@ from typing import BinaryIO, NamedTuple
 import numpy as np
 
 from .._errors import InputError, param
-from ..io import atomic_write, check_input_file
+from ..io import atomic_write, check_input_file, read_input_bytes
 
 __all__ = [
     "Reviews",
@@ -38,6 +38,9 @@ __all__ = [
     "IMDB_URL",
     "IMDB_SHA256",
     "DEFAULT_DATA",
+    "MAX_TEXT_BYTES",
+    "read_text_file",
+    "read_texts",
 ]
 
 IMDB_URL = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
@@ -482,3 +485,75 @@ def _remove_empty(d: Path, top: Path) -> None:
         if d == top:
             return
         d = d.parent
+
+
+#: The largest text file ``predict`` and ``explain`` read (256 MiB).
+MAX_TEXT_BYTES = 256 * 2**20
+
+
+def read_text_file(file: str | os.PathLike, encoding: str = "utf-8", *, name: str = "file") -> str:
+    """The text of ``file`` in ``encoding`` (a text encoding: not base64, rot13, zlib...; ``"utf-8"`` also reads a
+    UTF-8 byte-order mark): a missing, oversized or binary file, undecodable bytes or an unknown encoding is one
+    InputError naming the file (as ``name``), the place and the fix."""
+    import codecs
+
+    file = Path(file)
+    option = param(name, name)
+    enc = param("encoding", "encoding")
+    try:
+        info = codecs.lookup(encoding)
+    except LookupError:
+        raise InputError(
+            f"{enc} {encoding!r} is not a known text encoding; use e.g. utf-8, latin-1 or utf-16"
+        ) from None
+    if not getattr(info, "_is_text_encoding", True):  # base64, rot13, zlib_codec...: bytes to bytes, not text
+        raise InputError(
+            f"{enc} {encoding!r} is a {info.name} codec, not a text encoding; use e.g. utf-8, latin-1 or utf-16"
+        )
+    if file.is_dir():
+        raise InputError(f"{option} {str(file)!r} does not exist (it is a folder)")
+    raw = read_input_bytes(file, option, MAX_TEXT_BYTES)
+    name = info.name
+    try:
+        text = raw.decode("utf-8-sig" if name == "utf-8" else encoding)
+    except UnicodeError as exc:
+        if not isinstance(exc, UnicodeDecodeError):  # punycode, idna: no byte offset to name
+            raise InputError(
+                f"{option} {str(file)!r} is not {encoding} text ({str(exc).splitlines()[0][:120]}); convert the "
+                f"file to UTF-8 or pass its encoding with {enc} (e.g. latin-1)"
+            ) from None
+        hint = (
+            f" (it starts with a UTF-16 byte-order mark: pass {enc} utf-16)"
+            if raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+            else ""
+        )
+        raise InputError(
+            f"{option} {str(file)!r} is not {encoding} text: byte 0x{raw[exc.start]:02x} at offset {exc.start} "
+            f"cannot be decoded{hint}; convert the file to UTF-8 or pass its encoding with {enc} (e.g. latin-1)"
+        ) from None
+    if "\x00" in text:
+        raise InputError(
+            f"{option} {str(file)!r} holds NUL characters: it is a binary file, not {encoding} text "
+            f"(for UTF-16 text pass {enc} utf-16); give a text file"
+        )
+    return text
+
+
+def read_texts(file: str | os.PathLike, encoding: str = "utf-8", *, name: str = "file") -> list[str]:
+    """The texts of a file to classify: one per non-empty line, or a CSV's ``text`` column (a ``.csv`` file), read
+    by :func:`read_text_file`; an InputError when it holds none."""
+    file = Path(file)
+    raw = read_text_file(file, encoding, name=name)
+    if file.suffix.lower() == ".csv":
+        try:
+            rows = list(csv.DictReader(raw.splitlines()))
+        except csv.Error as exc:
+            raise InputError(f"CSV {str(file)!r} could not be read: {exc}") from None
+        if not rows or "text" not in rows[0]:
+            raise InputError(f"CSV {str(file)!r} has no 'text' column; add a header line with a 'text' column")
+        texts = [r["text"] or "" for r in rows]
+    else:
+        texts = [line for line in raw.splitlines() if line.strip()]
+    if not texts:
+        raise InputError(f"{str(file)!r} holds no texts")
+    return texts
