@@ -196,6 +196,10 @@ class SweepStore:
         not a sweep's; reads only."""
         if self.out.exists() and not self.out.is_dir():
             raise InputError(f"{param('out', 'out')} {str(self.out)!r} is a file; give a folder")
+        # the listing first, spec.json after it: a sweep opening the folder meanwhile writes spec.json before
+        # anything else that is not "in the making", so a listing with other files and no spec.json after it
+        # is a folder that is not a sweep's (checked the other way round, the race was real)
+        others = self.out.is_dir() and any(not _in_the_making(p) for p in self.out.iterdir())
         if (self.out / "spec.json").is_file():
             old = read_folder_spec(self.out)
             diff = spec_differences(old.record(), self.spec.record())
@@ -204,7 +208,7 @@ class SweepStore:
                     f"{str(self.out)!r} holds a sweep of another spec ({'; '.join(diff)}); "
                     f"use a new {param('out', 'out')} folder, or restore the spec to resume"
                 )
-        elif self.out.is_dir() and any(not _in_the_making(p) for p in self.out.iterdir()):
+        elif others:
             raise InputError(
                 f"{param('out', 'out')} {str(self.out)!r} is a folder that is not empty and holds no spec.json; give a new folder"
             )
