@@ -279,6 +279,8 @@ CASES = {
         ["--anneal-epochs", "-1"],
         ["--val-fraction", "1.5"],
         ["--train-eval-size", "-3"],
+        ["--prior-weight", "-1"],
+        ["--prior-margin", "nan"],
         ["--seed", str(2**64)],
     ],
     "evaluate": [
