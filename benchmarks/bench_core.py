@@ -185,13 +185,13 @@ def case_softmax_big(n: int, d: int, steps: int) -> dict:
 
 # ---- where the planar hardmax's time goes (--profile) -------------------------------------------
 
-PHASES = (
+PHASES = (  # (key in the JSON, what the phase does)
     ("load", "the real tokens, their coordinates and w = A z_i"),
-    ("candidates", "the inscribed octagon, the candidates not deeper than the margin, their coordinates"),
-    ("scores, argmax and ties", "every query against the candidates: maximum, multiplicity, first maximiser"),
-    ("move", "the mean of C_i and the step towards it (ties finished one by one)"),
-    ("store and leaders", "the largest change, the new tokens, the flags C_i = {i}"),
-    ("rounding bound", "new leaders' margins against the rounding bound (attndyn.margins)"),
+    ("candidates", "the inscribed octagon, the candidates not deeper than the margin"),
+    ("scores", "scores against the candidates with their maximum, multiplicity, first maximiser"),
+    ("move", "the step towards the mean of C_i (ties finished one by one)"),
+    ("store", "the largest change, the new tokens, the leader flags C_i = {i}"),
+    ("bound", "new leaders' margins against the rounding bound (attndyn.margins)"),
 )
 
 
@@ -351,6 +351,7 @@ def print_profile(prof: dict) -> None:
     print("\nplanar hardmax (3000, 128, 2), 8 layers, one thread: ns per token-layer by phase (CPU time)")
     print(f"{'phase':<26}" + "".join(f"{t:>12}" for t in targets) + (f"{'ratio':>8}" if len(targets) == 2 else ""))
     rows = [*prof[targets[0]]["phases_ns"], "kernel (sum)", "kernel (engine's)", "whole run", "outside the kernel"]
+    what = dict(PHASES)
     keys = {"kernel (engine's)": "kernel_ns", "whole run": "run_ns", "outside the kernel": "outside_kernel_ns"}
     for row in rows:
         vals = []
@@ -365,6 +366,7 @@ def print_profile(prof: dict) -> None:
         line = f"{row:<26}" + "".join(f"{v:>12.1f}" for v in vals)
         if len(vals) == 2 and vals[0] > 0:
             line += f"{vals[1] / vals[0]:>7.2f}x"
+        line += f"  {what.get(row, '')}"
         print(line)
     for t in targets:
         c = prof[t]["processor"]
@@ -432,7 +434,8 @@ def main() -> None:
             note.append(f"CPU-time ratio {r['naive_cpu_s'] / r['engine_cpu_s']:.0f}x on {a.threads[0]} thr")
         if "ns_per_token_layer" in r:
             note.append(
-                "ns/token-layer " + "/".join(f"{by[t]['ns_per_token_layer']:.1f}" for t in a.threads)
+                "ns/token-layer "
+                + "/".join(f"{by[t]['ns_per_token_layer']:.1f}" for t in a.threads)
                 + f" (kernel threads {'/'.join(str(by[t]['kernel_threads']) for t in a.threads)})"
             )
         if "max_abs_diff" in r:

@@ -32,10 +32,11 @@ Per sequence and layer: (1) the extreme tokens in the 8 directions :math:`k\cdot
 inscribed octagon (two passes of eight independent scalar chains); (2) the candidates are the
 tokens not deeper than the margin inside it (one vectorised pass testing all 8 edges) — about 11
 of 128 Gaussian tokens, the hull's vertices and a few near them; (3) every query is compared with
-the candidates in one pass vectorised over the queries, which keeps the maximum, how many
-candidates attain it, the first token that does and its coordinates (selects, no gathers);
-(4) the generic query (one maximiser) moves towards it, and the rare others (ties: their mean
-in index order; see below) are finished one by one. The octagon must turn left at every corner
+the candidates in passes vectorised over the queries, four candidates a pass, keeping the maximum
+and, packed in one integer, how many candidates attain it and the first that does (the running
+state is loaded and stored once per pass: stores, not arithmetic, bounded the one-candidate
+loop); (4) the generic query (one maximiser) moves towards it, and the rare others (ties: their
+mean in index order; see below) are finished one by one. The octagon must turn left at every corner
 and wind once, else the sequence compares with all its tokens; so does a positive tie
 tolerance, a sequence of at most 8 tokens, coordinates outside ``[SCALE_MIN, SCALE_MAX]``, and a
 query with :math:`(|w_1| + |w_2|) S` outside ``[SCORE_MIN, SCORE_MAX]`` (where rounding stops
