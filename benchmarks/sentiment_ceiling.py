@@ -144,7 +144,18 @@ def reference(data: str) -> dict:
 
 
 def _label(changes: dict) -> str:
-    return ",".join(f"{k}={v}" for k, v in sorted(changes.items())) or "recipe"
+    """``recipe`` or ``name=value,...`` with no dot (the docs' result markers split keys at dots)."""
+    return ",".join(f"{k}={v}" for k, v in sorted(changes.items())).replace(".", "_") or "recipe"
+
+
+def _summary(entries: dict, value: str) -> dict:
+    """Mean, min, max and n of ``value`` over the seeds of each ``d<d>/<label>`` (keys ``d<d>/<label>/seed<s>``)."""
+    groups: dict[str, list[float]] = {}
+    for key, entry in entries.items():
+        groups.setdefault(key.rsplit("/", 1)[0], []).append(entry[value])
+    return {
+        g: {"mean": float(np.mean(v)), "min": min(v), "max": max(v), "n": len(v)} for g, v in sorted(groups.items())
+    }
 
 
 def _fit_control(d: int, seed: int, changes: dict, data: str, cache: Path) -> tuple[Any, Any, dict]:
@@ -190,7 +201,10 @@ def dynamics(est: Any, test: Any, layers: int) -> dict:
     out = {}
     for alpha in ALPHAS:
         cfg = SentimentConfig(
-            vocab_size=est.model_.config.vocab_size, d=est.model_.config.d, layers=layers, alpha_init=alpha,
+            vocab_size=est.model_.config.vocab_size,
+            d=est.model_.config.d,
+            layers=layers,
+            alpha_init=alpha,
             alpha_min=alpha / 2,
         )
         model = SentimentTransformer(cfg)
@@ -222,6 +236,11 @@ def _merge(path: Path, key: str, entries: dict, command: str) -> None:
 
     res = json.loads(path.read_text()) if path.is_file() else {"script": "benchmarks/sentiment_ceiling.py"}
     res.setdefault(key, {}).update(entries)
+    res[key] = {k.replace(".", "_"): v for k, v in res[key].items()}  # entries written before labels lost their dots
+    if key == "control":
+        res["control_summary"] = _summary(res[key], "hardmax_accuracy")
+    if key == "dynamics":
+        res["dynamics_summary"] = _summary(res[key], "layer0_accuracy")
     res.setdefault("commands", {})[key] = sorted({*res.get("commands", {}).get(key, []), command})
     res["processor"] = kernel_paths().processor
     res.setdefault("load_1min", {})[key] = os.getloadavg()[0]
