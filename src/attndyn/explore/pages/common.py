@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from ..._errors import InputError
 from .._log import quiet_error
 
-__all__ = ["Guard", "downloads", "escape", "exported", "on_document", "lib", "checked_values"]
+__all__ = ["Guard", "Downloads", "downloads", "escape", "exported", "on_document", "lib", "checked_values"]
 
 T = TypeVar("T")
 
@@ -89,24 +89,56 @@ def exported(result: T | None) -> T:
     return result
 
 
+class Downloads:
+    """A page's export buttons: the current figure as PNG and SVG, the current state as a zip of CLI inputs.
+
+    ``waiting`` (a page with no figure until the user acts, e.g. the Control tab before A is chosen): the figure
+    buttons start disabled, with ``waiting`` as their tooltip, until :meth:`figures_ready` (a click would
+    otherwise download an empty file)."""
+
+    def __init__(
+        self,
+        stem: str,
+        figure: Callable[[], Any],
+        inputs: Callable[[], dict[str, Any]],
+        guard: Guard,
+        *,
+        waiting: str | None = None,
+    ) -> None:
+        pn = lib("panel")
+
+        from ..export import bundle, figure_bytes
+
+        def make(kind: str) -> Callable[[], io.BytesIO]:
+            def callback() -> io.BytesIO:
+                out: list[bytes] = [b""]
+
+                def work() -> None:
+                    out[0] = bundle(inputs()) if kind == "zip" else figure_bytes(figure(), kind)
+
+                guard(work)
+                return io.BytesIO(out[0])
+
+            return callback
+
+        def button(kind: str, filename: str, label: str, width: int) -> Any:
+            return pn.widgets.FileDownload(callback=make(kind), filename=filename, label=label, width=width)
+
+        # labels short enough for the 360-pixel column of controls (three in one row were cut off)
+        self.png = button("png", f"{stem}.png", "figure (PNG)", 165)
+        self.svg = button("svg", f"{stem}.svg", "figure (SVG)", 165)
+        self.state = button("zip", f"{stem}-inputs.zip", "state for the CLI (zip: JSON, NPY)", 340)
+        self.waiting = waiting
+        self.panel = pn.Column(pn.Row(self.png, self.svg), self.state)
+        self.figures_ready(waiting is None)
+
+    def figures_ready(self, ready: bool) -> None:
+        """Enable the figure buttons (there is a figure to export), or disable them with the waiting tooltip."""
+        for b in (self.png, self.svg):
+            b.disabled = not ready
+            b.description = None if ready else self.waiting
+
+
 def downloads(stem: str, figure: Callable[[], Any], inputs: Callable[[], dict[str, Any]], guard: Guard) -> Any:
-    """Three buttons: the current figure as PNG and SVG, and the current state as a zip of CLI inputs."""
-    pn = lib("panel")
-
-    from ..export import bundle, figure_bytes
-
-    def make(kind: str) -> Callable[[], io.BytesIO]:
-        def callback() -> io.BytesIO:
-            out: list[bytes] = [b""]
-
-            def work() -> None:
-                out[0] = bundle(inputs()) if kind == "zip" else figure_bytes(figure(), kind)
-
-            guard(work)
-            return io.BytesIO(out[0])
-
-        return callback
-
-    names = {"png": f"{stem}.png", "svg": f"{stem}.svg", "zip": f"{stem}-inputs.zip"}
-    labels = {"png": "figure (PNG)", "svg": "figure (SVG)", "zip": "state (JSON/NPY for the CLI)"}
-    return pn.Row(*(pn.widgets.FileDownload(callback=make(k), filename=f, label=labels[k]) for k, f in names.items()))
+    """The three export buttons of :class:`Downloads`, laid out for a column of controls."""
+    return Downloads(stem, figure, inputs, guard).panel
