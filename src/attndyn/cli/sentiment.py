@@ -79,11 +79,7 @@ def _by_d(name: str) -> str:
     parts = []
     for i, (min_d, v) in enumerate(values):
         rng = (
-            f"d < {bounds[0]}"
-            if i == 0
-            else f"d >= {min_d}"
-            if i == len(values) - 1
-            else f"{min_d} <= d < {bounds[i]}"
+            f"d < {bounds[0]}" if i == 0 else f"d >= {min_d}" if i == len(values) - 1 else f"{min_d} <= d < {bounds[i]}"
         )
         parts.append(f"{_show(v)} for {rng}")
     return f" Default: the recipe for --d, {'; '.join(parts)}."
