@@ -52,7 +52,7 @@ class ControlPage:
         self.load.on_click(lambda e: self.guard(self._load))
         self.refresh.on_click(lambda e: self.guard(self.take_tokens))
         self.exports = Downloads("control", self.figure, self.inputs, self.guard, waiting="choose A first")
-        self.guard(self.take_tokens)
+        self.guard(self.take_tokens, now=True)
 
     def take_tokens(self) -> None:
         Z = np.asarray(self.playground.tokens, dtype=np.float64)

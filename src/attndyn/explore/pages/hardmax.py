@@ -84,7 +84,7 @@ class Playground:
         self._quiet = self._hold = False
         self._build_plot()
         self._watch()
-        self.guard(self.rerun)
+        self.guard(self.rerun, now=True)
 
     def _build_plot(self) -> None:
         bm = lib("bokeh.models")

@@ -36,7 +36,7 @@ class SentimentPage:
         self._build_plot()
         self.go.on_click(lambda e: self.guard(self.explain))
         self.layer.param.watch(lambda e: on_document(self._draw), "value")
-        self.guard(self._load)
+        self.guard(self._load, now=True)
 
     def _load(self) -> None:
         assert self.run is not None  # only called with a model

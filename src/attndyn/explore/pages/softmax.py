@@ -53,7 +53,7 @@ class SoftmaxPage:
             wdg.param.watch(lambda e: self.guard(self.rerun), "value")
         for wdg in (self.n, self.time, self.at):
             wdg.param.watch(lambda e: self.guard(self.rerun), "value_throttled")
-        self.guard(self._load_preset)
+        self.guard(self._load_preset, now=True)
 
     def _build_plots(self) -> None:
         bm = lib("bokeh.models")

@@ -36,7 +36,7 @@ class SpherePage:
             wdg.param.watch(lambda e: self.guard(self.rerun), "value")
         for wdg in (self.n, self.beta, self.time):
             wdg.param.watch(lambda e: self.guard(self.rerun), "value_throttled")
-        self.guard(self.rerun)
+        self.guard(self.rerun, now=True)
 
     def _build_plots(self) -> None:
         bm = lib("bokeh.models")
