@@ -13,7 +13,17 @@ from typing import Any, TypeVar
 from ..._errors import InputError
 from .._log import quiet_error
 
-__all__ = ["Guard", "Downloads", "downloads", "served_document", "escape", "exported", "on_document", "lib", "checked_values"]
+__all__ = [
+    "Guard",
+    "Downloads",
+    "downloads",
+    "served_document",
+    "escape",
+    "exported",
+    "on_document",
+    "lib",
+    "checked_values",
+]
 
 T = TypeVar("T")
 
