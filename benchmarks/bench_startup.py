@@ -9,7 +9,7 @@ Each command runs in a fresh interpreter (``python -c "from attndyn.cli import m
 ``--model`` a tiny run is trained first (synthetic reviews, one epoch, in a temporary folder). Then
 ``python -X importtime`` of the predict command lists the modules that cost the most (cumulative).
 Targets: --version, every --help and a bad argument <= 0.5 s, predict <= 3 s on the 2-core machine. ``--json`` writes the timings, the
-load and the machine's core count (docs/benchmarks.md quotes docs/results/startup.json). Not part of the suite.
+load, the processor and the machine's core count (docs/benchmarks.md quotes docs/results/startup.json). Not part of the suite.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _machine import processor  # benchmarks/_machine.py (this script's folder is on the path)
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 CLI = ["-c", "from attndyn.cli import main; main()"]
@@ -101,12 +103,13 @@ def main() -> None:
             "command": " ".join(["python", *("RUN" if a == str(args.model) else a for a in sys.argv)]),
             "model": "a tiny one-epoch run" if args.model is None else "RUN: a d = 2 run of `attndyn sentiment train`",
             "cores": os.cpu_count(),
+            "processor": processor(),
             "repeat": args.repeat,
             "load_before": _load(),
             "load1_before": round(os.getloadavg()[0], 2),
             "commands": {},
         }
-        print(f"load before: {result['load_before']}")
+        print(f"{result['processor']}, {result['cores']} cores; load before: {result['load_before']}")
         commands = (
             ("version", ["--version"], 0),
             ("help", ["--help"], 0),
@@ -121,6 +124,7 @@ def main() -> None:
             result["commands"][name] = {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3)}
             print(f"{name:15s} {wall:6.2f} s wall, {cpu:5.2f} s CPU  (best of {args.repeat})")
         result["load_after"] = _load()
+        result["load1_after"] = round(os.getloadavg()[0], 2)
         print(f"load after:  {result['load_after']}")
         print("slowest top-level imports of predict (cumulative s):")
         result["predict_imports"] = []
