@@ -163,9 +163,9 @@ def run_budget(
     (:func:`check_run_budget`) and a run's memory estimate is held to it (:func:`check_memory`).
 
     >>> with run_budget(0.0, 1e9, owner="the example", remedy="ask for less") as budget:
-    ...     check_run_budget("step 1")
+    ...     check_run_budget("the example's loop", 1, 10)
     Traceback (most recent call last):
-    attndyn._budget.BudgetExceeded: this work ran past the example's time budget of 0 s (step 1) and was stopped; ask for less
+    attndyn._budget.BudgetExceeded: this work ran past the example's time budget of 0 s (the example's loop, step 1 of 10) and was stopped; ask for less
     """
     budget = RunBudget(seconds, memory, owner, remedy, work)
     token = _ACTIVE.set(budget)
@@ -175,8 +175,9 @@ def run_budget(
         _ACTIVE.reset(token)
 
 
-def check_run_budget(where: str) -> None:
-    """Inside :func:`run_budget`: raise :class:`BudgetExceeded` once its time or memory is spent; else nothing."""
+def check_run_budget(what: str, step: int, steps: int) -> None:
+    """Inside :func:`run_budget`: raise :class:`BudgetExceeded` once its time or memory is spent, at ``step`` of
+    ``steps`` of ``what`` (a run loop calls this at every step); else nothing."""
     budget = _ACTIVE.get()
     if budget is not None:
-        budget.check(where)
+        budget.check(f"{what}, step {step:,} of {steps:,}")

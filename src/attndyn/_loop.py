@@ -122,7 +122,7 @@ class Run:
                     self._keep(record, k)
                 if k > 0:
                     advance(1)
-                check_run_budget(f"{description}, step {k:,} of {self.last:,}")  # the explorer's budget of an edit
+                check_run_budget(description, k, self.last)  # the explorer's budget of an edit (if one is set)
                 if self.done:
                     if k < self.last:
                         self.stop_reason = "converged"  # stopped early; at the last state it simply completed
