@@ -28,6 +28,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from _machine import processor  # benchmarks/_machine.py (this script's folder is on the path)
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking"]
@@ -127,6 +129,7 @@ def main() -> None:
         "script": "benchmarks/bench_explore.py",
         "command": "python benchmarks/bench_explore.py " + " ".join(sys.argv[1:]),
         "cores": os.cpu_count(),
+        "processor": processor(),
         "load1_before": round(os.getloadavg()[0], 2),
     }
     starts = []

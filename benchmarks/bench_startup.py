@@ -1,4 +1,5 @@
-"""How fast the command line answers: ``attndyn --version``, ``attndyn --help`` and one ``sentiment predict``.
+"""How fast the command line answers: ``--version``, ``--help``, the sentiment group's help and a bad argument, one
+``sentiment predict``.
 
     python benchmarks/bench_startup.py [--model RUN] [--repeat 5] [--json docs/results/startup.json]
 
@@ -7,8 +8,8 @@ Each command runs in a fresh interpreter (``python -c "from attndyn.cli import m
 (``uptime``) before and after: on a shared machine the numbers are only as quiet as the load says. Without
 ``--model`` a tiny run is trained first (synthetic reviews, one epoch, in a temporary folder). Then
 ``python -X importtime`` of the predict command lists the modules that cost the most (cumulative).
-Targets: --version and --help <= 0.5 s, predict <= 3 s on the 2-core machine. ``--json`` writes the timings, the
-load and the machine's core count (docs/benchmarks.md quotes docs/results/startup.json). Not part of the suite.
+Targets: --version, every --help and a bad argument <= 0.5 s, predict <= 3 s on the 2-core machine. ``--json`` writes the timings, the
+load, the processor and the machine's core count (docs/benchmarks.md quotes docs/results/startup.json). Not part of the suite.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _machine import processor  # benchmarks/_machine.py (this script's folder is on the path)
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 CLI = ["-c", "from attndyn.cli import main; main()"]
 
@@ -33,14 +36,16 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
-def _best(argv: list[str], repeat: int) -> tuple[float, float]:
+def _best(argv: list[str], repeat: int, status: int = 0) -> tuple[float, float]:
     """The best wall time of ``repeat`` runs and the least CPU time (user + system) of a run: on a loaded
     machine the CPU time is the better guess of the wall time on a quiet one (imports run on one thread)."""
     best, cpu = float("inf"), float("inf")
     for _ in range(repeat):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, *CLI, *argv], env=_env(), check=True, capture_output=True)
+        r = subprocess.run([sys.executable, *CLI, *argv], env=_env(), capture_output=True, text=True)
+        if r.returncode != status:
+            raise SystemExit(f"{' '.join(argv)}: exit status {r.returncode}, expected {status}: {r.stderr[-500:]}")
         best = min(best, time.perf_counter() - t0)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = min(cpu, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
@@ -98,17 +103,28 @@ def main() -> None:
             "command": " ".join(["python", *("RUN" if a == str(args.model) else a for a in sys.argv)]),
             "model": "a tiny one-epoch run" if args.model is None else "RUN: a d = 2 run of `attndyn sentiment train`",
             "cores": os.cpu_count(),
+            "processor": processor(),
             "repeat": args.repeat,
             "load_before": _load(),
             "load1_before": round(os.getloadavg()[0], 2),
             "commands": {},
         }
-        print(f"load before: {result['load_before']}")
-        for name, argv in (("version", ["--version"]), ("help", ["--help"]), ("predict", predict)):
-            wall, cpu = _best(argv, args.repeat)
+        print(f"{result['processor']}, {result['cores']} cores; load before: {result['load_before']}")
+        commands = (
+            ("version", ["--version"], 0),
+            ("help", ["--help"], 0),
+            ("sentiment_help", ["sentiment", "--help"], 0),
+            ("data_help", ["data", "--help"], 0),
+            ("train_help", ["sentiment", "train", "--help"], 0),
+            ("bad_argument", ["sentiment", "predict", "--no-such-option"], 2),
+            ("predict", predict, 0),
+        )
+        for name, argv, status in commands:
+            wall, cpu = _best(argv, args.repeat, status)
             result["commands"][name] = {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3)}
-            print(f"{name:10s} {wall:6.2f} s wall, {cpu:5.2f} s CPU  (best of {args.repeat})")
+            print(f"{name:15s} {wall:6.2f} s wall, {cpu:5.2f} s CPU  (best of {args.repeat})")
         result["load_after"] = _load()
+        result["load1_after"] = round(os.getloadavg()[0], 2)
         print(f"load after:  {result['load_after']}")
         print("slowest top-level imports of predict (cumulative s):")
         result["predict_imports"] = []

@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from _machine import processor  # benchmarks/_machine.py (this script's folder is on the path)
+
 from attndyn.io import write_json
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -80,7 +82,7 @@ def main() -> None:
             continue
         load = round(os.getloadavg()[0], 2)
         results, wall = _run(args.out / name, quick)
-        record[name] = _summary(results, wall, load)
+        record[name] = {**_summary(results, wall, load), "processor": processor()}
         s = record[name]
         print(
             f"{name}: {s['experiments_s']} s of experiments, {s['wall_s']} s wall (load {load}), passed {s['passed']}"

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import torch
 from torch import Tensor
 
+from ._budget import check_run_budget
 from ._validation import InputError
 from .options import SaveAt, StopOnConvergence
 from .progress import progress_bar
@@ -121,6 +122,7 @@ class Run:
                     self._keep(record, k)
                 if k > 0:
                     advance(1)
+                check_run_budget(description, k, self.last)  # the explorer's budget of an edit (if one is set)
                 if self.done:
                     if k < self.last:
                         self.stop_reason = "converged"  # stopped early; at the last state it simply completed

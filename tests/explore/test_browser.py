@@ -113,6 +113,62 @@ def test_explore_in_headless_chromium(server, tmp_path, chromium_flags):
     print(f"started in {started:.1f} s")
 
 
+#: Every button, input, select, text area and label of the page (inside Panel's shadow roots too) that sticks out of a
+#: box around it: a label cut off ("state (JSON/NPY for the C"), a seed box under the plot beside its column.
+_CUT_OFF = """
+() => {
+  const out = [];
+  const parentOf = (el) => el.parentElement || (el.getRootNode() && el.getRootNode().host) || null;
+  const walk = (root) => {
+    root.querySelectorAll('*').forEach(el => {
+      if (el.shadowRoot) walk(el.shadowRoot);
+      if (!['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'LABEL'].includes(el.tagName)) return;
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) return;
+      if (el.scrollWidth > el.clientWidth + 1 && el.tagName !== 'LABEL') out.push(`${el.tagName} "${(el.innerText || el.value || '').trim()}" text wider than its box`);
+      for (let a = parentOf(el); a; a = parentOf(a)) {
+        if (!(a instanceof Element)) break;
+                const b = a.getBoundingClientRect();
+        if (b.width === 0) continue;
+        if (r.left < b.left - 1 || r.right > b.right + 1) {
+          out.push(`${el.tagName} "${(el.innerText || el.value || '').trim().slice(0, 40)}" [${Math.round(r.left)}, ${Math.round(r.right)}] cut by ${a.tagName}.${a.className} [${Math.round(b.left)}, ${Math.round(b.right)}]`);
+          break;
+        }
+      }
+    });
+  };
+  walk(document);
+  return out;
+}
+"""
+
+
+@pytest.mark.browser
+def test_every_tab_fits_its_controls(server, tmp_path, chromium_flags):
+    """Issue 34: buttons were cut off and the softmax tab's seed box clipped by the plots beside the controls."""
+    sync_api = _need_browser()
+    port, _ = server
+    with sync_api.sync_playwright() as p, tempfile.TemporaryDirectory() as profile:
+        ctx = p.chromium.launch_persistent_context(
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=chromium_flags,
+            viewport={"width": 1300, "height": 950},
+        )
+        try:
+            page = ctx.new_page()
+            page.goto(f"http://localhost:{port}/")
+            page.wait_for_selector("#leaders", timeout=60_000)
+            for tab in ("Hardmax playground", "Softmax regimes", "Control", "Sentiment", "Sphere"):
+                page.get_by_text(tab, exact=True).first.click()
+                page.wait_for_timeout(1500)
+                page.screenshot(path=str(tmp_path / f"{tab.split()[0].lower()}.png"))
+                assert page.evaluate(_CUT_OFF) == [], tab
+        finally:
+            ctx.close()
+
+
 def _wait_for_text(page, selector: str, want: str, timeout: float = 30.0, *, contains: bool = False) -> str:
     """The element's text once it equals (or ``contains``) ``want`` (or whatever it shows when time runs out)."""
     end = time.monotonic() + timeout

@@ -1,11 +1,19 @@
-"""`attndyn explore`: refusals in one line with exit status 2; the help imports no Panel."""
+"""`attndyn explore`: refusals in one line with exit status 2; the help imports no Panel; Ctrl-C stops it at once."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
+import re
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
+import pytest
+
+import attndyn
 from attndyn.cli import main
 
 
@@ -28,3 +36,42 @@ def test_help_does_not_import_panel():
     code = "import sys; from attndyn.cli import main; main(['explore', '--help']); print('panel' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "--no-browser" in out.stdout and out.stdout.strip().endswith("False")
+
+
+def test_ctrl_c_stops_the_server_at_once_with_one_line_and_the_banner_counts_from_the_process_start():
+    """Issue 34: Ctrl-C took more than 3 s and printed nothing (exit 0); the banner's "up 2.1 s after the command
+    began" hid 3 s of the process before it. Here the process sleeps 1.5 s before the command starts."""
+    pytest.importorskip("panel")
+    src = str(Path(attndyn.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    code = "import time; time.sleep(1.5); from attndyn.cli import main; main()"
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "explore", "--no-browser"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        elapsed = time.monotonic() - t0
+        up = re.search(r"\(up ([0-9.]+) s after the process started; Ctrl-C stops\)", line)
+        assert up, line
+        assert 1.5 <= float(up.group(1)) <= elapsed + 0.1, (line, elapsed)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        t1 = time.monotonic()
+        out, err = proc.communicate(timeout=30)
+        stopped = time.monotonic() - t1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert (proc.returncode, err, out) == (130, "interrupted\n", "")
+    assert stopped < 1.5, f"Ctrl-C took {stopped:.2f} s (load {os.getloadavg()[0]:.1f})"
+
+
+def test_process_age_without_proc_counts_from_the_command_line_import(monkeypatch):
+    from attndyn.cli import explore
+
+    monkeypatch.setattr(explore, "Path", lambda p: Path("/nonexistent") / p.lstrip("/"))
+    age, since = explore.process_age()
+    assert since == "attndyn's command line loaded" and age > 0

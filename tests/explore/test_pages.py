@@ -221,6 +221,22 @@ def test_control_exports_pair_the_A_with_the_request_it_answers(playground):
     assert np.array_equal(files["A.npy"], A)
 
 
+def test_control_figure_buttons_wait_for_a_solve(playground):
+    """Issue 34: "figure (PNG)" before a solve downloaded 0 bytes; the buttons are disabled (and say why) until
+    there is an A, then give the figure."""
+    from attndyn.explore.pages.control import ControlPage
+
+    playground.preset.value = "Fig. 1: one step"
+    page = ControlPage(playground)
+    buttons = (page.exports.png, page.exports.svg)
+    assert all(b.disabled and b.description == "choose A first" for b in buttons)
+    assert "no A yet" in page.status.object and not page.exports.state.disabled  # the zip of the request works
+    page.leaders.value = "1, 2"
+    page.run()
+    assert not any(b.disabled for b in buttons)
+    assert page.exports.png.callback().getvalue()[:4] == b"\x89PNG" and page.guard.pane.object == ""
+
+
 def test_the_server_refuses_values_outside_the_widgets_ranges(playground):
     """Issue 34: a websocket message may set a slider beyond its end (10,000 tokens took 3.9 GB; a typed step of
     0.0006 at the slider's maximum time froze every session); the server checks, one line, last state kept."""

@@ -88,3 +88,47 @@ def test_the_sentiment_tab_refuses_a_folder_a_training_holds(run_folder):
     with RunLock(run_folder):
         page = SentimentPage(str(run_folder))
     assert page.model is None and "is being trained by process" in page.guard.pane.object
+
+
+def test_the_sentiment_plot_circles_its_leaders_as_its_title_says_and_no_labels_overlap(run_folder):
+    """Issue 34: the title said "(stars: leaders)" over circles, and the word labels overlapped."""
+    pytest.importorskip("panel")
+    from attndyn.explore.pages.sentiment import FRAME, SentimentPage
+
+    page = SentimentPage(str(run_folder))
+    page.text.value = "great wonderful superb movie plot music, awful boring dull movie plot music, great plot"
+    page.explain()
+    assert "circled: leaders" in page.plot.title.text and "star" not in page.plot.title.text
+    names = [item.label.value for item in page.plot.legend[0].items]
+    assert names == ["word (colour: side of H = 0)", "leader", "decision line H = 0"]
+    data = page.result.figure9
+    for k in range(len(data["tokens"])):
+        page.layer.value = k
+        lead = np.asarray(data["leaders"][k], dtype=bool)
+        assert len(page.leads.data["x"]) == lead.sum() > 0
+        labels = page.labels.data
+        assert len(labels["text"]) >= 1
+        x0, x1, y0, y1 = page.plot.x_range.start, page.plot.x_range.end, page.plot.y_range.start, page.plot.y_range.end
+        px = (np.asarray(labels["x"]) - x0) / (x1 - x0) * FRAME[0] + np.asarray(labels["dx"])
+        py = (np.asarray(labels["y"]) - y0) / (y1 - y0) * FRAME[1] + np.asarray(labels["dy"])
+        boxes = [(x, y, x + 7.0 * len(t), y + 14.0) for x, y, t in zip(px, py, labels["text"])]
+        for i, a in enumerate(boxes):
+            assert 0 <= a[0] and a[2] <= FRAME[0] and 0 <= a[1] and a[3] <= FRAME[1], (k, labels["text"][i])
+            for b in boxes[:i]:
+                assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (k, a, b)
+
+
+def test_place_labels_never_overlaps_and_keeps_the_most_important_first():
+    from attndyn.explore.sentiment_view import place_labels
+
+    rng = np.random.default_rng(0)
+    points = rng.uniform(0, 300, (60, 2))
+    texts = [f"word{i}" for i in range(60)]
+    kept = place_labels(points, texts, (300, 300))
+    assert kept[0][0] == 0 and [i for i, _, _ in kept] == sorted(i for i, _, _ in kept)
+    boxes = [(points[i, 0] + dx, points[i, 1] + dy, 7.0 * len(texts[i]), 14.0) for i, dx, dy in kept]
+    for j, (x, y, w, h) in enumerate(boxes):
+        assert 0 <= x and x + w <= 300 and 0 <= y and y + h <= 300
+        for bx, by, bw, bh in boxes[:j]:
+            assert not (x < bx + bw and bx < x + w and y < by + bh and by < y + h)
+    assert place_labels(points, texts, (300, 300)) == kept  # deterministic

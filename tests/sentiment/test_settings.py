@@ -62,6 +62,15 @@ def test_cli_options_are_the_settings_all_defaulting_to_the_recipe():
         assert all(_show(recipe(r.min_d)[name]) in help_text for r in RECIPES), name
 
 
+def test_the_help_s_torch_free_table_is_the_recipes():
+    """`attndyn sentiment train --help` reads the recipes' values from attndyn.sentiment._defaults (no torch there):
+    the copy must be what the recipes give."""
+    from attndyn.sentiment._defaults import RECIPE_MIN_D, RECIPE_VALUES
+
+    assert RECIPE_MIN_D == tuple(r.min_d for r in RECIPES)
+    assert RECIPE_VALUES == {name: tuple(recipe(d)[name] for d in RECIPE_MIN_D) for name in SETTINGS}
+
+
 def test_recipe_2_is_the_dataclass_defaults_and_16_the_reported_model():
     for name, cls in SETTINGS.items():
         assert recipe(2)[name] == cls.__dataclass_fields__[name].default, name

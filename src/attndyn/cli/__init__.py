@@ -15,6 +15,7 @@ import importlib
 import signal
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +30,9 @@ from ._flags import FLAGS
 from ._interrupt import Interrupted
 
 __all__ = ["app", "main", "Interrupted"]
+
+#: When the command line was imported (time.monotonic()): where a process started, when /proc cannot tell.
+LOADED_AT = time.monotonic()
 
 #: The commands in the order ``attndyn --help`` lists them: the module that registers each (its
 #: ``register(app)``), and the line ``attndyn --help`` shows without importing it (a test checks it

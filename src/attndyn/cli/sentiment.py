@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .._errors import InputError
-from ..sentiment.data import DEFAULT_DATA, IMDB_SHA256, download_imdb, read_text_file, read_texts
+from ..sentiment._defaults import DEFAULT_DATA, IMDB_SHA256, RECIPE_MIN_D, RECIPE_VALUES
 from ._interrupt import on_interrupt
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ def _texts_from(text: str | list[str] | None, file: Path | None, encoding: str =
     if text is not None:
         return [text] if isinstance(text, str) else list(text)
     assert file is not None  # exactly one of TEXT and --file (checked above)
+    from ..sentiment.data import read_texts
+
     return read_texts(file, encoding)
 
 
@@ -70,20 +72,14 @@ def _check_figure_path(path: Path | None, option: str, formats: tuple[str, ...] 
 
 def _by_d(name: str) -> str:
     """' Default: the recipe for --d, X for d < 16; Y for d >= 16.' for a setting, read from the recipe table."""
-    from ..sentiment.recipes import RECIPES, recipe
-
-    values = [(r, recipe(r.min_d)[name]) for r in RECIPES]
+    values = list(zip(RECIPE_MIN_D, RECIPE_VALUES[name]))  # the recipes' table without torch: help parses fast
     if len({repr(v) for _, v in values}) == 1:
         return f" Default: {_show(values[0][1])}."
-    bounds = [r.min_d for r in RECIPES[1:]]
+    bounds = list(RECIPE_MIN_D[1:])
     parts = []
-    for i, (r, v) in enumerate(values):
+    for i, (min_d, v) in enumerate(values):
         rng = (
-            f"d < {bounds[0]}"
-            if i == 0
-            else f"d >= {r.min_d}"
-            if i == len(values) - 1
-            else f"{r.min_d} <= d < {bounds[i]}"
+            f"d < {bounds[0]}" if i == 0 else f"d >= {min_d}" if i == len(values) - 1 else f"{min_d} <= d < {bounds[i]}"
         )
         parts.append(f"{_show(v)} for {rng}")
     return f" Default: the recipe for --d, {'; '.join(parts)}."
@@ -384,6 +380,7 @@ def explain(
     """Label, probability, last-layer leaders with the words clustered around each, each cluster's share of the
     decision, and each word's exact contribution (the contributions and the bias add up to the decision value H)."""
     from ..sentiment import explain as run_explain
+    from ..sentiment.data import read_text_file
 
     if (text is None) == (file is None):
         raise InputError("give either a TEXT argument or --file PATH (a text file holding one review)")
@@ -448,6 +445,7 @@ def data_imdb(
     ),
 ) -> None:
     """Fetch the official IMDb archive (needs a network), verify its length and sha256, and extract it."""
+    from ..sentiment.data import download_imdb
 
     expected = IMDB_SHA256 if sha256 is None else None if sha256.strip().lower() == "none" else sha256.strip().lower()
     root = download_imdb(download, url=url, sha256=expected, progress=sys.stderr.isatty())

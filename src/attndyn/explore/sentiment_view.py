@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .._validation import InputError
 
 if TYPE_CHECKING:
@@ -20,7 +22,15 @@ if TYPE_CHECKING:
 
     from ..sentiment import Attribution, Explanation, HardmaxSentimentClassifier
 
-__all__ = ["SentimentResult", "load_model", "run_sentiment", "sentiment_inputs", "sentiment_figure", "MAX_CHARS"]
+__all__ = [
+    "SentimentResult",
+    "load_model",
+    "run_sentiment",
+    "sentiment_inputs",
+    "sentiment_figure",
+    "place_labels",
+    "MAX_CHARS",
+]
 
 MAX_CHARS = 20_000  # a typed review longer than this is refused (a page, not a corpus)
 
@@ -86,3 +96,46 @@ def sentiment_figure(result: SentimentResult) -> Figure:
     from ..plotting.sentiment import draw_figure9
 
     return draw_figure9(result.figure9)
+
+
+#: Where a label may sit relative to its point, in pixels (the label's lower-left corner, y up), tried in this
+#: order: right, above-right, below-right, left, above, below; ``w``, ``h`` are the label's width and height.
+_SPOTS = (
+    lambda w, h: (6.0, -h / 2),
+    lambda w, h: (6.0, 4.0),
+    lambda w, h: (6.0, -h - 4.0),
+    lambda w, h: (-w - 6.0, -h / 2),
+    lambda w, h: (-w / 2, 8.0),
+    lambda w, h: (-w / 2, -h - 8.0),
+)
+
+
+def place_labels(
+    anchors: np.ndarray, texts: list[str], frame: tuple[float, float], *, char_px: float = 7.0, line_px: float = 14.0
+) -> list[tuple[int, float, float]]:
+    """Put labels beside their points without overlaps: ``(label, x_offset, y_offset)`` in pixels for each label
+    drawn, in order of importance (the order of ``texts``).
+
+    ``anchors`` (m, 2) are the points in pixels of a frame of ``frame`` = (width, height) pixels, y up; a label
+    ``char_px`` per character wide and ``line_px`` high is tried at each spot of :data:`_SPOTS` in turn and sits at
+    the first inside the frame that overlaps no label placed before it; a label with no such spot is not drawn
+    (deterministic, as the exported figure's check is: :func:`attndyn.plotting.sentiment.draw_figure9`).
+
+    >>> points = np.array([[100.0, 50.0], [102.0, 50.0], [100.0, 50.0], [100.0, 52.0], [195.0, 50.0]])
+    >>> place_labels(points, ["good", "film", "plot", "acting", "end"], (200, 100))  # no spot is left for 'acting'
+    [(0, 6.0, -7.0), (1, -34.0, -7.0), (2, -14.0, 8.0), (4, -27.0, -7.0)]
+    """
+    placed: list[tuple[float, float, float, float]] = []
+    out = []
+    W, H = frame
+    for i, (text, (x, y)) in enumerate(zip(texts, np.asarray(anchors, dtype=float))):
+        w, h = char_px * len(text), line_px
+        for spot in _SPOTS:
+            dx, dy = spot(w, h)
+            box = (x + dx, y + dy, x + dx + w, y + dy + h)
+            inside = 0 <= box[0] and box[2] <= W and 0 <= box[1] and box[3] <= H
+            if inside and not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                placed.append(box)
+                out.append((i, dx, dy))
+                break
+    return out

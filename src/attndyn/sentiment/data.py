@@ -24,6 +24,7 @@ import numpy as np
 
 from .._errors import InputError, param
 from ..io import atomic_write, check_input_file, read_input_bytes
+from ._defaults import IMDB_SHA256  # the published sha256 of aclImdb_v1.tar.gz (the command line reads it too)
 
 __all__ = [
     "Reviews",
@@ -44,9 +45,6 @@ __all__ = [
 ]
 
 IMDB_URL = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
-#: The published sha256 of ``aclImdb_v1.tar.gz``, as listed by the dataset
-#: catalogues that mirror it (TensorFlow Datasets, MLDatasets.jl, among others).
-IMDB_SHA256 = "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe"
 _POSITIVE = {"positive", "pos", "1", "true"}
 _NEGATIVE = {"negative", "neg", "0", "false"}
 

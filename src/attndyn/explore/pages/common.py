@@ -1,16 +1,29 @@
-"""What every page shares: the one-line error, guarded callbacks and the export buttons."""
+"""What every page shares: the one-line error, guarded callbacks (each edit in a worker thread, under a time and
+memory budget) and the export buttons."""
 
 from __future__ import annotations
 
 import html
 import io
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from ..._errors import InputError
 from .._log import quiet_error
 
-__all__ = ["Guard", "downloads", "escape", "exported", "on_document", "lib", "checked_values"]
+__all__ = [
+    "Guard",
+    "Downloads",
+    "downloads",
+    "served_document",
+    "escape",
+    "exported",
+    "on_document",
+    "lib",
+    "checked_values",
+]
 
 T = TypeVar("T")
 
@@ -19,6 +32,35 @@ T = TypeVar("T")
 #: the widgets can ask for, with room; a page that sends more (a hand-made websocket message) is refused in one line.
 EDIT_MAX_TOKENS = 1000
 EDIT_MAX_STEPS = 20_000
+
+#: The budget of one edit (a widget change and the runs it starts): seconds, and bytes the process's resident memory
+#: may grow by. The run loops check both at every step (attndyn._budget.run_budget) and stop the run past either; a
+#: run whose memory estimate is over it is refused before it starts. One line in the page says so.
+EDIT_SECONDS = 15.0
+EDIT_MEMORY = 1e9
+EDIT_REMEDY = "ask for less (fewer tokens, layers or steps); the page keeps its last result"
+
+#: Worker threads for the edits of all sessions: the server's event loop only hands edits over, so it keeps
+#: answering other pages (and this one) while an edit runs. One page runs its edits one at a time.
+EDIT_THREADS = 4
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _edit_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=EDIT_THREADS, thread_name_prefix="attndyn-edit")
+        return _pool
+
+
+def served_document() -> Any:
+    """The Bokeh document of the session being served in this thread, or None (tests, notebooks: no server)."""
+    pn = lib("panel")
+
+    doc = pn.state.curdoc
+    return doc if doc is not None and doc.session_context is not None else None
 
 
 def checked_values(*widgets: Any) -> None:
@@ -59,25 +101,56 @@ def on_document(draw: Callable[[], None]) -> None:
 
 
 class Guard:
-    """Runs a page's update; bad input shows one line in the page (``error`` pane) and keeps the last good state."""
+    """Runs a page's edits; bad input, or an edit past its budget, shows one line in the page (``error`` pane) and
+    keeps the last good state.
+
+    On a server, an edit runs in a worker thread (the event loop stays free for every session) under the budget
+    :data:`EDIT_SECONDS` / :data:`EDIT_MEMORY`, one at a time per page; edits started inside an edit run at once, in
+    its thread. Without a server (tests, notebooks), and with ``now=True`` (the page's first state, an export
+    that must answer at once), the edit runs now, in the caller's thread."""
 
     def __init__(self) -> None:
         pn = lib("panel")
 
         self.pane = pn.pane.HTML("", css_classes=["explore-error"], sizing_mode="stretch_width")
-        self.depth = 0  # updates run inside updates (a preset that fills a text box): the outermost clears the line
+        self._local = threading.local()  # depth: updates run inside updates (a preset that fills a text box)
+        self._lock = threading.Lock()  # one edit of this page at a time in the workers
+        self._owner: int | None = None  # the worker thread running this page's edit
 
-    def __call__(self, update: Callable[[], Any]) -> bool:
-        self.depth += 1
-        if self.depth == 1:
-            self.pane.object = ""
+    def __call__(self, update: Callable[[], Any], *, now: bool = False) -> None:
+        doc = None if now or self._owner == threading.get_ident() else served_document()
+        if doc is None:
+            self._run(update)
+        else:
+            _edit_pool().submit(self._in_worker, doc, update)
+
+    def _in_worker(self, doc: Any, update: Callable[[], Any]) -> None:
+        from panel.io.state import set_curdoc
+
+        with self._lock, set_curdoc(doc):  # changes to the page reach the browser on the loop's next tick
+            self._owner = threading.get_ident()
+            try:
+                self._run(update)
+            finally:
+                self._owner = None
+
+    def _run(self, update: Callable[[], Any]) -> bool:
+        from ..._budget import run_budget
+
+        depth = getattr(self._local, "depth", 0)
+        self._local.depth = depth + 1
         try:
-            update()
+            if depth:  # inside an edit: its budget holds
+                update()
+            else:
+                self.pane.object = ""
+                with run_budget(EDIT_SECONDS, EDIT_MEMORY, owner="the explorer", remedy=EDIT_REMEDY, work="this edit"):
+                    update()
         except Exception as exc:  # user input: one line in the page, never a traceback on the server
             self.pane.object = f'<span id="error" style="color:#b00">{escape(quiet_error(exc))}</span>'
             return False
         finally:
-            self.depth -= 1
+            self._local.depth = depth
         return True
 
 
@@ -89,24 +162,56 @@ def exported(result: T | None) -> T:
     return result
 
 
+class Downloads:
+    """A page's export buttons: the current figure as PNG and SVG, the current state as a zip of CLI inputs.
+
+    ``waiting`` (a page with no figure until the user acts, e.g. the Control tab before A is chosen): the figure
+    buttons start disabled, with ``waiting`` as their tooltip, until :meth:`figures_ready` (a click would
+    otherwise download an empty file)."""
+
+    def __init__(
+        self,
+        stem: str,
+        figure: Callable[[], Any],
+        inputs: Callable[[], dict[str, Any]],
+        guard: Guard,
+        *,
+        waiting: str | None = None,
+    ) -> None:
+        pn = lib("panel")
+
+        from ..export import bundle, figure_bytes
+
+        def make(kind: str) -> Callable[[], io.BytesIO]:
+            def callback() -> io.BytesIO:
+                out: list[bytes] = [b""]
+
+                def work() -> None:
+                    out[0] = bundle(inputs()) if kind == "zip" else figure_bytes(figure(), kind)
+
+                guard(work, now=True)
+                return io.BytesIO(out[0])
+
+            return callback
+
+        def button(kind: str, filename: str, label: str, width: int) -> Any:
+            return pn.widgets.FileDownload(callback=make(kind), filename=filename, label=label, width=width)
+
+        # labels short enough for the 360-pixel column of controls (three in one row were cut off)
+        self.png = button("png", f"{stem}.png", "figure (PNG)", 165)
+        self.svg = button("svg", f"{stem}.svg", "figure (SVG)", 165)
+        self.state = button("zip", f"{stem}-inputs.zip", "state for the CLI (zip: JSON, NPY)", 340)
+        self.waiting = waiting
+        self.panel = pn.Column(pn.Row(self.png, self.svg), self.state)
+        self.figures_ready(waiting is None)
+
+    def figures_ready(self, ready: bool) -> None:
+        """Enable the figure buttons (there is a figure to export), or disable them with the waiting tooltip."""
+        for b in (self.png, self.svg):
+            b.disabled = not ready
+            b.description = None if ready else self.waiting
+
+
 def downloads(stem: str, figure: Callable[[], Any], inputs: Callable[[], dict[str, Any]], guard: Guard) -> Any:
-    """Three buttons: the current figure as PNG and SVG, and the current state as a zip of CLI inputs."""
-    pn = lib("panel")
-
-    from ..export import bundle, figure_bytes
-
-    def make(kind: str) -> Callable[[], io.BytesIO]:
-        def callback() -> io.BytesIO:
-            out: list[bytes] = [b""]
-
-            def work() -> None:
-                out[0] = bundle(inputs()) if kind == "zip" else figure_bytes(figure(), kind)
-
-            guard(work)
-            return io.BytesIO(out[0])
-
-        return callback
-
-    names = {"png": f"{stem}.png", "svg": f"{stem}.svg", "zip": f"{stem}-inputs.zip"}
-    labels = {"png": "figure (PNG)", "svg": "figure (SVG)", "zip": "state (JSON/NPY for the CLI)"}
-    return pn.Row(*(pn.widgets.FileDownload(callback=make(k), filename=f, label=labels[k]) for k, f in names.items()))
+    """The three export buttons of :class:`Downloads`, laid out for a column of controls."""
+    return Downloads(stem, figure, inputs, guard).panel

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..._validation import parse_indices
 from ..control_view import ControlState, control_figure, control_inputs, control_summary, run_control
-from .common import Guard, checked_values, downloads, escape, lib, on_document
+from .common import Downloads, Guard, checked_values, escape, lib, on_document
 
 if TYPE_CHECKING:
     from ...control import ControlResult
@@ -33,7 +33,10 @@ class ControlPage:
         self.solve = w.Button(label="choose A", color="primary")
         self.load = w.Button(label="load A into the playground", disabled=True)
         self.refresh = w.Button(label="take the playground's tokens")
-        self.status = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.status = pn.pane.HTML(
+            "<small>no A yet: pick the tokens that should lead, then choose A (the figure buttons wait for it)</small>",
+            sizing_mode="stretch_width",
+        )
         self.result: ControlResult | None = None
         self.solved: ControlState | None = None  # the request self.result answers (the exports pair them)
         self.src = bm.ColumnDataSource({"x": [], "y": [], "label": []})
@@ -48,7 +51,8 @@ class ControlPage:
         self.solve.on_click(lambda e: self.guard(self.run))
         self.load.on_click(lambda e: self.guard(self._load))
         self.refresh.on_click(lambda e: self.guard(self.take_tokens))
-        self.guard(self.take_tokens)
+        self.exports = Downloads("control", self.figure, self.inputs, self.guard, waiting="choose A first")
+        self.guard(self.take_tokens, now=True)
 
     def take_tokens(self) -> None:
         Z = np.asarray(self.playground.tokens, dtype=np.float64)
@@ -75,6 +79,7 @@ class ControlPage:
         res = run_control(state)
         self.result, self.solved = res, state
         self.load.disabled = res.trajectory is None
+        self.exports.figures_ready(True)
         lines = "<br>".join(escape(s) for s in control_summary(res))
         self.status.object = f'<span id="control-verdict">{res.verdict}</span><br>{lines}'
 
@@ -99,6 +104,6 @@ class ControlPage:
 
         controls = pn.Column(
             self.refresh, self.leaders, self.spd, self.solve, self.load,
-            downloads("control", self.figure, self.inputs, self.guard), width=360,
+            self.exports.panel, width=360,
         )  # fmt: skip
         return pn.Row(controls, pn.Column(self.guard.pane, pn.pane.Bokeh(self.plot), self.status))

@@ -84,7 +84,7 @@ class Playground:
         self._quiet = self._hold = False
         self._build_plot()
         self._watch()
-        self.guard(self.rerun)
+        self.guard(self.rerun, now=True)
 
     def _build_plot(self) -> None:
         bm = lib("bokeh.models")
@@ -126,11 +126,11 @@ class Playground:
         self.n.param.watch(lambda e: self._new_tokens(), "value_throttled")
         self.seed.param.watch(lambda e: self._new_tokens(), "value")
         self.A_preset.param.watch(lambda e: None if self._hold else self._new_A(), "value")
-        self.A_text.param.watch(lambda e: self._hold or self.guard(self.rerun), "value")
+        self.A_text.param.watch(lambda e: None if self._hold else self.guard(self.rerun), "value")
         for wdg in (self.azimuth, self.elevation):
             wdg.param.watch(lambda e: self._turn_requested(), "value")
         for wdg in (self.spd, self.alpha, self.layer):
-            wdg.param.watch(lambda e: self._hold or self.guard(self.rerun), "value")
+            wdg.param.watch(lambda e: None if self._hold else self.guard(self.rerun), "value")
         self.layers.param.watch(lambda e: self._layers_changed(), "value")
 
     def _layers_changed(self) -> None:

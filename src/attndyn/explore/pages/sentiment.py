@@ -7,11 +7,20 @@ from typing import Any
 
 import numpy as np
 
-from ...plotting.sentiment import NEG, POS  # the exported figure's colours of the two sides
-from ..sentiment_view import SentimentResult, load_model, run_sentiment, sentiment_figure, sentiment_inputs
+from ...plotting.sentiment import NEG, POS, figure9_labels  # the exported figure's colours and label groups
+from ..sentiment_view import (
+    SentimentResult,
+    load_model,
+    place_labels,
+    run_sentiment,
+    sentiment_figure,
+    sentiment_inputs,
+)
 from .common import Guard, downloads, escape, exported, lib, on_document
 
 __all__ = ["SentimentPage"]
+
+FRAME = (480, 400)  # the plot's inner frame in pixels: the word labels are placed against it
 
 
 class SentimentPage:
@@ -36,7 +45,7 @@ class SentimentPage:
         self._build_plot()
         self.go.on_click(lambda e: self.guard(self.explain))
         self.layer.param.watch(lambda e: on_document(self._draw), "value")
-        self.guard(self._load)
+        self.guard(self._load, now=True)
 
     def _load(self) -> None:
         assert self.run is not None  # only called with a model
@@ -47,14 +56,36 @@ class SentimentPage:
         bm = lib("bokeh.models")
         figure = lib("bokeh.plotting").figure
 
-        self.words = bm.ColumnDataSource({"x": [], "y": [], "word": [], "color": [], "size": []})
-        p = figure(width=560, height=500, match_aspect=True, title="words at the layer shown (stars: leaders)")
-        p.scatter("x", "y", source=self.words, color="color", size="size")
-        p.add_layout(
-            bm.LabelSet(x="x", y="y", text="word", source=self.words, x_offset=5, y_offset=3, text_font_size="9pt")
-        )
+        self.words = bm.ColumnDataSource({"x": [], "y": [], "color": []})
+        self.leads = bm.ColumnDataSource({"x": [], "y": []})
+        self.labels = bm.ColumnDataSource({"x": [], "y": [], "text": [], "dx": [], "dy": []})
         self.line = bm.ColumnDataSource({"x": [], "y": []})
-        p.line("x", "y", source=self.line, color="black", line_dash="dashed")
+        p = figure(
+            frame_width=FRAME[0], frame_height=FRAME[1], x_range=bm.Range1d(0, 1), y_range=bm.Range1d(0, 1),
+            title="words at the layer shown (circled: leaders)", tools="pan,wheel_zoom,reset",
+        )  # fmt: skip
+        # as the exported Figure 9 draws them: words coloured by their side of the decision line, leaders circled
+        p.scatter("x", "y", source=self.words, color="color", size=7, legend_label="word (colour: side of H = 0)")
+        p.scatter(
+            "x",
+            "y",
+            source=self.leads,
+            size=16,
+            fill_alpha=0,
+            line_color="black",
+            line_width=1.5,
+            legend_label="leader",
+        )
+        p.line("x", "y", source=self.line, color="black", line_dash="dashed", legend_label="decision line H = 0")
+        p.add_layout(
+            bm.LabelSet(
+                x="x", y="y", text="text", x_offset="dx", y_offset="dy", source=self.labels, text_font_size="9pt",
+                background_fill_color="white", background_fill_alpha=0.7,
+            )
+        )  # fmt: skip
+        legend = p.legend[0]
+        legend.orientation, legend.label_text_font_size = "horizontal", "8pt"
+        p.add_layout(legend, "below")  # over no word
         self.plot = p
 
     def explain(self) -> None:
@@ -87,17 +118,33 @@ class SentimentPage:
             return
         data = self.result.figure9
         Z = np.asarray(data["tokens"], dtype=np.float64)  # (K+1, n, d)
+        if Z.shape[2] == 1:  # d = 1: the words on a line
+            Z = np.concatenate([Z, np.zeros_like(Z)], axis=2)
         k = min(int(self.layer.value), len(Z) - 1)
+        P = Z[k, :, :2]  # (n, 2) the plane shown
         lead = np.asarray(data["leaders"][k], dtype=bool)
-        side = Z[k] @ np.asarray(data["v"]) + data["b"] > 0
-        colors = np.where(side, POS, NEG)
-        self.words.data = {
-            "x": Z[k, :, 0], "y": Z[k, :, 1] if Z.shape[2] > 1 else np.zeros(Z.shape[1]), "word": data["words"],
-            "color": colors, "size": np.where(lead, 16, 7),
-        }  # fmt: skip
         v, b = np.asarray(data["v"]), float(data["b"])
-        if Z.shape[2] == 2 and abs(v[1]) > 1e-12:  # the decision line <v, z> + b = 0
-            x = np.array([Z[k, :, 0].min(), Z[k, :, 0].max()])
+        side = Z[k] @ v + b > 0 if len(v) == Z.shape[2] else np.ones(len(P), dtype=bool)
+        # the same limits at every layer (all layers' words, padded), so the words move and the axes do not
+        lo, hi = Z[..., :2].reshape(-1, 2).min(axis=0), Z[..., :2].reshape(-1, 2).max(axis=0)
+        span, scale = float((hi - lo).max()), float(np.abs(Z[..., :2]).max())
+        pad = 0.12 * span if span > 1e-6 * scale else 0.25 * scale or 1.0  # all words at one place: a margin
+        lo, hi = lo - pad, hi + pad
+        self.plot.x_range.update(start=lo[0], end=hi[0])
+        self.plot.y_range.update(start=lo[1], end=hi[1])
+        self.words.data = {"x": P[:, 0], "y": P[:, 1], "color": np.where(side, POS, NEG)}
+        self.leads.data = {"x": P[lead, 0], "y": P[lead, 1]}
+        # one label per group of words at one place, leader first (as the exported figure), none overlapping
+        groups = figure9_labels(P, list(data["words"]), lead)
+        pixels = (P - lo) / (hi - lo) * np.asarray(FRAME)  # (n, 2) in the plot's frame, y up
+        kept = place_labels(pixels[[i for i, _ in groups]], [t for _, t in groups], FRAME)
+        anchors = [groups[j][0] for j, _, _ in kept]
+        self.labels.data = {
+            "x": P[anchors, 0], "y": P[anchors, 1], "text": [groups[j][1] for j, _, _ in kept],
+            "dx": [dx for _, dx, _ in kept], "dy": [dy for _, _, dy in kept],
+        }  # fmt: skip
+        if len(v) == 2 and abs(v[1]) > 1e-12:  # the decision line <v, z> + b = 0
+            x = np.array([lo[0], hi[0]])
             self.line.data = {"x": x, "y": -(b + v[0] * x) / v[1]}
 
     def figure(self) -> Any:

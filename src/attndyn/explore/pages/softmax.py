@@ -36,8 +36,8 @@ class SoftmaxPage:
         self.guard = Guard()
         self.preset = w.Select(label="V (Table 1)", options=list(V_PRESETS), value=V_PRESETS[1])
         self.Q, self.K, self.V = (w.TextInput(label=f"{m} (Enter to apply)", value="1 0; 0 1") for m in "QKV")
-        self.n = w.IntSlider(label="n tokens", start=2, end=200, value=40)
-        self.seed = w.IntInput(label="seed", value=0, width=90)
+        self.n = w.IntSlider(label="n tokens", start=2, end=200, value=40, width=240)  # with the seed: 360 pixels
+        self.seed = w.IntInput(label="seed", value=0, width=80)
         self.beta = w.FloatSlider(label="beta", start=0.1, end=10.0, step=0.1, value=1.0)
         self.time = w.FloatSlider(label="time T", start=0.5, end=60.0, step=0.5, value=10.0)
         self.at = w.FloatSlider(label="time shown", start=0.0, end=10.0, step=0.1, value=10.0)
@@ -53,7 +53,7 @@ class SoftmaxPage:
             wdg.param.watch(lambda e: self.guard(self.rerun), "value")
         for wdg in (self.n, self.time, self.at):
             wdg.param.watch(lambda e: self.guard(self.rerun), "value_throttled")
-        self.guard(self._load_preset)
+        self.guard(self._load_preset, now=True)
 
     def _build_plots(self) -> None:
         bm = lib("bokeh.models")
@@ -65,9 +65,18 @@ class SoftmaxPage:
         self.plot = figure(width=480, height=440, title="tokens (first two coordinates; d = 1: x against t)")
         self.plot.multi_line("xs", "ys", source=self.paths, color="color", alpha=0.4)
         self.plot.scatter("x", "y", source=self.now, color="color", size=7)
-        self.attn = figure(width=400, height=400, title="attention matrix P(t)", y_range=(1, 0), x_range=(0, 1))
+        # P(t) in token indices: row i (the token attending) down the side, column j (attended) along the top
+        self.attn = figure(
+            width=400, height=400, title="attention matrix P(t)", x_range=bm.Range1d(-0.5, 0.5),
+            y_range=bm.Range1d(0.5, -0.5), x_axis_location="above", tools="pan,wheel_zoom,reset,hover",
+            tooltips=[("i, j", "$y{0}, $x{0}"), ("P", "@image{0.000}")],
+        )  # fmt: skip
+        self.attn.xaxis.axis_label, self.attn.yaxis.axis_label = "token j (attended)", "token i"
+        for axis in (self.attn.xaxis, self.attn.yaxis):
+            axis.ticker.min_interval = 1  # whole tokens only
         mapper = bm.LinearColorMapper(palette="Viridis256", low=0.0, high=1.0)
-        self.attn.image("image", x=0, y=0, dw="dw", dh="dh", source=self.image, color_mapper=mapper)
+        self.attn.image("image", x=-0.5, y=-0.5, dw="dw", dh="dh", source=self.image, color_mapper=mapper)
+        self.attn.add_layout(bm.ColorBar(color_mapper=mapper, width=10), "right")
 
     def _load_preset(self) -> None:
         V, rescaled, regime, T = V_preset(self.preset.value)
@@ -113,7 +122,10 @@ class SoftmaxPage:
             now_x, now_y = Y[-1, :, 0], Y[-1, :, 1]
         self.paths.data = {"xs": xs, "ys": ys, "color": colors}
         self.now.data = {"x": now_x, "y": now_y, "color": colors}
-        self.image.data = {"image": [res.attention[::-1]], "dw": [1], "dh": [1]}
+        # row 0 of the image is drawn at y = -0.5, the top of the flipped axis: P as printed, in token indices
+        self.image.data = {"image": [res.attention], "dw": [n], "dh": [n]}
+        self.attn.x_range.update(start=-0.5, end=n - 0.5)
+        self.attn.y_range.update(start=n - 0.5, end=-0.5)
         measured = ", ".join(
             f"{k} = {v!s}" for k, v in res.report.measured.items() if isinstance(v, (int, float, bool))
         )

@@ -21,9 +21,9 @@ class SpherePage:
 
         w = pn.widgets
         self.guard = Guard()
-        self.n = w.IntSlider(label="n tokens", start=2, end=128, value=32)
-        self.d = w.Select(label="d", options=[2, 3], value=2, width=80)
-        self.seed = w.IntInput(label="seed", value=0, width=90)
+        self.n = w.IntSlider(label="n tokens", start=2, end=128, value=32, width=150)  # with d and seed: 360 px
+        self.d = w.Select(label="d", options=[2, 3], value=2, width=65)
+        self.seed = w.IntInput(label="seed", value=0, width=75)
         self.beta = w.FloatSlider(label="beta", start=0.0, end=12.0, step=0.5, value=1.0, css_classes=["beta-slider"])
         self.time = w.FloatSlider(label="time T", start=1.0, end=60.0, step=1.0, value=20.0)
         self.attention = w.Select(label="attention", options=["sa", "usa"], value="sa")
@@ -36,7 +36,7 @@ class SpherePage:
             wdg.param.watch(lambda e: self.guard(self.rerun), "value")
         for wdg in (self.n, self.beta, self.time):
             wdg.param.watch(lambda e: self.guard(self.rerun), "value_throttled")
-        self.guard(self.rerun)
+        self.guard(self.rerun, now=True)
 
     def _build_plots(self) -> None:
         bm = lib("bokeh.models")
