@@ -24,9 +24,9 @@ pin_kernels()  # before torch loads: the same code paths as `attndyn sentiment f
 
 import torch  # noqa: E402
 
-from attndyn.io import write_bytes, write_json, write_text  # noqa: E402
-from attndyn.plotting.attribution import draw_deletion_curves  # noqa: E402
-from attndyn.plotting.save import png_bytes  # noqa: E402
+from attndyn._io import write_bytes, write_json, write_text  # noqa: E402
+from attndyn.plotting._attribution import draw_deletion_curves  # noqa: E402
+from attndyn.plotting._save import png_bytes  # noqa: E402
 from attndyn.sentiment import HardmaxSentimentClassifier  # noqa: E402
 from attndyn.sentiment.baselines import METHODS, MethodSettings  # noqa: E402
 from attndyn.sentiment.faithfulness import StudySettings, faithfulness, report, sample_texts  # noqa: E402

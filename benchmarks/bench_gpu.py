@@ -210,7 +210,7 @@ def main() -> None:
         )
         print(f"{r['case']:<46}{wall:>10}{mem:>10}  {check}")
     if a.json:
-        from attndyn.io import write_json
+        from attndyn._io import write_json
 
         write_json(
             a.json, {"script": "benchmarks/bench_gpu.py", "device": name, "torch": torch.__version__, "rows": rows}

@@ -124,7 +124,7 @@ def main() -> None:
         + f"; {result['processor']}, load {load_before[0]:.2f} -> {result['load_after'][0]:.2f}"
     )
     if args.json is not None:
-        from attndyn.io import write_json
+        from attndyn._io import write_json
 
         write_json(args.json, result)
 

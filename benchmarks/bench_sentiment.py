@@ -27,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from attndyn.io import write_json, write_text
+from attndyn._io import write_json, write_text
 from attndyn.sentiment import CLUSTER_RTOL, HardmaxSentimentClassifier, recipe
 from attndyn.sentiment.corpus import load_corpus
 from attndyn.sentiment.evaluate import accuracy_report, hardmax_statistics

@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from attndyn.io import write_json
+from attndyn._io import write_json
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

@@ -18,13 +18,13 @@ from torch import Tensor
 from . import attention
 from ._adaptive import AdaptiveFailure, AdaptiveSolve
 from ._budget import check_matrix_memory, check_memory, kept_count
+from ._dynamics import SoftmaxAttention
 from ._loop import Run, StepFailure, check_options
+from ._options import SaveAt, StopOnConvergence
+from ._threads import limit_torch_threads, torch_threads_for
+from ._trajectory import SoftmaxParams, SoftmaxTrajectory
 from ._validation import InputError, as_mask, as_matrix, as_tokens, check_finite_number, check_int, check_positive
-from .dynamics import SoftmaxAttention
-from .options import SaveAt, StopOnConvergence
 from .solvers import ADAPTIVE, TABLEAUS, rk_step
-from .threads import limit_torch_threads, torch_threads_for
-from .trajectory import SoftmaxParams, SoftmaxTrajectory
 
 __all__ = ["softmax", "METHODS"]
 
@@ -116,12 +116,12 @@ def softmax(
             with respect to the tokens and Q, K, V (pass tensors with ``requires_grad``).
 
     The grid steps are run by the loop both engines share (:class:`attndyn._loop.Run`: saving,
-    convergence, the step budget, progress, :class:`~attndyn.trajectory.RunStats`) on a
-    :class:`~attndyn.dynamics.SoftmaxAttention`; fixed and adaptive schemes feed the same record.
+    convergence, the step budget, progress, :class:`~attndyn._trajectory.RunStats`) on a
+    :class:`~attndyn._dynamics.SoftmaxAttention`; fixed and adaptive schemes feed the same record.
 
     Returns:
-        A :class:`~attndyn.trajectory.SoftmaxTrajectory`; ``params`` holds the settings
-        (:class:`~attndyn.trajectory.SoftmaxParams`).
+        A :class:`~attndyn._trajectory.SoftmaxTrajectory`; ``params`` holds the settings
+        (:class:`~attndyn._trajectory.SoftmaxParams`).
 
     >>> import attndyn
     >>> traj = attndyn.softmax([[1.0], [2.0], [-1.0]], time=2.0, V=[[-1.0]])

@@ -292,7 +292,7 @@ def test_levels_are_means_over_reviews(fitted, corpus, monkeypatch):
 
 
 def test_deletion_curve_and_word_figures(study, fitted):
-    from attndyn.plotting.attribution import draw_attribution, draw_deletion_curves, word_colors
+    from attndyn.plotting._attribution import draw_attribution, draw_deletion_curves, word_colors
     from attndyn.sentiment.attribution import attribute
 
     fig = draw_deletion_curves(study)

@@ -10,7 +10,7 @@ import typer
 
 from attndyn import InputError
 from attndyn.cli import main
-from attndyn.cli.sentiment import _show, app
+from attndyn.cli._sentiment import _show, app
 from attndyn.sentiment import HardmaxSentimentClassifier, SentimentConfig, TextConfig, TrainConfig
 from attndyn.sentiment.recipes import NOT_SETTINGS, RECIPES, SETTINGS, Recipe, recipe, recipe_for, resolve
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..trajectory import Trajectory
+from .._trajectory import Trajectory
 from ._leaders import _one_sequence
 
 __all__ = [

@@ -29,13 +29,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._trajectory import SoftmaxTrajectory, Trajectory
 from .._validation import InputError
-from ..trajectory import SoftmaxTrajectory, Trajectory
 from ._clusters import clusters
+from ._collapse import collapse_decay
 from ._leaders import _one_sequence
-from .collapse import collapse_decay
-from .polytope import Polytope
-from .spectral import is_good_triple, is_paranormal, leading_direction, positive_coordinates
+from ._polytope import Polytope
+from ._spectral import is_good_triple, is_paranormal, leading_direction, positive_coordinates
 
 __all__ = ["GeometryReport", "softmax_geometry", "regime_of", "attention_rank", "boolean_distance", "REGIMES"]
 
@@ -87,7 +87,7 @@ def _final_attention(traj: SoftmaxTrajectory, b: int, head: int = 0) -> np.ndarr
     if traj.attention_final is not None:
         P = traj.attention_final[b].detach().cpu()
         return (P[head] if P.ndim == 3 else P).numpy()
-    from ..dynamics import SoftmaxAttention
+    from .._dynamics import SoftmaxAttention
 
     p = traj.params
     mask = None if traj.mask is None else traj.mask[b : b + 1]
@@ -307,7 +307,7 @@ def softmax_geometry(
     the larger of the initial and final scale along :math:`\varphi_1`, since every token may end on
     the hyperplane through the origin). The collapse holds when the radius never grows, ends below
     ``collapse_ratio`` of its initial value, and decays like :math:`t^{-1/2}`
-    (:mod:`attndyn.analysis.collapse`); a run that kept too few states for that fit (fewer than three
+    (:mod:`attndyn.analysis._collapse`); a run that kept too few states for that fit (fewer than three
     after T/4, e.g. ``SaveAt(every=None)``) is judged without the rate, and its statement says so. Multi-head runs: the theorems are for one head, and the
     check reads head ``head`` only (``report.head``, ``report.heads``).
     """

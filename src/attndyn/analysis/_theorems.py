@@ -3,7 +3,7 @@ r"""Does the theorem's picture hold for this run? One report per theorem, read o
 Hardmax paper: Theorem 1.1. Softmax paper: Theorem 2.1 (Boolean attention, d = 1),
 Theorem 3.1 (V = I, polytope), Theorem 4.1 (good triple, <= 3 hyperplanes), Conjecture 4.2
 (codimension k), Theorem 5.1 (paranormal V), Theorem C.5 (V = -I, collapse): checked in
-:mod:`attndyn.analysis.geometry` and re-exported here.
+:mod:`attndyn.analysis._geometry` and re-exported here.
 Every report has ``holds`` and a JSON-able ``record()``.
 """
 
@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from .._trajectory import HardmaxTrajectory, Trajectory
 from .._validation import InputError, is_spd, pow2_normalized
 from ..margins import leader_margins, unit_roundoff
-from ..trajectory import HardmaxTrajectory, Trajectory
 from ._clusters import Cluster, clusters
+from ._geometry import GeometryReport, _final_points, attention_rank, boolean_distance, softmax_geometry
 from ._leaders import LeaderSet, _one_sequence, leaders
-from .geometry import GeometryReport, _final_points, attention_rank, boolean_distance, softmax_geometry
-from .polytope import Polytope
+from ._polytope import Polytope
 
 __all__ = [
     "SETTLED_RTOL",
@@ -66,7 +66,7 @@ class HardmaxTheoremReport:
     Attributes:
         hypotheses: ``{"nonzero_tokens", "distinct_tokens", "A_spd"}``.
         converged: the sequence met the run's convergence test; equal to ``traj.stats.converged``
-            of the sequence (:class:`~attndyn.trajectory.RunStats`).
+            of the sequence (:class:`~attndyn._trajectory.RunStats`).
         settled: the last layer moved the tokens by at most ``settled_rtol`` of their size
             (``stats.final_change``; :data:`SETTLED_RTOL` = 1e-4 by default): the final tokens show
             the limits. The theorem is checked on a settled run; ``holds`` requires it.

@@ -3,7 +3,7 @@
 ``recipes`` holds every setting's default per d, ``data`` reads IMDb, ``text`` tokenizes, ``model`` is the network, ``train`` the loop,
 ``estimator`` the scikit-learn face, ``explain``/``evaluate`` read a fitted model, ``attribution``
 splits its decision exactly over the input words, ``baselines``/``faithfulness`` measure word
-explanations by deleting words; :mod:`attndyn.plotting.sentiment` draws their results.
+explanations by deleting words; :mod:`attndyn.plotting._sentiment` draws their results.
 """
 
 from typing import TYPE_CHECKING

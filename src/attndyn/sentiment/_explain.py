@@ -29,7 +29,7 @@ from .text import UNK
 if TYPE_CHECKING:
     from torch import Tensor
 
-    from ..trajectory import HardmaxTrajectory
+    from .._trajectory import HardmaxTrajectory
     from .estimator import HardmaxSentimentClassifier
 
 __all__ = ["Explanation", "ClusterRecord", "explain", "figure9_data", "trajectory_of", "CLUSTER_RTOL", "CLUSTER_FLOOR"]
@@ -171,7 +171,7 @@ def figure9_data(estimator: HardmaxSentimentClassifier, text: str) -> dict:
     """Everything Figure 9 draws for one review: the words, their positions at every layer
     ``tokens`` (K+1, n, d), which are leaders at every layer, the decoder ``v``, ``b``, the
     decision value and alpha (JSON-able). Runs the hardmax dynamics once
-    (:func:`trajectory_of`); :func:`attndyn.plotting.sentiment.figure9` draws the result."""
+    (:func:`trajectory_of`); :func:`attndyn.plotting._sentiment.figure9` draws the result."""
     _check_estimator(estimator)
     words, traj, H, ids = trajectory_of(estimator, text)
     m = estimator.model_

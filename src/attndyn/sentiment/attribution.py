@@ -46,8 +46,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .._trajectory import HardmaxTrajectory
 from .._validation import InputError
-from ..trajectory import HardmaxTrajectory
 from ._explain import _check_estimator, explain, trajectory_of
 from .text import UNK
 

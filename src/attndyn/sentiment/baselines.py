@@ -47,8 +47,8 @@ import torch
 from torch import Tensor
 
 from .._hardmax import hardmax
+from .._options import SaveAt
 from .._validation import InputError
-from ..options import SaveAt
 from ._config import check_integer, check_number
 from .attribution import influence
 from .model import SentimentTransformer, distinct_words
@@ -56,7 +56,7 @@ from .model import SentimentTransformer, distinct_words
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..trajectory import HardmaxTrajectory
+    from .._trajectory import HardmaxTrajectory
 
 #: Declared ranges of the settings that size the work (each multiplies the forward passes per review).
 MAX_IG_STEPS = 1024

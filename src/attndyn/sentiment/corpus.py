@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._io import atomic_write
 from .._validation import InputError
-from ..io import atomic_write
 from .data import Reviews, read_reviews, split_official, split_random
 from .text import Tokenizer
 

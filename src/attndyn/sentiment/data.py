@@ -23,7 +23,7 @@ from typing import BinaryIO, NamedTuple
 import numpy as np
 
 from .._errors import InputError, param
-from ..io import atomic_write, check_input_file, read_input_bytes
+from .._io import atomic_write, check_input_file, read_input_bytes
 
 __all__ = [
     "Reviews",
@@ -341,7 +341,7 @@ def _stream_verified(
 ) -> None:
     """Copy ``resp`` into ``tmp`` in 1 MiB chunks; refuse more than ``max_bytes`` bytes, fewer than the
     announced ``total``, or a sha256 other than ``sha256`` (None: not checked)."""
-    from ..progress import progress_bar
+    from .._progress import progress_bar
 
     h, got = hashlib.sha256(), 0
     with tmp.open("wb") as out, progress_bar(total, "download", enabled=progress) as adv:

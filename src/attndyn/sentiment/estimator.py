@@ -21,10 +21,10 @@ from safetensors.torch import save as save_safetensors
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
+from .._devices import resolve_device
 from .._errors import param
+from .._io import write_bytes, write_json, write_text
 from .._validation import InputError
-from ..devices import resolve_device
-from ..io import write_bytes, write_json, write_text
 from ._layout import CONFIG, VOCAB, WEIGHTS
 from ._pinning import kernel_paths
 from .inference import FittedModel, check_texts, load_model

@@ -2,7 +2,7 @@
 agreement, clustering and leader statistics, and the data behind Figures 8 and 10.
 
 Everything here reads a fitted model and encoded reviews and returns plain JSON-able dicts;
-:mod:`attndyn.plotting.sentiment` draws them.
+:mod:`attndyn.plotting._sentiment` draws them.
 """
 
 from __future__ import annotations

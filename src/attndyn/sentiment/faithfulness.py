@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from .._progress import progress_bar
 from .._validation import InputError
-from ..progress import progress_bar
 from ._config import check_integer, check_number
 from ._explain import _check_estimator, explain
 from .attribution import contributions, relative_residual

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._devices import resolve_device
 from .._errors import param
 from .._validation import InputError
-from ..devices import resolve_device
 from ._layout import CONFIG, VOCAB, WEIGHTS
 from .model import SentimentConfig, SentimentTransformer
 from .modelfile import (
@@ -215,7 +215,7 @@ def seal_model_folder(path: str | Path) -> Path:
     ``vocab.json`` (``"files"``) and of its own content (:func:`~attndyn.sentiment.modelfile.seal`), so that
     later edits are refused. Seal only a folder you trust: what it holds now becomes what loads. A folder that is
     already sealed is left as it is (a seal that does not match is refused, as by :func:`load_model`)."""
-    from ..io import write_text
+    from .._io import write_text
     from .runfolder import RunFolder
 
     p = Path(path)

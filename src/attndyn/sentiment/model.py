@@ -29,9 +29,9 @@ from torch import Tensor, nn
 
 from .. import attention
 from .._hardmax import hardmax
+from .._options import SaveAt
+from .._trajectory import HardmaxTrajectory
 from .._validation import InputError
-from ..options import SaveAt
-from ..trajectory import HardmaxTrajectory
 from ._config import JsonConfig, check_number
 
 __all__ = ["SentimentConfig", "SentimentTransformer", "HookPoint", "word_leaders", "distinct_words"]

@@ -34,8 +34,8 @@ from typing import Any
 import torch
 from safetensors.torch import load as load_safetensors
 
+from .._io import read_input_bytes
 from .._validation import InputError
-from ..io import read_input_bytes
 from ._layout import VOCAB, WEIGHTS
 from .model import SentimentConfig, SentimentTransformer
 from .recipes import PARAMS, check_params

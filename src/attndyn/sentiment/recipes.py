@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from .._devices import resolve_device
 from .._validation import InputError
-from ..devices import resolve_device
 from ._config import check_integer
 from .model import SentimentConfig
 from .text import TextConfig

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._errors import param
+from .._io import file_sha256, write_json
 from .._lock import FolderLock, lock_holder  # noqa: F401  (lock_holder: read here by tests and callers)
 from .._validation import InputError
-from ..io import file_sha256, write_json
 from ._layout import (  # the layout's names, re-exported: runfolder is their reader
     CACHE,
     CHECKPOINT,

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._errors import param
+from .._io import write_json
 from .._validation import InputError
-from ..io import write_json
 from .data import DEFAULT_DATA, read_reviews
 from .runfolder import CACHE, EVALUATION_FILES, TEST, RunFolder, RunLock, data_identity, resolve_settings
 
@@ -114,7 +114,7 @@ def _fit_in_run(job: _TrainingJob, lock: RunLock) -> tuple[Corpus, float]:
     """Tokenize the corpus (cached in the run), write settings.json and data.json, and fit the estimator on the
     training reviews; the corpus and the training seconds. A failure before any checkpoint leaves the folder as
     it was."""
-    from ..threads import limit_threads
+    from .._threads import limit_threads
     from .corpus import load_corpus
 
     est, run, train_idx = job.est, job.run, job.train_idx

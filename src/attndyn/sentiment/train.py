@@ -29,9 +29,9 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
 from .._errors import param
+from .._io import atomic_write, write_json
+from .._progress import progress_bar
 from .._validation import InputError
-from ..io import atomic_write, write_json
-from ..progress import progress_bar
 from ._config import JsonConfig, check_number
 from ._layout import CHECKPOINT, METRICS, WEIGHTS
 

@@ -2,8 +2,8 @@ r"""Tokens on the sphere: one entry point, :func:`evolve`.
 
 The continuous models SA and USA (arXiv 2312.10794, Section 2) with any fixed-step or adaptive scheme of
 :mod:`attndyn.solvers`, or the discrete layers of :mod:`attndyn.sphere._layers`, run by the loop the engines
-share (:class:`attndyn._loop.Run`: :class:`~attndyn.options.SaveAt`, :class:`~attndyn.options.StopOnConvergence`,
-the step budget, progress, :class:`~attndyn.trajectory.RunStats`).
+share (:class:`attndyn._loop.Run`: :class:`~attndyn._options.SaveAt`, :class:`~attndyn._options.StopOnConvergence`,
+the step budget, progress, :class:`~attndyn._trajectory.RunStats`).
 
 How the tokens stay on the sphere: the field is tangent and extended off the sphere as a function of
 :math:`x/\lVert x\rVert` (:mod:`attndyn.sphere._field`), so a scheme's step leaves the sphere only by its local
@@ -25,6 +25,7 @@ from torch import Tensor
 from .._adaptive import AdaptiveFailure, AdaptiveSolve
 from .._budget import check_memory, kept_count
 from .._loop import Run, StepFailure, check_options
+from .._options import SaveAt, StopOnConvergence
 from .._validation import (
     InputError,
     as_mask,
@@ -35,7 +36,6 @@ from .._validation import (
     check_nonnegative,
     check_positive,
 )
-from ..options import SaveAt, StopOnConvergence
 from ..solvers import ADAPTIVE, TABLEAUS, rk_step
 from ._field import ATTENTIONS, Heads, SphereAttention, check_usa_range, tangent, unit
 from ._layers import NORMS
