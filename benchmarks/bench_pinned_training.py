@@ -28,8 +28,8 @@ import json, resource, sys, time
 from attndyn.sentiment import kernel_paths, pin_kernels
 pin_kernels()
 import numpy as np, torch
-from attndyn.sentiment.model import SentimentConfig, SentimentTransformer
-from attndyn.sentiment.train import EncodedSplit, TrainConfig, train
+from attndyn.sentiment._model import SentimentConfig, SentimentTransformer
+from attndyn.sentiment._train import EncodedSplit, TrainConfig, train
 torch.set_num_threads(int(sys.argv[2]))
 g = np.random.default_rng(0)
 N, L, V = int(sys.argv[1]), 256, 20000

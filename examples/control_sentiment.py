@@ -25,7 +25,7 @@ import torch
 import attndyn
 from attndyn.control import choose_A, leadable
 from attndyn.sentiment import HardmaxSentimentClassifier, trajectory_of
-from attndyn.sentiment.model import distinct_words
+from attndyn.sentiment._model import distinct_words
 
 REVIEW = "The acting was not good and the plot was a boring waste of time, although the music was wonderful."
 

@@ -139,7 +139,7 @@ def test_flags_are_shown_without_a_value_type(capsys):
 
 
 #: Subcommands whose help is built from data of the engine: the sentiment group states each train option's values
-#: per recipe (attndyn.sentiment.recipes, which imports the model and so torch).
+#: per recipe (attndyn.sentiment._recipes, which imports the model and so torch).
 HEAVY_HELP = {"sentiment", "data"}
 
 

@@ -83,7 +83,7 @@ def test_the_sentiment_tab_refuses_a_folder_a_training_holds(run_folder):
     """Issue 34 (8): the tab read a run folder whose training lock was held (the CLI refused)."""
     pytest.importorskip("panel")
     from attndyn.explore._pages.sentiment import SentimentPage
-    from attndyn.sentiment.runfolder import RunLock
+    from attndyn.sentiment._runfolder import RunLock
 
     with RunLock(run_folder):
         page = SentimentPage(str(run_folder))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .._errors import InputError
-from ..sentiment.data import DEFAULT_DATA, IMDB_SHA256, download_imdb, read_text_file, read_texts
+from ..sentiment._data import DEFAULT_DATA, IMDB_SHA256, download_imdb, read_text_file, read_texts
 from ._interrupt import on_interrupt
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def _estimator(run: Path, device: str = "cpu") -> HardmaxSentimentClassifier:
 
 def _reading(run: Path) -> AbstractContextManager[object]:
     """A shared lock on a run folder while predict, evaluate or explain read it (:meth:`RunFolder.reading`)."""
-    from ..sentiment.runfolder import RunFolder
+    from ..sentiment._runfolder import RunFolder
 
     return RunFolder(run).reading()
 
@@ -70,7 +70,7 @@ def _check_figure_path(path: Path | None, option: str, formats: tuple[str, ...] 
 
 def _by_d(name: str) -> str:
     """' Default: the recipe for --d, X for d < 16; Y for d >= 16.' for a setting, read from the recipe table."""
-    from ..sentiment.recipes import RECIPES, recipe
+    from ..sentiment._recipes import RECIPES, recipe
 
     values = [(r, recipe(r.min_d)[name]) for r in RECIPES]
     if len({repr(v) for _, v in values}) == 1:
@@ -139,10 +139,10 @@ _SETTING_HELP = {
 
 
 def _train_estimator(options: dict[str, Any]) -> HardmaxSentimentClassifier:
-    """The estimator the train options describe (every setting of :data:`~attndyn.sentiment.recipes.SETTINGS`, None
+    """The estimator the train options describe (every setting of :data:`~attndyn.sentiment._recipes.SETTINGS`, None
     taking the recipe for d; --seed as random_state, --run as run_dir, --progress as verbose), its parameters checked."""
     from ..sentiment import HardmaxSentimentClassifier
-    from ..sentiment.recipes import SETTINGS
+    from ..sentiment._recipes import SETTINGS
 
     settings = {name: options[name] for name in SETTINGS}
     settings["stop_words"] = _stop_words(settings["stop_words"])
@@ -216,7 +216,7 @@ def train(
     existing run there is resumed only when its settings are equal (else exit 2, folder unchanged).
     One training per folder at a time (an OS lock)."""
     options = dict(locals())  # the options by name (the first statement: nothing else is local yet)
-    from ..sentiment.runs import check_threads, interrupted_line, train_run
+    from ..sentiment._runs import check_threads, interrupted_line, train_run
 
     check_threads(threads)
     est = _train_estimator(options)
@@ -253,7 +253,7 @@ def _draw_evaluation_figures(rep: dict, dest: Path) -> None:
 
 def _echo_evaluation(rep: dict, dest: Path) -> None:
     """The evaluation report as text: accuracies, clusters, leaders, the behavioural suite, Figure 10's words."""
-    from ..sentiment.checklist import summary
+    from ..sentiment._checklist import summary
 
     typer.echo(
         f"d={rep['d']} alpha={rep['alpha']:.3f} test n={rep['n']} ({rep['split']}): softmax acc {rep['softmax_acc']:.4f}, "
@@ -292,9 +292,9 @@ def evaluate(
 ) -> None:
     """Softmax vs hardmax test accuracy and agreement, the leader table, clustering, Figures 8 and 10."""
     from .._io import write_json
-    from ..sentiment.evaluate import evaluate_model
-    from ..sentiment.runfolder import EVALUATION
-    from ..sentiment.runs import evaluation_data
+    from ..sentiment._evaluate import evaluate_model
+    from ..sentiment._runfolder import EVALUATION
+    from ..sentiment._runs import evaluation_data
 
     run = _evaluated_run(run_arg, run_opt, out)
     with _reading(run):
@@ -330,7 +330,7 @@ def predict(
             "give either TEXT arguments or --file PATH (one text per line, or a CSV with a 'text' column), not both"
         )
     texts = _texts_from(None if not texts else texts, file, encoding)
-    from ..sentiment.inference import load_model  # torch, not scikit-learn: predict answers sooner
+    from ..sentiment._inference import load_model  # torch, not scikit-learn: predict answers sooner
 
     with _reading(model):
         fitted = load_model(model, device=device)
@@ -356,7 +356,7 @@ def seal(
     """Seal a model folder saved before folders were sealed, so that it loads: record the sha256 of its
     weights, vocabulary and config.json (every other check of loading applies first). Seal only a folder you
     trust: what it holds now becomes what loads, and later edits are refused."""
-    from ..sentiment.inference import seal_model_folder
+    from ..sentiment._inference import seal_model_folder
 
     typer.echo(f"sealed {seal_model_folder(model)}")
 
@@ -456,9 +456,9 @@ def data_imdb(
 
 # ---- word attributions and their faithfulness -------------------------------------------------
 def _word_attributions(est: HardmaxSentimentClassifier, text: str, words_figure: Path | None) -> Any:
-    """The exact word attributions of ``text`` (:func:`attndyn.sentiment.attribution.attribute`), drawn to
+    """The exact word attributions of ``text`` (:func:`attndyn.sentiment._attribution.attribute`), drawn to
     ``words_figure`` when given (below Figure 9's panels for a d = 2 model)."""
-    from ..sentiment.attribution import attribute
+    from ..sentiment._attribution import attribute
 
     att = attribute(est, text)
     if words_figure is not None:
@@ -490,7 +490,7 @@ def _echo_attributions(att: Any, most: int = 12) -> None:
 
 def _faithfulness_methods(methods: list[str] | None) -> tuple[str, ...]:
     """--methods: repeated or comma-separated names (default: all), checked."""
-    from ..sentiment.baselines import METHODS, check_methods
+    from ..sentiment._baselines import METHODS, check_methods
 
     if not methods:
         return METHODS
@@ -503,8 +503,8 @@ def _faithfulness_methods(methods: list[str] | None) -> tuple[str, ...]:
 
 def _faithfulness_settings(opts: dict[str, Any]) -> Any:
     """The study's settings from the command's options, each range checked under its option's name."""
-    from ..sentiment.baselines import MAX_IG_STEPS, MAX_KERNELSHAP_SAMPLES, MethodSettings, require_captum
-    from ..sentiment.faithfulness import MAX_BOOTSTRAP, StudySettings
+    from ..sentiment._baselines import MAX_IG_STEPS, MAX_KERNELSHAP_SAMPLES, MethodSettings, require_captum
+    from ..sentiment._faithfulness import MAX_BOOTSTRAP, StudySettings
 
     ranges = {
         "reviews": (1, None),
@@ -534,7 +534,7 @@ def _faithfulness_outputs(result: dict, out: Path) -> None:
     from .._io import write_bytes, write_json, write_text
     from ..plotting._attribution import draw_deletion_curves
     from ..plotting._save import png_bytes
-    from ..sentiment.faithfulness import report, table_rows
+    from ..sentiment._faithfulness import report, table_rows
 
     png = png_bytes(draw_deletion_curves(result))
     rows = table_rows(result)
@@ -590,8 +590,8 @@ def faithfulness_command(
     where the exact attribution wins, deletion curves, rank agreement and the model-randomization check, with
     bootstrap intervals over reviews. Nothing is written unless it all succeeds."""
     from .._threads import limit_threads
-    from ..sentiment.faithfulness import faithfulness, report
-    from ..sentiment.runs import check_threads, sample_run_texts
+    from ..sentiment._faithfulness import faithfulness, report
+    from ..sentiment._runs import check_threads, sample_run_texts
 
     settings = _faithfulness_settings(dict(locals()))
     check_threads(threads)

@@ -31,7 +31,7 @@ from ._samplers import ENSEMBLES, TABLE1_REGIMES, random_matrix, table1_instance
 
 if TYPE_CHECKING:
     from ..sentiment import HardmaxSentimentClassifier
-    from ..sentiment.data import Reviews
+    from ..sentiment._data import Reviews
 
 __all__ = ["theorem_1_1_run", "table1_solve", "good_triple", "theorem_1_1", "table_1", "sentiment_leaders"]
 
@@ -184,8 +184,8 @@ def table_1(seed: int, *, regime: str, n: int, d: int, time: float, collapse_tim
 @functools.lru_cache(maxsize=4)
 def _sentiment_run(run: str, data: str) -> tuple[HardmaxSentimentClassifier, Reviews, np.ndarray]:
     """(estimator, reviews, shuffled test indices) of a run folder, loaded once per process: the run's data
-    (``data``, else what its ``data.json`` records) and split, opened by :func:`attndyn.sentiment.runs.open_run`."""
-    from ..sentiment.runs import open_run
+    (``data``, else what its ``data.json`` records) and split, opened by :func:`attndyn.sentiment._runs.open_run`."""
+    from ..sentiment._runs import open_run
 
     est, reviews, _, test, _ = open_run(run, data=data or None)
     return est, reviews, test[np.random.default_rng(0).permutation(len(test))]

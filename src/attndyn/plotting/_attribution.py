@@ -1,8 +1,8 @@
 """Figures of word explanations: a review's words coloured by their exact contribution to the
 decision (beside Figure 9 for d = 2 models), and the deletion curves of a faithfulness study.
 
-They read results: :meth:`attndyn.sentiment.attribution.Attribution.to_dict`,
-:func:`attndyn.sentiment.figure9_data` and :func:`attndyn.sentiment.faithfulness.faithfulness`'s
+They read results: :meth:`attndyn.sentiment._attribution.Attribution.to_dict`,
+:func:`attndyn.sentiment.figure9_data` and :func:`attndyn.sentiment._faithfulness.faithfulness`'s
 dict; nothing here runs the model. Every ``draw_*`` returns a :class:`matplotlib.figure.Figure`;
 save it with :func:`attndyn.plotting._sentiment.write`.
 """

@@ -1,5 +1,5 @@
 """Figures of the sentiment model (hardmax paper, Figs. 8-10). They read results: the dicts of
-:func:`attndyn.sentiment.evaluate.evaluate_model` and :func:`attndyn.sentiment.figure9_data`;
+:func:`attndyn.sentiment._evaluate.evaluate_model` and :func:`attndyn.sentiment.figure9_data`;
 nothing here trains or runs the dynamics.
 
 Every ``draw_*`` function returns a :class:`matplotlib.figure.Figure` (no pyplot state);

@@ -214,8 +214,8 @@ def compare_on_run(
     """The first ``reviews`` reviews of a sentiment run's own test split (its ``data.json``), both models.
 
     MiniLM reads at most ``max_tokens`` word pieces of each review (attention costs grow as n^2)."""
-    from ..sentiment.runfolder import RunFolder
-    from ..sentiment.runs import open_run
+    from ..sentiment._runfolder import RunFolder
+    from ..sentiment._runs import open_run
 
     folder = RunFolder(run)
     info = folder.data()

@@ -61,7 +61,7 @@ def _figure8(ctx: Context, plots: ModuleType, evaluation: dict | None, metrics: 
     """Fig. 8 from evaluation.json's ``figure8``, or else from metrics.json's history; None when neither has epochs."""
     fig8 = (evaluation or {}).get("figure8")
     if not fig8 and metrics and metrics.get("history"):
-        from ..sentiment.evaluate import figure8_data
+        from ..sentiment._evaluate import figure8_data
 
         fig8 = figure8_data(metrics["history"])
     if not (fig8 and fig8.get("epoch")):
@@ -160,9 +160,9 @@ def _faithfulness_result(ctx: Context, run: Path) -> tuple[dict | None, str]:
     wrote one, else measured now on a small seeded sample of the run's test reviews (20 quick, 200 full; the
     captum methods only when captum is installed). None and why when the run's data cannot be read."""
     from ..sentiment import HardmaxSentimentClassifier
-    from ..sentiment.baselines import CAPTUM_METHODS, METHODS
-    from ..sentiment.faithfulness import StudySettings, faithfulness, sample_texts
-    from ..sentiment.runfolder import RunFolder
+    from ..sentiment._baselines import CAPTUM_METHODS, METHODS
+    from ..sentiment._faithfulness import StudySettings, faithfulness, sample_texts
+    from ..sentiment._runfolder import RunFolder
 
     saved = _load_json(run / "faithfulness.json")
     if saved and saved.get("methods"):

@@ -12,10 +12,8 @@ from .._lazy import attach
 
 # Imported on first use (attndyn._lazy): a command imports only the modules it uses.
 if TYPE_CHECKING:
-    from ._explain import CLUSTER_FLOOR, CLUSTER_RTOL, Explanation, explain, figure9_data, trajectory_of
-    from ._pinning import PINNED_KERNELS, KernelPaths, kernel_paths, pin_kernels
-    from .attribution import Attribution, attribute, cluster_flow
-    from .data import (
+    from ._attribution import Attribution, attribute, cluster_flow
+    from ._data import (
         ImdbSplit,
         Reviews,
         download_imdb,
@@ -26,12 +24,14 @@ if TYPE_CHECKING:
         split_official,
         split_random,
     )
-    from .estimator import HardmaxSentimentClassifier
-    from .inference import seal_model_folder
-    from .model import SentimentConfig, SentimentTransformer
-    from .recipes import RECIPES, recipe
-    from .text import TextConfig, Tokenizer, Vocabulary
-    from .train import TrainConfig
+    from ._estimator import HardmaxSentimentClassifier
+    from ._explain import CLUSTER_FLOOR, CLUSTER_RTOL, Explanation, explain, figure9_data, trajectory_of
+    from ._inference import seal_model_folder
+    from ._model import SentimentConfig, SentimentTransformer
+    from ._pinning import PINNED_KERNELS, KernelPaths, kernel_paths, pin_kernels
+    from ._recipes import RECIPES, recipe
+    from ._text import TextConfig, Tokenizer, Vocabulary
+    from ._train import TrainConfig
 
 __getattr__, __dir__ = attach(__name__, __file__)
 

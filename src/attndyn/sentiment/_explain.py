@@ -10,7 +10,7 @@ decision value is linear in their mean:
 so a group c of tokens contributes :math:`\frac{|c|}{n}\langle v, z_c\rangle` (:math:`z_c` its mean).
 ``share`` is that contribution divided by the sum of the absolute contributions (signed; the
 absolute shares add up to 1). Leaders are tokens whose follow set at the last layer holds only
-copies of their own word (:func:`~attndyn.sentiment.model.word_leaders`).
+copies of their own word (:func:`~attndyn.sentiment._model.word_leaders`).
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ import numpy as np
 import torch
 
 from .._validation import InputError
-from .model import word_leaders
-from .text import UNK
+from ._model import word_leaders
+from ._text import UNK
 
 if TYPE_CHECKING:
     from torch import Tensor
 
     from .._trajectory import HardmaxTrajectory
-    from .estimator import HardmaxSentimentClassifier
+    from ._estimator import HardmaxSentimentClassifier
 
 __all__ = ["Explanation", "ClusterRecord", "explain", "figure9_data", "trajectory_of", "CLUSTER_RTOL", "CLUSTER_FLOOR"]
 

@@ -3,7 +3,7 @@
 :class:`FittedModel` is what a trained :class:`~attndyn.sentiment.HardmaxSentimentClassifier` predicts
 with (its ``settings_``, ``vocab_``, ``classes_`` and ``model_``), and :func:`load_model` reads one from a
 folder written by ``save()`` or ``attndyn sentiment train``, with every check of
-:mod:`attndyn.sentiment.modelfile`. The estimator's ``load`` and ``predict``/``predict_proba`` go through
+:mod:`attndyn.sentiment._modelfile`. The estimator's ``load`` and ``predict``/``predict_proba`` go through
 here, and so does ``attndyn sentiment predict``, which then needs torch but not scikit-learn.
 
 The decision value of a text is H = <v, mean of the last layer's real tokens> + b (hardmax paper, Section
@@ -28,8 +28,8 @@ from .._devices import resolve_device
 from .._errors import param
 from .._validation import InputError
 from ._layout import CONFIG, VOCAB, WEIGHTS
-from .model import SentimentConfig, SentimentTransformer
-from .modelfile import (
+from ._model import SentimentConfig, SentimentTransformer
+from ._modelfile import (
     HASHED,
     MAX_JSON_BYTES,
     MAX_WEIGHTS_BYTES,
@@ -41,9 +41,9 @@ from .modelfile import (
     read_model_file,
     seal,
 )
-from .recipes import SETTINGS, split_settings
-from .text import TextConfig, Tokenizer, Vocabulary, encode
-from .train import EncodedSplit, predict_logits
+from ._recipes import SETTINGS, split_settings
+from ._text import TextConfig, Tokenizer, Vocabulary, encode
+from ._train import EncodedSplit, predict_logits
 
 __all__ = ["FittedModel", "load_model", "seal_model_folder", "check_texts", "sigmoid"]
 
@@ -93,7 +93,7 @@ class FittedModel:
 
     @cached_property
     def tokenizer(self) -> Tokenizer:
-        """The tokenizer the model was trained with (its :class:`~attndyn.sentiment.text.TextConfig`)."""
+        """The tokenizer the model was trained with (its :class:`~attndyn.sentiment._text.TextConfig`)."""
         return TextConfig(**split_settings(self.settings)[TextConfig]).tokenizer()
 
     @property
@@ -147,7 +147,7 @@ def load_model(path: str | Path, *, device: str = "cpu") -> FittedModel:
     """Read a folder written by ``save()`` (or a training run folder). JSON and safetensors only: no code
     from the file is ever executed.
 
-    Every file is checked first (:mod:`attndyn.sentiment.modelfile`): the config against its schema and the
+    Every file is checked first (:mod:`attndyn.sentiment._modelfile`): the config against its schema and the
     sha256 of its content, the vocabulary against the embedding and its recorded sha256, the weights against
     theirs, their shapes and their finiteness; any problem is one InputError. A folder whose config.json records
     no sha256 of its content or of its files (saved before folders were sealed, or the key deleted) is refused:
@@ -155,7 +155,7 @@ def load_model(path: str | Path, *, device: str = "cpu") -> FittedModel:
     holds is refused too (its weights are not final; a shared lock is held while the files are read). The
     network is placed on ``device`` ("cpu", "cuda" or "auto"), whatever device it was trained on.
     """
-    from .runfolder import RunFolder
+    from ._runfolder import RunFolder
 
     dev = resolve_device(device)
     p = Path(path)
@@ -212,11 +212,11 @@ def _read_checked(p: Path, device: str) -> tuple[dict, list[str], dict[str, torc
 def seal_model_folder(path: str | Path) -> Path:
     """Seal a model folder that records no sha256 (saved before folders were sealed): every check of
     :func:`load_model` but the seal's, then config.json rewritten with the sha256 of ``weights.safetensors`` and
-    ``vocab.json`` (``"files"``) and of its own content (:func:`~attndyn.sentiment.modelfile.seal`), so that
+    ``vocab.json`` (``"files"``) and of its own content (:func:`~attndyn.sentiment._modelfile.seal`), so that
     later edits are refused. Seal only a folder you trust: what it holds now becomes what loads. A folder that is
     already sealed is left as it is (a seal that does not match is refused, as by :func:`load_model`)."""
     from .._io import write_text
-    from .runfolder import RunFolder
+    from ._runfolder import RunFolder
 
     p = Path(path)
     _check_folder(p)

@@ -4,7 +4,7 @@ Every method scores the real positions of one review; the **signed** ones explai
 value H (positive: toward the positive class), the **unsigned** ones rank words by how much the
 dynamics use them, whatever the side.
 
-- ``exact`` (signed): :math:`a_w = u_w\langle v, z^0_w\rangle` (:mod:`attndyn.sentiment.attribution`).
+- ``exact`` (signed): :math:`a_w = u_w\langle v, z^0_w\rangle` (:mod:`attndyn.sentiment._attribution`).
 - ``ig``, ``ig-mean`` (signed): captum's Integrated Gradients on the word vectors, through the
   hardmax run (:func:`attndyn.hardmax`, autograd), from the padding vector 0 (``ig``) or from the
   vocabulary's mean word vector (``ig-mean``) to the review. H is piecewise linear in the word
@@ -32,7 +32,7 @@ dynamics use them, whatever the side.
 - ``random`` (unsigned): a seeded random score.
 
 The gradient methods and KernelShap run on a review's distinct words with their counts (copies
-are identical tokens that stay identical, :meth:`~attndyn.sentiment.model.SentimentTransformer.hardmax_logits`);
+are identical tokens that stay identical, :meth:`~attndyn.sentiment._model.SentimentTransformer.hardmax_logits`);
 a word type's score is split equally over its copies, which is what these methods give per
 position anyway (the function is symmetric in the copies).
 """
@@ -49,9 +49,9 @@ from torch import Tensor
 from .._hardmax import hardmax
 from .._options import SaveAt
 from .._validation import InputError
+from ._attribution import influence
 from ._config import check_integer, check_number
-from .attribution import influence
-from .model import SentimentTransformer, distinct_words
+from ._model import SentimentTransformer, distinct_words
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -259,7 +259,7 @@ def occlusion_scores(
     The whole review and its n (or one per word type) deletions run batched, ``cells // n**2``
     reviews per hardmax run, which bounds the memory of the run's (rows, n, n) scores.
 
-    >>> from attndyn.sentiment.model import SentimentConfig
+    >>> from attndyn.sentiment._model import SentimentConfig
     >>> m = SentimentTransformer(SentimentConfig(vocab_size=8), generator=torch.Generator().manual_seed(0))
     >>> row = torch.tensor([3, 5, 3])  # word 3 twice
     >>> a, w = occlusion_scores(m, row), occlusion_scores(m, row, by_word=True)

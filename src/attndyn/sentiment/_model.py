@@ -119,7 +119,7 @@ class SentimentTransformer(nn.Module):
             self.decoder.weight.normal_(0.0, 1.0 / math.sqrt(c.d), generator=generator)
             self.decoder.bias.zero_()
 
-    # ---- what the training loop reads (attndyn.sentiment.train.TrainableModel) ---------------
+    # ---- what the training loop reads (attndyn.sentiment._train.TrainableModel) ---------------
     @property
     def tau(self) -> float:
         """The softmax temperature the model is trained at (``config.tau``)."""

@@ -13,8 +13,8 @@ import numpy as np
 
 from .._io import atomic_write
 from .._validation import InputError
-from .data import Reviews, read_reviews, split_official, split_random
-from .text import Tokenizer
+from ._data import Reviews, read_reviews, split_official, split_random
+from ._text import Tokenizer
 
 __all__ = ["Corpus", "load_corpus", "split_indices", "SPLITS"]
 

@@ -1,6 +1,6 @@
 r"""Is an explanation faithful? Delete the words it ranks first and watch the prediction.
 
-For each review and each method of :mod:`attndyn.sentiment.baselines` (positions ranked best
+For each review and each method of :mod:`attndyn.sentiment._baselines` (positions ranked best
 first, ties broken at random), with :math:`p(\cdot)` the model's probability of the class it
 predicts for the whole review (ERASER, DeYoung et al. 2020):
 
@@ -37,10 +37,8 @@ import torch
 
 from .._progress import progress_bar
 from .._validation import InputError
-from ._config import check_integer, check_number
-from ._explain import _check_estimator, explain
-from .attribution import contributions, relative_residual
-from .baselines import (
+from ._attribution import contributions, relative_residual
+from ._baselines import (
     METHODS,
     OCCLUSION_METHODS,
     SIGNED,
@@ -54,11 +52,13 @@ from .baselines import (
     reinitialized,
     require_captum,
 )
-from .inference import check_texts
+from ._config import check_integer, check_number
+from ._explain import _check_estimator, explain
+from ._inference import check_texts
 
 if TYPE_CHECKING:
-    from .estimator import HardmaxSentimentClassifier
-    from .model import SentimentTransformer
+    from ._estimator import HardmaxSentimentClassifier
+    from ._model import SentimentTransformer
 
 __all__ = [
     "sample_texts",
@@ -86,7 +86,7 @@ class StudySettings:
     """What a faithfulness study measures and how (all recorded in its result).
 
     Args:
-        methods: the methods to compare (:data:`attndyn.sentiment.baselines.METHODS`).
+        methods: the methods to compare (:data:`attndyn.sentiment._baselines.METHODS`).
         baselines: the methods' own settings (seeds, IG steps and baselines, KernelShap samples).
         sanity_reviews: the first this many reviews get the model-randomization check (0: off).
         bootstrap_resamples: resamples of each confidence interval.
@@ -321,11 +321,11 @@ def sample_texts(
     path: str | os.PathLike, n: int, seed: int, *, split: str | None = None, split_seed: int = 0
 ) -> tuple[list[str], np.ndarray, str]:
     """``n`` reviews of the data file ``path`` drawn without replacement (seeded by ``seed``, in file
-    order): from the test part of ``split`` (:func:`attndyn.sentiment.corpus.split_indices` with
+    order): from the test part of ``split`` (:func:`attndyn.sentiment._corpus.split_indices` with
     ``split_seed``, the run's protocol) or, with ``split`` None, from every row. Returns the texts,
     their row indices and a description of the pool; fewer than ``n`` when the pool is smaller."""
-    from .corpus import split_indices
-    from .data import read_reviews
+    from ._corpus import split_indices
+    from ._data import read_reviews
 
     check_integer(n, "n", low=1)
     reviews = read_reviews(path)

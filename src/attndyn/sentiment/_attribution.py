@@ -11,7 +11,7 @@ is linear in the tokens: :math:`Z^{k+1} = W_k Z^k` with the row-stochastic matri
 
 (padding neither attends nor is attended, so its columns of :math:`P_k` are zero). Hence
 :math:`Z^K = M Z^0`, :math:`M = W_{K-1}\cdots W_0`, and the decision of the model
-(:meth:`~attndyn.sentiment.model.SentimentTransformer.decode`, no layer norm, no projection: the
+(:meth:`~attndyn.sentiment._model.SentimentTransformer.decode`, no layer norm, no projection: the
 mean over the n real tokens, then :math:`\langle v,\cdot\rangle + b`) is exactly
 
 .. math::
@@ -49,11 +49,11 @@ from torch import Tensor
 from .._trajectory import HardmaxTrajectory
 from .._validation import InputError
 from ._explain import _check_estimator, explain, trajectory_of
-from .text import UNK
+from ._text import UNK
 
 if TYPE_CHECKING:
-    from .estimator import HardmaxSentimentClassifier
-    from .model import SentimentTransformer
+    from ._estimator import HardmaxSentimentClassifier
+    from ._model import SentimentTransformer
 
 __all__ = [
     "Attribution",
@@ -147,7 +147,7 @@ class ExactRun(NamedTuple):
 def contributions(model: SentimentTransformer, ids: Tensor, mask: Tensor) -> ExactRun:
     r"""Every position's exact contribution :math:`a_w = u_w\langle v, z^0_w\rangle` (0 on padding),
     its influence u and the model's decision value H, from one hardmax run
-    (:meth:`~attndyn.sentiment.model.SentimentTransformer.hardmax_run`, every layer, follow sets
+    (:meth:`~attndyn.sentiment._model.SentimentTransformer.hardmax_run`, every layer, follow sets
     kept); ``a.sum(1) + bias == H`` to rounding (:func:`relative_residual`)."""
     H, traj = model.hardmax_run(ids, mask, every=1, follow=True)
     v, b = _decoder(model)

@@ -214,10 +214,10 @@ class TextConfig(JsonConfig):
         bigrams: k > 0: pairs of neighbouring words seen in at least k training texts are tokens
             too; 0: none.
         lexicon: the built-in sentiment lexicon's words and their ``not_`` forms are never dropped
-            by the log-odds filter (:mod:`attndyn.sentiment.lexicon`).
+            by the log-odds filter (:mod:`attndyn.sentiment._lexicon`).
         lexicon_examples: k > 0: train also on each lexicon word alone and negated, k times each.
 
-    The defaults are the reported d = 2 settings; :mod:`attndyn.sentiment.recipes` holds those of
+    The defaults are the reported d = 2 settings; :mod:`attndyn.sentiment._recipes` holds those of
     other d.
 
     >>> TextConfig(bigrams=5).tokenizer().bigrams
@@ -311,7 +311,7 @@ class Vocabulary:
         its smoothed document log-odds ratio between the classes,
         :math:`|\log\frac{(p_w+1)/(P+2)}{(n_w+1)/(N+2)}|`, is below ``min_log_odds``: words that say
         nothing about the label then never enter the dynamics (negations and the words of ``keep``,
-        e.g. the sentiment lexicon of :mod:`attndyn.sentiment.lexicon`, are always kept).
+        e.g. the sentiment lexicon of :mod:`attndyn.sentiment._lexicon`, are always kept).
         A bigram token (two words and a space, see :func:`tokenize`) must also occur in at least
         ``min_bigram_docs`` of the token lists.
 

@@ -1,6 +1,6 @@
 """A small built-in sentiment lexicon: words the vocabulary never drops for being frequent on both sides.
 
-The log-odds filter of :meth:`~attndyn.sentiment.text.Vocabulary.build` drops a word when
+The log-odds filter of :meth:`~attndyn.sentiment._text.Vocabulary.build` drops a word when
 :math:`|\\log\\frac{(p_w+1)/(P+2)}{(n_w+1)/(N+2)}|` is small, i.e. when the word appears in about
 as many positive as negative reviews. That is right for "film" or "plot", and wrong for "good":
 in IMDb "good" is almost as frequent in negative reviews ("not good", "good actors wasted",
@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .text import Tokenizer
+    from ._text import Tokenizer
 
 __all__ = [
     "POSITIVE_WORDS",
@@ -73,7 +73,7 @@ def lexicon_examples(tokenizer: Tokenizer, copies: int) -> tuple[list[list[str]]
     ones; a model of word counts learns those associations. These examples are a prior from the
     lexicon, a fact about English, not about the data set.
 
-    >>> from attndyn.sentiment.text import Tokenizer
+    >>> from attndyn.sentiment._text import Tokenizer
     >>> toks, labels = lexicon_examples(Tokenizer(negation_scope=1, merge_negations=True), 1)
     >>> dict(zip(map(tuple, toks), labels))[("not_bad",)], dict(zip(map(tuple, toks), labels))[("good",)]
     (1, 1)

@@ -63,7 +63,7 @@ class TrainConfig(JsonConfig):
     s = +1 for a positive text, -1 for a negative one; 0: off).
 
     The defaults are the reported d = 2 settings (the only place they are written);
-    :func:`attndyn.sentiment.recipes.recipe` gives those of other d.
+    :func:`attndyn.sentiment._recipes.recipe` gives those of other d.
     """
 
     _kind = "training config"
@@ -116,7 +116,7 @@ class TrainConfig(JsonConfig):
 @runtime_checkable
 class TrainableModel(Protocol):
     """What :func:`train` reads from a model besides ``nn.Module``'s parameters and state dict
-    (:class:`~attndyn.sentiment.model.SentimentTransformer` is one). Logits are (B,) for
+    (:class:`~attndyn.sentiment._model.SentimentTransformer` is one). Logits are (B,) for
     ``ids`` (B, L) int64 and ``mask`` (B, L) bool; ``layer_logits`` gives (K+1, B), the decoder
     read at every layer."""
 
@@ -241,7 +241,7 @@ def _prior_loss(model: Any, prior: EncodedSplit, tau: float | None, margin: floa
     For the sentiment model a lexicon word read alone has :math:`H = \langle v, z_w\rangle + b` (one token
     follows itself at every layer, softmax or hardmax alike), so the prior says that each lexicon word, alone,
     is read with the lexicon's sign and a margin m: a statement about the word values
-    :math:`\langle v, z_w\rangle` whose u-weighted sum is the decision (:mod:`attndyn.sentiment.attribution`).
+    :math:`\langle v, z_w\rangle` whose u-weighted sum is the decision (:mod:`attndyn.sentiment._attribution`).
     A satisfied text adds nothing: the prior moves the model only where it contradicts the lexicon.
     """
     dev = _device_of(model)
@@ -360,7 +360,7 @@ def _check_trainable(model: nn.Module) -> None:
         ]
         raise InputError(
             f"train() needs an nn.Module with the TrainableModel members; {type(model).__name__} lacks "
-            f"{missing or ['nn.Module']}: see attndyn.sentiment.train.TrainableModel"
+            f"{missing or ['nn.Module']}: see attndyn.sentiment._train.TrainableModel"
         )
 
 

@@ -8,7 +8,7 @@ loading a mix. Loading checks, in order, and stops at the first problem with one
 
 * ``config.json``: a JSON object with only the known keys (:data:`CONFIG_KEYS`), the format tag,
   estimator settings of the right types and ranges (the estimator's own checks), a model config
-  (:class:`~attndyn.sentiment.model.SentimentConfig`, unknown keys named) that agrees with them,
+  (:class:`~attndyn.sentiment._model.SentimentConfig`, unknown keys named) that agrees with them,
   and exactly two distinct classes;
 * ``vocab.json``: ``{"words": [...]}``, distinct strings starting with ``<pad>``, ``<unk>``, as
   many as the embedding has rows;
@@ -18,7 +18,7 @@ loading a mix. Loading checks, in order, and stops at the first problem with one
 
 ``config.json`` itself is covered by the sha256 of its content (``"sha256"``, :func:`content_sha256`:
 every field, so swapped ``classes`` are refused). Folders saved before hashes were recorded (no
-``"files"`` or ``"sha256"`` key) pass these checks, but :func:`~attndyn.sentiment.inference.load_model`
+``"files"`` or ``"sha256"`` key) pass these checks, but :func:`~attndyn.sentiment._inference.load_model`
 refuses them: only :func:`~attndyn.sentiment.seal_model_folder` (``attndyn sentiment seal``) seals one.
 """
 
@@ -37,9 +37,9 @@ from safetensors.torch import load as load_safetensors
 from .._io import read_input_bytes
 from .._validation import InputError
 from ._layout import VOCAB, WEIGHTS
-from .model import SentimentConfig, SentimentTransformer
-from .recipes import PARAMS, check_params
-from .text import PAD, UNK
+from ._model import SentimentConfig, SentimentTransformer
+from ._recipes import PARAMS, check_params
+from ._text import PAD, UNK
 
 __all__ = [
     "FORMAT",
@@ -152,7 +152,7 @@ def _recorded_settings(rec: dict, where: str) -> tuple[dict, dict]:
 
 
 def _checked_model(rec: dict, params: dict, given: dict, where: str) -> SentimentConfig:
-    """The model config, after the estimator's own checks of ``params`` (:func:`~attndyn.sentiment.recipes.check_params`);
+    """The model config, after the estimator's own checks of ``params`` (:func:`~attndyn.sentiment._recipes.check_params`);
     the model must state :data:`_AGREE` as the estimator does, and every setting passed (not None) must be the one used."""
     try:
         check_params(params)

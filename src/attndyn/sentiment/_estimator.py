@@ -25,16 +25,16 @@ from .._devices import resolve_device
 from .._errors import param
 from .._io import write_bytes, write_json, write_text
 from .._validation import InputError
+from ._inference import FittedModel, check_texts, load_model
 from ._layout import CONFIG, VOCAB, WEIGHTS
+from ._lexicon import PROTECTED, lexicon_examples
+from ._model import SentimentConfig, SentimentTransformer
+from ._modelfile import FORMAT, seal
 from ._pinning import kernel_paths
-from .inference import FittedModel, check_texts, load_model
-from .lexicon import PROTECTED, lexicon_examples
-from .model import SentimentConfig, SentimentTransformer
-from .modelfile import FORMAT, seal
-from .recipes import SETTINGS, check_params, configs, recipe_for, resolve, split_settings
-from .runfolder import RunFolder
-from .text import TextConfig, Tokenizer, Vocabulary, encode
-from .train import EncodedSplit, TrainConfig, train
+from ._recipes import SETTINGS, check_params, configs, recipe_for, resolve, split_settings
+from ._runfolder import RunFolder
+from ._text import TextConfig, Tokenizer, Vocabulary, encode
+from ._train import EncodedSplit, TrainConfig, train
 
 __all__ = ["HardmaxSentimentClassifier", "NotFitted"]
 
@@ -68,16 +68,16 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     mean over real tokens, linear decoder, sigmoid.
 
     Every setting is a keyword parameter named and documented as in the dataclass that holds it
-    and its default: the model's in :class:`~attndyn.sentiment.model.SentimentConfig` (``layers``,
+    and its default: the model's in :class:`~attndyn.sentiment._model.SentimentConfig` (``layers``,
     ``tau``, ``alpha_init``, ``alpha_min``, ``embed_init_std``), the text's in
-    :class:`~attndyn.sentiment.text.TextConfig` (``max_len``, ``min_freq``, ``max_vocab``,
+    :class:`~attndyn.sentiment._text.TextConfig` (``max_len``, ``min_freq``, ``max_vocab``,
     ``min_log_odds``, ``stop_words``, ``keep_negations``, ``negation_scope``, ``merge_negations``,
     ``bigrams``, ``lexicon``, ``lexicon_examples``), the loop's in
-    :class:`~attndyn.sentiment.train.TrainConfig` (``epochs``, ``batch_size``, ``lr``,
+    :class:`~attndyn.sentiment._train.TrainConfig` (``epochs``, ``batch_size``, ``lr``,
     ``embed_lr``, ``lr_decay``, ``weight_decay``, ``word_dropout``, ``val_fraction``,
     ``patience``, ``tau_start``, ``anneal_epochs``, ``aux_weight``, ``prior_weight``, ``prior_margin``,
     ``train_eval_size``). Each
-    defaults to None: **the recipe for d** (:mod:`attndyn.sentiment.recipes`), so ``d=2`` and
+    defaults to None: **the recipe for d** (:mod:`attndyn.sentiment._recipes`), so ``d=2`` and
     ``d=16`` give the reported models of docs/sentiment-results.md; an explicit value wins (for the
     settings whose own None means something, ``embed_init_std``, ``max_vocab``, ``tau_start``,
     None is the recipe's value). :meth:`resolved_params` shows them filled in; the fitted model
@@ -176,7 +176,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     # ---- settings: the recipe for d, filled in ------------------------------------------
     def resolved_params(self) -> dict[str, Any]:
         """:meth:`get_params` with every setting left at None replaced by the recipe for ``d``
-        (:func:`attndyn.sentiment.recipes.resolve`). A fitted model answers with the settings it
+        (:func:`attndyn.sentiment._recipes.resolve`). A fitted model answers with the settings it
         was trained with (``settings_``), whatever the recipe table says now.
 
         >>> HardmaxSentimentClassifier(d=16).resolved_params()["bigrams"]
@@ -191,7 +191,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     def check_params(self) -> dict[str, Any]:
         """Check every setting's type and range before any tokenizing or training (strings such as
         ``alpha_min="0.5"``, NaN and infinities are refused with the setting's name); return the
-        resolved settings (:meth:`resolved_params`); :func:`attndyn.sentiment.recipes.check_params`."""
+        resolved settings (:meth:`resolved_params`); :func:`attndyn.sentiment._recipes.check_params`."""
         settings = check_params(self.get_params())
         if int(self.random_state) > MAX_SEED:  # torch's generators take at most 64 signed bits
             raise InputError(
@@ -205,7 +205,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def text_config(self) -> TextConfig:
-        """The text settings in use (:class:`~attndyn.sentiment.text.TextConfig`)."""
+        """The text settings in use (:class:`~attndyn.sentiment._text.TextConfig`)."""
         return TextConfig(**split_settings(self.resolved_params())[TextConfig])
 
     @property
@@ -238,7 +238,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             )
 
     def _fitted(self) -> FittedModel:
-        """The fitted model that predicts (:class:`~attndyn.sentiment.inference.FittedModel`)."""
+        """The fitted model that predicts (:class:`~attndyn.sentiment._inference.FittedModel`)."""
         self._check_fitted()
         return FittedModel(self.settings_, self.vocab_, self.classes_, self.model_, self.inference)
 
@@ -310,8 +310,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _sign_prior(self, tokenizer: Tokenizer, text: TextConfig) -> EncodedSplit | None:
-        """The texts of the sign prior (:func:`attndyn.sentiment.train.train`'s ``prior``): each lexicon word alone
-        and negated with its polarity (:func:`~attndyn.sentiment.lexicon.lexicon_examples`), those whose tokens are
+        """The texts of the sign prior (:func:`attndyn.sentiment._train.train`'s ``prior``): each lexicon word alone
+        and negated with its polarity (:func:`~attndyn.sentiment._lexicon.lexicon_examples`), those whose tokens are
         all in the vocabulary; None without the lexicon or when none is known."""
         if not text.lexicon:
             return None
@@ -408,7 +408,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         """Load a folder written by :meth:`save` (or a training run folder). Reads JSON and
         safetensors only: no code from the file is ever executed.
 
-        Every file is checked first (:mod:`attndyn.sentiment.modelfile`): the config against
+        Every file is checked first (:mod:`attndyn.sentiment._modelfile`): the config against
         its schema, the vocabulary against the embedding, the weights against the sha256 that
         ``save`` recorded, their shapes and their finiteness; any problem is one InputError.
         A folder whose config.json records no sha256 of its content and files (saved before folders

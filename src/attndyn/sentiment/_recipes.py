@@ -1,9 +1,9 @@
 """One recipe per d: every sentiment setting, its default and the per-d changes, written once.
 
 A setting belongs to exactly one frozen dataclass, which holds its default (the reported d = 2
-model): the architecture to :class:`~attndyn.sentiment.model.SentimentConfig`, the text side to
-:class:`~attndyn.sentiment.text.TextConfig`, the loop to
-:class:`~attndyn.sentiment.train.TrainConfig`. :data:`RECIPES` lists, per range of d, the
+model): the architecture to :class:`~attndyn.sentiment._model.SentimentConfig`, the text side to
+:class:`~attndyn.sentiment._text.TextConfig`, the loop to
+:class:`~attndyn.sentiment._train.TrainConfig`. :data:`RECIPES` lists, per range of d, the
 settings that differ from those defaults: the reported d = 16 model of docs/sentiment-results.md is the
 d = 2 model with smaller initial word vectors, a looser log-odds filter, bigram tokens, more
 word dropout and lower, decaying learning rates. The estimator's parameters and the CLI's options
@@ -28,9 +28,9 @@ import numpy as np
 from .._devices import resolve_device
 from .._validation import InputError
 from ._config import check_integer
-from .model import SentimentConfig
-from .text import TextConfig
-from .train import TrainConfig
+from ._model import SentimentConfig
+from ._text import TextConfig
+from ._train import TrainConfig
 
 __all__ = [
     "Recipe",

@@ -31,6 +31,7 @@ from .._errors import param
 from .._io import file_sha256, write_json
 from .._lock import FolderLock, lock_holder  # noqa: F401  (lock_holder: read here by tests and callers)
 from .._validation import InputError
+from ._data import DEFAULT_DATA
 from ._layout import (  # the layout's names, re-exported: runfolder is their reader
     CACHE,
     CHECKPOINT,
@@ -45,12 +46,11 @@ from ._layout import (  # the layout's names, re-exported: runfolder is their re
     VOCAB,
     WEIGHTS,
 )
-from .data import DEFAULT_DATA
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .data import Reviews
+    from ._data import Reviews
 
 __all__ = [
     "RunFolder",
@@ -96,7 +96,7 @@ def data_identity(path: str | os.PathLike) -> dict[str, Any]:
 
 class _Resolves(Protocol):
     """What :func:`resolve_settings` reads of an estimator (a HardmaxSentimentClassifier; not imported here:
-    the estimator loads through :mod:`~attndyn.sentiment.inference`, which locks run folders with this module)."""
+    the estimator loads through :mod:`~attndyn.sentiment._inference`, which locks run folders with this module)."""
 
     def resolved_params(self) -> dict[str, Any]: ...
 
@@ -145,7 +145,7 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
             raise InputError(
                 f"{str(run / SETTINGS)!r} is not a settings object; use {param('run.new', 'another run folder')}, or {param('overwrite', 'overwrite=True')} to start this run again"
             )
-        from .modelfile import ABSENT_SETTINGS
+        from ._modelfile import ABSENT_SETTINGS
 
         return {**ABSENT_SETTINGS, **flat_settings(rec)}
     if not (run / CONFIG).is_file():
@@ -161,7 +161,7 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
         raise InputError(
             f"{str(run / 'config.json')!r} records no estimator settings; use {param('run.new', 'another run folder')}, or {param('overwrite', 'overwrite=True')} to start this run again"
         )
-    from .modelfile import ABSENT_SETTINGS
+    from ._modelfile import ABSENT_SETTINGS
 
     flat = {
         **{k: v for k, v in defaults.items() if k not in _NOT_RESULTS},
@@ -224,7 +224,7 @@ class RunLock(FolderLock):
     :meth:`undo` removes what was added since (used when a fresh run fails before its first epoch).
     The exclusive lock is reentrant within one thread: while a thread trains a run (it holds the lock), a nested
     exclusive lock of the same folder in that thread is granted without a second ``flock`` (which the OS would
-    refuse), so :func:`attndyn.sentiment.runs.train_run` and the estimator's ``fit`` take the same lock; any other
+    refuse), so :func:`attndyn.sentiment._runs.train_run` and the estimator's ``fit`` take the same lock; any other
     thread or process, and any reader (a shared lock, even in that thread), is refused.
     """
 
@@ -287,7 +287,7 @@ class RunFolder:
     ``data.json`` (the data file, the split and its seed), its lock and its split.
 
     A folder without ``data.json`` (written by :meth:`HardmaxSentimentClassifier.save`) reads as the default
-    data (:data:`attndyn.sentiment.data.DEFAULT_DATA`) and the random split seeded by the model's ``random_state``:
+    data (:data:`attndyn.sentiment._data.DEFAULT_DATA`) and the random split seeded by the model's ``random_state``:
 
     >>> RunFolder("no/such/run").data_or_default(random_state=0)
     {'data': '../shared/data/imdb/imdb.csv.gz', 'split': 'random', 'seed': 0}
@@ -356,8 +356,8 @@ class RunFolder:
     def data(self) -> dict[str, Any] | None:
         """The run's ``data.json`` (data path, sha256, split, seed), checked against its ``settings.json`` (folders
         trained before it existed, or by the benchmark, are taken as they are); None when there is none."""
-        from .corpus import SPLITS
-        from .modelfile import read_json  # (deferred: it imports torch)
+        from ._corpus import SPLITS
+        from ._modelfile import read_json  # (deferred: it imports torch)
 
         f = self.path / DATA
         if not f.is_file():
@@ -406,6 +406,6 @@ class RunFolder:
     @staticmethod
     def split(reviews: Reviews, info: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         """``(train_idx, test_idx)`` of the split ``info`` (a :meth:`data` record) names, over ``reviews``."""
-        from .corpus import split_indices  # (deferred: it imports torch)
+        from ._corpus import split_indices  # (deferred: it imports torch)
 
         return split_indices(reviews, info["split"], info["seed"])

@@ -17,12 +17,12 @@ import torch
 from ..analysis import cluster_tolerance
 from ..analysis import clusters as find_clusters
 from ._explain import CLUSTER_FLOOR, CLUSTER_RTOL
-from .model import word_leaders
-from .train import EncodedSplit, predict_logits
+from ._model import word_leaders
+from ._train import EncodedSplit, predict_logits
 
 if TYPE_CHECKING:
-    from .estimator import HardmaxSentimentClassifier
-    from .model import SentimentTransformer
+    from ._estimator import HardmaxSentimentClassifier
+    from ._model import SentimentTransformer
 
 __all__ = ["accuracy_report", "hardmax_statistics", "figure8_data", "evaluate_model"]
 
@@ -59,7 +59,7 @@ def hardmax_statistics(
     top: int = 15,
 ) -> dict:
     """Per review at the last layer: clusters per real token, leaders (distinct leader words, see
-    :func:`~attndyn.sentiment.model.word_leaders`, and the fraction of leader tokens already
+    :func:`~attndyn.sentiment._model.word_leaders`, and the fraction of leader tokens already
     leaders at layer 0); Figure 10's leader words (each leader token counted).
 
     Figure 10 counts, among reviews classified correctly with confidence >= ``confidence``, the
@@ -128,9 +128,9 @@ def figure8_data(history: list[dict]) -> dict:
 
 def evaluate_model(estimator: HardmaxSentimentClassifier, data: EncodedSplit, *, rtol: float = CLUSTER_RTOL) -> dict:
     """Everything ``attndyn sentiment evaluate`` reports for one fitted estimator, with the
-    behavioural suite's pass rate per category (:mod:`attndyn.sentiment.checklist`) under ``checklist`` (the suite
+    behavioural suite's pass rate per category (:mod:`attndyn.sentiment._checklist`) under ``checklist`` (the suite
     recipes are tuned on) and ``checklist_heldout`` (the held-out suite, never used to choose a setting)."""
-    from .checklist import score
+    from ._checklist import score
 
     model = estimator.model_
     out: dict[str, Any] = {"d": model.config.d, "alpha": float(model.alpha.detach())}

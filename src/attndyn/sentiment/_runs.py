@@ -1,14 +1,14 @@
 """Train a run folder, the whole lifecycle: what ``attndyn sentiment train`` does, for a Python caller.
 
 :func:`train_run` checks every setting, reads the data, splits it and takes its sha256 *before* the folder is
-touched; then, under the folder's exclusive lock (:class:`~attndyn.sentiment.runfolder.RunFolder`), it either
+touched; then, under the folder's exclusive lock (:class:`~attndyn.sentiment._runfolder.RunFolder`), it either
 leaves a finished run as it is, or refuses a run trained with other settings, or empties it
 (``overwrite=True``), and trains (or resumes, bit for bit, from the last checkpoint), saves the model, and
 writes ``test.json``: the test split's scores. A failure before the first checkpoint leaves the folder as it
 was; an interrupt after it keeps the last finished epoch (:func:`interrupted_line` says what was kept).
 
 >>> from attndyn.sentiment import HardmaxSentimentClassifier
->>> from attndyn.sentiment.runs import train_run
+>>> from attndyn.sentiment._runs import train_run
 >>> train_run(HardmaxSentimentClassifier(d=2), "runs/d2", threads=0)
 Traceback (most recent call last):
 ...
@@ -25,16 +25,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .._errors import param
 from .._io import write_json
 from .._validation import InputError
-from .data import DEFAULT_DATA, read_reviews
-from .runfolder import CACHE, EVALUATION_FILES, TEST, RunFolder, RunLock, data_identity, resolve_settings
+from ._data import DEFAULT_DATA, read_reviews
+from ._runfolder import CACHE, EVALUATION_FILES, TEST, RunFolder, RunLock, data_identity, resolve_settings
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .corpus import Corpus
-    from .data import Reviews
-    from .estimator import HardmaxSentimentClassifier
-    from .train import EncodedSplit
+    from ._corpus import Corpus
+    from ._data import Reviews
+    from ._estimator import HardmaxSentimentClassifier
+    from ._train import EncodedSplit
 
 __all__ = [
     "TrainedRun",
@@ -84,7 +84,7 @@ def check_threads(threads: Any) -> int:
 def _training_job(est: HardmaxSentimentClassifier, run: Path, data: Path, split: str, threads: int) -> _TrainingJob:
     """The estimator's parameters checked, the data read and split and its sha256 taken: the job, before the folder
     is touched."""
-    from .corpus import SPLITS, split_indices
+    from ._corpus import SPLITS, split_indices
 
     check_threads(threads)
     est.set_params(run_dir=str(run))
@@ -103,8 +103,8 @@ def _training_job(est: HardmaxSentimentClassifier, run: Path, data: Path, split:
 def _open_run(folder: RunFolder, est: HardmaxSentimentClassifier, settings: dict, *, overwrite: bool) -> None:
     """Under the run's lock: empty the folder (``overwrite``), or refuse to resume a run trained with other settings
     and check its checkpoint before anything is trained."""
-    from .estimator import HardmaxSentimentClassifier
-    from .train import check_checkpoint
+    from ._estimator import HardmaxSentimentClassifier
+    from ._train import check_checkpoint
 
     if folder.open(settings, HardmaxSentimentClassifier(d=est.d).resolved_params(), overwrite=overwrite):
         check_checkpoint(folder.path)
@@ -115,7 +115,7 @@ def _fit_in_run(job: _TrainingJob, lock: RunLock) -> tuple[Corpus, float]:
     training reviews; the corpus and the training seconds. A failure before any checkpoint leaves the folder as
     it was."""
     from .._threads import limit_threads
-    from .corpus import load_corpus
+    from ._corpus import load_corpus
 
     est, run, train_idx = job.est, job.run, job.train_idx
     try:
@@ -143,9 +143,9 @@ def _fit_in_run(job: _TrainingJob, lock: RunLock) -> tuple[Corpus, float]:
 
 
 def _test_report(est: HardmaxSentimentClassifier, corpus: Corpus, test_idx: np.ndarray, seconds: float) -> dict:
-    """``test.json``: :func:`~attndyn.sentiment.evaluate.accuracy_report` on the test reviews, alpha, the best
+    """``test.json``: :func:`~attndyn.sentiment._evaluate.accuracy_report` on the test reviews, alpha, the best
     epoch, the training seconds and why training stopped."""
-    from .evaluate import accuracy_report
+    from ._evaluate import accuracy_report
 
     test = est.encode(y=corpus.reviews.labels[test_idx], tokens=[corpus.tokens[i] for i in test_idx])
     rep = accuracy_report(est.model_, test)
@@ -158,8 +158,8 @@ def _test_report(est: HardmaxSentimentClassifier, corpus: Corpus, test_idx: np.n
 def _finished_report(run: Path, est: HardmaxSentimentClassifier) -> dict | None:
     """The recorded test report of a run that trained to its end (its checkpoint stopped early or ran every
     epoch, and test.json was written after it); None for a run with work left."""
-    from .modelfile import read_json
-    from .train import checkpoint_state
+    from ._modelfile import read_json
+    from ._train import checkpoint_state
 
     state = checkpoint_state(run)
     if state is None or not (run / TEST).is_file():
@@ -210,7 +210,7 @@ def train_run(
 
 def interrupted_line(run: str | os.PathLike) -> str:
     """What an interrupted training kept: its last finished epoch (checkpoint), and how to go on."""
-    from .train import checkpoint_state
+    from ._train import checkpoint_state
 
     state = checkpoint_state(Path(run))
     if state is None:
@@ -247,7 +247,7 @@ def _external_test(est: HardmaxSentimentClassifier, path: Path | str) -> tuple[E
 
 def _run_test(est: HardmaxSentimentClassifier, run: Path, path: Path | str, info: dict) -> tuple[EncodedSplit, str]:
     """The test reviews of the run's own split, encoded (the split's sizes checked against data.json), and its name."""
-    from .corpus import load_corpus
+    from ._corpus import load_corpus
 
     corpus = load_corpus(path, split=info["split"], seed=info["seed"], tokenizer=est.tokenizer, cache_dir=run / CACHE)
     if "n_test" in info and (len(corpus.train_idx), len(corpus.test_idx)) != (info.get("n_train"), info["n_test"]):
@@ -285,8 +285,8 @@ def sample_run_texts(
 ) -> tuple[list[str], np.ndarray, str, Path | str]:
     """A seeded sample of ``n`` reviews for a faithfulness study of the run: of its test split (its own data), or of
     every row of ``data`` when that is another data set. Returns ``(texts, rows, pool, path)``
-    (:func:`attndyn.sentiment.faithfulness.sample_texts`)."""
-    from .faithfulness import sample_texts
+    (:func:`attndyn.sentiment._faithfulness.sample_texts`)."""
+    from ._faithfulness import sample_texts
 
     run = Path(run)
     info = RunFolder(run).data_or_default(estimator.random_state)
@@ -313,7 +313,7 @@ def open_run(run: str | os.PathLike, *, data: str | os.PathLike | None = None) -
     """A run folder's model, data and split, read under its reading lock (refused while a training holds it): the
     model with every check of :meth:`HardmaxSentimentClassifier.load`, the reviews of ``data`` (default: the file
     its data.json names; a folder written by ``save()`` reads the default data), split as the training split it."""
-    from .estimator import HardmaxSentimentClassifier
+    from ._estimator import HardmaxSentimentClassifier
 
     folder = RunFolder(run)
     with folder.reading():
