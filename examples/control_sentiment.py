@@ -24,8 +24,7 @@ import torch
 
 import attndyn
 from attndyn.control import choose_A, leadable
-from attndyn.sentiment import HardmaxSentimentClassifier, trajectory_of
-from attndyn.sentiment._model import distinct_words
+from attndyn.sentiment import HardmaxSentimentClassifier, distinct_words, trajectory_of
 
 REVIEW = "The acting was not good and the plot was a boring waste of time, although the music was wonderful."
 

@@ -38,8 +38,8 @@ FACES = (
     "attndyn.cli",
 )
 
-#: At most this many public names over all the faces (the count was 0 when this was set: see CHANGELOG.md).
-CEILING = 0
+#: At most this many public names over all the faces (233 when this was set: see CHANGELOG.md).
+CEILING = 240
 
 
 def _public_modules() -> list[str]:
