@@ -59,15 +59,20 @@ def phase_diagram_figure(pd: PhaseDiagram, statistics: tuple[str, ...] = ("fract
     return fig
 
 
-def sphere_tokens_figure(traj: SphereTrajectory, sequence: int = 0) -> Figure:
-    """d = 2: each token's angle over time (the circle unrolled); d = 3: the paths on S^2 in 3-D, the start
-    hollow, the end filled."""
+def _paths(traj: SphereTrajectory, sequence: int, drawing: str) -> tuple[np.ndarray, np.ndarray]:
+    """The kept tokens ``(T, n, d)`` of sequence ``sequence`` and their times, after checking that ``traj`` is a
+    sphere run in d = 2 or 3 (``drawing`` names what draws them, for the message)."""
     if not isinstance(traj, SphereTrajectory):
         raise InputError(f"expected a SphereTrajectory (attndyn.sphere.evolve), got {type(traj).__name__}")
     if traj.dim not in (2, 3):
-        raise InputError(f"tokens in dimension {traj.dim}: the figure draws d = 2 (circle) or d = 3 (sphere)")
-    x = traj.ys[:, sequence].detach().cpu().numpy()  # (T, n, d)
-    t = traj.ts.cpu().numpy()
+        raise InputError(f"tokens in dimension {traj.dim}: {drawing} d = 2 (circle) or d = 3 (sphere)")
+    return traj.ys[:, sequence].detach().cpu().numpy(), traj.ts.cpu().numpy()  # (T, n, d), (T,)
+
+
+def sphere_tokens_figure(traj: SphereTrajectory, sequence: int = 0) -> Figure:
+    """d = 2: each token's angle over time (the circle unrolled); d = 3: the paths on S^2 in 3-D, the start
+    hollow, the end filled."""
+    x, t = _paths(traj, sequence, "the figure draws")
     fig = new_figure(6.0, 5.0)
     if traj.dim == 2:
         ax = fig.add_subplot()
@@ -92,12 +97,7 @@ def sphere_frames(traj: SphereTrajectory, frames: int = 24, sequence: int = 0, *
     """PNG frames of the run for an animation (:func:`attndyn.plotting._animation.animate` with ``frames=``): the
     tokens at evenly spread kept times, on the unit circle (d = 2) or on S^2 turning once around (d = 3), each
     with its path so far."""
-    if not isinstance(traj, SphereTrajectory):
-        raise InputError(f"expected a SphereTrajectory (attndyn.sphere.evolve), got {type(traj).__name__}")
-    if traj.dim not in (2, 3):
-        raise InputError(f"tokens in dimension {traj.dim}: the frames draw d = 2 (circle) or d = 3 (sphere)")
-    x = traj.ys[:, sequence].detach().cpu().numpy()  # (T, n, d)
-    ts = traj.ts.cpu().numpy()
+    x, ts = _paths(traj, sequence, "the frames draw")
     pick = np.linspace(0, len(x) - 1, max(2, frames)).round().astype(int)
     out = []
     for f, k in enumerate(pick):

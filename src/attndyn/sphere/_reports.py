@@ -25,15 +25,6 @@ from .._validation import InputError
 from ._theory import clustered_fraction, energy, gamma_curve, kuramoto, plateaus, sphere_clusters
 from ._trajectory import SphereTrajectory
 
-__all__ = [
-    "EnergyReport",
-    "energy_report",
-    "OrthogonalStartReport",
-    "orthogonal_start_report",
-    "ClusterReport",
-    "cluster_report",
-]
-
 
 def _check(traj: Any, b: int) -> SphereTrajectory:
     if not isinstance(traj, SphereTrajectory):
