@@ -14,31 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
 
 from .._errors import InputError
+from ._groups import run_by_default
 
 __all__ = ["app", "run_cmd", "phase_cmd", "register", "sphere_summary"]
 
 
-class _SphereGroup(TyperGroup):
-    """A group whose first argument, when it names no command (a tokens file, an option), goes to ``run``."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
-            args = ["run", *args]
-        return super().parse_args(ctx, args)
-
-    def collect_usage_pieces(self, ctx: Any) -> list[str]:
-        return ["TOKENS --beta B --time T [OPTIONS] | phase --out DIR [OPTIONS]"]
-
-
-app = typer.Typer(
-    cls=_SphereGroup,
-    name="sphere",
-    no_args_is_help=True,
-    add_completion=False,
-    help="Tokens on the unit sphere (arXiv 2312.10794): attndyn sphere TOKENS --beta B --time T runs SA or USA "
+app = run_by_default(
+    "sphere",
+    "TOKENS --beta B --time T [OPTIONS] | phase --out DIR [OPTIONS]",
+    "Tokens on the unit sphere (arXiv 2312.10794): attndyn sphere TOKENS --beta B --time T runs SA or USA "
     "(or normalised layers) and reports clusters, energy and the theorems' verdicts; attndyn sphere phase --out DIR "
     "draws a phase diagram over (t, beta).",
 )

@@ -10,12 +10,12 @@ from __future__ import annotations
 import signal
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
-from typer.core import TyperGroup
 
 from .._errors import InputError
+from ._groups import run_by_default
 from ._interrupt import Interrupted
 
 if TYPE_CHECKING:
@@ -24,24 +24,10 @@ if TYPE_CHECKING:
 __all__ = ["app", "run_cmd", "summarize_cmd", "register"]
 
 
-class _SweepGroup(TyperGroup):
-    """A group whose first argument, when it names no command (a spec file, an option), goes to ``run``."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
-            args = ["run", *args]
-        return super().parse_args(ctx, args)
-
-    def collect_usage_pieces(self, ctx: Any) -> list[str]:
-        return ["SPEC --out DIR [OPTIONS] | summarize DIR"]
-
-
-app = typer.Typer(
-    cls=_SweepGroup,
-    name="sweep",
-    no_args_is_help=True,
-    add_completion=False,
-    help="Seeded parameter studies on dask.distributed, resumable: attndyn sweep SPEC --out DIR runs a spec "
+app = run_by_default(
+    "sweep",
+    "SPEC --out DIR [OPTIONS] | summarize DIR",
+    "Seeded parameter studies on dask.distributed, resumable: attndyn sweep SPEC --out DIR runs a spec "
     "(the same as attndyn sweep run SPEC --out DIR); attndyn sweep summarize DIR gives fractions with 95% "
     'Wilson intervals per grid point and a plot. Needs the sweep extra: pip install -e ".\\[sweep]".',
 )
