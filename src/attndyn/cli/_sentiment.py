@@ -293,7 +293,7 @@ def evaluate(
     """Softmax vs hardmax test accuracy and agreement, the leader table, clustering, Figures 8 and 10."""
     from .._io import write_json
     from ..sentiment._evaluate import evaluate_model
-    from ..sentiment._runfolder import EVALUATION
+    from ..sentiment._layout import EVALUATION
     from ..sentiment._runs import evaluation_data
 
     run = _evaluated_run(run_arg, run_opt, out)

@@ -32,18 +32,13 @@ from .._io import file_sha256, write_json
 from .._lock import FolderLock, lock_holder  # noqa: F401  (lock_holder: read here by tests and callers)
 from .._validation import InputError
 from ._data import DEFAULT_DATA
-from ._layout import (  # the layout's names, re-exported: runfolder is their reader
+from ._layout import (  # the layout's names (the files a run folder holds)
     CACHE,
     CHECKPOINT,
     CONFIG,
     DATA,
-    EVALUATION,
-    EVALUATION_FILES,
-    METRICS,
     RUN_FILES,
     SETTINGS,
-    TEST,
-    VOCAB,
     WEIGHTS,
 )
 
@@ -54,17 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RunFolder",
-    "SETTINGS",
-    "DATA",
-    "CONFIG",
-    "VOCAB",
-    "WEIGHTS",
-    "CHECKPOINT",
-    "METRICS",
-    "TEST",
-    "EVALUATION",
-    "EVALUATION_FILES",
-    "RUN_FILES",
     "RunLock",
     "data_identity",
     "resolve_settings",

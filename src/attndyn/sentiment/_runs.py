@@ -26,7 +26,8 @@ from .._errors import param
 from .._io import write_json
 from .._validation import InputError
 from ._data import DEFAULT_DATA, read_reviews
-from ._runfolder import CACHE, EVALUATION_FILES, TEST, RunFolder, RunLock, data_identity, resolve_settings
+from ._layout import CACHE, EVALUATION_FILES, TEST
+from ._runfolder import RunFolder, RunLock, data_identity, resolve_settings
 
 if TYPE_CHECKING:
     import numpy as np
