@@ -38,6 +38,7 @@ from .._io import read_input_bytes
 from .._validation import InputError
 from ._layout import VOCAB, WEIGHTS
 from ._model import SentimentConfig, SentimentTransformer
+from ._older import model_record
 from ._recipes import PARAMS, check_params
 from ._text import PAD, UNK
 
@@ -104,17 +105,6 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-#: Settings added after models were first saved, with the value that reproduces how a file
-#: without them was trained (its tokenizer kept "not" beside "not_good"; no lexicon was kept).
-ABSENT_SETTINGS = {
-    "merge_negations": False,
-    "lexicon": False,
-    "lexicon_examples": 0,
-    "prior_weight": 0.0,
-    "prior_margin": 2.0,
-}
-
-
 def _check_envelope(rec: Any, where: str) -> None:
     """A JSON object with the format tag, only :data:`CONFIG_KEYS`, and 'estimator', 'model' and 'classes'."""
     if not isinstance(rec, dict):
@@ -134,8 +124,8 @@ def _check_envelope(rec: Any, where: str) -> None:
 
 
 def _recorded_settings(rec: dict, where: str) -> tuple[dict, dict]:
-    """``(estimator, params)``: the settings used and those passed (None: the recipe for d; older files: as used),
-    both objects of known estimator settings, with :data:`ABSENT_SETTINGS` filled in where the file predates them."""
+    """``(estimator, params)``: the settings used and those passed (None: the recipe for d), both objects of known
+    estimator settings (``rec`` as today's version writes it: :func:`attndyn.sentiment._older.model_record`)."""
     params = rec["estimator"]
     if not isinstance(params, dict):
         raise InputError(f"{where!r}: 'estimator' must be a JSON object of settings, got {_kind(params)}")
@@ -143,12 +133,10 @@ def _recorded_settings(rec: dict, where: str) -> tuple[dict, dict]:
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         raise InputError(f"{where!r}: unknown estimator settings {unknown}; allowed: {sorted(allowed)}")
-    absent = {k: v for k, v in ABSENT_SETTINGS.items() if k not in params}  # settings the file predates
-    params = {**params, **absent}
-    given = rec.get("params", params)  # as passed to the estimator (None: the recipe for d); older files: as used
+    given = rec["params"]
     if not isinstance(given, dict) or sorted(set(given) - set(allowed)):
         raise InputError(f"{where!r}: 'params' must be a JSON object of estimator settings, got {given!r}")
-    return params, {**given, **absent}
+    return params, given
 
 
 def _checked_model(rec: dict, params: dict, given: dict, where: str) -> SentimentConfig:
@@ -199,8 +187,8 @@ def _check_training_record(rec: dict, where: str) -> None:
 
 
 def _checked_files(rec: dict, where: str) -> dict:
-    """The optional 'files': a map from some of :data:`HASHED` to sha256 hex digests ({} when absent)."""
-    files = rec.get("files", {})
+    """The 'files': a map from some of :data:`HASHED` to sha256 hex digests (``{}`` in a file that predates them)."""
+    files = rec["files"]
     if not (
         isinstance(files, dict)
         and set(files) <= set(HASHED)
@@ -239,13 +227,14 @@ def check_config_record(rec: Any, path: Path) -> dict:
     first, then the recorded sha256 of the content (:func:`content_sha256`)."""
     where = str(path)
     _check_envelope(rec, where)
-    params, given = _recorded_settings(rec, where)
-    model = _checked_model(rec, params, given, where)
-    _check_classes(rec["classes"], where)
-    _check_training_record(rec, where)
-    files = _checked_files(rec, where)
-    _check_seal(rec, where)
-    return {**rec, "estimator": params, "params": {**given}, "model": model, "files": files}
+    today = model_record(rec)  # a file an older version wrote, read as today's
+    params, given = _recorded_settings(today, where)
+    model = _checked_model(today, params, given, where)
+    _check_classes(today["classes"], where)
+    _check_training_record(today, where)
+    files = _checked_files(today, where)
+    _check_seal(rec, where)  # over the file's content as written
+    return {**today, "estimator": params, "params": {**given}, "model": model, "files": files}
 
 
 def check_vocab(obj: Any, path: Path, vocab_size: int) -> list[str]:

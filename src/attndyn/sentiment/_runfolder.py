@@ -41,6 +41,7 @@ from ._layout import (  # the layout's names (the files a run folder holds)
     SETTINGS,
     WEIGHTS,
 )
+from ._older import run_settings, run_settings_from_config
 
 if TYPE_CHECKING:
     import numpy as np
@@ -122,16 +123,15 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
     """The flat settings a run folder was trained with; None for a folder without a run.
 
     Older folders (no ``settings.json``) give what their ``config.json`` and ``data.json``
-    record: the estimator settings (absent ones at their ``defaults``), the split and the seed."""
+    record: the estimator settings (absent ones at their ``defaults``), the split and the seed
+    (:mod:`attndyn.sentiment._older` reads every older form)."""
     if (run / SETTINGS).is_file():
         rec = _read(run / SETTINGS)
         if not isinstance(rec, dict):
             raise InputError(
                 f"{str(run / SETTINGS)!r} is not a settings object; use {param('run.new', 'another run folder')}, or {param('overwrite', 'overwrite=True')} to start this run again"
             )
-        from ._modelfile import ABSENT_SETTINGS
-
-        return {**ABSENT_SETTINGS, **flat_settings(rec)}
+        return run_settings(flat_settings(rec))  # what an older version did not record: at its old value
     if not (run / CONFIG).is_file():
         if (run / CHECKPOINT).exists() or (run / WEIGHTS).exists():
             raise InputError(
@@ -145,17 +145,9 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
         raise InputError(
             f"{str(run / 'config.json')!r} records no estimator settings; use {param('run.new', 'another run folder')}, or {param('overwrite', 'overwrite=True')} to start this run again"
         )
-    from ._modelfile import ABSENT_SETTINGS
-
-    flat = {
-        **{k: v for k, v in defaults.items() if k not in _NOT_RESULTS},
-        **ABSENT_SETTINGS,
-        **{k: v for k, v in est.items() if k not in _NOT_RESULTS},
-    }
     info = _read(run / DATA) if (run / DATA).is_file() else {}
-    if isinstance(info, dict) and "split" in info:
-        flat["split"] = info["split"]
-    return flat
+    results = {k: v for k, v in est.items() if k not in _NOT_RESULTS}
+    return run_settings_from_config(results, info, {k: v for k, v in defaults.items() if k not in _NOT_RESULTS})
 
 
 def check_resume(run: Path, settings: dict[str, Any], defaults: dict[str, Any]) -> bool:
