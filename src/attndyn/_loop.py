@@ -19,6 +19,7 @@ hardmax paper; :class:`attndyn._dynamics.SoftmaxAttention`, eqs. (1)-(4) of the 
 
 from __future__ import annotations
 
+import math
 from typing import Any, Protocol
 
 import torch
@@ -28,8 +29,9 @@ from ._options import SaveAt, StopOnConvergence
 from ._progress import progress_bar
 from ._trajectory import RunStats
 from ._validation import InputError
+from .solvers import ADAPTIVE
 
-__all__ = ["Run", "Record", "StepFailure", "check_options"]
+__all__ = ["Run", "Record", "StepFailure", "check_options", "time_grid"]
 
 
 def check_options(save: Any, stop: Any) -> None:
@@ -144,3 +146,16 @@ class Run:
             failed_at=self.failed_at,
             final_change=tuple(self.change.double().tolist()),
         )
+
+
+def time_grid(time: float, step: float, method: str, max_steps: int) -> tuple[int, float]:
+    """The grid of a run up to ``time``: N = ceil(time / step) steps of time / N, the same for softmax and the
+    sphere. A fixed-step ``method`` over ``max_steps`` steps is refused (an adaptive one is counted as it goes)."""
+    N = math.ceil(time / step - 1e-9)
+    if method not in ADAPTIVE and N > max_steps:
+        raise InputError(
+            f"time={time:g} with step={step:g} needs {N:.3g} steps, over max_steps={max_steps}; "
+            "raise step, lower time or raise max_steps"
+        )
+    N = max(1, N)
+    return N, time / N

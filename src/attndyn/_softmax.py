@@ -19,7 +19,7 @@ from . import attention
 from ._adaptive import AdaptiveFailure, AdaptiveSolve
 from ._budget import check_matrix_memory, check_memory, kept_count
 from ._dynamics import SoftmaxAttention
-from ._loop import Run, StepFailure, check_options
+from ._loop import Run, StepFailure, check_options, time_grid
 from ._options import SaveAt, StopOnConvergence
 from ._threads import limit_torch_threads, torch_threads_for
 from ._trajectory import SoftmaxParams, SoftmaxTrajectory
@@ -154,7 +154,7 @@ def softmax(
             R = torch.eye(d, dtype=dtype, device=y.device) + step * Vh[0]
             if abs(float(torch.linalg.det(R))) < 1e-12:
                 raise InputError("I + step*V is singular, so Remark 4's rescaling is undefined; choose a smaller step")
-        N, dt = _grid(time, step, method, max_steps)
+        N, dt = time_grid(time, step, method, max_steps)
         _check_softmax_memory(y, Vh.shape[0], N, save, max_memory)
         _check_score_range(dyn, y, time)
         params = SoftmaxParams(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), method=method, step=dt, time=time)
@@ -162,18 +162,6 @@ def softmax(
         record = _SoftmaxRecord(dyn, y, save, dt, _stepper(dyn, y, method, N, dt, rtol, atol, max_steps))
         run.loop(record, description=f"softmax {method}", progress=progress)
         return record.result(run, batched, params)
-
-
-def _grid(time: float, step: float, method: str, max_steps: int) -> tuple[int, float]:
-    """The step budget of a fixed grid: N = ceil(time / step) steps of time / N (refused over max_steps)."""
-    N = math.ceil(time / step - 1e-9)
-    if method not in ADAPTIVE and N > max_steps:
-        raise InputError(
-            f"time={time:g} with step={step:g} needs {N:.3g} steps, over max_steps={max_steps}; "
-            "raise step, lower time or raise max_steps"
-        )
-    N = max(1, N)
-    return N, time / N
 
 
 def _check_softmax_memory(y: Tensor, H: int, N: int, save: SaveAt, max_memory: float | None) -> None:
