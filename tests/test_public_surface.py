@@ -38,7 +38,7 @@ FACES = (
     "attndyn.cli",
 )
 
-#: At most this many public names over all the faces (233 when this was set: see CHANGELOG.md).
+#: At most this many public names over all the faces (234 when this was set: see CHANGELOG.md).
 CEILING = 240
 
 

@@ -10,7 +10,7 @@ state, no global backend change); :func:`save_figure` writes PNG, SVG and PDF at
   :func:`query_key_clouds`; coordinates converging or diverging (softmax Fig. 7): :func:`coordinates`;
 - trajectories under A = I and under a chosen A, counterfactual predictions: :func:`control_comparison`,
   :func:`counterfactual_bars`;
-- GIF / MP4 of a run: :func:`animate`;
+- GIF / MP4 of a run, or its frames as PNG: :func:`animate`, :func:`render_frames`;
 - the sentiment model's figures (hardmax paper Figs. 8-10), from data that :func:`attndyn.sentiment.figure9_data`
   computes, and word attributions: :func:`draw_figure8`, :func:`draw_figure9`, :func:`draw_figure10`,
   :func:`draw_attribution`, :func:`draw_deletion_curves`;
@@ -19,7 +19,7 @@ state, no global backend change); :func:`save_figure` writes PNG, SVG and PDF at
 - a sweep's fractions with their intervals: :func:`sweep_figure`.
 """
 
-from ._animation import animate, ffmpeg_available
+from ._animation import animate, ffmpeg_available, render_frames
 from ._attention import attention_matrices, query_key_clouds
 from ._attribution import draw_attribution, draw_deletion_curves, draw_explanation
 from ._control import control_comparison, counterfactual_bars
@@ -46,6 +46,7 @@ __all__ = [
     "control_comparison",
     "counterfactual_bars",
     "animate",
+    "render_frames",
     "ffmpeg_available",
     "save_figure",
     "draw_figure8",
