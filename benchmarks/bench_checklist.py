@@ -1,4 +1,4 @@
-"""The behavioural suite (attndyn.sentiment.checklist) on trained models and on the TF-IDF + LR baseline.
+"""The behavioural suite (attndyn.sentiment._checklist) on trained models and on the TF-IDF + LR baseline.
 
     python benchmarks/bench_checklist.py runs/d2 runs/d16 [--baseline] [--data imdb.csv.gz]
 
@@ -14,7 +14,7 @@ import argparse
 import time
 
 from attndyn.sentiment import HardmaxSentimentClassifier
-from attndyn.sentiment.checklist import score, summary
+from attndyn.sentiment._checklist import score, summary
 
 
 def tfidf_baseline(data: str, seed: int = 0):
@@ -22,8 +22,8 @@ def tfidf_baseline(data: str, seed: int = 0):
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
 
-    from attndyn.sentiment.data import read_reviews, split_random
-    from attndyn.sentiment.text import clean
+    from attndyn.sentiment._data import read_reviews, split_random
+    from attndyn.sentiment._text import clean
 
     reviews = read_reviews(data)
     tr, te = split_random(len(reviews), seed=seed)

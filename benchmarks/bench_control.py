@@ -26,8 +26,8 @@ from collections import Counter
 import numpy as np
 
 import attndyn
+from attndyn._io import write_json
 from attndyn.control import choose_A, leadable, never_leads
-from attndyn.io import write_json
 
 
 def instance(seed: int) -> tuple[np.ndarray, list[int]]:

@@ -1,6 +1,6 @@
 """Faithfulness of the word explanations of a trained sentiment run (issue 23): the table of docs/attributions.md.
 
-Runs :func:`attndyn.sentiment.faithfulness.faithfulness` (every method by default) on a seeded sample of the
+Runs :func:`attndyn.sentiment._faithfulness.faithfulness` (every method by default) on a seeded sample of the
 run's test reviews, exactly as ``attndyn sentiment faithfulness`` does, and writes its result with the times
 and the machine's load beside them:
 
@@ -24,13 +24,13 @@ pin_kernels()  # before torch loads: the same code paths as `attndyn sentiment f
 
 import torch  # noqa: E402
 
-from attndyn.io import write_bytes, write_json, write_text  # noqa: E402
-from attndyn.plotting.attribution import draw_deletion_curves  # noqa: E402
-from attndyn.plotting.save import png_bytes  # noqa: E402
+from attndyn._io import write_bytes, write_json, write_text  # noqa: E402
+from attndyn.plotting._attribution import draw_deletion_curves  # noqa: E402
+from attndyn.plotting._save import png_bytes  # noqa: E402
 from attndyn.sentiment import HardmaxSentimentClassifier  # noqa: E402
-from attndyn.sentiment.baselines import METHODS, MethodSettings  # noqa: E402
-from attndyn.sentiment.faithfulness import StudySettings, faithfulness, report, sample_texts  # noqa: E402
-from attndyn.sentiment.runfolder import RunFolder  # noqa: E402
+from attndyn.sentiment._baselines import METHODS, MethodSettings  # noqa: E402
+from attndyn.sentiment._faithfulness import StudySettings, faithfulness, report, sample_texts  # noqa: E402
+from attndyn.sentiment._runfolder import RunFolder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -119,8 +119,8 @@ def case_softmax(n: int, d: int, steps: int, dtype: torch.dtype, repeats: int) -
 
 def case_sentiment(data: str, epochs: int) -> dict:
     from attndyn.sentiment import HardmaxSentimentClassifier
-    from attndyn.sentiment.corpus import load_corpus
-    from attndyn.sentiment.evaluate import accuracy_report
+    from attndyn.sentiment._corpus import load_corpus
+    from attndyn.sentiment._evaluate import accuracy_report
 
     params = {
         "d": 16,
@@ -210,7 +210,7 @@ def main() -> None:
         )
         print(f"{r['case']:<46}{wall:>10}{mem:>10}  {check}")
     if a.json:
-        from attndyn.io import write_json
+        from attndyn._io import write_json
 
         write_json(
             a.json, {"script": "benchmarks/bench_gpu.py", "device": name, "torch": torch.__version__, "rows": rows}

@@ -28,8 +28,8 @@ import json, resource, sys, time
 from attndyn.sentiment import kernel_paths, pin_kernels
 pin_kernels()
 import numpy as np, torch
-from attndyn.sentiment.model import SentimentConfig, SentimentTransformer
-from attndyn.sentiment.train import EncodedSplit, TrainConfig, train
+from attndyn.sentiment._model import SentimentConfig, SentimentTransformer
+from attndyn.sentiment._train import EncodedSplit, TrainConfig, train
 torch.set_num_threads(int(sys.argv[2]))
 g = np.random.default_rng(0)
 N, L, V = int(sys.argv[1]), 256, 20000
@@ -124,7 +124,7 @@ def main() -> None:
         + f"; {result['processor']}, load {load_before[0]:.2f} -> {result['load_after'][0]:.2f}"
     )
     if args.json is not None:
-        from attndyn.io import write_json
+        from attndyn._io import write_json
 
         write_json(args.json, result)
 

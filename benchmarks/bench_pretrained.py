@@ -78,7 +78,7 @@ def main() -> None:
     spectra_s = time.perf_counter() - t
     ginibre_s = None
     if args.ginibre_samples > 0:  # timed on their own: a difference of two spectra() calls mixes in warm-up
-        from attndyn.experiments.samplers import ginibre_leading_count
+        from attndyn.experiments._samplers import ginibre_leading_count
 
         d = int(pm.weights()[0].value.shape[-1])  # the model width (384 for MiniLM)
         t = time.perf_counter()
@@ -114,11 +114,11 @@ def main() -> None:
 
     print(json.dumps(res, indent=1))
     if args.out is not None:
-        from attndyn.io import write_json
+        from attndyn._io import write_json
 
         write_json(args.out / "results.json", res)
     if args.json is not None:
-        from attndyn.io import write_json
+        from attndyn._io import write_json
 
         write_json(args.json, res)
 

@@ -27,11 +27,11 @@ from pathlib import Path
 
 import torch
 
-from attndyn.io import write_json, write_text
+from attndyn._io import write_json, write_text
 from attndyn.sentiment import CLUSTER_RTOL, HardmaxSentimentClassifier, recipe
-from attndyn.sentiment.corpus import load_corpus
-from attndyn.sentiment.evaluate import accuracy_report, hardmax_statistics
-from attndyn.sentiment.runfolder import RunFolder, data_identity
+from attndyn.sentiment._corpus import load_corpus
+from attndyn.sentiment._evaluate import accuracy_report, hardmax_statistics
+from attndyn.sentiment._runfolder import RunFolder, data_identity
 
 PAPER = {2: (0.791, 0.791), 4: (0.823, 0.803), 8: (0.851, 0.813), 16: (0.882, 0.846)}  # (best, final) test accuracy
 
@@ -40,7 +40,7 @@ def tfidf_baseline(corpus, max_len: int) -> dict:
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    from attndyn.sentiment.text import clean
+    from attndyn.sentiment._text import clean
 
     y = corpus.reviews.labels
     tr, te = corpus.train_idx, corpus.test_idx
@@ -202,7 +202,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     # the d = 2 recipe for every d otherwise (the estimator's defaults when these benchmarks were run;
-    # the estimator now takes the d = 16 recipe for d >= 16, attndyn.sentiment.recipes)
+    # the estimator now takes the d = 16 recipe for d >= 16, attndyn.sentiment._recipes)
     params = {**recipe(2), "epochs": 4, "patience": 1, **json.loads(args.params)}
     res_path = out / "results.json"
     results = json.loads(res_path.read_text()) if res_path.is_file() else {"models": []}

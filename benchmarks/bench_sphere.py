@@ -204,7 +204,7 @@ def main() -> None:
     for k, v in res.items():
         print(f"{k:28s} {v}")
     if args.json is not None:
-        from attndyn.io import write_json
+        from attndyn._io import write_json
 
         write_json(args.json, res)
 

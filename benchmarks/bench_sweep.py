@@ -39,7 +39,8 @@ def main() -> None:
 
     from threadpoolctl import threadpool_limits
 
-    from attndyn.sweep import EXPERIMENTS, parse_spec, read_rows, run_sweep
+    from attndyn.experiments import EXPERIMENTS
+    from attndyn.sweep import parse_spec, read_rows, run_sweep
 
     spec = parse_spec({"experiment": "good-triple", "grid": {"d": [args.d]}, "monte_carlo": {"seeds": args.cells}})
     exp = EXPERIMENTS["good-triple"]
@@ -151,7 +152,7 @@ def main() -> None:
         "(wall - plain / 2) / cells; within: (wall x workers - cell time) / cells"
     )
     if args.json:
-        from attndyn.io import write_json
+        from attndyn._io import write_json
 
         write_json(args.json, results)
 

@@ -135,7 +135,7 @@ def main() -> None:
         f"would have reported a late leader: {tot['old_rule_late']}"
     )
     if args.json:
-        from attndyn.io import write_json
+        from attndyn._io import write_json
 
         write_json(
             args.json,

@@ -3,7 +3,7 @@
     python benchmarks/compare_imdb.py --sentiment-run runs/d2 --reviews 1000 \\
         --json docs/results/pretrained_imdb.json --figure docs/images/pretrained/imdb_leaders.png
 
-What ``attndyn pretrained compare-imdb`` computes (:func:`attndyn.pretrained.imdb.compare_on_run`: the
+What ``attndyn pretrained compare-imdb`` computes (:func:`attndyn.pretrained.compare_on_run`: the
 first N reviews of the run's own test split), written as the summary docs/pretrained.md quotes, the
 settings, the most frequent leader words of both models, the wall time, the one-minute load before
 and after and the core count (the per-review records are left out: ``compare-imdb --out`` writes
@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from attndyn.io import write_json
+from attndyn._io import write_json
 
 
 def main() -> None:
@@ -30,7 +30,7 @@ def main() -> None:
     ap.add_argument("--figure", type=Path, default=None, help="also draw the comparison figure (PNG) here")
     a = ap.parse_args()
 
-    from attndyn.pretrained.imdb import compare_on_run
+    from attndyn.pretrained._imdb import compare_on_run
 
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
@@ -48,7 +48,7 @@ def main() -> None:
     }
     write_json(a.json, out)
     if a.figure is not None:
-        from attndyn.plotting import pretrained as plots
+        from attndyn.plotting import _pretrained as plots
         from attndyn.plotting import save_figure
 
         save_figure(plots.imdb_comparison(comp.record()), a.figure.with_suffix(""), formats=("png",))

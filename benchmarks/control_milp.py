@@ -5,8 +5,8 @@
 On the first N instances of ``benchmarks/bench_control.py`` (random subsets of the hull's vertices,
 seed k), the layer-0 problem for general A (every target token prefers itself to every other token;
 every other token prefers *some* other token to itself) is solved twice: by
-:func:`attndyn.control.choose.solve_disjunctive` (alternation, the heuristic ``choose_A`` uses) and by
-:func:`attndyn.control.solve.solve_margin_milp` (HiGHS branch and bound, ``--time-limit`` seconds).
+:func:`attndyn.control._choose.solve_disjunctive` (alternation, the heuristic ``choose_A`` uses) and by
+:func:`attndyn.control._solve.solve_margin_milp` (HiGHS branch and bound, ``--time-limit`` seconds).
 Records each instance's margins, the MILP status and both solve times, the counts of positive margins
 and of disagreements, the wall time, the one-minute load before and after and the core count.
 """
@@ -21,12 +21,12 @@ from pathlib import Path
 
 from bench_control import instance
 
-from attndyn.control.choose import solve_disjunctive
-from attndyn.control.constraints import follows, leads
-from attndyn.control.problem import ControlProblem
-from attndyn.control.scale import unit_scale
-from attndyn.control.solve import MAX_CONSTRAINTS, solve_margin_milp
-from attndyn.io import write_json
+from attndyn._io import write_json
+from attndyn.control._choose import solve_disjunctive
+from attndyn.control._constraints import follows, leads
+from attndyn.control._problem import ControlProblem
+from attndyn.control._scale import unit_scale
+from attndyn.control._solve import MAX_CONSTRAINTS, solve_margin_milp
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from attndyn.io import write_json
+from attndyn._io import write_json
 
 
 def main() -> None:

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from attndyn.io import write_json
+from attndyn._io import write_json
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from _machine import processor  # benchmarks/_machine.py (this script's folder is on the path)
 
-from attndyn.io import write_json
+from attndyn._io import write_json
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

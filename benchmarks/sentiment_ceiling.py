@@ -2,7 +2,7 @@
 
 The hardmax model's decision is exactly a weighted mean of word values,
 H = (1/n) sum_i u_i <v, z^0_{w_i}> + b with influences u_i >= 0 that sum to n
-(:mod:`attndyn.sentiment.attribution`). Three parts, each a row of docs/sentiment-results.md's
+(:mod:`attndyn.sentiment._attribution`). Three parts, each a row of docs/sentiment-results.md's
 "Where the accuracy goes":
 
 - ``text``: logistic regression on exactly the tokens the model sees (its vocabulary filters, phrase
@@ -55,15 +55,15 @@ ALPHAS = (0.05, 0.1, 0.2, 0.5, 1.0)
 
 
 def _text_config(d: int, changes: dict) -> Any:
-    from attndyn.sentiment.recipes import recipe
-    from attndyn.sentiment.text import TextConfig
+    from attndyn.sentiment._recipes import recipe
+    from attndyn.sentiment._text import TextConfig
 
     fields = set(TextConfig.__dataclass_fields__)
     return TextConfig(**{k: v for k, v in {**recipe(d), **changes}.items() if k in fields})
 
 
 def _corpus(data: str, text: Any, seed: int, cache: Path) -> Any:
-    from attndyn.sentiment.corpus import load_corpus
+    from attndyn.sentiment._corpus import load_corpus
 
     return load_corpus(data, split="random", seed=seed, tokenizer=text.tokenizer(), cache_dir=cache)
 
@@ -98,7 +98,7 @@ def text_variant(name: str, d: int, changes: dict, data: str, cache: Path) -> di
     """Linear models on the tokens the model of ``d`` sees with ``changes`` to its text settings."""
     from sklearn.feature_extraction.text import TfidfTransformer
 
-    from attndyn.sentiment.estimator import _vocabulary
+    from attndyn.sentiment._estimator import _vocabulary
 
     text = _text_config(d, changes)
     t0 = time.perf_counter()
@@ -129,9 +129,9 @@ def reference(data: str) -> dict:
     """TF-IDF of words and pairs of the full cleaned text, logistic regression (the linear baseline)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from attndyn.sentiment.corpus import split_indices
-    from attndyn.sentiment.data import read_reviews
-    from attndyn.sentiment.text import clean
+    from attndyn.sentiment._corpus import split_indices
+    from attndyn.sentiment._data import read_reviews
+    from attndyn.sentiment._text import clean
 
     reviews = read_reviews(data)
     tr, te = split_indices(reviews, "random", 0)
@@ -164,7 +164,7 @@ def _fit_control(d: int, seed: int, changes: dict, data: str, cache: Path) -> tu
     import torch
 
     from attndyn.sentiment import HardmaxSentimentClassifier
-    from attndyn.sentiment.evaluate import accuracy_report
+    from attndyn.sentiment._evaluate import accuracy_report
 
     torch.set_num_threads(1)
     params = {"layers": 0, **changes}
@@ -195,8 +195,8 @@ def dynamics(est: Any, test: Any, layers: int) -> dict:
     import torch
 
     from attndyn.sentiment import CLUSTER_RTOL
-    from attndyn.sentiment.evaluate import accuracy_report, hardmax_statistics
-    from attndyn.sentiment.model import SentimentConfig, SentimentTransformer
+    from attndyn.sentiment._evaluate import accuracy_report, hardmax_statistics
+    from attndyn.sentiment._model import SentimentConfig, SentimentTransformer
 
     out = {}
     for alpha in ALPHAS:
@@ -231,7 +231,7 @@ def _raw(alpha: float, alpha_min: float) -> float:
 
 
 def _merge(path: Path, key: str, entries: dict, command: str) -> None:
-    from attndyn.io import write_json
+    from attndyn._io import write_json
     from attndyn.sentiment import kernel_paths
 
     res = json.loads(path.read_text()) if path.is_file() else {"script": "benchmarks/sentiment_ceiling.py"}

@@ -57,7 +57,7 @@ def _kernel_environment(args: argparse.Namespace) -> None:
 def train(args: argparse.Namespace) -> None:
     _kernel_environment(args)
     pin_kernels()  # before anything imports torch (no-op under --kernels native), as `attndyn sentiment` does
-    from attndyn.io import write_json
+    from attndyn._io import write_json
 
     out = Path(args.out)
     for seed in args.seeds:
@@ -109,7 +109,7 @@ def _spread(values: list[float]) -> dict:
 
 
 def summarize(args: argparse.Namespace) -> None:
-    from attndyn.io import write_json
+    from attndyn._io import write_json
 
     out = Path(args.out)
     by_d: dict[str, dict] = {}

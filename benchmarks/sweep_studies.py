@@ -213,7 +213,8 @@ def study_ginibre_d128(work: Path, seeds: int) -> dict:
 
 
 def study_theorem_1_1(work: Path, spec: Path = SPECS / "theorem_1_1.toml") -> dict:
-    from attndyn.sweep import read_rows, wilson_interval
+    from attndyn.experiments import wilson_interval
+    from attndyn.sweep import read_rows
 
     out = work / "theorem_1_1"
     shutil.rmtree(out, ignore_errors=True)
@@ -309,7 +310,7 @@ def main() -> None:
     ap.add_argument("--d128-seeds", type=int, default=20000)
     ap.add_argument("--kill-after", type=int, default=2500, help="rows written before the killed run is killed")
     args = ap.parse_args()
-    from attndyn.io import write_json
+    from attndyn._io import write_json
 
     data = json.loads(args.json.read_text(encoding="utf-8")) if args.json.is_file() else {}
     data |= {

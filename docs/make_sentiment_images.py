@@ -12,8 +12,8 @@ import io
 import json
 from pathlib import Path
 
+from attndyn._io import write_json
 from attndyn.cli import main
-from attndyn.io import write_json
 
 TEXT = "The acting was not good and the plot was a boring waste of time, although the music was wonderful."
 DOCS = Path(__file__).parent

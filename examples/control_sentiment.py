@@ -24,8 +24,7 @@ import torch
 
 import attndyn
 from attndyn.control import choose_A, leadable
-from attndyn.sentiment import HardmaxSentimentClassifier, trajectory_of
-from attndyn.sentiment.model import distinct_words
+from attndyn.sentiment import HardmaxSentimentClassifier, distinct_words, trajectory_of
 
 REVIEW = "The acting was not good and the plot was a boring waste of time, although the music was wonderful."
 
@@ -137,50 +136,43 @@ def main(argv: list[str] | None = None) -> None:
         if x["verdict"] != "reached":
             print(f"  {' + '.join(x['words']):<40s} {x['verdict']}: {x['result'].reason[:90]}")
     if a.json is not None:
+        import json
         import os
         import sys
 
-        from attndyn.io import write_json
-
         ranked = sorted(reached, key=lambda x: -x["p_positive"])
-        write_json(
-            a.json,
-            {
-                "script": "examples/control_sentiment.py",
-                "command": "python " + " ".join(["examples/control_sentiment.py", *sys.argv[1:]]),
-                "model": str(a.model),
-                "spd": spd,
-                "text": a.text,
-                "words": r["names"],
-                "n_words": r["n_words"],
-                "own_leaders": r["own_leaders"],
-                "n_own_leaders": len(r["own_leaders"]),
-                "candidates": r["candidates"],
-                "n_candidates": len(r["candidates"]),
-                "inside": r["inside"],
-                "n_inside": len(r["inside"]),
-                "p_model": r["p_model"],
-                "p_check": r["p_check"],
-                "targets": len(r["targets"]),
-                "reached": len(reached),
-                "singletons_reached": sum(len(x["words"]) == 1 for x in reached),
-                "most_positive": {"words": ranked[0]["words"], "p_positive": ranked[0]["p_positive"]}
-                if ranked
-                else None,
-                "most_negative": {"words": ranked[-1]["words"], "p_positive": ranked[-1]["p_positive"]}
-                if ranked
-                else None,
-                "counterfactuals": [
-                    {
-                        **{k: x[k] for k in ("words", "verdict", "leaders_found")},
-                        "p_positive": None if np.isnan(x["p_positive"]) else x["p_positive"],
-                    }
-                    for x in r["targets"]
-                ],
-                "load_1min": os.getloadavg()[0],
-                "cpu_count": os.cpu_count(),
-            },
-        )
+        record = {
+            "script": "examples/control_sentiment.py",
+            "command": "python " + " ".join(["examples/control_sentiment.py", *sys.argv[1:]]),
+            "model": str(a.model),
+            "spd": spd,
+            "text": a.text,
+            "words": r["names"],
+            "n_words": r["n_words"],
+            "own_leaders": r["own_leaders"],
+            "n_own_leaders": len(r["own_leaders"]),
+            "candidates": r["candidates"],
+            "n_candidates": len(r["candidates"]),
+            "inside": r["inside"],
+            "n_inside": len(r["inside"]),
+            "p_model": r["p_model"],
+            "p_check": r["p_check"],
+            "targets": len(r["targets"]),
+            "reached": len(reached),
+            "singletons_reached": sum(len(x["words"]) == 1 for x in reached),
+            "most_positive": {"words": ranked[0]["words"], "p_positive": ranked[0]["p_positive"]} if ranked else None,
+            "most_negative": {"words": ranked[-1]["words"], "p_positive": ranked[-1]["p_positive"]} if ranked else None,
+            "counterfactuals": [
+                {
+                    **{k: x[k] for k in ("words", "verdict", "leaders_found")},
+                    "p_positive": None if np.isnan(x["p_positive"]) else x["p_positive"],
+                }
+                for x in r["targets"]
+            ],
+            "load_1min": os.getloadavg()[0],
+            "cpu_count": os.cpu_count(),
+        }
+        a.json.write_text(json.dumps(record, indent=2) + "\n")
     if a.out is not None and reached:
         from attndyn.plotting import control_comparison, counterfactual_bars, save_figure
 

@@ -8,7 +8,7 @@ import torch
 
 import attndyn
 from attndyn import InputError
-from attndyn.sentiment.model import word_leaders
+from attndyn.sentiment._model import word_leaders
 
 SQUARE = [[1, 1], [-1, 1], [-1, -1], [1, -1], [0.2, 0.1]]
 

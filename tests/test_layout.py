@@ -27,9 +27,9 @@ SRC = Path(attndyn.__file__).parent
 
 #: The layers, lowest first: a module imports from its own package or from a lower layer, never upward.
 #: Packages named in one layer are siblings and do not import each other. ``attndyn._`` stands for every
-#: top-level module of the package (the core: ``attention``, ``margins``, ``_kernels``, ``_hardmax``,
-#: ``_softmax``, ``_adaptive``, ``dynamics``, ``solvers``, ``_loop``, ``options``, ``trajectory``, ``io``,
-#: ``threads``, ``devices``, ``_validation``, ``_errors``, ``_lazy``, ``progress``, ...). Plotting sits above
+#: top-level module of the package (the core: ``attention``, ``margins``, ``solvers``, ``_kernels``, ``_hardmax``,
+#: ``_softmax``, ``_adaptive``, ``_dynamics``, ``_loop``, ``_options``, ``_trajectory``, ``_io``,
+#: ``_threads``, ``_devices``, ``_validation``, ``_errors``, ``_lazy``, ``_progress``, ...). Plotting sits above
 #: control because it draws control's results; the experiments' registry sits above sentiment because one of
 #: its cells reads a trained sentiment model (every cell registers where it is defined); the package's root
 #: (its public face) re-exports the sentiment estimator, so it sits above sentiment. The sphere wing sits just

@@ -14,8 +14,11 @@ from ._lazy import attach
 # so the command line starts at once and a command imports only what it uses.
 if TYPE_CHECKING:
     from . import analysis
+    from ._dynamics import SoftmaxAttention
     from ._hardmax import HardmaxAttention, hardmax, hardmax_step
+    from ._options import SaveAt, StopOnConvergence
     from ._softmax import softmax
+    from ._trajectory import HardmaxTrajectory, RunStats, SoftmaxTrajectory, Trajectory
     from ._version import __version__ as __version__  # read from the installed metadata
     from .analysis import (
         Polytope,
@@ -27,10 +30,7 @@ if TYPE_CHECKING:
         leaders,
         softmax_geometry,
     )
-    from .dynamics import SoftmaxAttention
-    from .options import SaveAt, StopOnConvergence
     from .sentiment import HardmaxSentimentClassifier  # pulls in scikit-learn
-    from .trajectory import HardmaxTrajectory, RunStats, SoftmaxTrajectory, Trajectory
 
 __getattr__, __dir__ = attach(__name__, __file__)
 

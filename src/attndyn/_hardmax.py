@@ -8,7 +8,7 @@ r"""Hardmax pure-attention dynamics (Alcalde, Fantuzzi & Zuazua 2024, eq. (1.1))
 The ``1/(1+alpha)`` factor is the normalization sublayer. :func:`hardmax_step` is one layer,
 :class:`HardmaxAttention` is the dynamics object (A, alpha, tol, mask) whose ``step`` is that layer, and
 :func:`hardmax` runs many with the loop both engines share (:mod:`attndyn._loop`) and records a
-:class:`~attndyn.trajectory.HardmaxTrajectory`.
+:class:`~attndyn._trajectory.HardmaxTrajectory`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ from torch import Tensor
 from . import attention, margins
 from ._budget import check_matrix_memory, check_memory, kept_count
 from ._loop import Run, check_options
+from ._options import SaveAt, StopOnConvergence
+from ._threads import TORCH_MIN_PASS, limit_torch_threads, torch_threads_for
+from ._trajectory import HardmaxParams, HardmaxTrajectory
 from ._validation import (
     InputError,
     as_mask,
@@ -36,9 +39,6 @@ from ._validation import (
     is_spd,
     warn_hypothesis,
 )
-from .options import SaveAt, StopOnConvergence
-from .threads import TORCH_MIN_PASS, limit_torch_threads, torch_threads_for
-from .trajectory import HardmaxParams, HardmaxTrajectory
 
 __all__ = ["hardmax", "hardmax_step", "HardmaxStep", "HardmaxAttention", "check_dynamic_range"]
 
@@ -344,7 +344,7 @@ def hardmax(
             nor is attended and does not move.
         tol: tie tolerance. 0 (default) is the paper's exact rule: :math:`C_i` is every j whose
             score equals the maximum bit for bit; ``tol > 0`` also admits scores within ``tol``.
-        save: what to keep (:class:`~attndyn.options.SaveAt`).
+        save: what to keep (:class:`~attndyn._options.SaveAt`).
         stop: stop early once every sequence has converged (:class:`StopOnConvergence`).
         dtype: floating dtype of the run (float64 by default; no global setting is changed).
         progress: show a progress bar over layers.
@@ -363,11 +363,11 @@ def hardmax(
     k that keeps ``x * 2**k`` a normal number.
 
     The layers are run by the loop both engines share (:class:`attndyn._loop.Run`: saving,
-    convergence, progress, :class:`~attndyn.trajectory.RunStats`) on a :class:`HardmaxAttention`.
+    convergence, progress, :class:`~attndyn._trajectory.RunStats`) on a :class:`HardmaxAttention`.
 
     Returns:
-        A :class:`~attndyn.trajectory.HardmaxTrajectory`; the leaders are recorded at every layer,
-        whatever ``save`` keeps; ``params`` holds the settings (:class:`~attndyn.trajectory.HardmaxParams`).
+        A :class:`~attndyn._trajectory.HardmaxTrajectory`; the leaders are recorded at every layer,
+        whatever ``save`` keeps; ``params`` holds the settings (:class:`~attndyn._trajectory.HardmaxParams`).
 
     >>> import attndyn
     >>> square = [[1, 1], [-1, 1], [-1, -1], [1, -1], [0.2, 0.1], [-0.3, 0.5]]

@@ -1,36 +1,38 @@
 r"""The run loop both engines share: what is kept, when a run has converged, the step budget, progress, RunStats.
 
 An engine is a dynamics object with a step (:class:`attndyn.HardmaxAttention`, eq. (1.1) of the
-hardmax paper; :class:`attndyn.dynamics.SoftmaxAttention`, eqs. (1)-(4) of the softmax paper) and a
+hardmax paper; :class:`attndyn._dynamics.SoftmaxAttention`, eqs. (1)-(4) of the softmax paper) and a
 *record*: the engine-specific part of what a run keeps (tokens, leaders, follow sets, attention). One
 :class:`Run` drives the record over the states :math:`k = 0, 1, \dots, K` (``last``) and owns the rest:
 
-* **saving**: state k is kept when ``save.keeps(k, last)`` (:class:`~attndyn.options.SaveAt`), and so is
+* **saving**: state k is kept when ``save.keeps(k, last)`` (:class:`~attndyn._options.SaveAt`), and so is
   the state a run stops at;
 * **convergence**: sequence b has converged at step k when the step moved it by
   :math:`\max_i \lVert \Delta z_i\rVert_\infty \le \mathrm{rtol}\,\max_i \lVert z_i\rVert_\infty`
-  (:class:`~attndyn.options.StopOnConvergence`), or, when no test was asked for, by exactly 0; the run
+  (:class:`~attndyn._options.StopOnConvergence`), or, when no test was asked for, by exactly 0; the run
   stops once every sequence has converged (only with a test);
 * **the step budget**: at most ``last`` steps; a step that cannot be taken (:class:`StepFailure`: a failed
   adaptive solve, non-finite tokens) ends the run with ``stop_reason == "solver_failed"``, keeping the
   last state computed;
-* **progress** (one bar over the steps) and the :class:`~attndyn.trajectory.RunStats`.
+* **progress** (one bar over the steps) and the :class:`~attndyn._trajectory.RunStats`.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Protocol
 
 import torch
 from torch import Tensor
 
 from ._budget import check_run_budget
+from ._options import SaveAt, StopOnConvergence
+from ._progress import progress_bar
+from ._trajectory import RunStats
 from ._validation import InputError
-from .options import SaveAt, StopOnConvergence
-from .progress import progress_bar
-from .trajectory import RunStats
+from .solvers import ADAPTIVE
 
-__all__ = ["Run", "Record", "StepFailure", "check_options"]
+__all__ = ["Run", "Record", "StepFailure", "check_options", "time_grid"]
 
 
 def check_options(save: Any, stop: Any) -> None:
@@ -98,7 +100,7 @@ class Run:
 
     @property
     def converged(self) -> bool:
-        """Every sequence met the test (:attr:`attndyn.trajectory.RunStats.converged`)."""
+        """Every sequence met the test (:attr:`attndyn._trajectory.RunStats.converged`)."""
         return bool((self.converged_at >= 0).all())
 
     @property
@@ -135,7 +137,7 @@ class Run:
         self.kept.append(k)
 
     def stats(self, *, function_evals: int, message: str) -> RunStats:
-        """The :class:`~attndyn.trajectory.RunStats` of the finished run."""
+        """The :class:`~attndyn._trajectory.RunStats` of the finished run."""
         return RunStats(
             steps=self.k,
             function_evals=function_evals,
@@ -146,3 +148,16 @@ class Run:
             failed_at=self.failed_at,
             final_change=tuple(self.change.double().tolist()),
         )
+
+
+def time_grid(time: float, step: float, method: str, max_steps: int) -> tuple[int, float]:
+    """The grid of a run up to ``time``: N = ceil(time / step) steps of time / N, the same for softmax and the
+    sphere. A fixed-step ``method`` over ``max_steps`` steps is refused (an adaptive one is counted as it goes)."""
+    N = math.ceil(time / step - 1e-9)
+    if method not in ADAPTIVE and N > max_steps:
+        raise InputError(
+            f"time={time:g} with step={step:g} needs {N:.3g} steps, over max_steps={max_steps}; "
+            "raise step, lower time or raise max_steps"
+        )
+    N = max(1, N)
+    return N, time / N

@@ -18,13 +18,13 @@ from torch import Tensor
 from . import attention
 from ._adaptive import AdaptiveFailure, AdaptiveSolve
 from ._budget import check_matrix_memory, check_memory, kept_count
-from ._loop import Run, StepFailure, check_options
+from ._dynamics import SoftmaxAttention
+from ._loop import Run, StepFailure, check_options, time_grid
+from ._options import SaveAt, StopOnConvergence
+from ._threads import limit_torch_threads, torch_threads_for
+from ._trajectory import SoftmaxParams, SoftmaxTrajectory
 from ._validation import InputError, as_mask, as_matrix, as_tokens, check_finite_number, check_int, check_positive
-from .dynamics import SoftmaxAttention
-from .options import SaveAt, StopOnConvergence
 from .solvers import ADAPTIVE, TABLEAUS, rk_step
-from .threads import limit_torch_threads, torch_threads_for
-from .trajectory import SoftmaxParams, SoftmaxTrajectory
 
 __all__ = ["softmax", "METHODS"]
 
@@ -116,12 +116,12 @@ def softmax(
             with respect to the tokens and Q, K, V (pass tensors with ``requires_grad``).
 
     The grid steps are run by the loop both engines share (:class:`attndyn._loop.Run`: saving,
-    convergence, the step budget, progress, :class:`~attndyn.trajectory.RunStats`) on a
-    :class:`~attndyn.dynamics.SoftmaxAttention`; fixed and adaptive schemes feed the same record.
+    convergence, the step budget, progress, :class:`~attndyn._trajectory.RunStats`) on a
+    :class:`~attndyn._dynamics.SoftmaxAttention`; fixed and adaptive schemes feed the same record.
 
     Returns:
-        A :class:`~attndyn.trajectory.SoftmaxTrajectory`; ``params`` holds the settings
-        (:class:`~attndyn.trajectory.SoftmaxParams`).
+        A :class:`~attndyn._trajectory.SoftmaxTrajectory`; ``params`` holds the settings
+        (:class:`~attndyn._trajectory.SoftmaxParams`).
 
     >>> import attndyn
     >>> traj = attndyn.softmax([[1.0], [2.0], [-1.0]], time=2.0, V=[[-1.0]])
@@ -154,7 +154,7 @@ def softmax(
             R = torch.eye(d, dtype=dtype, device=y.device) + step * Vh[0]
             if abs(float(torch.linalg.det(R))) < 1e-12:
                 raise InputError("I + step*V is singular, so Remark 4's rescaling is undefined; choose a smaller step")
-        N, dt = _grid(time, step, method, max_steps)
+        N, dt = time_grid(time, step, method, max_steps)
         _check_softmax_memory(y, Vh.shape[0], N, save, max_memory)
         _check_score_range(dyn, y, time)
         params = SoftmaxParams(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), method=method, step=dt, time=time)
@@ -162,18 +162,6 @@ def softmax(
         record = _SoftmaxRecord(dyn, y, save, dt, _stepper(dyn, y, method, N, dt, rtol, atol, max_steps))
         run.loop(record, description=f"softmax {method}", progress=progress)
         return record.result(run, batched, params)
-
-
-def _grid(time: float, step: float, method: str, max_steps: int) -> tuple[int, float]:
-    """The step budget of a fixed grid: N = ceil(time / step) steps of time / N (refused over max_steps)."""
-    N = math.ceil(time / step - 1e-9)
-    if method not in ADAPTIVE and N > max_steps:
-        raise InputError(
-            f"time={time:g} with step={step:g} needs {N:.3g} steps, over max_steps={max_steps}; "
-            "raise step, lower time or raise max_steps"
-        )
-    N = max(1, N)
-    return N, time / N
 
 
 def _check_softmax_memory(y: Tensor, H: int, N: int, save: SaveAt, max_memory: float | None) -> None:

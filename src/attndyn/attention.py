@@ -21,8 +21,6 @@ __all__ = [
     "softmax_attention",
     "aggregate",
     "follow_sets",
-    "ragged_chunks",
-    "chunk_entries",
 ]
 
 # Chunk the (B, n, n) score tensor so that at most this many entries exist at a time.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-__all__ = ["ButcherTableau", "EmbeddedTableau", "TableauTensors", "TABLEAUS", "ADAPTIVE", "rk_step", "embedded_step"]
+__all__ = ["ButcherTableau", "EmbeddedTableau", "TABLEAUS", "ADAPTIVE", "rk_step", "embedded_step"]
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ import pytest
 import attndyn
 from attndyn import InputError
 from attndyn.control import VERDICTS, choose_A, leadable
-from attndyn.control.choose import solve_disjunctive
-from attndyn.control.constraints import follows, leads, margins
-from attndyn.control.problem import ControlProblem
-from attndyn.control.solve import MAX_CONSTRAINTS, solve_margin, solve_margin_milp
+from attndyn.control._choose import solve_disjunctive
+from attndyn.control._constraints import follows, leads, margins
+from attndyn.control._problem import ControlProblem
+from attndyn.control._solve import MAX_CONSTRAINTS, solve_margin, solve_margin_milp
 
 Z5 = np.array([[2.0, 0.0], [0.0, 2.0], [-1.0, -1.5], [0.1, 0.2], [0.5, -0.3]])
 

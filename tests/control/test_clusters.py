@@ -6,7 +6,7 @@ import pytest
 import attndyn
 from attndyn import InputError
 from attndyn.control import choose_A_for_clusters
-from attndyn.control.assign import final_owners
+from attndyn.control._assign import final_owners
 
 Z4 = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.5], [0.5, 0.6]])
 

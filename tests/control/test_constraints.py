@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attndyn import attention
-from attndyn.control.constraints import Preference, follows, follows_only, leads, margins, preference_rows
-from attndyn.control.invariant import first_deviations, layer_schedule, positions
+from attndyn.control._constraints import Preference, follows, follows_only, leads, margins, preference_rows
+from attndyn.control._invariant import first_deviations, layer_schedule, positions
 
 finite = st.floats(-3, 3, allow_nan=False, allow_infinity=False)
 

@@ -141,7 +141,7 @@ def test_success_writes_both_files_atomically(capsys, files):
 
 def test_reason_never_ends_in_empty_parentheses():
     import attndyn
-    from attndyn.control.choose import _verdict
+    from attndyn.control._choose import _verdict
 
     traj = attndyn.hardmax(Z5, layers=5)
     found = attndyn.leaders(traj)

@@ -8,10 +8,10 @@ from scipy.spatial import ConvexHull
 
 from attndyn import InputError
 from attndyn.control import choose_A, choose_A_for_clusters
-from attndyn.control.constraints import follows_only, margins
-from attndyn.control.invariant import invariant_preferences, layer_schedule, positions
-from attndyn.control.reduce import REDUCE_ABOVE, hull_vertices, keys_for, lead_rows
-from attndyn.control.solve import check_size, solve_margin
+from attndyn.control._constraints import follows_only, margins
+from attndyn.control._invariant import invariant_preferences, layer_schedule, positions
+from attndyn.control._reduce import REDUCE_ABOVE, hull_vertices, keys_for, lead_rows
+from attndyn.control._solve import check_size, solve_margin
 
 
 def test_hull_vertices_match_qhull_and_handle_flat_sets():

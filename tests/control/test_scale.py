@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attndyn.control import choose_A, choose_A_for_clusters, leadable, never_leads
-from attndyn.control.scale import unit_scale
+from attndyn.control._scale import unit_scale
 
 SQUARE = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
 RNG_TOKENS = np.random.default_rng(3).standard_normal((7, 2))
@@ -86,7 +86,7 @@ def test_the_constraint_count_of_a_refusal_is_the_whole_problem():
     import re
 
     from attndyn import InputError
-    from attndyn.control.invariant import invariant_preferences
+    from attndyn.control._invariant import invariant_preferences
 
     Z = _circle(80)
     owner = tuple(0 if i < 40 else 2 for i in range(80))

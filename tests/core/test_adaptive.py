@@ -10,7 +10,7 @@ from torchdiffeq import odeint
 
 import attndyn
 from attndyn._adaptive import AdaptiveFailure, AdaptiveSolve
-from attndyn.dynamics import SoftmaxAttention
+from attndyn._dynamics import SoftmaxAttention
 from attndyn.solvers import ADAPTIVE
 
 V2 = torch.tensor([[0.5, -1.0], [1.0, 0.3]], dtype=torch.float64)

@@ -135,7 +135,7 @@ def test_demo_writes_results(capsys, tmp_path):
 def test_atomic_write_leaves_no_temporary_and_normal_permissions(tmp_path):
     import os
 
-    from attndyn.io import write_json
+    from attndyn._io import write_json
 
     p = write_json(tmp_path / "sub" / "r.json", {"a": 1})
     assert json.loads(p.read_text()) == {"a": 1}

@@ -158,7 +158,7 @@ def test_a_subcommand_parses_and_shows_its_help_before_importing_its_world(path)
 
 def test_the_help_names_the_softmax_methods_of_the_engine():
     from attndyn._softmax import METHODS
-    from attndyn.cli.dynamics import METHODS as SHOWN
+    from attndyn.cli._dynamics import METHODS as SHOWN
 
     assert SHOWN == METHODS
 

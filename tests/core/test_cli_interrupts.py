@@ -64,7 +64,7 @@ def test_reproduce_says_no_report_was_written(tmp_path, monkeypatch, capsys):
 
 
 def test_pretrained_summary_prints_plain_numbers(capsys):
-    from attndyn.cli.pretrained import _summary
+    from attndyn.cli._pretrained import _summary
 
     record = {
         "model": "m",

@@ -66,7 +66,7 @@ def test_softmax_dynamics_with_heads_and_mask_match_the_explicit_field():
     Q, K, V = (torch.tensor(rng.standard_normal((2, 3, 3))) for _ in range(3))
     mask = torch.ones(2, 9, dtype=torch.bool)
     mask[1, 7:] = False
-    f = attndyn.dynamics.SoftmaxAttention(Q, K, V, beta=1.3, mask=mask)
+    f = attndyn._dynamics.SoftmaxAttention(Q, K, V, beta=1.3, mask=mask)
     ref = sum(attention.aggregate(f.pattern(x, h), x @ V[h].T) for h in range(2)) * mask[..., None]
     torch.testing.assert_close(f(0.0, x), ref, rtol=1e-13, atol=1e-14)
 

@@ -37,10 +37,10 @@ def test_the_command_line_and_the_explorer_share_the_parser():
     pytest.importorskip("panel")
     import inspect
 
-    import attndyn.cli.control
-    import attndyn.explore.pages.control as page
+    import attndyn.cli._control
+    import attndyn.explore._pages.control as page
 
     # the command imports it when it runs (its help imports no torch): from the one module, by name
-    assert "from .._validation import parse_indices" in inspect.getsource(attndyn.cli.control.control_cmd)
-    assert "def parse_indices" not in inspect.getsource(attndyn.cli.control)
+    assert "from .._validation import parse_indices" in inspect.getsource(attndyn.cli._control.control_cmd)
+    assert "def parse_indices" not in inspect.getsource(attndyn.cli._control)
     assert page.parse_indices is parse_indices

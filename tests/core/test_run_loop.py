@@ -13,9 +13,9 @@ import torch
 import attndyn
 from attndyn import SaveAt, StopOnConvergence
 from attndyn._loop import Run, StepFailure
-from attndyn.analysis.theorems import SETTLED_RTOL, SOFTMAX_SETTLED_RTOL
+from attndyn._trajectory import HardmaxParams, SoftmaxParams
+from attndyn.analysis._theorems import SETTLED_RTOL, SOFTMAX_SETTLED_RTOL
 from attndyn.cli import main
-from attndyn.trajectory import HardmaxParams, SoftmaxParams
 
 hardmax_module = importlib.import_module("attndyn._hardmax")  # (attndyn.hardmax is the function)
 SQUARE = [[1, 1], [-1, 1], [-1, -1], [1, -1], [0.3, 0.1], [-0.2, 0.5], [0.1, -0.6], [-0.5, -0.2]]
@@ -184,7 +184,7 @@ def test_softmax_converged_without_a_test_means_the_last_step_moved_nothing():
     assert moving.stats.final_change[0] > 0 and not moving.stats.converged
 
 
-ENGINE_FILES = ["_loop.py", "_hardmax.py", "_softmax.py", "dynamics.py", "trajectory.py"]
+ENGINE_FILES = ["_loop.py", "_hardmax.py", "_softmax.py", "_dynamics.py", "_trajectory.py"]
 
 
 @pytest.mark.parametrize("name", ENGINE_FILES)

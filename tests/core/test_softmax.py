@@ -11,7 +11,7 @@ from hypothesis.extra.numpy import arrays
 
 import attndyn
 from attndyn import attention
-from attndyn.dynamics import SoftmaxAttention
+from attndyn._dynamics import SoftmaxAttention
 
 from . import naive
 

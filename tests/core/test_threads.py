@@ -1,10 +1,10 @@
-"""The thread rule (attndyn.threads, attndyn._kernels.threads_for): small problems use one thread."""
+"""The thread rule (attndyn._threads, attndyn._kernels.threads_for): small problems use one thread."""
 
 import numpy as np
 import torch
 
 import attndyn
-from attndyn import threads
+from attndyn import _threads as threads
 
 
 def test_small_work_gets_one_torch_thread_and_the_setting_is_restored():

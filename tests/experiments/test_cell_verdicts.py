@@ -2,13 +2,13 @@
 
 import pytest
 
-from attndyn.experiments.registry import get_experiment
-from attndyn.experiments.run import cell_row
+from attndyn.experiments._registry import get_experiment
+from attndyn.experiments._run import cell_row
 
 
 def _name(old: str, new: str) -> str:
     """The cell's registered name: ``new`` once the hyphenated names are registered (old ones then warn)."""
-    from attndyn.experiments import registry
+    from attndyn.experiments import _registry as registry
 
     return new if new in getattr(registry, "RENAMED", {}).values() else old
 

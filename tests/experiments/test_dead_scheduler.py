@@ -5,12 +5,12 @@ import concurrent.futures
 import pytest
 
 from attndyn import InputError
-from attndyn.experiments.run import run_cells
+from attndyn.experiments._run import run_cells
 
 
 def _name(old: str, new: str) -> str:
     """The cell's registered name: ``new`` once the hyphenated names are registered (old ones then warn)."""
-    from attndyn.experiments import registry
+    from attndyn.experiments import _registry as registry
 
     return new if new in getattr(registry, "RENAMED", {}).values() else old
 

@@ -28,7 +28,7 @@ from attndyn.experiments import (
     token_cloud,
     wilson_interval,
 )
-from attndyn.experiments.cells import table1_solve, theorem_1_1_run
+from attndyn.experiments._cells import table1_solve, theorem_1_1_run
 
 SHIPPED = ("good-triple", "sentiment-leaders", "sphere-energy", "sphere-phase", "table-1", "theorem-1.1")  # shipped
 
@@ -56,7 +56,8 @@ def test_wilson_interval_is_the_closed_form_at_the_level_asked(n, frac, c):
 
 def test_wilson_interval_of_no_trials_is_nan_and_there_is_one_at_95_percent_by_default():
     assert all(math.isnan(v) for v in wilson_interval(0, 0, confidence_level=0.99))
-    assert attndyn.sweep.wilson_interval is wilson_interval  # one function, which sweep re-exports
+    assert attndyn.experiments.wilson_interval is wilson_interval  # one function, in one public home
+    assert not hasattr(attndyn.sweep, "wilson_interval")
     assert wilson_interval(14, 100) == wilson_interval(14, 100, confidence_level=0.95)
     assert wilson_interval(14, 100) != wilson_interval(14, 100, confidence_level=0.99)
 
@@ -172,7 +173,7 @@ def test_ginibre_count_is_the_good_triple_cell_with_identity_qk():
 
 def test_run_cells_checks_every_cell_before_running_and_fills_defaults():
     from attndyn import InputError
-    from attndyn.experiments.run import run_cells
+    from attndyn.experiments._run import run_cells
 
     rows = run_cells("theorem-1.1", [(3, {"n": 6, "d": 2, "alpha": 0.5})])
     assert rows[0]["layers"] == 2000 and rows[0]["A"] == "spd" and rows[0]["status"] == "ok"
@@ -185,7 +186,7 @@ def test_run_cells_checks_every_cell_before_running_and_fills_defaults():
 
 def test_a_cell_that_fails_is_a_row_not_a_traceback():
     from attndyn.experiments import CellFailed, Experiment, Param, registered
-    from attndyn.experiments.run import run_cells
+    from attndyn.experiments._run import run_cells
 
     def fn(seed, *, x):
         if x < 0:
@@ -205,7 +206,7 @@ def test_run_cells_on_a_dask_cluster_gives_the_same_rows():
     pytest.importorskip("distributed")
     from distributed import Client, LocalCluster
 
-    from attndyn.experiments.run import run_cells
+    from attndyn.experiments._run import run_cells
 
     cells = [(s, {"regime": r, "n": 8}) for s, r in enumerate(("polytope", "hyperplanes", "collapse"))]
     here = run_cells("table-1", cells)
@@ -220,7 +221,7 @@ def test_run_cells_on_a_dask_cluster_gives_the_same_rows():
 @pytest.mark.parametrize("row", ["boolean", "polytope", "hyperplanes", "paranormal", "collapse", "codimension"])
 def test_table1_figures_value_matrices_fall_in_their_rows(row):
     from attndyn.analysis import regime_of
-    from attndyn.experiments.configurations import TABLE1_HORIZONS, table1_value_matrix
+    from attndyn.experiments._configurations import TABLE1_HORIZONS, table1_value_matrix
 
     V = table1_value_matrix(row, np.random.default_rng(0))
     eye = np.eye(len(V))
@@ -233,7 +234,7 @@ def test_table1_figures_value_matrices_fall_in_their_rows(row):
 
 
 def test_table1_value_matrix_names_a_bad_row_and_a_missing_generator():
-    from attndyn.experiments.configurations import table1_value_matrix
+    from attndyn.experiments._configurations import table1_value_matrix
 
     with pytest.raises(attndyn.InputError, match=r"^regime = 'cube' is not a row of Table 1; choose among boolean"):
         table1_value_matrix("cube")

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import attndyn
-from attndyn.explore.hardmax_view import CUBE_TOKENS
+from attndyn.explore._hardmax_view import CUBE_TOKENS
 
 pytest.importorskip("panel")
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
@@ -39,7 +39,7 @@ def _need_browser():
 @pytest.fixture
 def server():
     """`attndyn explore --no-browser` on a free port, in a subprocess; stopped (and checked) at the end."""
-    from attndyn.explore.app import free_port
+    from attndyn.explore._app import free_port
 
     port = free_port()
     src = str(Path(attndyn.__file__).parents[1])

@@ -11,14 +11,14 @@ import pytest
 
 import attndyn
 import attndyn._budget
-from attndyn.explore.pages import common
+from attndyn.explore._pages import common
 
 pn = pytest.importorskip("panel")
 
 
 @pytest.fixture
 def playground():
-    from attndyn.explore.pages.hardmax import Playground
+    from attndyn.explore._pages.hardmax import Playground
 
     return Playground()
 
@@ -30,7 +30,7 @@ def _error(page) -> str:
 
 
 def test_an_edit_past_its_time_budget_is_stopped_with_one_line(monkeypatch):
-    from attndyn.explore.pages.softmax import SoftmaxPage
+    from attndyn.explore._pages.softmax import SoftmaxPage
 
     page = SoftmaxPage()
     kept = page.result
@@ -75,7 +75,7 @@ def test_an_edit_runs_off_the_event_loop_and_other_sessions_are_answered(monkeyp
     the edit's result reaches its page when it ends. (Before, edits ran on the event loop: the page waited for the
     edit, here for ever.)"""
     from attndyn.explore import app
-    from attndyn.explore.pages import hardmax
+    from attndyn.explore._pages import hardmax
 
     real, release, finished, pages = hardmax.run_hardmax, threading.Event(), threading.Event(), []
 

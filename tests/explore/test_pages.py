@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 import attndyn
-import attndyn.explore.hardmax_view
+import attndyn.explore._hardmax_view
 
 pn = pytest.importorskip("panel")
 
 
 @pytest.fixture
 def playground():
-    from attndyn.explore.pages.hardmax import Playground
+    from attndyn.explore._pages.hardmax import Playground
 
     return Playground()
 
@@ -59,7 +59,7 @@ def test_dragged_tokens_rerun(playground):
 
 
 def test_the_live_view_colours_tokens_as_the_exported_figure_does(playground):
-    from attndyn.plotting.trajectories import _token_colours
+    from attndyn.plotting._trajectories import _token_colours
 
     playground.A_text.value = "2 1; 1 1"
     inner, _, _ = _token_colours(playground.result.follow)
@@ -80,7 +80,7 @@ def test_3d_tokens_show_the_library_leaders_in_the_turning_picture(space):
     res = space.result
     z, A = space.tokens, res.state.A  # A as typed in the box: the preset to 6 significant digits
     assert z.shape == (100, 3) and space.guard.pane.object == ""
-    assert np.allclose(A, attndyn.explore.hardmax_view.A_preset("random SPD", d=3, seed=0), rtol=1e-5)
+    assert np.allclose(A, attndyn.explore._hardmax_view.A_preset("random SPD", d=3, seed=0), rtol=1e-5)
     lib = attndyn.leaders(attndyn.hardmax(z, alpha=0.5, A=A, layers=30))
     assert _shown(space) == ", ".join(map(str, lib.indices))
     assert space.space.visible and not space.plane.visible
@@ -92,7 +92,7 @@ def test_3d_tokens_show_the_library_leaders_in_the_turning_picture(space):
 
 
 def test_turning_changes_the_view_and_never_reruns(space, monkeypatch):
-    from attndyn.explore.pages import hardmax as page_module
+    from attndyn.explore._pages import hardmax as page_module
 
     res, fig, before = space.result, space.figure3d, space.picture.object
     monkeypatch.setattr(page_module, "run_hardmax", lambda state: pytest.fail("turning reran the dynamics"))
@@ -142,7 +142,7 @@ def test_a_2d_only_A_preset_is_refused_for_3d_tokens_and_2d_tokens_come_back_to_
 
 
 def test_3d_downloads(space):
-    from attndyn.explore.export import figure_bytes
+    from attndyn.explore._export import figure_bytes
 
     files = space.inputs()
     assert files["tokens.npy"].shape == (100, 3) and files["A.npy"].shape == (3, 3)
@@ -152,7 +152,7 @@ def test_3d_downloads(space):
 
 
 def test_control_result_loads_into_the_playground(playground):
-    from attndyn.explore.pages.control import ControlPage
+    from attndyn.explore._pages.control import ControlPage
 
     playground.preset.value = "Fig. 1: one step"
     page = ControlPage(playground)
@@ -169,7 +169,7 @@ def test_control_result_loads_into_the_playground(playground):
 
 
 def test_softmax_page_and_downloads():
-    from attndyn.explore.pages.softmax import SoftmaxPage
+    from attndyn.explore._pages.softmax import SoftmaxPage
 
     page = SoftmaxPage()
     assert page.result.regime == "polytope"
@@ -181,13 +181,13 @@ def test_softmax_page_and_downloads():
     assert page.result is before and "singular" in page.guard.pane.object
     assert set(page.inputs()) == {"tokens.npy", "Q.npy", "K.npy", "V.npy", "state.json", "command.txt"}
     png = page.figure()
-    from attndyn.explore.export import figure_bytes
+    from attndyn.explore._export import figure_bytes
 
     assert figure_bytes(png, "png")[:4] == b"\x89PNG" and b"<svg" in figure_bytes(png, "svg")[:400]
 
 
 def test_app_builds_all_tabs():
-    from attndyn.explore.app import build
+    from attndyn.explore._app import build
 
     page = build(None)
     tabs = page.objects[1]
@@ -195,7 +195,7 @@ def test_app_builds_all_tabs():
 
 
 def test_exports_before_any_result_say_so(playground):
-    from attndyn.explore.pages.softmax import SoftmaxPage
+    from attndyn.explore._pages.softmax import SoftmaxPage
 
     for page in (playground, SoftmaxPage()):
         page.result = None
@@ -207,7 +207,7 @@ def test_exports_before_any_result_say_so(playground):
 
 def test_control_exports_pair_the_A_with_the_request_it_answers(playground):
     """Issue 34 (6): the zip paired an A solved for leaders 0,2 with a command.txt for 1,3 typed afterwards."""
-    from attndyn.explore.pages.control import ControlPage
+    from attndyn.explore._pages.control import ControlPage
 
     playground.preset.value = "Fig. 1: one step"
     page = ControlPage(playground)
@@ -224,7 +224,7 @@ def test_control_exports_pair_the_A_with_the_request_it_answers(playground):
 def test_control_figure_buttons_wait_for_a_solve(playground):
     """Issue 34: "figure (PNG)" before a solve downloaded 0 bytes; the buttons are disabled (and say why) until
     there is an A, then give the figure."""
-    from attndyn.explore.pages.control import ControlPage
+    from attndyn.explore._pages.control import ControlPage
 
     playground.preset.value = "Fig. 1: one step"
     page = ControlPage(playground)
@@ -240,7 +240,7 @@ def test_control_figure_buttons_wait_for_a_solve(playground):
 def test_the_server_refuses_values_outside_the_widgets_ranges(playground):
     """Issue 34: a websocket message may set a slider beyond its end (10,000 tokens took 3.9 GB; a typed step of
     0.0006 at the slider's maximum time froze every session); the server checks, one line, last state kept."""
-    from attndyn.explore.pages.softmax import SoftmaxPage
+    from attndyn.explore._pages.softmax import SoftmaxPage
 
     playground.layers.value = 10**6  # Panel accepts it: nothing but the server stands in the way
     assert playground.result.state.layers == 30

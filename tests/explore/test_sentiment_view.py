@@ -23,7 +23,7 @@ def run_folder(tmp_path_factory):
 
 
 def test_sentiment_view_is_the_library_explanation(run_folder):
-    from attndyn.explore.sentiment_view import load_model, run_sentiment, sentiment_inputs
+    from attndyn.explore._sentiment_view import load_model, run_sentiment, sentiment_inputs
     from attndyn.sentiment import explain
 
     model = load_model(run_folder)
@@ -40,7 +40,7 @@ def test_sentiment_view_is_the_library_explanation(run_folder):
 
 def test_sentiment_view_shows_the_exact_word_attributions(run_folder):
     """The words' contributions are the library's and, with the bias, add up to the decision value H."""
-    from attndyn.explore.sentiment_view import load_model, run_sentiment
+    from attndyn.explore._sentiment_view import load_model, run_sentiment
     from attndyn.sentiment import attribute
 
     model = load_model(run_folder)
@@ -54,8 +54,8 @@ def test_sentiment_view_shows_the_exact_word_attributions(run_folder):
 
 def test_the_sentiment_page_colours_the_sides_as_the_exported_figure(run_folder):
     pytest.importorskip("panel")
-    from attndyn.explore.pages.sentiment import SentimentPage
-    from attndyn.plotting.sentiment import NEG, POS
+    from attndyn.explore._pages.sentiment import SentimentPage
+    from attndyn.plotting._sentiment import NEG, POS
 
     page = SentimentPage(run_folder)
     page.text.value = "great wonderful awful movie"
@@ -69,7 +69,7 @@ def test_the_sentiment_page_colours_the_sides_as_the_exported_figure(run_folder)
 def test_the_sentiment_tab_exports_the_review_it_shows(run_folder):
     """Issue 34 (6): the zip held the text box's unexplained text while the PNG showed the last result."""
     pytest.importorskip("panel")
-    from attndyn.explore.pages.sentiment import SentimentPage
+    from attndyn.explore._pages.sentiment import SentimentPage
 
     page = SentimentPage(str(run_folder))
     page.text.value = "a wonderful plot"
@@ -82,8 +82,8 @@ def test_the_sentiment_tab_exports_the_review_it_shows(run_folder):
 def test_the_sentiment_tab_refuses_a_folder_a_training_holds(run_folder):
     """Issue 34 (8): the tab read a run folder whose training lock was held (the CLI refused)."""
     pytest.importorskip("panel")
-    from attndyn.explore.pages.sentiment import SentimentPage
-    from attndyn.sentiment.runfolder import RunLock
+    from attndyn.explore._pages.sentiment import SentimentPage
+    from attndyn.sentiment._runfolder import RunLock
 
     with RunLock(run_folder):
         page = SentimentPage(str(run_folder))
@@ -93,7 +93,7 @@ def test_the_sentiment_tab_refuses_a_folder_a_training_holds(run_folder):
 def test_the_sentiment_plot_circles_its_leaders_as_its_title_says_and_no_labels_overlap(run_folder):
     """Issue 34: the title said "(stars: leaders)" over circles, and the word labels overlapped."""
     pytest.importorskip("panel")
-    from attndyn.explore.pages.sentiment import FRAME, SentimentPage
+    from attndyn.explore._pages.sentiment import FRAME, SentimentPage
 
     page = SentimentPage(str(run_folder))
     page.text.value = "great wonderful superb movie plot music, awful boring dull movie plot music, great plot"
@@ -119,7 +119,7 @@ def test_the_sentiment_plot_circles_its_leaders_as_its_title_says_and_no_labels_
 
 
 def test_place_labels_never_overlaps_and_keeps_the_most_important_first():
-    from attndyn.explore.sentiment_view import place_labels
+    from attndyn.explore._sentiment_view import place_labels
 
     rng = np.random.default_rng(0)
     points = rng.uniform(0, 300, (60, 2))

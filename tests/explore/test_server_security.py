@@ -14,7 +14,7 @@ pytest.importorskip("panel")
 
 @pytest.fixture(scope="module")
 def port():
-    from attndyn.explore.app import serve
+    from attndyn.explore._app import serve
 
     server = serve(0, open_browser=False)
     thread = threading.Thread(target=server.io_loop.start, daemon=True)

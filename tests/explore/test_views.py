@@ -9,8 +9,8 @@ import pytest
 
 import attndyn
 from attndyn import InputError
-from attndyn.explore.control_view import ControlState, control_inputs, control_summary, run_control
-from attndyn.explore.hardmax_view import (
+from attndyn.explore._control_view import ControlState, control_inputs, control_summary, run_control
+from attndyn.explore._hardmax_view import (
     A_PRESETS,
     TOKEN_PRESETS,
     A_preset,
@@ -22,8 +22,8 @@ from attndyn.explore.hardmax_view import (
     token_preset,
     turn,
 )
-from attndyn.explore.parse import matrix_text, parse_matrix
-from attndyn.explore.softmax_view import V_PRESETS, SoftmaxState, V_preset, run_softmax, softmax_tokens
+from attndyn.explore._parse import matrix_text, parse_matrix
+from attndyn.explore._softmax_view import V_PRESETS, SoftmaxState, V_preset, run_softmax, softmax_tokens
 
 
 @pytest.mark.parametrize("preset", TOKEN_PRESETS)
@@ -79,7 +79,7 @@ def test_3d_presets_have_the_right_shapes_and_A_presets_per_dimension():
 
 
 def test_3d_figure_is_seen_from_the_angles_asked_and_turning_it_reruns_nothing(monkeypatch):
-    import attndyn.explore.hardmax_view as hv
+    import attndyn.explore._hardmax_view as hv
 
     res = run_hardmax(HardmaxState(token_preset("3-D: random cloud", n=30, seed=1), np.eye(3), layers=12, layer=4))
     fig = hardmax_figure(res, azimuth=25, elevation=-10)
@@ -192,7 +192,7 @@ def test_control_view_reaches_or_certifies():
 @pytest.mark.parametrize("cloud, d", [("random cloud", 2), ("3-D: random cloud", 3)])
 def test_exported_inputs_rerun_from_the_cli(tmp_path, capsys, cloud, d):
     from attndyn.cli import main
-    from attndyn.explore.export import bundle
+    from attndyn.explore._export import bundle
 
     state = HardmaxState(token_preset(cloud, n=30, seed=2), A_preset("random SPD", d=d, seed=4), alpha=0.8, layers=20)
     res = run_hardmax(state)

@@ -13,7 +13,7 @@ from matplotlib.text import Text
 import attndyn
 from attndyn import InputError, SaveAt, plotting
 from attndyn.control import choose_A
-from attndyn.plotting import pretrained as pretrained_plots
+from attndyn.plotting import _pretrained as pretrained_plots
 from attndyn.plotting._leadership import DISTINCT_RATIO, distinct_rows
 from attndyn.pretrained import depth_clusters
 
@@ -87,7 +87,7 @@ def test_identical_tokens_single_nobody_out_but_a_lone_token_leads():
 def test_table1_bars_carry_counts_wilson_intervals_and_axis_labels():
     from scipy.stats import binomtest
 
-    from attndyn.reproduce.statistics import FIGURE_CONFIDENCE, fractions_figure
+    from attndyn.reproduce._statistics import FIGURE_CONFIDENCE, fractions_figure
 
     counts = {"polytope": (4, 4), "hyperplanes": (3, 10), "paranormal": (0, 5), "collapse": (20, 20)}
     ax = fractions_figure(counts).axes[0]
@@ -269,7 +269,7 @@ def test_value_matrix_spectra_read_re_and_im_lambda():
 
 
 def test_slider_frames_name_their_coordinates():
-    from attndyn.plotting.animation import _draw_frame
+    from attndyn.plotting._animation import _draw_frame
 
     traj = attndyn.softmax(np.random.default_rng(1).standard_normal((5, 3)), time=1.0, step=0.5)
     ax = _draw_frame(traj, 1, None, ((-3, 3), (-3, 3)), 3, "x", 3.0).axes[0]

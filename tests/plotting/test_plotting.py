@@ -10,7 +10,7 @@ import torch
 
 import attndyn
 from attndyn import InputError, SaveAt, plotting
-from attndyn.plotting.animation import frame_indices
+from attndyn.plotting._animation import frame_indices
 
 FIG1 = [[1.0, 0.0], [2.0, 1.0], [2.0, -1.0], [1.5, 2.5], [-1.0, 0.5]]
 
@@ -43,8 +43,8 @@ def no_simulation(monkeypatch):
     hardmax_module = importlib.import_module("attndyn._hardmax")  # (attndyn.hardmax is also the function)
     monkeypatch.setattr(hardmax_module, "hardmax_step", boom)
     monkeypatch.setattr(hardmax_module, "hardmax", boom)
-    monkeypatch.setattr("attndyn.dynamics.SoftmaxAttention.__call__", boom)
-    monkeypatch.setattr("attndyn.dynamics.SoftmaxAttention.discrete_step", boom)
+    monkeypatch.setattr("attndyn._dynamics.SoftmaxAttention.__call__", boom)
+    monkeypatch.setattr("attndyn._dynamics.SoftmaxAttention.discrete_step", boom)
 
 
 def test_save_figure_writes_png_svg_pdf(tmp_path):
@@ -128,7 +128,7 @@ def test_gif_and_mp4(tmp_path, hard, monkeypatch):
 
     with Image.open(p) as im:
         assert im.format == "GIF" and im.n_frames == 3
-    monkeypatch.setattr("attndyn.plotting.animation.shutil.which", lambda name: None)
+    monkeypatch.setattr("attndyn.plotting._animation.shutil.which", lambda name: None)
     with pytest.raises(InputError, match="MP4 needs ffmpeg.*write a .gif instead"):
         plotting.animate(hard, tmp_path / "run.mp4")
     with pytest.raises(InputError, match=r"must end in \.gif or \.mp4"):
@@ -175,8 +175,8 @@ def test_animate_takes_frames_without_a_trajectory(tmp_path):
     from matplotlib.figure import Figure
     from PIL import Image
 
-    from attndyn.plotting.animation import animate
-    from attndyn.plotting.save import png_bytes
+    from attndyn.plotting._animation import animate
+    from attndyn.plotting._save import png_bytes
 
     frames = []
     for k in range(3):

@@ -12,7 +12,7 @@ import torch
 
 from attndyn import InputError
 from attndyn.pretrained import PretrainedModel, head_attention, head_scores
-from attndyn.pretrained.adapter import require_transformers
+from attndyn.pretrained._adapter import require_transformers
 
 TEXT = "The plot was dull, but the acting was wonderful."
 
@@ -124,7 +124,7 @@ def test_missing_transformers_says_how_to_install(monkeypatch):
 def test_attndyn_imports_without_transformers():
     code = (
         "import sys; sys.modules['transformers'] = None\n"
-        "import attndyn, attndyn.pretrained, attndyn.cli, attndyn.plotting.pretrained, attndyn.reproduce\n"
+        "import attndyn, attndyn.pretrained, attndyn.cli, attndyn.plotting._pretrained, attndyn.reproduce\n"
         "from attndyn.cli import main\n"
         "rc = main(['pretrained', 'analyze', 'good film'])\n"
         "assert rc == 2, rc\n"

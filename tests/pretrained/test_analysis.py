@@ -11,7 +11,7 @@ import torch
 import attndyn
 from attndyn import InputError
 from attndyn.pretrained import analyze, depth_clusters, effective_rank, idealized_run, leader_map, spectra
-from attndyn.pretrained.imdb import auc, compare_review
+from attndyn.pretrained._imdb import auc, compare_review
 
 TEXT = "The plot was dull, but the acting was wonderful."
 
@@ -37,7 +37,7 @@ def test_leaders_are_tokens_that_uniquely_maximise_their_own_scores(bert):
 
 
 def test_leader_persistence_is_the_jaccard_of_consecutive_layers():
-    from attndyn.pretrained.leaders import LeaderMap
+    from attndyn.pretrained._leaders import LeaderMap
 
     leads = torch.zeros(3, 2, 4, dtype=torch.bool)
     leads[0, 0, [0, 1]] = True
@@ -208,8 +208,8 @@ def test_fewer_clusters_at_a_larger_tolerance(X, t1, t2):
 
 def test_compare_on_tiny_models_matches_explain_and_draws(bert):
     """The IMDb comparison's bookkeeping on a tiny BERT and a tiny fitted hardmax sentiment model."""
-    from attndyn.plotting.pretrained import imdb_comparison
-    from attndyn.pretrained.imdb import compare, minilm_word_scores
+    from attndyn.plotting._pretrained import imdb_comparison
+    from attndyn.pretrained._imdb import compare, minilm_word_scores
     from attndyn.sentiment import HardmaxSentimentClassifier, explain
 
     rng = np.random.default_rng(0)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from matplotlib.markers import MarkerStyle
 
-from attndyn.reproduce.registry import SECTIONS, Context, FigureRef
+from attndyn.reproduce._registry import SECTIONS, Context, FigureRef
 
 
 @dataclass
@@ -83,7 +83,7 @@ def test_hardmax_figures_label_every_axis(name, stems, tmp_path):
 
 
 def test_fig2_slider_frames_label_every_axis(tmp_path):
-    from attndyn.reproduce.hardmax_experiments import _fig2_frame, _fig2_runs
+    from attndyn.reproduce._hardmax_experiments import _fig2_frame, _fig2_runs
 
     ctx = Context(out=tmp_path, quick=True)
     fig = _fig2_frame(_fig2_runs(ctx), 5, hull=True)

@@ -6,7 +6,8 @@ import importlib.util
 
 import pytest
 
-from attndyn.reproduce import pretrained_experiments, reproduce
+from attndyn.reproduce import _pretrained_experiments as pretrained_experiments
+from attndyn.reproduce import reproduce
 
 
 def test_skipped_with_a_one_line_note_without_the_extra(tmp_path, monkeypatch):

@@ -10,9 +10,9 @@ import re
 import pytest
 from scipy.stats import t as student_t
 
-from attndyn.experiments.statistics import wilson_interval
+from attndyn.experiments._statistics import wilson_interval
 from attndyn.reproduce import SECTIONS
-from attndyn.reproduce.evidence import (
+from attndyn.reproduce._evidence import (
     CONFIDENCE,
     EVERY_NEGATION,
     Sample,
@@ -20,9 +20,9 @@ from attndyn.reproduce.evidence import (
     fraction_decided,
     mean_decided,
 )
-from attndyn.reproduce.html import render_html
-from attndyn.reproduce.markup import inline_markup
-from attndyn.reproduce.registry import Check, Context, SectionResult
+from attndyn.reproduce._html import render_html
+from attndyn.reproduce._markup import inline_markup
+from attndyn.reproduce._registry import Check, Context, SectionResult
 
 RAW_MARKUP = re.compile(r"``|:(?:[\w]+:)?(?:mod|func|class|meth|data|attr|obj):`")
 
@@ -42,7 +42,7 @@ def test_the_report_shows_no_raw_markup_and_renders_it_as_code(quick_report):
     assert RAW_MARKUP.search(text) is None, RAW_MARKUP.search(text)
     assert "`" not in text
     # the docstrings' literals and roles of issue 34, now code
-    for shown in ("theorem-1.1", "params.cells", "attndyn sweep", "attndyn.analysis.collapse"):
+    for shown in ("theorem-1.1", "params.cells", "attndyn sweep", "attndyn.analysis._collapse"):
         assert f"<code>{shown}</code>" in page
 
 
@@ -50,7 +50,7 @@ def test_the_report_shows_no_raw_markup_and_renders_it_as_code(quick_report):
     ("text", "html"),
     [
         ("``params.cells``", "<code>params.cells</code>"),
-        (":mod:`attndyn.analysis.collapse`", "<code>attndyn.analysis.collapse</code>"),
+        (":mod:`attndyn.analysis._collapse`", "<code>attndyn.analysis._collapse</code>"),
         (":func:`~attndyn.analysis.clusters`", "<code>clusters</code>"),
         (":py:meth:`fit <attndyn.Model.fit>`", "<code>fit</code>"),
         ("`x`", "<code>x</code>"),

@@ -12,8 +12,8 @@ import attndyn.reproduce
 from attndyn import InputError
 from attndyn.cli import main
 from attndyn.reproduce import SECTIONS, Check, ReproduceConfig, SectionResult, reproduce, section_names
-from attndyn.reproduce.html import render_html
-from attndyn.reproduce.registry import Slider
+from attndyn.reproduce._html import render_html
+from attndyn.reproduce._registry import Slider
 
 EVIL = "<script>alert(1)</script>"
 

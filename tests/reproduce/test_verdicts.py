@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attndyn.analysis import radius_decay
-from attndyn.reproduce.statistics import VERTEX_REDUCTION_MAX
+from attndyn.reproduce._statistics import VERTEX_REDUCTION_MAX
 
 
 def _check(result, prefix):

@@ -16,9 +16,9 @@ pin_kernels()  # before torch loads
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from attndyn.sentiment.model import SentimentConfig, SentimentTransformer  # noqa: E402
-from attndyn.sentiment.text import Tokenizer, Vocabulary, encode  # noqa: E402
-from attndyn.sentiment.train import EncodedSplit, TrainConfig, train  # noqa: E402
+from attndyn.sentiment._model import SentimentConfig, SentimentTransformer  # noqa: E402
+from attndyn.sentiment._text import Tokenizer, Vocabulary, encode  # noqa: E402
+from attndyn.sentiment._train import EncodedSplit, TrainConfig, train  # noqa: E402
 
 
 def weights_sha256(d: int) -> str:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import attndyn
 from attndyn import InputError
 from attndyn.sentiment import explain
-from attndyn.sentiment.attribution import (
+from attndyn.sentiment._attribution import (
     attribute,
     cluster_flow,
     contributions,
@@ -18,7 +18,7 @@ from attndyn.sentiment.attribution import (
     propagation_matrix,
     relative_residual,
 )
-from attndyn.sentiment.model import SentimentConfig, SentimentTransformer
+from attndyn.sentiment._model import SentimentConfig, SentimentTransformer
 
 RTOL = 1e-10
 

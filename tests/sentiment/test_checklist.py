@@ -8,9 +8,9 @@ import pytest
 from attndyn._validation import InputError
 from attndyn.cli import main
 from attndyn.sentiment import HardmaxSentimentClassifier, explain
-from attndyn.sentiment.checklist import CATEGORIES, INVARIANCE_PAIRS, ITEMS, score, summary
-from attndyn.sentiment.lexicon import NEGATIVE_WORDS, POSITIVE_WORDS, PROTECTED, protected_words
-from attndyn.sentiment.text import Vocabulary
+from attndyn.sentiment._checklist import CATEGORIES, INVARIANCE_PAIRS, ITEMS, score, summary
+from attndyn.sentiment._lexicon import NEGATIVE_WORDS, POSITIVE_WORDS, PROTECTED, protected_words
+from attndyn.sentiment._text import Vocabulary
 
 
 def test_log_odds_filter_keeps_protected_words_only():
@@ -126,7 +126,7 @@ def test_explain_no_known_word(model_dir, capsys):
     ],
 )
 def test_merge_negations(text, merged, kept):
-    from attndyn.sentiment.text import Tokenizer
+    from attndyn.sentiment._text import Tokenizer
 
     assert Tokenizer(negation_scope=1, merge_negations=True)(text) == merged
     assert Tokenizer(negation_scope=1)(text) == kept
@@ -157,8 +157,8 @@ def test_new_settings_checked_and_absent_ones_read_as_before(fitted, tmp_path):
 
 
 def test_lexicon_examples_state_each_polarity_and_its_negation():
-    from attndyn.sentiment.lexicon import NEGATED_VERDICTS, lexicon_examples
-    from attndyn.sentiment.text import Tokenizer
+    from attndyn.sentiment._lexicon import NEGATED_VERDICTS, lexicon_examples
+    from attndyn.sentiment._text import Tokenizer
 
     toks, labels = lexicon_examples(Tokenizer(negation_scope=1, merge_negations=True), 3)
     n = 2 * (len(POSITIVE_WORDS) + len(NEGATIVE_WORDS)) + len(NEGATED_VERDICTS)
@@ -185,7 +185,7 @@ def test_lexicon_examples_teach_a_negation_the_data_gets_wrong():
 
 
 def test_heldout_suite_shares_no_sentence_with_the_tuning_suite():
-    from attndyn.sentiment.checklist import HELDOUT_INVARIANCE_PAIRS, HELDOUT_ITEMS, INVARIANCE_PAIRS, ITEMS
+    from attndyn.sentiment._checklist import HELDOUT_INVARIANCE_PAIRS, HELDOUT_ITEMS, INVARIANCE_PAIRS, ITEMS
 
     tuning = {t for items in ITEMS.values() for t, _ in items} | {b for _, b in INVARIANCE_PAIRS}
     heldout = {t for items in HELDOUT_ITEMS.values() for t, _ in items} | {b for _, b in HELDOUT_INVARIANCE_PAIRS}
@@ -194,7 +194,7 @@ def test_heldout_suite_shares_no_sentence_with_the_tuning_suite():
 
 
 def test_score_reads_the_named_suite():
-    from attndyn.sentiment.checklist import HELDOUT_ITEMS, score
+    from attndyn.sentiment._checklist import HELDOUT_ITEMS, score
 
     positive = lambda texts: [1] * len(texts)
     out = score(positive, suite="heldout", categories=["simple"])

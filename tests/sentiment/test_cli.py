@@ -147,8 +147,8 @@ def test_train_options_become_the_estimators_parameters():
     from pathlib import Path
 
     from attndyn import InputError
-    from attndyn.cli.sentiment import _train_estimator
-    from attndyn.sentiment.recipes import SETTINGS
+    from attndyn.cli._sentiment import _train_estimator
+    from attndyn.sentiment._recipes import SETTINGS
 
     options = {**dict.fromkeys(SETTINGS), "d": 4, "seed": 7, "run": Path("r"), "progress": False, "device": "cpu"}
     est = _train_estimator({**options, "stop_words": " not, good,,", "epochs": 3})

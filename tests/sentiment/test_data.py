@@ -12,7 +12,7 @@ import pytest
 
 from attndyn import InputError
 from attndyn.cli._flags import FLAGS
-from attndyn.sentiment.data import download_imdb, read_aclimdb, read_csv, read_reviews, split_official, split_random
+from attndyn.sentiment._data import download_imdb, read_aclimdb, read_csv, read_reviews, split_official, split_random
 
 
 @pytest.mark.parametrize("gz", [False, True])
@@ -216,7 +216,7 @@ def test_load_imdb_shuffles_samples_and_splits(tmp_path, make_corpus, write_csv,
     assert load_imdb().train_texts == tr_x
     monkeypatch.setenv("ATTNDYN_IMDB", str(tmp_path / "none.csv"))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("attndyn.sentiment.data.__file__", str(tmp_path / "a" / "b" / "c" / "d.py"))
+    monkeypatch.setattr("attndyn.sentiment._data.__file__", str(tmp_path / "a" / "b" / "c" / "d.py"))
     with pytest.raises(InputError, match="no IMDb data found .* set ATTNDYN_IMDB .*`attndyn data imdb --download DIR`"):
         load_imdb()
 
@@ -249,9 +249,9 @@ def test_download_refuses_bad_destinations_and_archives_without_aclimdb(tmp_path
 
 
 def test_read_texts_is_the_predict_file_reader_in_python(tmp_path):
-    """attndyn.sentiment.data.read_texts reads what `predict --file` reads, and refuses in the library's words."""
+    """attndyn.sentiment._data.read_texts reads what `predict --file` reads, and refuses in the library's words."""
     from attndyn import InputError
-    from attndyn.sentiment.data import read_text_file, read_texts
+    from attndyn.sentiment._data import read_text_file, read_texts
 
     lines = tmp_path / "r.txt"
     lines.write_text("A good film.\n\n  \nA waste of time.\n", encoding="utf-8")

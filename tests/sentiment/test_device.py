@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from attndyn import InputError
+from attndyn._devices import resolve_device
 from attndyn.cli import main
-from attndyn.devices import resolve_device
 from attndyn.sentiment import HardmaxSentimentClassifier
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -10,9 +10,9 @@ import torch
 
 from attndyn import InputError
 from attndyn.cli import main
-from attndyn.sentiment import faithfulness as faith_module
-from attndyn.sentiment.attribution import contributions
-from attndyn.sentiment.baselines import (
+from attndyn.sentiment import _faithfulness as faith_module
+from attndyn.sentiment._attribution import contributions
+from attndyn.sentiment._baselines import (
     METHODS,
     MethodSettings,
     captum_scores,
@@ -23,7 +23,7 @@ from attndyn.sentiment.baselines import (
     reinitialized,
     require_captum,
 )
-from attndyn.sentiment.faithfulness import (
+from attndyn.sentiment._faithfulness import (
     BINS,
     CURVE,
     StudySettings,
@@ -292,8 +292,8 @@ def test_levels_are_means_over_reviews(fitted, corpus, monkeypatch):
 
 
 def test_deletion_curve_and_word_figures(study, fitted):
-    from attndyn.plotting.attribution import draw_attribution, draw_deletion_curves, word_colors
-    from attndyn.sentiment.attribution import attribute
+    from attndyn.plotting._attribution import draw_attribution, draw_deletion_curves, word_colors
+    from attndyn.sentiment._attribution import attribute
 
     fig = draw_deletion_curves(study)
     assert len(fig.axes[0].lines) == len(METHODS)

@@ -12,7 +12,7 @@ from PIL import Image
 
 from attndyn import InputError
 from attndyn.analysis import cluster_tolerance
-from attndyn.plotting import sentiment as figs
+from attndyn.plotting import _sentiment as figs
 from attndyn.sentiment import CLUSTER_FLOOR, CLUSTER_RTOL, figure9_data
 
 WORDS = ["wonderful", "boring", "acting", "not_good", "plot", "although", "music", "waste", "story", "really"]

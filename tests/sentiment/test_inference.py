@@ -1,4 +1,4 @@
-"""The fitted model without scikit-learn (:mod:`attndyn.sentiment.inference`): the same answers as the estimator,
+"""The fitted model without scikit-learn (:mod:`attndyn.sentiment._inference`): the same answers as the estimator,
 the estimator's parameter checks, and a ``predict`` command that never imports scikit-learn."""
 
 import inspect
@@ -13,8 +13,8 @@ import pytest
 
 from attndyn._validation import InputError
 from attndyn.sentiment import HardmaxSentimentClassifier
-from attndyn.sentiment.inference import load_model
-from attndyn.sentiment.recipes import PARAMS, check_params
+from attndyn.sentiment._inference import load_model
+from attndyn.sentiment._recipes import PARAMS, check_params
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from attndyn.cli import main
-from attndyn.sentiment.runfolder import RunLock
+from attndyn.sentiment._runfolder import RunLock
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 TRAIN = ["sentiment", "train", "--min-freq", "1", "--no-progress", "--threads", "1", "--patience", "50"]
@@ -45,7 +45,7 @@ def _as_from_a_terminal() -> None:
 
 
 def _checkpoint_epoch(run):
-    from attndyn.sentiment.train import checkpoint_state
+    from attndyn.sentiment._train import checkpoint_state
 
     state = checkpoint_state(run)
     return None if state is None else state["epoch"] + 1
@@ -86,7 +86,7 @@ def test_an_interrupted_training_says_its_epoch_and_resumes_bit_for_bit(data, tm
 
 
 def test_an_interrupt_before_the_first_epoch_keeps_nothing(data, tmp_path, monkeypatch, capsys):
-    import attndyn.sentiment.estimator as estimator
+    import attndyn.sentiment._estimator as estimator
 
     def stop(*args, **kwargs):
         raise KeyboardInterrupt

@@ -5,7 +5,7 @@ import torch
 
 import attndyn
 from attndyn import InputError
-from attndyn.sentiment.model import SentimentConfig, SentimentTransformer
+from attndyn.sentiment._model import SentimentConfig, SentimentTransformer
 
 pytestmark = pytest.mark.smoke  # part of the quick subset: pytest -m smoke
 
@@ -96,7 +96,7 @@ def test_config_rejects_unknown_keys():
 
 
 def test_repeated_leader_word_still_leads():
-    from attndyn.sentiment.model import word_leaders
+    from attndyn.sentiment._model import word_leaders
 
     m = _model(d=2)
     with torch.no_grad():
@@ -124,7 +124,7 @@ def test_layer_logits_read_every_layer_and_end_with_forward():
 def test_deep_supervision_reaches_a_follower_word():
     """A word that joins a far leader barely moves the last layer ((1+alpha)^-K), so the plain
     loss gives it almost no gradient; the layer-0 term of deep supervision gives it a full one."""
-    from attndyn.sentiment.train import _loss
+    from attndyn.sentiment._train import _loss
 
     m = _model(d=2, layers=8)
     with torch.no_grad():
@@ -166,7 +166,7 @@ def test_fast_inference_on_distinct_words_equals_the_full_run(d):
 
 
 def test_distinct_words_counts_every_real_token():
-    from attndyn.sentiment.model import distinct_words
+    from attndyn.sentiment._model import distinct_words
 
     g = torch.Generator().manual_seed(0)
     ids = torch.randint(1, 9, (30, 10), generator=g)

@@ -13,8 +13,8 @@ from safetensors.torch import save as save_st
 from attndyn import InputError
 from attndyn.cli import main
 from attndyn.sentiment import HardmaxSentimentClassifier, explain, seal_model_folder
-from attndyn.sentiment.inference import sigmoid
-from attndyn.sentiment.modelfile import SEAL, content_sha256, seal
+from attndyn.sentiment._inference import sigmoid
+from attndyn.sentiment._modelfile import SEAL, content_sha256, seal
 
 
 @pytest.fixture
@@ -102,7 +102,7 @@ def test_an_unsealed_folder_is_refused_until_sealed_explicitly(saved, fitted, co
 
 def test_a_folder_a_training_holds_is_refused_by_load(saved):
     """Issue 34 (8): HardmaxSentimentClassifier.load read a folder whose training lock was held; the CLI refused."""
-    from attndyn.sentiment.runfolder import RunLock
+    from attndyn.sentiment._runfolder import RunLock
 
     with RunLock(saved):
         with pytest.raises(InputError, match=r"is being trained by process \d+ .* weights are not final"):

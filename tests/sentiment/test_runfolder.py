@@ -12,7 +12,7 @@ import pytest
 from attndyn import InputError
 from attndyn.cli import main
 from attndyn.cli._flags import flag_of
-from attndyn.sentiment.runfolder import RunLock, data_identity, lock_holder
+from attndyn.sentiment._runfolder import RunLock, data_identity, lock_holder
 
 TRAIN = ["sentiment", "train", "--epochs", "1", "--min-freq", "1", "--no-progress", "--threads", "1"]
 
@@ -244,9 +244,9 @@ def test_run_folder_reads_its_data_record_and_split_as_the_command_line_wrote_th
     """RunFolder is the one reader of data.json: the record train wrote, the split it names (the same test
     indices as the data's own seeded split), and for a folder without data.json the default data seeded by the
     model's random_state."""
-    from attndyn.sentiment.corpus import split_indices
-    from attndyn.sentiment.data import DEFAULT_DATA, read_reviews
-    from attndyn.sentiment.runfolder import RunFolder
+    from attndyn.sentiment._corpus import split_indices
+    from attndyn.sentiment._data import DEFAULT_DATA, read_reviews
+    from attndyn.sentiment._runfolder import RunFolder
 
     tmp, run, data, _ = trained
     folder = RunFolder(run)
@@ -262,7 +262,7 @@ def test_run_folder_reads_its_data_record_and_split_as_the_command_line_wrote_th
 
 def test_run_folder_refuses_a_data_record_that_differs_from_its_settings(trained, tmp_path):
     from attndyn.cli._flags import FLAGS
-    from attndyn.sentiment.runfolder import RunFolder
+    from attndyn.sentiment._runfolder import RunFolder
 
     _, run, _, _ = trained
     copy = tmp_path / "copy"
@@ -283,7 +283,7 @@ def test_run_folder_errors_name_the_library_parameters_and_the_command_line_its_
     """A Python caller reads overwrite=True and the setting's name; the command line, --overwrite and the flag."""
     from attndyn.cli._flags import FLAGS
     from attndyn.sentiment import HardmaxSentimentClassifier
-    from attndyn.sentiment.runfolder import RunFolder
+    from attndyn.sentiment._runfolder import RunFolder
 
     _, run, _, _ = trained
     settings = json.loads((run / "settings.json").read_text())
@@ -304,11 +304,11 @@ def test_run_folder_errors_name_the_library_parameters_and_the_command_line_its_
 
 
 def test_train_run_is_the_train_command_in_python(tmp_path, make_corpus, write_csv, snapshot):
-    """attndyn.sentiment.runs.train_run trains a run folder as `attndyn sentiment train` does: the same files, the
+    """attndyn.sentiment._runs.train_run trains a run folder as `attndyn sentiment train` does: the same files, the
     same test report and weights; a second call on the finished run changes nothing and says it was complete;
     other settings are refused in the library's words, the folder unchanged."""
     from attndyn.sentiment import HardmaxSentimentClassifier
-    from attndyn.sentiment.runs import train_run
+    from attndyn.sentiment._runs import train_run
 
     data = write_csv(tmp_path / "a.csv", *make_corpus(60))
     cli_run, py_run = tmp_path / "cli", tmp_path / "py"

@@ -10,9 +10,9 @@ import typer
 
 from attndyn import InputError
 from attndyn.cli import main
-from attndyn.cli.sentiment import _show, app
+from attndyn.cli._sentiment import _show, app
 from attndyn.sentiment import HardmaxSentimentClassifier, SentimentConfig, TextConfig, TrainConfig
-from attndyn.sentiment.recipes import NOT_SETTINGS, RECIPES, SETTINGS, Recipe, recipe, recipe_for, resolve
+from attndyn.sentiment._recipes import NOT_SETTINGS, RECIPES, SETTINGS, Recipe, recipe, recipe_for, resolve
 
 #: Estimator parameters that are not training settings (how and where it runs, what it is seeded with).
 ESTIMATOR_ONLY = {"d", "inference", "random_state", "run_dir", "verbose", "device"}
@@ -128,7 +128,7 @@ def test_cli_train_d16_records_the_recipe_and_flags_override(tmp_path, make_corp
 
 
 def test_a_fitted_model_keeps_the_settings_it_was_trained_with(fitted, monkeypatch):
-    from attndyn.sentiment import recipes
+    from attndyn.sentiment import _recipes as recipes
 
     before = fitted.resolved_params()
     assert before == {

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from attndyn import InputError
-from attndyn.sentiment.text import ENGLISH_STOP_WORDS, NEGATIONS, Tokenizer, Vocabulary, clean, encode, tokenize
+from attndyn.sentiment._text import ENGLISH_STOP_WORDS, NEGATIONS, Tokenizer, Vocabulary, clean, encode, tokenize
 
 
 def test_clean_removes_markup_links_digits_and_repeats():

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from attndyn.sentiment.model import SentimentConfig, SentimentTransformer
-from attndyn.sentiment.text import Tokenizer, Vocabulary, encode
-from attndyn.sentiment.train import EncodedSplit, TrainConfig, train
+from attndyn.sentiment._model import SentimentConfig, SentimentTransformer
+from attndyn.sentiment._text import Tokenizer, Vocabulary, encode
+from attndyn.sentiment._train import EncodedSplit, TrainConfig, train
 
 WORDS = [f"w{i}" for i in range(300)]
 

@@ -5,9 +5,9 @@ import torch
 from safetensors.torch import load_file
 
 from attndyn import InputError
-from attndyn.sentiment.model import SentimentConfig, SentimentTransformer
-from attndyn.sentiment.text import Tokenizer, Vocabulary, encode
-from attndyn.sentiment.train import CHECKPOINT, EncodedSplit, TrainConfig, train
+from attndyn.sentiment._model import SentimentConfig, SentimentTransformer
+from attndyn.sentiment._text import Tokenizer, Vocabulary, encode
+from attndyn.sentiment._train import CHECKPOINT, EncodedSplit, TrainConfig, train
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ import torch
 from torch import Tensor, nn
 
 from attndyn import InputError
-from attndyn.sentiment.model import SentimentConfig, SentimentTransformer
-from attndyn.sentiment.train import EncodedSplit, TrainableModel, TrainConfig, train
+from attndyn.sentiment._model import SentimentConfig, SentimentTransformer
+from attndyn.sentiment._train import EncodedSplit, TrainableModel, TrainConfig, train
 
 
 class BagOfWords(nn.Module):

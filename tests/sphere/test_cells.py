@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attndyn.experiments import EXPERIMENTS, get_experiment
-from attndyn.experiments.run import run_cells
+from attndyn.experiments._run import run_cells
 from attndyn.sphere import phase_diagram
 
 

@@ -16,7 +16,7 @@ import pytest
 import attndyn
 import attndyn.sphere as sp
 from attndyn import InputError
-from attndyn.explore.sphere_view import SphereState, run_sphere, sphere_tokens
+from attndyn.explore._sphere_view import SphereState, run_sphere, sphere_tokens
 
 pn = pytest.importorskip("panel")
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
@@ -51,7 +51,7 @@ def _shown(page) -> str:
 
 
 def test_the_page_reruns_on_edits():
-    from attndyn.explore.pages.sphere import SpherePage
+    from attndyn.explore._pages.sphere import SpherePage
 
     page = SpherePage()
     assert _shown(page) == str(library_clusters(1.0))
@@ -71,7 +71,7 @@ def test_the_sphere_tab_in_headless_chromium(tmp_path, chromium_flags):
     if CHROMIUM is None:
         pytest.skip("headless chromium not installed (apt-get install -y chromium)")
     sync_api = pytest.importorskip("playwright.sync_api")
-    from attndyn.explore.app import free_port
+    from attndyn.explore._app import free_port
 
     port = free_port()
     src = str(Path(attndyn.__file__).parents[1])
@@ -134,8 +134,8 @@ def test_the_exported_inputs_rerun_from_the_command_line(tmp_path, capsys, monke
     import zipfile
 
     from attndyn.cli import main
-    from attndyn.explore.export import bundle, figure_bytes
-    from attndyn.explore.sphere_view import sphere_inputs, sphere_view_figure
+    from attndyn.explore._export import bundle, figure_bytes
+    from attndyn.explore._sphere_view import sphere_inputs, sphere_view_figure
 
     state = SphereState(n=8, beta=3.0, time=4.0, norm="peri", causal=True)
     res = run_sphere(state)

@@ -7,7 +7,7 @@ import pytest
 
 import attndyn.sphere as sp
 from attndyn import InputError
-from attndyn.plotting.sphere import phase_diagram_figure, sphere_tokens_figure
+from attndyn.plotting._sphere import phase_diagram_figure, sphere_tokens_figure
 
 
 def test_phase_figure_has_one_heatmap_per_statistic_and_the_gamma_curve():
@@ -39,7 +39,7 @@ def test_tokens_on_the_circle_and_on_the_sphere():
 
 
 def test_frames_turn_the_sphere_and_follow_the_circle():
-    from attndyn.plotting.sphere import sphere_frames
+    from attndyn.plotting._sphere import sphere_frames
 
     rng = np.random.default_rng(1)
     for d in (2, 3):

@@ -181,7 +181,7 @@ def test_without_dask_a_sweep_on_workers_names_the_install(refused, files, monke
 
 
 def test_more_workers_than_cores_are_capped_in_one_line(capsys, files):
-    from attndyn.sweep.runner import cores
+    from attndyn.sweep._runner import cores
 
     assert main(["sweep", "good.toml", "--out", "done", "--workers", "1000", "--no-progress"]) == 0
     err = capsys.readouterr().err

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import attndyn
-from attndyn.experiments.samplers import random_matrix
-from attndyn.sweep import EXPERIMENTS
+from attndyn.experiments import EXPERIMENTS
+from attndyn.experiments._samplers import random_matrix
 
 GT = EXPERIMENTS["good-triple"]
 
@@ -50,7 +50,7 @@ def test_theorem_1_1_cell_matches_the_engine_and_the_theorem():
     assert 1 <= row["vertices"] <= row["leaders"] <= 6 and row["clusters"] <= 6
     assert 0 < row["layers_used"] < 2000
     # the same run through the public API: the leaders that emerged after layer 0
-    from attndyn.experiments.samplers import random_spd
+    from attndyn.experiments._samplers import random_spd
 
     rng = np.random.default_rng(3)
     z = rng.uniform(-1.0, 1.0, (6, 2))
@@ -128,7 +128,7 @@ def test_sentiment_leaders_counts_the_explanations_leaders(sentiment_run):
 
 
 def _review(run, seed):
-    from attndyn.experiments.cells import _sentiment_run
+    from attndyn.experiments._cells import _sentiment_run
 
     _, reviews, order = _sentiment_run(str(run), "")
     return reviews.texts[int(order[seed])]

@@ -15,17 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attndyn import InputError
-from attndyn.sweep import (
-    CellFailed,
-    Experiment,
-    Param,
-    SweepSpec,
-    parse_spec,
-    read_rows,
-    registered,
-    run_sweep,
-    summarize,
-)
+from attndyn.experiments import CellFailed, Experiment, Param, registered
+from attndyn.sweep import SweepSpec, parse_spec, read_rows, run_sweep, summarize
 
 
 def cheap(seed: int, *, a: int, b: str, c: bool, x: float) -> dict:
@@ -189,7 +180,7 @@ def test_seeds_are_bounded(mc, message):
 
 
 def test_every_numeric_parameter_of_the_shipped_experiments_has_a_declared_range():
-    from attndyn.sweep import EXPERIMENTS
+    from attndyn.experiments import EXPERIMENTS
 
     for name in ("good-triple", "theorem-1.1", "table-1", "sentiment-leaders"):
         for pname, p in EXPERIMENTS[name].params.items():
@@ -237,7 +228,7 @@ def _rewrite(part: Path, change) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from attndyn.io import file_sha256
+    from attndyn._io import file_sha256
 
     table = pq.read_table(part)
     frame = change(table.to_pandas())
@@ -307,7 +298,7 @@ def test_a_folder_of_the_older_format_and_a_damaged_spec_json_are_refused(three_
 
 
 def test_a_fresh_folder_that_fails_to_be_written_is_removed_with_what_was_made_for_it(tmp_path, monkeypatch):
-    from attndyn.sweep import store
+    from attndyn.sweep import _store as store
 
     def full_disk(path, obj):  # atomic_write removes its temporary file, then the error goes on
         raise OSError(28, "No space left on device")

@@ -11,7 +11,8 @@ import pytest
 from attndyn import InputError
 from attndyn.cli import main
 from attndyn.cli._flags import FLAGS
-from attndyn.sweep import Experiment, Param, parse_spec, read_rows, registered, run_sweep, summarize, wilson_interval
+from attndyn.experiments import Experiment, Param, registered, wilson_interval
+from attndyn.sweep import parse_spec, read_rows, run_sweep, summarize
 
 SPEC = {"experiment": "good-triple", "grid": {"d": [3, 6]}, "monte_carlo": {"seeds": 15}}
 
@@ -227,7 +228,7 @@ def test_cli_runs_resumes_and_summarizes(tmp_path, capsys):
 
 @pytest.mark.parametrize("ensemble, drawn", [("ginibre", True), ("goe", False)])
 def test_plot_shows_the_papers_value_only_where_it_applies(tmp_path, ensemble, drawn):
-    from attndyn.plotting.sweep import sweep_figure
+    from attndyn.plotting._sweep import sweep_figure
 
     spec = parse_spec(
         {
@@ -247,7 +248,7 @@ def test_plot_shows_the_papers_value_only_where_it_applies(tmp_path, ensemble, d
 
 
 def test_summary_of_a_grid_with_a_parameter_named_n_and_points_without_rows(tmp_path):
-    from attndyn.plotting.sweep import sweep_figure
+    from attndyn.plotting._sweep import sweep_figure
 
     spec = parse_spec(
         {

@@ -207,7 +207,7 @@ def test_a_cells_identity_survives_the_rename():
 
 
 def test_a_folder_written_before_the_rename_reads_without_a_warning():
-    from attndyn.sweep.spec import FORMAT, spec_from_record
+    from attndyn.sweep._spec import FORMAT, spec_from_record
 
     new = parse_spec({"experiment": "good-triple", "grid": {"d": [8]}, "monte_carlo": {"seeds": 2}})
     old = {**new.record(), "experiment": "good_triple"}

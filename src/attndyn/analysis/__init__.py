@@ -7,12 +7,12 @@ from .._lazy import attach
 # Imported on first use (attndyn._lazy): a command imports only the modules it uses.
 if TYPE_CHECKING:
     from ._clusters import Cluster, cluster_tolerance, clusters
+    from ._collapse import RadiusDecay, collapse_decay, radius_decay
+    from ._geometry import regime_of
     from ._leaders import LeaderSet, RoundingEvent, follow_graph, follow_matrix, leaders, self_attending
-    from .collapse import RadiusDecay, collapse_decay, radius_decay
-    from .geometry import regime_of
-    from .polytope import Polytope
-    from .spectral import is_good_triple, is_good_triple_with_multiplicity, is_paranormal, leading_direction
-    from .theorems import (
+    from ._polytope import Polytope
+    from ._spectral import is_good_triple, is_good_triple_with_multiplicity, is_paranormal, leading_direction
+    from ._theorems import (
         GeometryReport,
         HardmaxTheoremReport,
         attention_rank,

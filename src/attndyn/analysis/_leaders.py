@@ -17,8 +17,8 @@ from numpy.typing import ArrayLike
 from torch import Tensor
 
 from .. import attention
+from .._trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
 from .._validation import InputError
-from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
 
 __all__ = ["LeaderSet", "RoundingEvent", "leaders", "follow_graph", "self_attending"]
 

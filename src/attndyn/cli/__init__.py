@@ -114,7 +114,7 @@ def load_command(name: str) -> Any:
         from ..sentiment._pinning import pin_kernels
 
         pin_kernels()
-    module = importlib.import_module(f".{COMMANDS[name][0]}", __name__)
+    module = importlib.import_module(f"._{COMMANDS[name][0]}", __name__)
     host = typer.Typer(**_SETTINGS)
     host.callback()(lambda: None)  # a callback makes typer build a group even for one command
     module.register(host)

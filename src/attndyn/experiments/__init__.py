@@ -1,11 +1,11 @@
-"""The experiment layer every study builds on: seeded samplers (:mod:`.samplers`), interval estimates
-(:mod:`.statistics`) and one registry of experiments (:mod:`.registry`), each a pure function of its
-declared parameters and a seed (:mod:`.cells`). ``attndyn reproduce`` and ``attndyn sweep`` both run them.
+"""The experiment layer every study builds on: seeded samplers, interval estimates (:func:`wilson_interval`)
+and one registry of experiments (:data:`EXPERIMENTS`, :func:`experiment`), each a pure function of its
+declared parameters and a seed. ``attndyn reproduce`` and ``attndyn sweep`` both run them.
 """
 
-from . import cells, sphere_cells  # noqa: F401  (register the cell functions)
-from .registry import EXPERIMENTS, CellFailed, Experiment, Param, experiment, get_experiment, registered
-from .samplers import (
+from . import _cells, _sphere_cells  # noqa: F401  (register the cell functions)
+from ._registry import EXPERIMENTS, CellFailed, Experiment, Param, experiment, get_experiment, registered
+from ._samplers import (
     ENSEMBLES,
     TABLE1_REGIMES,
     ginibre_leading_count,
@@ -16,7 +16,7 @@ from .samplers import (
     theorem_1_1_instance,
     token_cloud,
 )
-from .statistics import wilson_interval
+from ._statistics import wilson_interval
 
 __all__ = [
     "EXPERIMENTS",

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
 from .._validation import InputError
-from ..trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
 from ._style import color, new_figure, sequence_states, to_numpy
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ import numpy as np
 import torch
 
 from .. import attention
+from .._trajectory import SoftmaxTrajectory, Trajectory
 from ..analysis import follow_matrix
-from ..trajectory import SoftmaxTrajectory, Trajectory
 
 __all__ = ["DISTINCT_RATIO", "distinct_rows", "drawn_follow"]
 

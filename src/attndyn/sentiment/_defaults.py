@@ -9,11 +9,11 @@ DEFAULT_DATA = "../shared/data/imdb/imdb.csv.gz"
 #: catalogues that mirror it (TensorFlow Datasets, MLDatasets.jl, among others).
 IMDB_SHA256 = "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe"
 
-#: The ``min_d`` of each recipe of :data:`attndyn.sentiment.recipes.RECIPES`, in order.
+#: The ``min_d`` of each recipe of :data:`attndyn.sentiment._recipes.RECIPES`, in order.
 RECIPE_MIN_D = (1, 16)
 
 #: Every setting's value in each recipe (in the order of :data:`RECIPE_MIN_D`), for the help of
-#: ``attndyn sentiment train``: a copy of what :func:`attndyn.sentiment.recipes.recipe` gives, written here so that
+#: ``attndyn sentiment train``: a copy of what :func:`attndyn.sentiment._recipes.recipe` gives, written here so that
 #: the help needs neither the model nor torch (tests/sentiment/test_settings.py checks that the two agree).
 RECIPE_VALUES = {
     "layers": (8, 8),

@@ -10,7 +10,7 @@ decision value is linear in their mean:
 so a group c of tokens contributes :math:`\frac{|c|}{n}\langle v, z_c\rangle` (:math:`z_c` its mean).
 ``share`` is that contribution divided by the sum of the absolute contributions (signed; the
 absolute shares add up to 1). Leaders are tokens whose follow set at the last layer holds only
-copies of their own word (:func:`~attndyn.sentiment.model.word_leaders`).
+copies of their own word (:func:`~attndyn.sentiment._model.word_leaders`).
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ import numpy as np
 import torch
 
 from .._validation import InputError
-from .model import word_leaders
-from .text import UNK
+from ._model import word_leaders
+from ._text import UNK
 
 if TYPE_CHECKING:
     from torch import Tensor
 
-    from ..trajectory import HardmaxTrajectory
-    from .estimator import HardmaxSentimentClassifier
+    from .._trajectory import HardmaxTrajectory
+    from ._estimator import HardmaxSentimentClassifier
 
 __all__ = ["Explanation", "ClusterRecord", "explain", "figure9_data", "trajectory_of", "CLUSTER_RTOL", "CLUSTER_FLOOR"]
 
@@ -171,7 +171,7 @@ def figure9_data(estimator: HardmaxSentimentClassifier, text: str) -> dict:
     """Everything Figure 9 draws for one review: the words, their positions at every layer
     ``tokens`` (K+1, n, d), which are leaders at every layer, the decoder ``v``, ``b``, the
     decision value and alpha (JSON-able). Runs the hardmax dynamics once
-    (:func:`trajectory_of`); :func:`attndyn.plotting.sentiment.figure9` draws the result."""
+    (:func:`trajectory_of`); :func:`attndyn.plotting._sentiment.figure9` draws the result."""
     _check_estimator(estimator)
     words, traj, H, ids = trajectory_of(estimator, text)
     m = estimator.model_

@@ -1,7 +1,7 @@
 """A run folder's layout: the name of every file in it, written once (docs/run-folders.md).
 
-:mod:`attndyn.sentiment.runfolder` reads and writes run folders by these names, and so do the training loop
-(:mod:`attndyn.sentiment.train`: checkpoint, weights, metrics) and the model files (config, vocabulary, weights).
+:mod:`attndyn.sentiment._runfolder` reads and writes run folders by these names, and so do the training loop
+(:mod:`attndyn.sentiment._train`: checkpoint, weights, metrics) and the model files (config, vocabulary, weights).
 """
 
 __all__ = [

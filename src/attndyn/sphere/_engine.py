@@ -2,8 +2,8 @@ r"""Tokens on the sphere: one entry point, :func:`evolve`.
 
 The continuous models SA and USA (arXiv 2312.10794, Section 2) with any fixed-step or adaptive scheme of
 :mod:`attndyn.solvers`, or the discrete layers of :mod:`attndyn.sphere._layers`, run by the loop the engines
-share (:class:`attndyn._loop.Run`: :class:`~attndyn.options.SaveAt`, :class:`~attndyn.options.StopOnConvergence`,
-the step budget, progress, :class:`~attndyn.trajectory.RunStats`).
+share (:class:`attndyn._loop.Run`: :class:`~attndyn._options.SaveAt`, :class:`~attndyn._options.StopOnConvergence`,
+the step budget, progress, :class:`~attndyn._trajectory.RunStats`).
 
 How the tokens stay on the sphere: the field is tangent and extended off the sphere as a function of
 :math:`x/\lVert x\rVert` (:mod:`attndyn.sphere._field`), so a scheme's step leaves the sphere only by its local
@@ -24,7 +24,8 @@ from torch import Tensor
 
 from .._adaptive import AdaptiveFailure, AdaptiveSolve
 from .._budget import check_memory, kept_count
-from .._loop import Run, StepFailure, check_options
+from .._loop import Run, StepFailure, check_options, time_grid
+from .._options import SaveAt, StopOnConvergence
 from .._validation import (
     InputError,
     as_mask,
@@ -35,7 +36,6 @@ from .._validation import (
     check_nonnegative,
     check_positive,
 )
-from ..options import SaveAt, StopOnConvergence
 from ..solvers import ADAPTIVE, TABLEAUS, rk_step
 from ._field import ATTENTIONS, Heads, SphereAttention, check_usa_range, tangent, unit
 from ._layers import NORMS
@@ -127,7 +127,7 @@ def evolve(
     )
     dyn = _attention(Qm, Km, Vm, betas, attention, as_mask(mask, (B, n), y.device), bool(causal), n)
     Qm, Km, Vm = (m[0] if m.shape[0] == 1 else m for m in (Qm, Km, Vm))  # one head: (d', d), as given
-    N, dt = _grid(time, step, method, max_steps)
+    N, dt = time_grid(time, step, method, max_steps)
     check_memory(
         kept_count(N, save.every) * B * n * d * y.element_size(),
         max_memory,
@@ -241,18 +241,6 @@ def _attention(
         if model == "usa":
             check_usa_range(a_h, beta, n, V.dtype)
     return heads[0] if H == 1 else Heads(tuple(heads))
-
-
-def _grid(time: float, step: float, method: str, max_steps: int) -> tuple[int, float]:
-    """N = ceil(time / step) steps of time / N (a fixed grid over ``max_steps`` is refused)."""
-    N = math.ceil(time / step - 1e-9)
-    if method not in ADAPTIVE and N > max_steps:
-        raise InputError(
-            f"time={time:g} with step={step:g} needs {N:.3g} steps, over max_steps={max_steps}; "
-            "raise step, lower time or raise max_steps"
-        )
-    N = max(1, N)
-    return N, time / N
 
 
 # ---- stepping -------------------------------------------------------------------------------------

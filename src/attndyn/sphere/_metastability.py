@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from .._options import SaveAt
 from .._validation import InputError, check_int, check_positive
-from ..options import SaveAt
 from ._engine import evolve
 from ._theory import plateaus, threshold_rank
 

@@ -32,9 +32,9 @@ import torch
 from torch import Tensor
 
 from .._budget import check_memory
+from .._io import write_json
+from .._progress import progress_bar
 from .._validation import InputError, check_int, check_positive
-from ..io import write_json
-from ..progress import progress_bar
 from ..solvers import TABLEAUS, rk_step
 from ._ensembles import random_parameters
 from ._field import ATTENTIONS, SphereAttention, check_usa_range, unit

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -24,15 +24,6 @@ import torch
 from .._validation import InputError
 from ._theory import clustered_fraction, energy, gamma_curve, kuramoto, plateaus, sphere_clusters
 from ._trajectory import SphereTrajectory
-
-__all__ = [
-    "EnergyReport",
-    "energy_report",
-    "OrthogonalStartReport",
-    "orthogonal_start_report",
-    "ClusterReport",
-    "cluster_report",
-]
 
 
 def _check(traj: Any, b: int) -> SphereTrajectory:
@@ -54,11 +45,40 @@ def _plain(traj: SphereTrajectory) -> dict[str, bool]:
     }
 
 
+class _Report:
+    """What every report here shares: its ``theorem``, ``applies`` when every one of its ``hypotheses`` holds (they
+    are reported, not required), and ``record()``: these, ``holds`` and what the report measured."""
+
+    theorem: ClassVar[str]
+    hypotheses: dict[str, bool]
+
+    @property
+    def applies(self) -> bool:
+        return all(self.hypotheses.values())
+
+    @property
+    def holds(self) -> bool:
+        raise NotImplementedError
+
+    def _details(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "theorem": self.theorem,
+            "hypotheses": self.hypotheses,
+            "applies": self.applies,
+            "holds": self.holds,
+            **self._details(),
+        }
+
+
 @dataclass(frozen=True)
-class EnergyReport:
+class EnergyReport(_Report):
     r""":math:`E_\beta` at every kept time of sequence b, and whether it never decreased (up to ``rtol`` of its
     size: rounding). ``largest_drop``: the largest relative decrease between two kept times (0 if none)."""
 
+    theorem: ClassVar[str] = "E_beta is nondecreasing along USA with Q = K = V = I (arXiv 2312.10794, Section 2)"
     hypotheses: dict[str, bool]
     times: list[float]
     energies: list[float]
@@ -67,19 +87,11 @@ class EnergyReport:
     beta: float
 
     @property
-    def applies(self) -> bool:
-        return all(self.hypotheses.values())
-
-    @property
     def holds(self) -> bool:
         return self.largest_drop <= self.rtol
 
-    def record(self) -> dict[str, Any]:
+    def _details(self) -> dict[str, Any]:
         return {
-            "theorem": "E_beta is nondecreasing along USA with Q = K = V = I (arXiv 2312.10794, Section 2)",
-            "hypotheses": self.hypotheses,
-            "applies": self.applies,
-            "holds": self.holds,
             "largest_drop": self.largest_drop,
             "rtol": self.rtol,
             "initial": self.energies[0],
@@ -102,11 +114,14 @@ def energy_report(traj: SphereTrajectory, b: int = 0, *, rtol: float | None = No
 
 
 @dataclass(frozen=True)
-class OrthogonalStartReport:
+class OrthogonalStartReport(_Report):
     r"""Sequence b against :math:`\gamma(t)`: ``measured`` the mean of :math:`\langle x_i, x_j\rangle` over
     :math:`i \ne j` at the kept times, ``spread`` the largest deviation of one pair from that mean, ``predicted``
     :math:`\gamma` there; ``error`` the largest of :math:`|\mathrm{measured} - \gamma|` and the spread."""
 
+    theorem: ClassVar[str] = (
+        "orthogonal start: one common inner product gamma(t) solving the gamma ODE (arXiv 2312.10794, Section 6)"
+    )
     hypotheses: dict[str, bool]
     times: list[float]
     measured: list[float]
@@ -116,20 +131,11 @@ class OrthogonalStartReport:
     tol: float
 
     @property
-    def applies(self) -> bool:
-        return all(self.hypotheses.values())
-
-    @property
     def holds(self) -> bool:
         return self.error <= self.tol
 
-    def record(self) -> dict[str, Any]:
+    def _details(self) -> dict[str, Any]:
         return {
-            "theorem": "orthogonal start: one common inner product gamma(t) solving the gamma ODE "
-            "(arXiv 2312.10794, Section 6)",
-            "hypotheses": self.hypotheses,
-            "applies": self.applies,
-            "holds": self.holds,
             "error": self.error,
             "tol": self.tol,
             "final_gamma": self.measured[-1],
@@ -160,11 +166,14 @@ def orthogonal_start_report(traj: SphereTrajectory, b: int = 0, *, tol: float = 
 
 
 @dataclass(frozen=True)
-class ClusterReport:
+class ClusterReport(_Report):
     r"""Clusters of sequence b at the end (tokens within ``angle`` radians, linked), the fraction of pairs with
     :math:`\langle x_i, x_j\rangle > 1 - \delta`, the order parameter, and the cluster count over the kept times
     as plateaus (``staircase``: value, start, end, duration)."""
 
+    theorem: ClassVar[str] = (
+        "one cluster for Q = K = V = I when d >= 3, or d = 2 and 0 <= beta <= 1 (arXiv 2312.10794, Sections 4-7)"
+    )
     hypotheses: dict[str, bool]
     angle: float
     delta: float
@@ -172,10 +181,6 @@ class ClusterReport:
     clustered_fraction: float
     order_parameter: float
     staircase: list[dict[str, float]] = field(default_factory=list)
-
-    @property
-    def applies(self) -> bool:
-        return all(self.hypotheses.values())
 
     @property
     def holds(self) -> bool:
@@ -188,13 +193,8 @@ class ClusterReport:
         meta = [p for p in self.staircase if p["value"] > 1]
         return max(meta, key=lambda p: p["duration"]) if meta else None
 
-    def record(self) -> dict[str, Any]:
+    def _details(self) -> dict[str, Any]:
         return {
-            "theorem": "one cluster for Q = K = V = I when d >= 3, or d = 2 and 0 <= beta <= 1 "
-            "(arXiv 2312.10794, Sections 4-7)",
-            "hypotheses": self.hypotheses,
-            "applies": self.applies,
-            "holds": self.holds,
             "angle": self.angle,
             "delta": self.delta,
             "clusters": len(self.clusters),

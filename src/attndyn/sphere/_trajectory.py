@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..trajectory import RunParams, Trajectory
+from .._trajectory import RunParams, Trajectory
 
 __all__ = ["SphereParams", "SphereTrajectory"]
 

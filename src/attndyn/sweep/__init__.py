@@ -6,23 +6,21 @@ and returns one row. :func:`run_sweep` runs the cells not yet finished on a dask
 appends the rows to Parquet; :func:`summarize` gives fractions with 95% Wilson intervals per grid
 point and a plot. See docs/sweeps.md.
 
->>> from attndyn.sweep import parse_spec, EXPERIMENTS
+>>> from attndyn.experiments import EXPERIMENTS  # the registry of experiments a spec names
 >>> {"good-triple", "sentiment-leaders", "table-1", "theorem-1.1"} <= set(EXPERIMENTS)  # the shipped ones
 True
 """
 
-from ..experiments import EXPERIMENTS, CellFailed, Experiment, Param, experiment, registered, wilson_interval
-from .runner import SweepInterrupted, SweepRun, run_sweep
-from .spec import Cell, SweepSpec, load_spec, parse_spec
-from .store import read_folder_spec, read_rows, read_spec
-from .summary import summarize
+from ._runner import SweepInterrupted, SweepRun, run_sweep
+from ._spec import Cell, SweepSpec, load_spec, parse_spec
+from ._store import read_folder_spec, read_rows, read_spec
+from ._summary import summarize
 
 __all__ = [
     "run_sweep",
     "SweepRun",
     "SweepInterrupted",
     "summarize",
-    "wilson_interval",
     "SweepSpec",
     "Cell",
     "load_spec",
@@ -30,10 +28,4 @@ __all__ = [
     "read_rows",
     "read_spec",
     "read_folder_spec",
-    "EXPERIMENTS",
-    "Experiment",
-    "CellFailed",
-    "Param",
-    "experiment",
-    "registered",
 ]

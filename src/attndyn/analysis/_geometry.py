@@ -1,0 +1,339 @@
+r"""The limit geometry of a softmax run, checked against its row of Table 1 (softmax paper).
+
+One check function per regime, chosen from a table by the regime of (Q, K, V):
+
+* ``boolean``: Thm 2.1 (d = 1, V > 0), P(t) tends to a Boolean matrix of rank <= 3, one row
+  excepted (original or rescaled run);
+* ``collapse``: Thm C.5 (V = -cI), every token tends to 0, like :math:`t^{-1/2}` near the origin
+  (original run, eq. (1));
+* ``polytope``: Thm 3.1 (V = cI), every token tends to 0 or to the boundary of a convex polytope
+  (rescaled run, eq. (4), as for the rows below);
+* ``hyperplanes``: Thm 4.1 (good triple, Definition 1), the coordinates along :math:`\varphi_1`
+  take at most three values;
+* ``paranormal``: Thm 5.1 (Definition 2), the coordinates in F tend to the boundary of a polytope
+  in F, or 0;
+* ``codimension``: Conj. 4.2 (otherwise), the coordinates in the positive eigenspace take at most
+  three values.
+
+The theorems are stated for one head. A multi-head run (``Q``, ``K``, ``V`` stacks of H matrices,
+summed as in Section 6) has no theorem (Section 6 calls it an open problem); the check then reads
+the one head ``head`` (default 0) and the report says so in ``head``, ``heads`` and its statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._trajectory import SoftmaxTrajectory, Trajectory
+from .._validation import InputError
+from ._clusters import clusters
+from ._collapse import collapse_decay
+from ._leaders import _one_sequence
+from ._polytope import Polytope
+from ._spectral import is_good_triple, is_paranormal, leading_direction, positive_coordinates
+
+__all__ = ["GeometryReport", "softmax_geometry", "regime_of", "attention_rank", "boolean_distance", "REGIMES"]
+
+# ---- named tolerances ------------------------------------------------------------------------
+# Relative tolerance of the measured coordinates (default of ``rtol``): values closer than
+# rtol times the scale of the problem count as one value / one cluster.
+DEFAULT_RTOL = 1e-3
+# Thm C.5 (default of ``collapse_ratio``): the final radius must be at most this fraction of the initial one.
+DEFAULT_COLLAPSE_RATIO = 0.25
+# Thm 2.1: P counts as Boolean when every row but the worst is within this l1 distance of a unit row.
+BOOLEAN_MAX_DISTANCE = 1e-3
+# Thm 2.1: the limit P* has rank at most 3 (Fig. 2's class of matrices).
+BOOLEAN_MAX_RANK = 3
+# Thm 4.1 / Conj. 4.2: the tokens approach at most three parallel hyperplanes (subspaces).
+MAX_PARALLEL_SETS = 3
+# Thm C.5: between two kept states the radius may grow by at most this times the initial radius (rounding).
+MONOTONE_RTOL = 1e-12
+# Thm 5.1: eigenvalues within this relative distance of lambda_1 span F (V = lambda Id on F).
+EIGENVALUE_RTOL = 1e-6
+
+
+@dataclass(frozen=True)
+class GeometryReport:
+    """The limit geometry a softmax-paper theorem predicts, measured on one sequence.
+
+    ``regime`` names the theorem; ``measured`` holds the numbers; ``holds`` the verdict;
+    ``head`` is the head whose (Q, K, V) was checked, out of ``heads``.
+    """
+
+    regime: str
+    statement: str
+    holds: bool
+    measured: dict[str, Any]
+    head: int = 0
+    heads: int = 1
+
+    def record(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _final_points(traj: Trajectory, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """The final real tokens of sequence b, ``(m, d)``, and their indices."""
+    idx = traj.real_tokens(b).numpy()
+    return traj.ys[-1, b].detach().cpu().numpy()[idx], idx
+
+
+def _final_attention(traj: SoftmaxTrajectory, b: int, head: int = 0) -> np.ndarray:
+    """The final (n, n) attention matrix of sequence b, head ``head``: kept, or read off the final state."""
+    if traj.attention_final is not None:
+        P = traj.attention_final[b].detach().cpu()
+        return (P[head] if P.ndim == 3 else P).numpy()
+    from .._dynamics import SoftmaxAttention
+
+    p = traj.params
+    mask = None if traj.mask is None else traj.mask[b : b + 1]
+    h = slice(head, head + 1)
+    dyn = SoftmaxAttention(
+        Q=p.Q[h].detach(),
+        K=p.K[h].detach(),
+        V=p.V[h].detach(),
+        beta=p.beta,
+        rescaled=p.rescaled,
+        mask=mask,
+    )
+    return dyn.attention(float(traj.ts[-1]), traj.ys[-1, b : b + 1].detach())[0].cpu().numpy()
+
+
+def attention_rank(P: Any, *, rtol: float = 1e-6) -> int:
+    """Numerical rank of an (n, n) attention matrix: singular values above ``rtol * largest``."""
+    a = np.asarray(P.detach().cpu() if isinstance(P, torch.Tensor) else P, dtype=np.float64)
+    s = np.linalg.svd(a, compute_uv=False)
+    return int((s > rtol * s.max()).sum()) if s.size and s.max() > 0 else 0
+
+
+def boolean_distance(P: Any, *, free_rows: int = 0) -> float:
+    r"""Distance to the nearest Boolean row-stochastic matrix, ignoring the ``free_rows`` worst rows.
+
+    Each row's nearest Boolean row-stochastic row is the unit vector at its largest entry; the
+    distance of a row is :math:`\lVert P_i - e_{\arg\max P_i}\rVert_1 = 2(1 - \max_j P_{ij})`, and
+    the matrix distance is the largest row distance. Theorem 2.1 allows one free row (asterisks).
+    """
+    a = np.asarray(P.detach().cpu() if isinstance(P, torch.Tensor) else P, dtype=np.float64)
+    row = 2.0 * (1.0 - a.max(axis=-1))
+    row = np.sort(row)
+    if free_rows:
+        row = row[:-free_rows] if len(row) > free_rows else row[:0]
+    return float(row.max()) if row.size else 0.0
+
+
+def _levels(values: np.ndarray, tol: float) -> list[float]:
+    """Distinct values up to ``tol`` (gaps larger than tol separate groups), as group means."""
+    if values.size == 0:
+        return []
+    v = np.sort(values.reshape(-1))
+    groups = np.split(v, np.nonzero(np.diff(v) > tol)[0] + 1)
+    return [float(g.mean()) for g in groups]
+
+
+def regime_of(Q: Any, K: Any, V: Any) -> str:
+    """The row of Table 1 that one head's (Q, K, V) falls in (the first that applies, in this order).
+
+    ``"boolean"`` (d = 1, V > 0), ``"collapse"`` (V = -cI), ``"polytope"`` (V = cI, c > 0),
+    ``"paranormal"`` (Definition 2 and not a good triple), ``"hyperplanes"`` (good triple,
+    Definition 1), else ``"codimension"`` (Conjecture 4.2).
+
+    >>> import numpy as np
+    >>> regime_of(np.eye(2), np.eye(2), -np.eye(2)), regime_of(np.eye(2), np.eye(2), np.diag([2.0, 1.0]))
+    ('collapse', 'hyperplanes')
+    """
+    Q, K, V = (np.asarray(M, dtype=np.float64) for M in (Q, K, V))
+    d = V.shape[0]
+    scalar = bool(np.allclose(V, V[0, 0] * np.eye(d)))
+    if d == 1 and V[0, 0] > 0:
+        return "boolean"
+    if scalar and V[0, 0] < 0:
+        return "collapse"
+    if scalar and V[0, 0] > 0:
+        return "polytope"
+    good = is_good_triple(Q, K, V)
+    if is_paranormal(V) and not good:
+        return "paranormal"
+    return "hyperplanes" if good else "codimension"
+
+
+@dataclass(frozen=True)
+class _Sequence:
+    """What every check reads: one sequence of a run, one head's matrices, the tolerances."""
+
+    traj: SoftmaxTrajectory
+    b: int
+    head: int
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    pts: np.ndarray  # (m, d) final real tokens
+    idx: np.ndarray  # (m,) their indices
+    rtol: float
+    collapse_ratio: float
+
+    def initial(self) -> np.ndarray:
+        """(m, d) the first kept real tokens."""
+        return self.traj.ys[0, self.b].detach().cpu().numpy()[self.idx]
+
+
+def _boolean(s: _Sequence) -> tuple[str, bool, dict[str, Any]]:
+    P = _final_attention(s.traj, s.b, s.head)[np.ix_(s.idx, s.idx)]
+    dist, rank = boolean_distance(P, free_rows=1), attention_rank(P)
+    return (
+        "Thm 2.1: P(t) tends to a Boolean matrix of rank <= 3 except one free row",
+        dist <= BOOLEAN_MAX_DISTANCE and rank <= BOOLEAN_MAX_RANK,
+        {"boolean_distance": dist, "rank": rank, "boolean_distance_all_rows": boolean_distance(P)},
+    )
+
+
+def _collapse(s: _Sequence) -> tuple[str, bool, dict[str, Any]]:
+    decay = collapse_decay(s.traj, s.b)
+    radius = np.array(decay.radius)  # (T,) largest coordinate at each kept time
+    ratio = float(radius[-1] / max(radius[0], 1e-300))
+    shrinking = bool(np.all(np.diff(radius) <= MONOTONE_RTOL * radius[0]))
+    tested = decay.has_fit or decay.reached_origin
+    statement = "Thm C.5: V = -I, every token tends to the origin (the radius shrinks to 0, like t^(-1/2) near 0)"
+    if not tested:
+        statement += " [rate not tested: fewer than 3 kept times after T/4; keep more states, e.g. SaveAt(every=10)]"
+    return (
+        statement,
+        shrinking and ratio <= s.collapse_ratio and (decay.matches or not tested),
+        {"final_over_initial_radius": ratio, "monotone": shrinking, **decay.record()},
+    )
+
+
+def _polytope(s: _Sequence) -> tuple[str, bool, dict[str, Any]]:
+    tol = s.rtol * max(float(np.abs(s.pts).max()), 1e-300)
+    cl = clusters(s.pts, members=s.idx, tol=tol)
+    centers = np.array([c.center for c in cl])
+    nonzero = [c for c in cl if np.abs(c.center).max() > tol]
+    poly = Polytope.from_points(centers, tol=tol)
+    on_bd = all(poly.on_boundary(c.center) for c in nonzero)
+    at_vertex = sum(len(cl[v].members) for v in poly.vertices) / len(s.idx)
+    return (
+        "Thm 3.1: every token tends to 0 or to the boundary of a convex polytope (generically a vertex)",
+        on_bd,
+        {
+            "clusters": len(cl),
+            "vertices": len(poly.vertices),
+            "fraction_at_vertices": at_vertex,
+            "all_on_boundary_or_zero": on_bd,
+        },
+    )
+
+
+def _hyperplanes(s: _Sequence) -> tuple[str, bool, dict[str, Any]]:
+    found = leading_direction(s.V)
+    if found is None:
+        raise InputError(
+            "regime='hyperplanes' needs V's largest-modulus eigenvalue real, positive and simple "
+            "(Theorem 4.1); this V has none: pass regime=None to infer the regime"
+        )
+    lam, phi, psi = found
+    coord = s.pts @ psi  # coordinate along phi_1 in V's eigenbasis
+    # Tolerance relative to the initial size of the tokens: every token may end on the
+    # hyperplane through the origin, where the final coordinates are ~0 and carry no scale.
+    start = np.abs(s.initial()).max() * np.abs(psi).sum()
+    tol = s.rtol * max(start, np.abs(coord).max(), 1e-300)
+    levels = _levels(coord, tol)
+    return (
+        "Thm 4.1: the coordinates along phi_1 tend to at most three values (<= 3 parallel hyperplanes)",
+        len(levels) <= MAX_PARALLEL_SETS,
+        {"hyperplanes": len(levels), "lambda_1": lam, "phi_1": phi.tolist(), "levels": levels[:10], "tol": tol},
+    )
+
+
+def _paranormal(s: _Sequence) -> tuple[str, bool, dict[str, Any]]:
+    lam = float(np.abs(np.linalg.eigvals(s.V)).max())
+    w, R = np.linalg.eig(s.V)
+    top = np.abs(w - lam) < EIGENVALUE_RTOL * lam
+    coords = np.real(np.linalg.solve(R, s.pts.T.astype(complex)).T)[:, top]  # coordinates in F
+    tol = s.rtol * max(np.abs(coords).max(), 1e-300)
+    cl = clusters(coords, tol=tol)
+    centers = np.array([q.center for q in cl])
+    poly_f = Polytope.from_points(centers, tol=tol) if len(centers) else None
+    nonzero = [q for q in cl if np.abs(q.center).max() > tol]
+    ok = poly_f is not None and all(poly_f.on_boundary(q.center) for q in nonzero)
+    return (
+        "Thm 5.1: the F-coordinates tend to the boundary of a polytope K in F, or 0 (polytope x subspace)",
+        ok,
+        {"dim_F": int(top.sum()), "clusters_in_F": len(cl), "vertices": 0 if poly_f is None else len(poly_f.vertices)},
+    )
+
+
+def _codimension(s: _Sequence) -> tuple[str, bool, dict[str, Any]]:
+    k, c = positive_coordinates(s.V, s.pts)
+    tol = s.rtol * max(np.abs(c).max(), 1e-300) if c.size else 0.0
+    groups = len(clusters(c, tol=tol)) if c.size else 0
+    return (
+        "Conj. 4.2: the coordinates in the positive eigenspace (dim k) take at most three values",
+        groups <= MAX_PARALLEL_SETS,
+        {"k": k, "subspaces": groups},
+    )
+
+
+# regime -> (which tokens its theorem is stated for: True rescaled z(t), False original x(t),
+# None either; the check)
+REGIMES: dict[str, tuple[bool | None, Callable[[_Sequence], tuple[str, bool, dict[str, Any]]]]] = {
+    "boolean": (None, _boolean),
+    "collapse": (False, _collapse),
+    "polytope": (True, _polytope),
+    "hyperplanes": (True, _hyperplanes),
+    "paranormal": (True, _paranormal),
+    "codimension": (True, _codimension),
+}
+
+
+def softmax_geometry(
+    traj: SoftmaxTrajectory,
+    sequence: int | None = None,
+    *,
+    regime: str | None = None,
+    rtol: float = DEFAULT_RTOL,
+    collapse_ratio: float = DEFAULT_COLLAPSE_RATIO,
+    head: int = 0,
+) -> GeometryReport:
+    r"""Check the limit geometry of the regime of (Q, K, V) on one sequence of a finished run.
+
+    ``regime`` is inferred from head ``head``'s matrices when None (:func:`regime_of`):
+    ``"boolean"`` (d = 1, Thm 2.1), ``"collapse"`` (V = -cI, Thm C.5), ``"polytope"`` (V = cI,
+    Thm 3.1), ``"paranormal"`` (Thm 5.1), ``"hyperplanes"`` (good triple, Thm 4.1), else
+    ``"codimension"`` (Conj. 4.2); the table in this module's docstring says what each checks.
+    Tolerances are relative: ``rtol`` times the scale of the measured coordinates (for Thm 4.1,
+    the larger of the initial and final scale along :math:`\varphi_1`, since every token may end on
+    the hyperplane through the origin). The collapse holds when the radius never grows, ends below
+    ``collapse_ratio`` of its initial value, and decays like :math:`t^{-1/2}`
+    (:mod:`attndyn.analysis._collapse`); a run that kept too few states for that fit (fewer than three
+    after T/4, e.g. ``SaveAt(every=None)``) is judged without the rate, and its statement says so. Multi-head runs: the theorems are for one head, and the
+    check reads head ``head`` only (``report.head``, ``report.heads``).
+    """
+    if not isinstance(traj, SoftmaxTrajectory):
+        raise InputError(f"softmax_geometry() needs a SoftmaxTrajectory, got {type(traj).__name__}")
+    b = _one_sequence(traj, sequence)
+    heads = int(traj.params.V.shape[0])
+    if not 0 <= head < heads:
+        raise InputError(f"head={head} is out of range for a run with {heads} head(s); pass 0 <= head < {heads}")
+    Q, K, V = (m[head].detach().cpu().numpy() for m in (traj.params.Q, traj.params.K, traj.params.V))
+    if regime is None:
+        regime = regime_of(Q, K, V)
+    if regime not in REGIMES:
+        raise InputError(f"regime={regime!r} is not one of {', '.join(REGIMES)}; pass one of them or None to infer it")
+    needs_rescaled, check = REGIMES[regime]
+    rescaled = traj.params.rescaled
+    if needs_rescaled is False and rescaled:
+        raise InputError("the collapse regime (Thm C.5) concerns the original tokens; run with rescaled=False")
+    if needs_rescaled is True and not rescaled:
+        raise InputError(f"the {regime} regime is stated for the rescaled tokens (eq. (4)); run with rescaled=True")
+    pts, idx = _final_points(traj, b)
+    seq = _Sequence(traj, b, head, Q, K, V, pts, idx, rtol, collapse_ratio)
+    statement, holds, measured = check(seq)
+    if heads > 1:
+        statement += (
+            f" [head {head} of {heads} only: the theorem is stated for one head; the multi-head sum is an "
+            "open problem (Section 6)]"
+        )
+    return GeometryReport(regime, statement, bool(holds), measured, head=head, heads=heads)

@@ -1,0 +1,118 @@
+r"""A control problem, checked: the tokens, the target leaders and the settings every stage shares.
+
+:func:`~attndyn.control.choose_A` and :func:`~attndyn.control.choose_A_for_clusters` check their
+arguments (:func:`check_request`) and build one frozen :class:`ControlProblem`; the stages
+(:mod:`~attndyn.control._choose`, :mod:`~attndyn.control._assign`) read every setting from it. Its
+tokens are at unit scale (:mod:`~attndyn.control._scale`). :func:`simulate` is the verification run:
+the exact engine, hardmax paper eq. (1.1), every layer kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._budget import check_matrix_memory
+from .._hardmax import check_dynamic_range, hardmax
+from .._options import SaveAt
+from .._trajectory import HardmaxTrajectory
+from .._validation import InputError, as_tokens, check_int, check_positive
+from ._constraints import Preference
+from ._solve import MarginSolution, check_size, require_cvxpy, solve_margin
+
+__all__ = ["ControlProblem", "check_request", "simulate"]
+
+
+# (d, d) matrices a control problem holds at once: the solver's rows and copies, the runs' A: what
+# :func:`attndyn._budget.check_matrix_memory` counts.
+CONTROL_MATRIX_COPIES = 16
+
+
+def check_request(
+    tokens: Any, alpha: Any, layers: Any, rounds: Any, min_eigenvalue: Any, spd: bool
+) -> tuple[np.ndarray, float, int, int, float]:
+    """Validate the common arguments; returns the (n, d) float64 tokens and the checked numbers."""
+    z, batched = as_tokens(tokens)
+    if batched and z.shape[0] != 1:
+        raise InputError(
+            f"tokens must be one sequence (n, d); got a batch of {z.shape[0]}: control one sequence at a time"
+        )
+    check_dynamic_range(z)  # what the verification runs would refuse, refused before any solve
+    # The LP or SDP has A's d^2 entries as variables, one dense row of them per constraint (several per token),
+    # and each verification run holds A's copies: refused before any is built.
+    check_matrix_memory(
+        z.shape[-1], CONTROL_MATRIX_COPIES, torch.float64, torch.device("cpu"), None, "the margin problem"
+    )
+    Z = z[0].numpy()
+    if len(Z) < 2:
+        raise InputError(f"tokens has {len(Z)} token; control needs at least 2")
+    alpha = check_positive(alpha, "alpha")
+    layers = check_int(layers, "layers", minimum=1)
+    rounds = check_int(rounds, "rounds", minimum=1)
+    mu = check_positive(min_eigenvalue, "min_eigenvalue")
+    if mu >= 1:
+        raise InputError(f"min_eigenvalue must be below 1 (A is bounded by the identity), got {mu}")
+    if spd:
+        require_cvxpy()
+    return Z, alpha, layers, rounds, mu
+
+
+def simulate(
+    Z: np.ndarray, A: np.ndarray | None, alpha: float, layers: int, *, follow: bool = False
+) -> HardmaxTrajectory:
+    """The exact engine, every layer kept (the verification run; A = None is the identity)."""
+    return hardmax(Z, alpha=alpha, layers=layers, A=A, save=SaveAt(every=1, follow=follow), check_hypotheses=False)
+
+
+@dataclass(frozen=True, eq=False)
+class ControlProblem:
+    r"""One checked control request, shared by the stages.
+
+    Attributes:
+        tokens: (n, d) float64 tokens at unit scale (:func:`~attndyn.control._scale.unit_scale`).
+        leaders: the token indices that should lead, sorted (for cluster targets: the targets' fixed points).
+        spd: look for a symmetric positive definite A with :math:`\mu I \preceq A \preceq I` (an SDP);
+            False: any A with :math:`|A_{ab}| \le 1` (an LP).
+        min_eigenvalue: :math:`\mu`.
+        alpha, layers: step and depth of the verification run (hardmax paper eq. (1.1)).
+        rounds: at most this many solve-and-simulate rounds per stage.
+        margin: the normalised margin a solution must exceed to be accepted (the ``margin=`` argument).
+        max_constraints: the largest margin problem built (:func:`~attndyn.control._solve.check_size`).
+    """
+
+    tokens: np.ndarray
+    leaders: tuple[int, ...]
+    spd: bool
+    min_eigenvalue: float
+    alpha: float
+    layers: int
+    rounds: int
+    margin: float
+    max_constraints: int
+
+    @property
+    def d(self) -> int:
+        """The tokens' dimension (A is d x d)."""
+        return int(self.tokens.shape[1])
+
+    @property
+    def solver(self) -> str:
+        """The solver's name, as the result reports it."""
+        return "cvxpy/CLARABEL (SDP)" if self.spd else "scipy linprog/HiGHS (LP)"
+
+    def solve(self, prefs: list[Preference]) -> MarginSolution:
+        """:func:`~attndyn.control._solve.solve_margin` of ``prefs`` under this problem's bounds on A."""
+        return solve_margin(
+            prefs, self.d, spd=self.spd, min_eigenvalue=self.min_eigenvalue, max_constraints=self.max_constraints
+        )
+
+    def check_size(self, m: int) -> None:
+        """Refuse a margin problem of ``m`` constraints that is too large (see :func:`~attndyn.control._solve.check_size`)."""
+        check_size(m, self.d, spd=self.spd, max_constraints=self.max_constraints)
+
+    def simulate(self, A: np.ndarray | None, *, follow: bool = False) -> HardmaxTrajectory:
+        """:func:`simulate` of this problem's tokens under A, over its ``layers``."""
+        return simulate(self.tokens, A, self.alpha, self.layers, follow=follow)

@@ -1,0 +1,287 @@
+r"""The hardmax-transformer sentiment model of the hardmax paper (Section 6), in one file.
+
+.. math::
+
+    z^0_i = E[w_i] \in \mathbb{R}^d,\qquad
+    z^{k+1} = \frac{z^k + \alpha\,P(z^k)\,z^k}{1+\alpha}\quad (k = 0..K-1),\qquad
+    \hat y = \sigma\Big(\big\langle v, \tfrac{1}{n}\textstyle\sum_{i\ \mathrm{real}} z^K_i\big\rangle + b\Big)
+
+with one attention sublayer shared by all K layers: :math:`Q = K = I`, :math:`V = \alpha I`, and
+:math:`P` the row softmax of :math:`\langle z_i, z_j\rangle/\tau` while training (padding keys
+masked). Inference replaces :math:`P` by the hardmax of :func:`attndyn.hardmax` with the same
+weights; both are the core engine's code path (:mod:`attndyn.attention`, :mod:`attndyn._hardmax`).
+:math:`\alpha = \alpha_{\min} + \mathrm{softplus}(\rho)` stays positive by construction, and the
+floor :math:`\alpha_{\min}` keeps the dynamics from switching themselves off.
+
+Hook points (``hook_embed``, ``hook_layer.{k}``, ``hook_mean``, ``hook_logit``) name what we
+interpret; :meth:`SentimentTransformer.run_with_cache` returns them all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .. import attention
+from .._hardmax import hardmax
+from .._options import SaveAt
+from .._trajectory import HardmaxTrajectory
+from .._validation import InputError
+from ._config import JsonConfig, check_number
+
+__all__ = ["SentimentConfig", "SentimentTransformer", "HookPoint", "word_leaders", "distinct_words"]
+
+
+MAX_D = 65_536  # 30,000 words x 65,536 x 4 bytes is already 7.9 GB of embedding
+MAX_LAYERS = 10_000
+
+
+@dataclass(frozen=True)
+class SentimentConfig(JsonConfig):
+    """Everything that fixes the architecture and its initial weights.
+
+    Args:
+        vocab_size: rows of the embedding table (index 0 = padding, kept at zero).
+        d: token dimension (the paper: 2, 4, 8, 16).
+        layers: K, number of layers sharing the one attention sublayer (paper: 8). K = 0 is the
+            control without attention: the decision is the mean of the word vectors read by the
+            decoder, a linear model trained by the same recipe (what the dynamics cost or add).
+        tau: softmax temperature while training (paper: 1e-3); small tau makes softmax ≈ hardmax.
+        alpha_init: initial alpha.
+        alpha_min: floor of alpha (> 0), so alpha cannot collapse to 0.
+        embed_init_std: standard deviation of the initial word vectors; None (default) means
+            sqrt(2/d), so that E|z|^2 = 2 and the scores <z_i, z_j>/tau start on the same scale
+            for every d (1.0 at d = 2; N(0, 1) in 16-D makes almost every word an extreme point
+            of its review, a leader of itself, and nothing clusters).
+    """
+
+    _kind = "model config"
+
+    vocab_size: int
+    d: int = 2
+    layers: int = 8
+    tau: float = 1e-3
+    alpha_init: float = 1.0
+    alpha_min: float = 0.5
+    embed_init_std: float | None = None
+
+    def __post_init__(self) -> None:
+        for name, least in (("vocab_size", 1), ("d", 1), ("layers", 0)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < least:
+                kind = "a positive integer" if least else "an integer >= 0 (0: no attention, the linear control)"
+                raise InputError(f"{name} must be {kind}, got {v!r}")
+        for name, most in (("d", MAX_D), ("layers", MAX_LAYERS)):
+            if getattr(self, name) > most:
+                raise InputError(
+                    f"{name} = {getattr(self, name)} is beyond what this model can run (at most {most:,}; "
+                    "the paper uses d <= 16 and 8 layers); choose a smaller value"
+                )
+        if self.embed_init_std is None:
+            object.__setattr__(self, "embed_init_std", math.sqrt(2.0 / self.d))
+        for name in ("tau", "alpha_init", "embed_init_std"):
+            check_number(getattr(self, name), name, low=0, low_open=True)
+        check_number(self.alpha_min, "alpha_min", low=0, low_open=True)
+        if not self.alpha_min < self.alpha_init:
+            raise InputError(
+                f"alpha_min must satisfy 0 < alpha_min < alpha_init={self.alpha_init}, got {self.alpha_min!r}"
+            )
+
+
+class HookPoint(nn.Identity):
+    """An identity module with a name: register forward hooks on it to read or edit activations."""
+
+
+def _inverse_softplus(y: float) -> float:
+    return y + math.log(-math.expm1(-y))
+
+
+class SentimentTransformer(nn.Module):
+    """Embedding → K shared pure-attention layers → mean over real tokens → linear → logit."""
+
+    def __init__(self, config: SentimentConfig, *, generator: torch.Generator | None = None) -> None:
+        super().__init__()
+        self.config = config
+        c = config
+        self.embed = nn.Embedding(c.vocab_size, c.d, padding_idx=0)
+        self.alpha_raw = nn.Parameter(torch.tensor(_inverse_softplus(c.alpha_init - c.alpha_min)))
+        self.decoder = nn.Linear(c.d, 1)
+        self.hook_embed = HookPoint()
+        self.hook_layer = nn.ModuleList(HookPoint() for _ in range(c.layers))
+        self.hook_mean = HookPoint()
+        self.hook_logit = HookPoint()
+        with torch.no_grad():
+            assert c.embed_init_std is not None  # SentimentConfig.__post_init__ fills in the default
+            self.embed.weight.normal_(0.0, c.embed_init_std, generator=generator)
+            self.embed.weight[0].zero_()
+            self.decoder.weight.normal_(0.0, 1.0 / math.sqrt(c.d), generator=generator)
+            self.decoder.bias.zero_()
+
+    # ---- what the training loop reads (attndyn.sentiment._train.TrainableModel) ---------------
+    @property
+    def tau(self) -> float:
+        """The softmax temperature the model is trained at (``config.tau``)."""
+        return self.config.tau
+
+    def embedding_parameters(self) -> list[Tensor]:
+        """The word vectors: the parameters with their own learning rate and weight decay."""
+        return [self.embed.weight]
+
+    # ---- the pieces -------------------------------------------------------------------
+    @property
+    def alpha(self) -> Tensor:
+        """alpha = alpha_min + softplus(alpha_raw) > 0."""
+        return self.config.alpha_min + F.softplus(self.alpha_raw)
+
+    def attention_layer(self, z: Tensor, mask: Tensor, tau: float) -> Tensor:
+        """One layer z ← (z + α P z)/(1+α), P = softmax(<z_i, z_j>/τ) over real keys. (B, n, d) → (B, n, d)."""
+        # alpha once per sequence, (B, 1, 1): its gradient is then summed sequence by sequence
+        # before the B sequences are added, sums whose order does not depend on the thread count.
+        a = self.alpha.expand(z.shape[0])[:, None, None]
+        p = attention.softmax_weights(attention.scores(z), mask, beta=1.0 / tau)  # (B, n, n)
+        return (z + a * attention.aggregate(p, z)) / (1.0 + a)
+
+    def decode(self, z: Tensor, mask: Tensor) -> Tensor:
+        """Mean over real tokens, then <v, mean> + b. (B, n, d) → (B,) logits.
+
+        ``mask`` may also hold token multiplicities (a float weight per row of ``z``)."""
+        m = mask.to(z.dtype)[..., None]  # (B, n, 1)
+        mean = self.hook_mean((z * m).sum(dim=1) / m.sum(dim=1))  # (B, d)
+        w, b = self.decoder.weight.to(z), self.decoder.bias.to(z)  # z's dtype and device
+        return self.hook_logit(mean @ w[0] + b[0])  # (B,)
+
+    # ---- softmax (training) forward -------------------------------------------------------
+    def layers_softmax(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> Iterator[Tensor]:
+        """The tokens z^0, z^1, ..., z^K (each (B, n, d)) of the softmax model, one layer at a time."""
+        tau = self.config.tau if tau is None else tau
+        z = self.hook_embed(self.embed(ids))  # (B, n, d)
+        yield z
+        for k in range(self.config.layers):
+            z = self.hook_layer[k](self.attention_layer(z, mask, tau))
+            yield z
+
+    def forward(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> Tensor:
+        """Logits (B,) of the softmax model; ``ids``/``mask`` are (B, n)."""
+        *_, z = self.layers_softmax(ids, mask, tau=tau)
+        return self.decode(z, mask)
+
+    def layer_logits(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> Tensor:
+        """Logits (K+1, B) of the decoder read at every layer 0..K (row K is :meth:`forward`).
+
+        Rows 0..K-1 are what deep supervision trains on (``TrainConfig.aux_weight``): a loss on
+        the mean of layer 0 reaches every word vector, also those of followers, whose influence
+        on the last layer shrinks like (1+alpha)^-K once they join a leader.
+        """
+        return torch.stack([self.decode(z, mask) for z in self.layers_softmax(ids, mask, tau=tau)])
+
+    def run_with_cache(
+        self, ids: Tensor, mask: Tensor, *, tau: float | None = None
+    ) -> tuple[Tensor, dict[str, Tensor]]:
+        """Logits and every hook point's activation, keyed by hook name."""
+        cache: dict[str, Tensor] = {}
+        handles = [
+            mod.register_forward_hook(lambda _m, _i, out, name=name: cache.__setitem__(name, out.detach()))
+            for name, mod in self.named_modules()
+            if isinstance(mod, HookPoint)
+        ]
+        try:
+            logits = self(ids, mask, tau=tau)
+        finally:
+            for h in handles:
+                h.remove()
+        return logits, cache
+
+    # ---- hardmax (inference) forward ------------------------------------------------------
+    @torch.no_grad()
+    def hardmax_run(
+        self, ids: Tensor, mask: Tensor, *, every: int | None = None, follow: bool = False
+    ) -> tuple[Tensor, HardmaxTrajectory]:
+        """Hardmax inference with the same weights, through :func:`attndyn.hardmax` in float64.
+
+        Returns ``(logits (B,), trajectory)``; ``every=1`` keeps every layer (for explanations),
+        None only the first and last (fast); ``follow`` also keeps the follow sets (see
+        :func:`word_leaders`). Runs on the CPU whatever the model's device (the trajectory is
+        for analysis; the compiled kernel gives the same bits as any device).
+        """
+        ids, mask = ids.cpu(), mask.cpu()
+        z0 = self.embed.weight.detach().to("cpu", torch.float64)[ids]  # (B, n, d)
+        traj = hardmax(
+            z0,
+            alpha=float(self.alpha.detach()),
+            layers=self.config.layers,
+            mask=mask,
+            save=SaveAt(every=every, follow=follow),
+            check_hypotheses=False,  # repeated words are legitimate exact ties
+        )
+        zK = traj.ys[-1]  # (B, n, d)
+        return self.decode(zK, mask), traj
+
+    @torch.no_grad()
+    def hardmax_logits(self, ids: Tensor, mask: Tensor) -> Tensor:
+        """Hardmax inference logits (B,), the same numbers as :meth:`hardmax_run`, faster.
+
+        Copies of a word are identical tokens, and identical tokens stay identical under the
+        hardmax dynamics (same scores, same follow set, same update), so each review runs on
+        its distinct words and the final mean weights each by its number of copies.
+        """
+        dev = self.embed.weight.device  # runs where the model is
+        uid, counts = distinct_words(ids.to(dev), mask.to(dev))
+        z0 = self.embed.weight.detach().to(torch.float64)[uid]
+        traj = hardmax(
+            z0,
+            alpha=float(self.alpha.detach()),
+            layers=self.config.layers,
+            mask=counts > 0,
+            save=SaveAt(every=None),
+            check_hypotheses=False,
+        )
+        return self.decode(traj.ys[-1], counts)
+
+
+def distinct_words(ids: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+    """Each review's distinct real words and their multiplicities.
+
+    Returns ``(uid (B, U) int64, counts (B, U) float64)``, U the largest number of distinct
+    words of a review; unused slots have id 0 and count 0.
+
+    >>> distinct_words(torch.tensor([[5, 3, 5, 0]]), torch.tensor([[True, True, True, False]]))
+    (tensor([[3, 5]]), tensor([[1., 2.]], dtype=torch.float64))
+    """
+    B = ids.shape[0]
+    pad = torch.iinfo(ids.dtype).max
+    s = ids.masked_fill(~mask, pad).sort(dim=1).values  # padding last
+    real = s != pad
+    first = real.clone()
+    first[:, 1:] &= s[:, 1:] != s[:, :-1]
+    slot = first.cumsum(dim=1) - 1  # (B, n): the distinct-word slot of each sorted token
+    U = max(1, int(first.sum(dim=1).max()))
+    dev = ids.device
+    uid = torch.zeros((B, U), dtype=ids.dtype, device=dev)
+    rows = torch.arange(B, device=dev)[:, None].expand_as(s)
+    uid[rows[first], slot[first]] = s[first]
+    counts = torch.zeros((B, U), dtype=torch.float64, device=dev)
+    counts.index_put_(
+        (rows[real], slot[real]), torch.ones(int(real.sum()), dtype=torch.float64, device=dev), accumulate=True
+    )
+    return uid, counts
+
+
+def word_leaders(traj: HardmaxTrajectory, ids: Tensor) -> Tensor:
+    r"""Leaders counted per *word*, (T, B, n) bool at the kept layers (needs ``follow=True``).
+
+    The paper's leader has :math:`C_i = \{i\}`. A word that occurs twice is two identical
+    tokens that tie exactly, so by that letter neither copy would ever lead. Here token i leads
+    when every token it follows is a copy of its own word (same index), i.e. its word is its
+    unique best match.
+    """
+    if traj.follow is None:
+        raise InputError("word_leaders needs the follow sets: run hardmax with save=SaveAt(follow=True)")
+    same = ids[:, :, None] == ids[:, None, :]  # (B, n, n)
+    other = traj.follow & ~same  # (T, B, n, n): follows a different word
+    lead = ~other.any(dim=-1)  # (T, B, n)
+    return lead & traj.mask[None] if traj.mask is not None else lead
