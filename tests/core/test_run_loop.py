@@ -90,7 +90,8 @@ def test_run_parameters_are_typed():
     assert isinstance(hard.params, HardmaxParams)
     assert (hard.params.alpha, hard.params.tol, hard.params.layers) == (0.25, 1e-9, 3)
     assert torch.equal(hard.params.A, torch.eye(2, dtype=torch.float64))
-    assert list(vars(hard.params)) == ["alpha", "A", "tol", "layers"]
+    assert list(vars(hard.params)) == ["alpha", "A", "tol", "layers", "causal"]
+    assert hard.params.causal is False
     assert hard.params == hard.params and hard.params != attndyn.hardmax(SQUARE, alpha=0.5, layers=3).params
     with pytest.raises(dataclasses.FrozenInstanceError, match="alpha"):
         hard.params.alpha = 1.0  # type: ignore[misc]
@@ -106,6 +107,7 @@ def test_run_parameters_are_typed():
         "method",
         "step",
         "time",
+        "causal",
     ]
     assert p.V.shape == (1, 2, 2) and torch.equal(p.V[0], torch.tensor(V)) and p.rescaled and p.method == "rk4"
     assert p.step == pytest.approx(0.25) and p.time == 1.0  # the grid actually used: 4 steps of 1/4
