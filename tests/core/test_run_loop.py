@@ -118,11 +118,11 @@ def test_run_parameters_as_a_mapping_still_work_but_are_deprecated():
     hard = attndyn.hardmax(SQUARE, alpha=0.25, layers=3, tol=1e-9)
     deprecated = r"as a mapping .* is deprecated .* read the field \(params.alpha\) or vars\(params\)"
     with pytest.warns(DeprecationWarning, match=deprecated):
-        assert list(hard.params) == ["alpha", "A", "tol", "layers"]  # the former dict's keys, in its order
+        assert list(hard.params) == ["alpha", "A", "tol", "layers", "causal"]  # the former dict's keys, then causal
     with pytest.warns(DeprecationWarning, match=deprecated):
         assert hard.params["A"] is hard.params.A and hard.params.get("V") is None and "alpha" in hard.params
     with pytest.warns(DeprecationWarning, match=deprecated):
-        assert dict(hard.params) == vars(hard.params) and len(hard.params) == 4
+        assert dict(hard.params) == vars(hard.params) and len(hard.params) == 5
     with pytest.warns(DeprecationWarning, match=deprecated), pytest.raises(KeyError, match="V"):
         hard.params["V"]
     with pytest.raises(TypeError, match="does not support item assignment"):
