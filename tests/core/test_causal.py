@@ -191,11 +191,28 @@ def test_leader_margins_over_the_allowed_keys_match_the_naive_bound():
         assert float(compiled[0][p]) == pytest.approx(mu, rel=1e-12, abs=1e-12) or (
             math.isinf(mu) and math.isinf(float(compiled[0][p]))
         )
-        assert float(compiled[1][p]) == pytest.approx(bound, rel=1e-12)
+        assert float(compiled[1][p]) == pytest.approx(bound, rel=1e-12, abs=0)  # bounds are ~1e-15: no abs slack
+        f32 = bound * 2.0**29 * (1 - 7 * 2.0**-53) / (1 - 7 * 2.0**-24)  # gamma_7 of float32 over float64's
+        assert float(torch_path[1][p]) == pytest.approx(f32, rel=1e-5, abs=0)
         assert float(torch_path[0][p]) == pytest.approx(mu, rel=1e-5, abs=1e-5) or math.isinf(mu)
     first = [p for p, (bb, ii) in enumerate(zip(b.tolist(), i.tolist())) if ii == int(np.flatnonzero(mask[bb])[0])]
     assert all(math.isinf(float(compiled[0][p])) for p in first)  # no competitor before the first real token
     assert not all(math.isinf(float(plain[0][p])) for p in first)  # the full attention has competitors
+
+
+@pytest.mark.parametrize("path", ["kernel", "torch"])
+def test_a_rounding_event_is_bounded_over_the_keys_the_token_sees(path):
+    """Token 1 sits on token 0 to within an ulp: it follows only itself by a margin within the rounding bound
+    (a rounding event, not a leader). Under the causal mask its bound takes M over tokens 0 and 1 only: the
+    large token 2 after it, which it cannot see, does not widen it."""
+    z = torch.tensor([[1.0, 1.0], [1.0, 1.0 + 2.0**-52], [100.0, 0.0]], dtype=torch.float64)
+    traj = attndyn.hardmax(z.requires_grad_(path == "torch"), alpha=0.5, layers=1, causal=True)
+    events = [ev for ev in attndyn.leaders(traj).rounding if ev.index == 1 and ev.layer == 0]
+    assert len(events) == 1 and 1 not in attndyn.leaders(traj).indices
+    mu, bound = naive.leader_margin(z.tolist(), 1, causal=True)
+    assert events[0].margin == pytest.approx(mu, rel=1e-12, abs=0)
+    assert events[0].bound == pytest.approx(bound, rel=1e-12, abs=0)
+    assert bound < naive.leader_margin(z.tolist(), 1)[1] / 10  # the full attention's M would count token 2
 
 
 def test_causal_must_be_a_bool():
