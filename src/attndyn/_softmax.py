@@ -155,29 +155,20 @@ def softmax(
     # torch threads: one below TORCH_MIN_WORK multiply-adds per field evaluation (docs/benchmarks.md, "Threads")
     threads = torch_threads_for(B * n * n * d) if y.device.type == "cpu" else torch.get_num_threads()
     with limit_torch_threads(threads):
-        time = check_positive(time, "time")
-        step = check_positive(step, "step")
+        time, step = check_positive(time, "time"), check_positive(step, "step")
         beta = check_finite_number(beta, "beta")
         if method not in METHODS:
             raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
         max_steps = check_int(max_steps, "max_steps", minimum=1)
-        rtol = check_positive(rtol, "rtol")
-        atol = check_positive(atol, "atol")
+        rtol, atol = check_positive(rtol, "rtol"), check_positive(atol, "atol")
         check_options(save, stop)
         heads = max((m.shape[0] for m in (Q, K, V) if m is not None and np.ndim(m) == 3), default=1)
         check_matrix_memory(d, MATRIX_COPIES * heads, dtype, y.device, max_memory, "Q, K, V and their products")
         Qh, Kh, Vh = _heads(Q, K, V, d, dtype, y.device)
         if rescaled and Vh.shape[0] > 1:
             raise InputError("rescaled=True is defined for one head (eq. (4)); pass single Q, K, V matrices")
-        dyn = SoftmaxAttention(
-            Q=Qh,
-            K=Kh,
-            V=Vh,
-            beta=beta,
-            rescaled=bool(rescaled),
-            mask=as_mask(mask, (B, n), y.device),
-            causal=check_bool(causal, "causal"),
-        )
+        mask_t, causal = as_mask(mask, (B, n), y.device), check_bool(causal, "causal")
+        dyn = SoftmaxAttention(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), mask=mask_t, causal=causal)
         if method == "discrete" and rescaled:
             R = torch.eye(d, dtype=dtype, device=y.device) + step * Vh[0]
             if abs(float(torch.linalg.det(R))) < 1e-12:
@@ -186,7 +177,7 @@ def softmax(
         _check_softmax_memory(y, Vh.shape[0], N, save, max_memory)
         _check_score_range(dyn, y, time)
         params = SoftmaxParams(
-            Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), method=method, step=dt, time=time, causal=dyn.causal
+            Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), method=method, step=dt, time=time, causal=causal
         )
         run = Run(save, stop, N, B)
         record = _SoftmaxRecord(dyn, y, save, dt, _stepper(dyn, y, method, N, dt, rtol, atol, max_steps))

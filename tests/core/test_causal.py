@@ -309,7 +309,9 @@ def test_hardmax_theorem_is_undecided_under_a_causal_mask():
 
 def test_softmax_geometry_refuses_a_causal_run_in_one_line():
     traj = attndyn.softmax(np.random.default_rng(0).standard_normal((5, 2)), time=1.0, causal=True, rescaled=True)
-    with pytest.raises(InputError, match=r"^softmax_geometry\(\) checks theorems stated for the full attention.*causal"):
+    with pytest.raises(
+        InputError, match=r"^softmax_geometry\(\) checks theorems stated for the full attention.*causal"
+    ):
         analysis.softmax_geometry(traj)
 
 
