@@ -147,10 +147,10 @@ def allowed(
 
 
 def _masked(s: Tensor, mask: Tensor | None, causal: bool = False, rows: slice = slice(None)) -> Tensor:
+    if mask is None and not causal:
+        return s  # every key is attended (the unmasked path: no call)
     keep = allowed(mask, s.shape[-1], causal=causal, rows=rows, device=s.device)
-    if keep is None:
-        return s
-    return s.masked_fill(~keep, float("-inf"))  # keys a query may not attend are never attended
+    return s if keep is None else s.masked_fill(~keep, float("-inf"))  # keys a query may not attend: never attended
 
 
 def hardmax_weights(s: Tensor, mask: Tensor | None = None, *, tol: float = 0.0, causal: bool = False) -> Tensor:
@@ -195,7 +195,7 @@ def hardmax_mean(
     ``overwrite_s`` lets it mask the keys a query may not attend (:func:`allowed`) in ``s`` in place (a scratch
     buffer; saves a pass and an allocation). Returns ``(mean (B, n, d), follow (B, n, n), |C_i| (B, n, 1))``.
     """
-    keep = allowed(mask, s.shape[-1], causal=causal, device=s.device)
+    keep = None if mask is None and not causal else allowed(mask, s.shape[-1], causal=causal, device=s.device)
     if overwrite_s and keep is not None:
         s = s.masked_fill_(~keep, float("-inf"))
     elif keep is not None:
@@ -298,14 +298,13 @@ def softmax_attention(
     """
     B, n, _ = q.shape
     if block is None and _fused_applies(q):
-        keep = allowed(mask, n, causal=causal, device=q.device)  # (B, 1, n) or (B|1, n, n): True = attended
+        m = None  # no padding; causal: the fused kernels skip the blocks above the diagonal (is_causal)
+        if mask is not None:  # (B, 1, 1, n) padding keys, or (B, 1, n, n) composed with the causal mask
+            keep = allowed(mask, n, causal=causal)
+            assert keep is not None  # a mask was given
+            m = keep[:, None]  # True = attended
         out = torch.nn.functional.scaled_dot_product_attention(
-            q[:, None],
-            k[:, None],
-            v[:, None],
-            attn_mask=None if keep is None or mask is None else keep[:, None],  # (B, 1, 1|n, n)
-            is_causal=causal and mask is None,  # no padding: the fused kernels skip the blocks above the diagonal
-            scale=beta,
+            q[:, None], k[:, None], v[:, None], attn_mask=m, is_causal=causal and mask is None, scale=beta
         )  # (B, 1, n, d_v): the 4-D form selects the fused kernels
         return out[:, 0]
     rows = max(1, (block or chunk_entries(q.device)) // max(1, B * n))
