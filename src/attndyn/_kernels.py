@@ -620,10 +620,13 @@ def _dense_one(
                 mv = max(mv, abs(out[b, i, k] - x))
                 sc = max(sc, abs(x))
             leader[b, i] = self_in and cnt == 1
+            if causal and layer >= 0:  # M_k over the keys 0..ii: a running maximum (the queries come in order)
+                for k in range(d):
+                    big[k] = max(big[k], abs(keys[k, ii]))
             if layer >= 0 and leader[b, i] and not book[7][b, i]:
-                if causal or big[0] < 0.0:  # M_k, the largest coordinates of the keys seen (once per sequence)
+                if big[0] < 0.0:  # M_k, the largest coordinates of the real tokens (once per sequence)
                     for k in range(d):
-                        big[k] = _absmax(keys[k], keys[k], mr)
+                        big[k] = _absmax(keys[k], keys[k], m)
                 leader[b, i] = _certify_dense(b, i, ii, s, mr, z, A, identity, big, layer, book)
     moved[b] = mv
     scale[b] = sc
