@@ -134,6 +134,23 @@ def test_follow_sets_of_one_layer_are_the_argmax_over_the_allowed_keys(d):
             assert step.follow[b, i].tolist() == [v == max(s) for v in s]
 
 
+@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("tol", [0.0, 0.3])
+def test_kernel_and_torch_layers_agree_on_half_integer_tokens_with_a_tolerance(d, tol):
+    """Many exact ties (half-integer coordinates) and a tie tolerance: one causal layer, both paths."""
+    rng = np.random.default_rng(d)
+    z = torch.from_numpy(rng.integers(-2, 3, size=(9, 13, d)) / 2)
+    mask = torch.from_numpy(rng.random((9, 13)) > 0.2)
+    mask[:, 3] = True
+    fast = hardmax_step(z, alpha=0.5, mask=mask, tol=tol, record_follow=True, causal=True)
+    slow = hardmax_step(z.clone().requires_grad_(True), alpha=0.5, mask=mask, tol=tol, record_follow=True, causal=True)
+    assert torch.equal(fast.follow, slow.follow) and torch.equal(fast.leader, slow.leader)
+    assert torch.equal(fast.tokens, slow.tokens.detach())
+    s = attention.scores(z, exact=True)
+    want = attention.follow_sets(s, mask, tol=tol, causal=True) & mask[:, :, None]  # padding queries follow nobody
+    assert torch.equal(fast.follow, want)
+
+
 # ---- exact facts ---------------------------------------------------------------------------------
 
 
@@ -276,6 +293,22 @@ def test_softmax_first_token_solves_the_linear_ode_and_its_rescaled_form_never_m
     z = attndyn.softmax(x, time=1.0, V=V, step=0.1, causal=True, rescaled=True)
     assert bool((z.ys[:, 0, 0] == torch.tensor(x[0])).all())  # sum_j P_0j V (z_j - z_0) = V (z_0 - z_0) = 0
     assert int(z.leader_since[0, 0]) == 0  # it attends only to itself
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 9), st.sampled_from(["rk4", "discrete", "euler"]))
+def test_softmax_rescaled_first_real_token_never_moves(seed, n, method):
+    """The first real token attends only to itself: under the rescaled dynamics (eq. (4), Remark 4) its velocity
+    sum_j P_ij V (z_j - z_i) is exactly 0, with padding anywhere and any V."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, n, 2))
+    V = rng.standard_normal((2, 2))
+    mask = rng.random((2, n)) > 0.3
+    mask[:, -1] = True
+    traj = attndyn.softmax(x, time=0.5, V=V, step=0.1, method=method, rescaled=True, mask=mask, causal=True)
+    for b in range(2):
+        first = int(np.flatnonzero(mask[b])[0])
+        assert bool((traj.ys[:, b, first] == torch.tensor(x[b, first])).all())
 
 
 @pytest.mark.parametrize("method", ["rk4", "discrete", "dopri5"])
