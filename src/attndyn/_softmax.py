@@ -362,7 +362,9 @@ def _self_attending(dyn: SoftmaxAttention, t: float, y: Tensor) -> Tensor:
         ar = torch.arange(r, device=s.device)
         own = s[:, ar, ar + a].clone()  # (B, r)
         s[:, ar, ar + a] = -torch.inf
-        keep = attention.allowed(dyn.mask, n, causal=dyn.causal, rows=slice(a, a + r), device=s.device)
+        keep = None  # the keys a token may attend: all (no call), or real and (causal) j <= i
+        if dyn.mask is not None or dyn.causal:
+            keep = attention.allowed(dyn.mask, n, causal=dyn.causal, rows=slice(a, a + r), device=s.device)
         if keep is not None:
             s.masked_fill_(~keep, -torch.inf)
         lead = own > s.amax(dim=-1)
