@@ -348,6 +348,15 @@ def test_softmax_geometry_refuses_a_causal_run_in_one_line():
         analysis.softmax_geometry(traj)
 
 
+def test_collapse_rate_refuses_a_causal_run():
+    x = np.random.default_rng(0).standard_normal((6, 2))
+    traj = attndyn.softmax(x, time=4.0, V=-np.eye(2), causal=True, save=attndyn.SaveAt(every=5))
+    with pytest.raises(InputError, match=r"t\^\(-1/2\) rate derived for the full attention.*causal mask"):
+        analysis.collapse_decay(traj)
+    fit = analysis.radius_decay(traj.ts, traj.ys.abs().amax(dim=(1, 2, 3)))  # the measurement itself still runs
+    assert fit.radius[-1] < fit.radius[0]
+
+
 def test_follow_matrix_read_off_a_causal_state_is_the_recorded_one():
     z = np.random.default_rng(7).standard_normal((8, 2))
     kept = attndyn.hardmax(z, alpha=0.5, layers=4, causal=True, save=attndyn.SaveAt(follow=True))
