@@ -14,6 +14,22 @@ token, the inner products of that token with every token (numpy), the maximum, t
 mean. By default it is timed on a slice of the batch and scaled linearly to the full batch (its
 cost per sequence is constant); the printout says which. Each case runs in a fresh subprocess so
 that its peak resident memory is its own.
+
+**Where the planar hardmax's time goes** (skip with ``--no-profile``): (3000, 128, 2), 8 layers, one
+thread, CPU time per token-layer of each phase of the compiled kernel — the real tokens and w = A z_i;
+the candidates (inscribed octagon, margin test); the scores with their maximum, multiplicity and first
+maximiser (one fused pass); the move (ties finished one by one); the store with the leader flags; the
+rounding bound of new leaders' margins — then the whole ``attndyn.hardmax`` run and what lies outside
+the kernel (checks, the leader book, the run loop, saving; the run calls the kernel once more than it
+has layers, for the last state's leaders). Method: a copy of the kernel's sequence loop, built in this
+script from the kernel's own phase functions (``attndyn._kernels``), is cut after phase 1, 2, ..., 6
+(every phase writes into arrays this script owns, so no cut lets the compiler drop the work before
+it); each cut runs the 8 layers of the real trajectory, the cuts alternately, best of 5; a phase costs
+the difference between its cut and the one before. It runs twice, each in a fresh process: compiled
+for this processor (native) and for numba's generic x86-64 target (``NUMBA_CPU_NAME=generic``, no
+vector extension beyond SSE2; its own numba cache directory, so that the two builds never mix); the
+ratio column shows which phases depend on the processor. The processor's name, the target LLVM
+compiled for, its widest vector extension and the load are recorded with each.
 """
 
 from __future__ import annotations
@@ -22,9 +38,11 @@ import argparse
 import json
 import math
 import os
+import platform
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -85,6 +103,7 @@ def case_hardmax(B: int, n: int, d: int, layers: int, naive_slice: int) -> dict:
     import torch
 
     import attndyn
+    from attndyn._kernels import threads_for
 
     rng = np.random.default_rng(0)
     Z = rng.standard_normal((B, n, d))
@@ -115,6 +134,9 @@ def case_hardmax(B: int, n: int, d: int, layers: int, naive_slice: int) -> dict:
         "max_abs_diff": err,
         "engine_extra_peak_mb": mem,
         "threads": torch.get_num_threads(),
+        "ns_per_token_layer": best / (B * n * layers) * 1e9,
+        "kernel_threads": threads_for(B, n, d),  # the compiled layer's threads, as the engine chose them
+        "cpu_ns_per_token_layer": cpu / (B * n * layers) * 1e9,
     }
 
 
@@ -161,6 +183,137 @@ def case_softmax_big(n: int, d: int, steps: int) -> dict:
     }
 
 
+# ---- where the planar hardmax's time goes (--profile) -------------------------------------------
+
+PHASES = (  # (key in the JSON, what the phase does)
+    ("load", "the real tokens, their coordinates and w = A z_i"),
+    ("candidates", "the inscribed octagon, the candidates not deeper than the margin"),
+    ("scores", "scores against the candidates with their maximum, multiplicity, first maximiser"),
+    ("move", "the step towards the mean of C_i (ties finished one by one)"),
+    ("store", "the largest change, the new tokens, the leader flags C_i = {i}"),
+    ("bound", "new leaders' margins against the rounding bound (attndyn.margins)"),
+)
+
+
+def _phase_driver():
+    """The planar kernel's sequence loop (attndyn._kernels._planar_seqs) cut after phase ``upto``; every
+    phase writes into arrays the caller owns, so that no cut lets the compiler drop the work before it."""
+    from numba import njit
+
+    from attndyn import _kernels as K
+
+    @njit(cache=False)
+    def run(upto, z, A, mask, coef, out, leader, follow, moved, scale, layer, book, ib, qb, nrm):  # pragma: no cover
+        real, cand, arg, cnt, pack = ib
+        xr, yr, w0, w1, best, cx, cy, ox, oy = qb
+        for b in range(z.shape[0]):
+            m = K._load_planar(z[b], mask[b], A, real, xr, yr, w0, w1)
+            if upto < 2:
+                continue
+            h, sc = K._octagon(xr, yr, m, arg)
+            nc = K._candidates(xr, yr, m, sc, h, True, cand, arg, nrm)
+            for c in range(nc):
+                cx[c] = xr[cand[c]]
+                cy[c] = yr[cand[c]]
+            if upto < 3:
+                continue
+            K._score_planar(w0, w1, m, cx, cy, nc, best, pack)
+            if upto < 4:
+                continue
+            nfix = K._move_planar(xr, yr, w0, w1, m, sc, coef, cx, cy, cand, pack, cnt, arg, ox, oy)
+            for k in range(m if nfix > 0 else 0):
+                if cnt[k] != 1:
+                    seen = (w0, w1, xr, yr, m, sc, cand, nc, best, cnt, arg, ox, oy)
+                    K._planar_fix(k, b, seen, coef, 0.0, real, follow, False)
+            if upto < 5:
+                continue
+            moved[b] = K._maxdiff(ox, oy, xr, yr, m, best)
+            K._store_planar(out[b], leader[b], real, m, ox, oy, cnt, arg)
+            scale[b] = sc
+            if upto < 6:
+                continue
+            K._certify_planar(b, leader[b], real, cand, nc, m, xr, yr, w0, w1, A, layer, book, book[7], best)
+
+    return run
+
+
+def case_profile(B: int, n: int, layers: int, repeats: int) -> dict:
+    """ns per token-layer of each phase of the planar kernel (one thread), and of the whole run."""
+    import numba
+    import torch
+
+    import attndyn
+    from attndyn import _kernels as K
+    from attndyn import margins
+
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((B, n, 2))
+    A, mask, coef = np.eye(2), np.ones((B, n), dtype=np.bool_), 0.5 / 1.5
+    traj = attndyn.hardmax(Z, alpha=0.5, layers=layers - 1, check_hypotheses=False)
+    states = [np.ascontiguousarray(traj.ys[k].numpy()) for k in range(layers)]  # the inputs of each layer
+    run = _phase_driver()
+    ib = tuple(np.empty((5, n + 8), dtype=np.int64))
+    qb, nrm = tuple(np.empty((9, n + 8))), np.empty((4, n + 8))
+    out, leader, moved, scale = np.empty((B, n, 2)), np.empty((B, n), np.bool_), np.empty(B), np.empty(B)
+    follow = np.zeros((1, 1, 1), np.bool_)
+
+    def timed(upto: int) -> float:
+        book = margins.LeaderBook(B, n, torch.float64).kernel_arrays(2)
+        t0 = time.thread_time()
+        for k in range(layers):
+            run(upto, states[k], A, mask, coef, out, leader, follow, moved, scale, k, book, ib, qb, nrm)
+        return time.thread_time() - t0
+
+    cut = range(1, len(PHASES) + 1)
+    for u in cut:
+        timed(u)  # compile
+    best = {u: math.inf for u in cut}
+    for _ in range(repeats):  # alternately, so that the machine's other work spreads over every variant
+        for u in cut:
+            best[u] = min(best[u], timed(u))
+    tl = B * n * layers
+    cum = [best[u] / tl * 1e9 for u in cut]
+    kernel, whole = math.inf, math.inf
+    for _ in range(repeats):
+        t0 = time.thread_time()
+        for k in range(layers):  # the engine's own kernel on the same inputs
+            K.hardmax_layer_2d(states[k], A, mask, coef, 0.0, out, leader, follow, False, moved, scale)
+        kernel = min(kernel, time.thread_time() - t0)
+        t0 = time.thread_time()
+        attndyn.hardmax(Z, alpha=0.5, layers=layers, save=attndyn.SaveAt(every=None), check_hypotheses=False)
+        whole = min(whole, time.thread_time() - t0)
+    kernel_ns, whole_ns = kernel / tl * 1e9, whole / tl * 1e9
+    return {
+        "phases_ns": {name: c - p for (name, _), c, p in zip(PHASES, cum, [0.0] + cum[:-1])},
+        "phases_cumulative_ns": dict(zip([name for name, _ in PHASES], cum)),
+        "kernel_ns": kernel_ns,  # hardmax_layer_2d without a book, per token-layer
+        "run_ns": whole_ns,  # attndyn.hardmax, per token-layer: layers + 1 kernel calls, checks, saving
+        "outside_kernel_ns": whole_ns - kernel_ns * (layers + 1) / layers,
+        "numba_threads": numba.get_num_threads(),
+        "processor": processor(),
+        "load": os.getloadavg()[0],
+    }
+
+
+def processor() -> dict:
+    """What numba compiles for: the CPU's name, LLVM's name for it, and its widest vector extension."""
+    import llvmlite.binding as llvm
+    import numba
+
+    name = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    target = os.environ.get("NUMBA_CPU_NAME") or llvm.get_host_cpu_name()
+    feats = llvm.get_host_cpu_features() if target != "generic" else {}
+    isa = next((f for f in ("avx512f", "avx2", "avx", "sse4.2") if feats.get(f)), "sse2 (x86-64 baseline)")
+    return {"name": name, "llvm_cpu": target, "vector_isa": isa, "numba": numba.__version__}
+
+
 CASES = {
     "hardmax_3000x128x2": lambda a: case_hardmax(3000, 128, 2, 8, 3000 if a.full_naive else 300),
     "hardmax_15000x128x2": lambda a: case_hardmax(15000, 128, 2, 8, 15000 if a.full_naive else 300),
@@ -181,6 +334,45 @@ def run_case(name: str, threads: int, full_naive: bool) -> dict:
     return row
 
 
+def run_profile(target: str, repeats: int) -> dict:
+    """The phase profile in a fresh process on one thread; ``target`` "generic" compiles for numba's generic
+    x86-64 processor (no extension beyond the baseline) into a cache directory of its own."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    with tempfile.TemporaryDirectory() as cache:
+        if target == "generic":
+            env.update(NUMBA_CPU_NAME="generic", NUMBA_CACHE_DIR=cache)
+        cmd = [sys.executable, __file__, "--run-profile", str(repeats), "--threads", "1"]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout.strip().splitlines()
+    return json.loads(out[-1])
+
+
+def print_profile(prof: dict) -> None:
+    targets = list(prof)
+    print("\nplanar hardmax (3000, 128, 2), 8 layers, one thread: ns per token-layer by phase (CPU time)")
+    print(f"{'phase':<26}" + "".join(f"{t:>12}" for t in targets) + (f"{'ratio':>8}" if len(targets) == 2 else ""))
+    rows = [*prof[targets[0]]["phases_ns"], "kernel (sum)", "kernel (engine's)", "whole run", "outside the kernel"]
+    what = dict(PHASES)
+    keys = {"kernel (engine's)": "kernel_ns", "whole run": "run_ns", "outside the kernel": "outside_kernel_ns"}
+    for row in rows:
+        vals = []
+        for t in targets:
+            p = prof[t]
+            if row in p["phases_ns"]:
+                vals.append(p["phases_ns"][row])
+            elif row == "kernel (sum)":
+                vals.append(list(p["phases_cumulative_ns"].values())[-1])
+            else:
+                vals.append(p[keys[row]])
+        line = f"{row:<26}" + "".join(f"{v:>12.1f}" for v in vals)
+        if len(vals) == 2 and vals[0] > 0:
+            line += f"{vals[1] / vals[0]:>7.2f}x"
+        line += f"  {what.get(row, '')}"
+        print(line)
+    for t in targets:
+        c = prof[t]["processor"]
+        print(f"  {t}: {c['name']}, compiled for {c['llvm_cpu']} ({c['vector_isa']}), load {prof[t]['load']:.1f}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--full-naive", action="store_true", help="time the naive loops in full instead of on a slice")
@@ -189,8 +381,16 @@ def main() -> None:
     )
     p.add_argument("--case", action="append", choices=sorted(CASES), help="run only this case (repeatable)")
     p.add_argument("--run", help=argparse.SUPPRESS)  # internal: one case in this process
+    p.add_argument("--run-profile", type=int, help=argparse.SUPPRESS)  # internal: the profile in this process
+    p.add_argument("--no-profile", action="store_true", help="skip the phase profile (native and generic target)")
     p.add_argument("--json", help="also write every row, the ratios and the load to this JSON file")
     a = p.parse_args()
+    if a.run_profile:
+        import numba
+
+        numba.set_num_threads(1)
+        print(json.dumps(case_profile(3000, 128, 8, a.run_profile)))
+        return
     if a.run:
         import numba
         import torch
@@ -232,6 +432,12 @@ def main() -> None:
             )
         if "naive_cpu_s" in r:  # CPU times: less sensitive to the machine's other work
             note.append(f"CPU-time ratio {r['naive_cpu_s'] / r['engine_cpu_s']:.0f}x on {a.threads[0]} thr")
+        if "ns_per_token_layer" in r:
+            note.append(
+                "ns/token-layer "
+                + "/".join(f"{by[t]['ns_per_token_layer']:.1f}" for t in a.threads)
+                + f" (kernel threads {'/'.join(str(by[t]['kernel_threads']) for t in a.threads)})"
+            )
         if "max_abs_diff" in r:
             note.append(f"max |diff| {max(by[t]['max_abs_diff'] for t in a.threads):.1e}")
         for k in ("engine_extra_peak_mb", "extra_peak_mb"):
@@ -240,6 +446,9 @@ def main() -> None:
         note.append("load " + "/".join(f"{by[t]['load_before']:.1f}" for t in a.threads))
         print(line + "  " + "; ".join(note))
     print("\nwall = best of the repeats (median for softmax RK4); ratio = naive loop time / wall; load = 1-min")
+    prof = {} if a.no_profile else {t: run_profile(t, 5) for t in ("native", "generic")}
+    if prof:
+        print_profile(prof)
     if a.json:
         cases = {}
         for name, by in rows.items():
@@ -254,7 +463,9 @@ def main() -> None:
             "script": "benchmarks/bench_core.py",
             "command": "python benchmarks/bench_core.py " + " ".join(sys.argv[1:]),
             "cores": os.cpu_count(),
+            "processor": processor(),
             "cases": cases,
+            "profile": prof,
         }
         tmp = Path(a.json).with_suffix(".tmp")
         tmp.write_text(json.dumps(record, indent=2) + "\n")

@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import statistics
 import sys
 import time
@@ -68,6 +69,7 @@ def train(args: argparse.Namespace) -> None:
         t0 = time.perf_counter()
         argv = ["sentiment", "train", "--run", str(run), "--d", str(args.d), "--seed", str(seed)]
         argv += ["--threads", str(args.threads), "--device", args.device, "--data", args.data]
+        argv += shlex.split(args.train_options)  # a recipe change under study, e.g. "--prior-margin 0.5"
         if attndyn(argv + ([] if args.progress else ["--no-progress"])) != 0:
             sys.exit(f"training {run} failed")
         seconds = time.perf_counter() - t0
@@ -82,6 +84,7 @@ def train(args: argparse.Namespace) -> None:
                 "threads": args.threads,
                 "kernels": args.kernels,
                 "aten": args.aten,
+                "train_options": args.train_options,
                 "wall_seconds": seconds,
                 "load_at_start": load,
                 "torch": __import__("torch").__version__,
@@ -162,6 +165,7 @@ def main() -> None:
     t.add_argument("--out", default="runs/seeds")
     t.add_argument("--data", default=str(Path(__file__).parents[1] / ".." / "shared" / "data" / "imdb" / "imdb.csv.gz"))
     t.add_argument("--threads", type=int, default=1)
+    t.add_argument("--train-options", default="", help="options added to `attndyn sentiment train` (a recipe change)")
     t.add_argument("--device", default="cpu")
     t.add_argument("--progress", action="store_true")
     t.add_argument("--kernels", choices=["pinned", "native"], default="pinned")

@@ -18,7 +18,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "attndyn"
 EXEMPT: dict[tuple[str, str], str] = {
     # Compiled numba kernels: one call per sequence; splitting them into helpers called per sequence costs
     # as much as the work itself (measured when the engines were split).
-    ("_kernels.py", "_planar_seqs"): "numba kernel, a call per sequence costs as much as the work",
     ("_kernels.py", "_dense_one"): "numba kernel, a call per sequence costs as much as the work",
     # scikit-learn's estimator contract: __init__ stores every parameter, one line each, and nothing else.
     (

@@ -32,10 +32,11 @@ Per sequence and layer: (1) the extreme tokens in the 8 directions :math:`k\cdot
 inscribed octagon (two passes of eight independent scalar chains); (2) the candidates are the
 tokens not deeper than the margin inside it (one vectorised pass testing all 8 edges) — about 11
 of 128 Gaussian tokens, the hull's vertices and a few near them; (3) every query is compared with
-the candidates in one pass vectorised over the queries, which keeps the maximum, how many
-candidates attain it, the first token that does and its coordinates (selects, no gathers);
-(4) the generic query (one maximiser) moves towards it, and the rare others (ties: their mean
-in index order; see below) are finished one by one. The octagon must turn left at every corner
+the candidates in passes vectorised over the queries, four candidates a pass, keeping the maximum
+and, packed in one integer, how many candidates attain it and the first that does (the running
+state is loaded and stored once per pass: stores, not arithmetic, bounded the one-candidate
+loop); (4) the generic query (one maximiser) moves towards it, and the rare others (ties: their
+mean in index order; see below) are finished one by one. The octagon must turn left at every corner
 and wind once, else the sequence compares with all its tokens; so does a positive tie
 tolerance, a sequence of at most 8 tokens, coordinates outside ``[SCALE_MIN, SCALE_MAX]``, and a
 query with :math:`(|w_1| + |w_2|) S` outside ``[SCORE_MIN, SCORE_MAX]`` (where rounding stops
@@ -231,6 +232,117 @@ def _ties(w0, w1, xs, ys, idx, nc, bst):  # pragma: no cover - compiled
     return cnt, sx, sy, last
 
 
+@njit(cache=True, inline="always")
+def _load_planar(zb, mb, A, real, xr, yr, w0, w1):  # pragma: no cover - compiled
+    """The real tokens of one sequence (zb (n, 2), mb (n,) bool): their positions into real, their
+    coordinates into xr, yr and w = A z_i into w0, w1, rounded as the dense rule rounds it;
+    returns how many there are, m. (Without padding the loop reads zb in order and vectorises.)"""
+    n = zb.shape[0]
+    m = 0
+    for i in range(n):  # the real tokens' positions (branch-free)
+        real[m] = i
+        m += 1 if mb[i] else 0
+    a00, a01, a10, a11 = A[0, 0], A[0, 1], A[1, 0], A[1, 1]
+    if m == n:
+        for k in range(n):
+            x = zb[k, 0]
+            y = zb[k, 1]
+            xr[k] = x
+            yr[k] = y
+            w0[k] = a00 * x + a01 * y
+            w1[k] = a10 * x + a11 * y
+        return m
+    for k in range(m):
+        j = real[k]
+        x = zb[j, 0]
+        y = zb[j, 1]
+        xr[k] = x
+        yr[k] = y
+        w0[k] = a00 * x + a01 * y
+        w1[k] = a10 * x + a11 * y
+    return m
+
+
+# The scoring pass packs, per query, the multiplicity of its maximum (high 32 bits) and the slot
+# of the first candidate attaining it (low 32 bits) into one integer: one store, not three.
+_ONE = 1 << 32
+_SLOT = _ONE - 1
+
+
+@njit(cache=True, inline="always")
+def _better(s, bk, v, c):  # pragma: no cover - compiled
+    """One candidate (slot c, score s) against a query's running maximum bk and packed count/slot v."""
+    gt = s > bk
+    v = (c + _ONE) if gt else v + (_ONE if s == bk else 0)
+    return (s if gt else bk), v
+
+
+@njit(cache=True, inline="always")
+def _score_planar(w0, w1, m, cx, cy, nc, best, pack):  # pragma: no cover - compiled
+    """Every query k < m against the candidates cx, cy[:nc] (slot order = index order): the maximum
+    of the rounded scores into best[k], and how many candidates attain it and the first slot that
+    does, packed into pack[k]. Vectorised over the queries, four candidates per pass: each pass
+    loads and stores a query's running state once (the stores, not the arithmetic, bounded the
+    one-candidate loop)."""
+    ux, uy = cx[0], cy[0]
+    for k in range(m):
+        best[k] = w0[k] * ux + w1[k] * uy
+        pack[k] = _ONE
+    c = 1
+    while c + 3 < nc:
+        ux, uy, vx, vy = cx[c], cy[c], cx[c + 1], cy[c + 1]
+        px, py, qx, qy = cx[c + 2], cy[c + 2], cx[c + 3], cy[c + 3]
+        for k in range(m):
+            x, y = w0[k], w1[k]
+            bk, v = _better(x * ux + y * uy, best[k], pack[k], c)
+            bk, v = _better(x * vx + y * vy, bk, v, c + 1)
+            bk, v = _better(x * px + y * py, bk, v, c + 2)
+            best[k], pack[k] = _better(x * qx + y * qy, bk, v, c + 3)
+        c += 4
+    while c < nc:
+        ux, uy = cx[c], cy[c]
+        for k in range(m):
+            best[k], pack[k] = _better(w0[k] * ux + w1[k] * uy, best[k], pack[k], c)
+        c += 1
+
+
+@njit(cache=True, inline="always")
+def _move_planar(xr, yr, w0, w1, m, sc, coef, cx, cy, cand, pack, cnt, arg, ox, oy):  # pragma: no cover
+    """Unpack the scoring pass (cnt, arg: the token index) and move every query towards its first
+    maximiser (the generic case, one maximiser); returns how many queries need :func:`_planar_fix`
+    (ties, and scores outside the range where rounding is relative). (Two loops: the first, with
+    no gathers, vectorises.)"""
+    nfix = 0
+    for k in range(m):
+        arg[k] = pack[k] & _SLOT  # the slot, for now
+        cnt[k] = pack[k] >> 32
+        g = (abs(w0[k]) + abs(w1[k])) * sc
+        nfix += 1 if (cnt[k] != 1) | (g < SCORE_MIN) | (g > SCORE_MAX) else 0
+    for k in range(m):
+        slot = arg[k]
+        arg[k] = cand[slot]
+        x, y = xr[k], yr[k]
+        ox[k] = x + coef * (cx[slot] - x)
+        oy[k] = y + coef * (cy[slot] - y)
+    return nfix
+
+
+@njit(cache=True, inline="always")
+def _store_planar(ob, lb, real, m, ox, oy, cnt, arg):  # pragma: no cover - compiled
+    """The new tokens into ob (n, 2) and the flags C_i = {i} into lb (n,), at the real positions."""
+    if m == ob.shape[0]:
+        for k in range(m):
+            ob[k, 0] = ox[k]
+            ob[k, 1] = oy[k]
+            lb[k] = (cnt[k] == 1) & (arg[k] == k)
+        return
+    for k in range(m):
+        i = real[k]
+        ob[i, 0] = ox[k]
+        ob[i, 1] = oy[k]
+        lb[i] = (cnt[k] == 1) & (arg[k] == k)
+
+
 @njit(cache=True)
 def _planar_seqs(
     lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb, nrm, layer, book
@@ -240,29 +352,15 @@ def _planar_seqs(
     when ``layer >= 0``. (One call for many sequences, and helpers inlined: a call per sequence,
     with its array arguments, costs as much as loading the sequence's tokens.)"""
     n = z.shape[1]
-    a00, a01, a10, a11 = A[0, 0], A[0, 1], A[1, 0], A[1, 1]
-    real, cand, arg, cnt = ib
-    xr, yr, w0, w1, best, cx, cy, ox, oy, bx, by = qb
+    real, cand, arg, cnt, pack = ib
+    xr, yr, w0, w1, best, cx, cy, ox, oy = qb
     known = book[7]
     for b in range(lo, hi):
-        m = 0
-        mb = mask[b]
-        for i in range(n):  # the real tokens' positions (branch-free)
-            real[m] = i
-            m += 1 if mb[i] else 0
+        m = _load_planar(z[b], mask[b], A, real, xr, yr, w0, w1)
         for i in range(n if m < n else 0):
-            if not mb[i]:  # padding stays and leads nobody
+            if not mask[b, i]:  # padding stays and leads nobody
                 out[b, i, 0], out[b, i, 1] = z[b, i, 0], z[b, i, 1]
                 leader[b, i] = False
-        zb = z[b]  # (n, 2)
-        for k in range(m):  # the real tokens and w = A z_i, rounded as the dense rule rounds it
-            j = k if m == n else real[k]
-            x = zb[j, 0]
-            y = zb[j, 1]
-            xr[k] = x
-            yr[k] = y
-            w0[k] = a00 * x + a01 * y
-            w1[k] = a10 * x + a11 * y
         if m > 8:
             h, sc = _octagon(xr, yr, m, arg)
         else:
@@ -271,74 +369,19 @@ def _planar_seqs(
         for c in range(nc):
             cx[c] = xr[cand[c]]
             cy[c] = yr[cand[c]]
-        # The maximum, its multiplicity, the first token attaining it and its coordinates
-        # (selects, not gathers: the loops vectorise over the queries).
-        ux, uy, first = cx[0], cy[0], cand[0]
-        for k in range(m):
-            best[k] = w0[k] * ux + w1[k] * uy
-            cnt[k] = 1
-            arg[k] = first
-            bx[k] = ux
-            by[k] = uy
-        for c in range(1, nc):
-            ux, uy, tc = cx[c], cy[c], cand[c]
-            for k in range(m):
-                s = w0[k] * ux + w1[k] * uy
-                gt = s > best[k]
-                cnt[k] = 1 if gt else cnt[k] + (1 if s == best[k] else 0)
-                arg[k] = tc if gt else arg[k]
-                bx[k] = ux if gt else bx[k]
-                by[k] = uy if gt else by[k]
-                best[k] = s if gt else best[k]
-        nfix = 0
-        for k in range(m):  # the generic case, one maximiser: z_i moves towards it
-            x, y = xr[k], yr[k]
-            ox[k] = x + coef * (bx[k] - x)
-            oy[k] = y + coef * (by[k] - y)
-            g = (abs(w0[k]) + abs(w1[k])) * sc
-            nfix += 1 if (cnt[k] != 1) | (g < SCORE_MIN) | (g > SCORE_MAX) else 0
+        _score_planar(w0, w1, m, cx, cy, nc, best, pack)
+        nfix = _move_planar(xr, yr, w0, w1, m, sc, coef, cx, cy, cand, pack, cnt, arg, ox, oy)
         if nfix > 0 or tol > 0.0 or record_follow:
             for k in range(m):  # ties, and queries whose rounding is not relative (see _planar_fix)
                 g = (abs(w0[k]) + abs(w1[k])) * sc
                 if tol > 0.0 or record_follow or cnt[k] != 1 or not (SCORE_MIN <= g <= SCORE_MAX):
-                    _planar_fix(
-                        k,
-                        b,
-                        w0,
-                        w1,
-                        xr,
-                        yr,
-                        m,
-                        sc,
-                        cand,
-                        nc,
-                        best,
-                        cnt,
-                        arg,
-                        ox,
-                        oy,
-                        coef,
-                        tol,
-                        real,
-                        follow,
-                        record_follow,
-                    )
+                    seen = (w0, w1, xr, yr, m, sc, cand, nc, best, cnt, arg, ox, oy)
+                    _planar_fix(k, b, seen, coef, tol, real, follow, record_follow)
         moved[b] = _maxdiff(ox, oy, xr, yr, m, best)  # best is free from here on
-        ob, lb = out[b], leader[b]  # (n, 2), (n,)
-        if m == n:
-            for k in range(m):
-                ob[k, 0] = ox[k]
-                ob[k, 1] = oy[k]
-                lb[k] = (cnt[k] == 1) & (arg[k] == k)  # C_i = {i}
-        else:
-            for k in range(m):
-                i = real[k]
-                ob[i, 0] = ox[k]
-                ob[i, 1] = oy[k]
-                lb[i] = (cnt[k] == 1) & (arg[k] == k)
+        _store_planar(out[b], leader[b], real, m, ox, oy, cnt, arg)
         scale[b] = sc
         if layer >= 0:
-            _certify_planar(b, lb, real, cand, nc, m, xr, yr, w0, w1, A, layer, book, known, best)
+            _certify_planar(b, leader[b], real, cand, nc, m, xr, yr, w0, w1, A, layer, book, known, best)
 
 
 @njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
@@ -432,11 +475,11 @@ def _maxdiff(ox, oy, xr, yr, m, tmp):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _planar_fix(
-    k, b, w0, w1, xr, yr, m, sc, cand, nc, best, cnt, arg, ox, oy, coef, tol, real, follow, record_follow
-):  # pragma: no cover
+def _planar_fix(k, b, seen, coef, tol, real, follow, record_follow):  # pragma: no cover - compiled
     """Query k when it is not the generic case: a tie, a positive tolerance, scores outside the
-    range where rounding is relative (then every token is compared), or follow sets wanted."""
+    range where rounding is relative (then every token is compared), or follow sets wanted;
+    ``seen`` is what the layer computed, ``(w0, w1, xr, yr, m, sc, cand, nc, best, cnt, arg, ox, oy)``."""
+    w0, w1, xr, yr, m, sc, cand, nc, best, cnt, arg, ox, oy = seen
     x, y = xr[k], yr[k]
     g = (abs(w0[k]) + abs(w1[k])) * sc
     if tol > 0.0 or (nc < m and not (SCORE_MIN <= g <= SCORE_MAX)):  # compare with every token
@@ -470,9 +513,9 @@ def _planar_block(
     lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book
 ):  # pragma: no cover
     n = z.shape[1]
-    iscratch = np.empty((4, n + 8), dtype=np.int64)
-    scratch = np.empty((15, n + 8))
-    ib = (iscratch[0], iscratch[1], iscratch[2], iscratch[3])  # views made once, not per sequence
+    iscratch = np.empty((5, n + 8), dtype=np.int64)
+    scratch = np.empty((13, n + 8))
+    ib = (iscratch[0], iscratch[1], iscratch[2], iscratch[3], iscratch[4])  # views made once, not per sequence
     xr, yr, w0, w1, best, cx, cy, ox, oy = (
         scratch[0],
         scratch[1],
@@ -484,8 +527,8 @@ def _planar_block(
         scratch[7],
         scratch[8],
     )
-    qb = (xr, yr, w0, w1, best, cx, cy, ox, oy, scratch[9], scratch[10])
-    nrm = scratch[11:15]
+    qb = (xr, yr, w0, w1, best, cx, cy, ox, oy)
+    nrm = scratch[9:13]
     _planar_seqs(
         lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb, nrm, layer, book
     )

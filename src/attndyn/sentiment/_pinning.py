@@ -9,8 +9,9 @@ positive. Pinned, both run the same instructions:
 
 - ``ATEN_CPU_CAPABILITY=avx2``: torch's AVX2 kernels, on every processor that has AVX2 (every x86-64
   processor of the last decade, both kinds of machine this project runs on). The plain build would pin
-  processors without AVX2 as well, but trains 1.7-3x slower (docs/sentiment-model.md, "The same model on
-  every machine"); such processors run unpinned, and say so.
+  processors without AVX2 as well, but trains slower (1.37x the native CPU time in
+  docs/results/bench_pinned_training.json; docs/sentiment-results.md, "The same model on every machine");
+  such processors run unpinned, and say so.
 - ``MKL_CBWR=COMPATIBLE``: MKL's conditional numerical reproducibility on its SSE2 branch, the one MKL
   documents as giving the same results on every Intel and non-Intel processor.
 

@@ -48,7 +48,9 @@ class SentimentConfig(JsonConfig):
     Args:
         vocab_size: rows of the embedding table (index 0 = padding, kept at zero).
         d: token dimension (the paper: 2, 4, 8, 16).
-        layers: K, number of layers sharing the one attention sublayer (paper: 8).
+        layers: K, number of layers sharing the one attention sublayer (paper: 8). K = 0 is the
+            control without attention: the decision is the mean of the word vectors read by the
+            decoder, a linear model trained by the same recipe (what the dynamics cost or add).
         tau: softmax temperature while training (paper: 1e-3); small tau makes softmax ≈ hardmax.
         alpha_init: initial alpha.
         alpha_min: floor of alpha (> 0), so alpha cannot collapse to 0.
@@ -69,10 +71,11 @@ class SentimentConfig(JsonConfig):
     embed_init_std: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d", "layers"):
+        for name, least in (("vocab_size", 1), ("d", 1), ("layers", 0)):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise InputError(f"{name} must be a positive integer, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or v < least:
+                kind = "a positive integer" if least else "an integer >= 0 (0: no attention, the linear control)"
+                raise InputError(f"{name} must be {kind}, got {v!r}")
         for name, most in (("d", MAX_D), ("layers", MAX_LAYERS)):
             if getattr(self, name) > most:
                 raise InputError(

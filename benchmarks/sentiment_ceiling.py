@@ -1,0 +1,261 @@
+"""Where the sentiment model's accuracy goes: the tokens, the recipe, and the dynamics, measured apart.
+
+The hardmax model's decision is exactly a weighted mean of word values,
+H = (1/n) sum_i u_i <v, z^0_{w_i}> + b with influences u_i >= 0 that sum to n
+(:mod:`attndyn.sentiment.attribution`). Three parts, each a row of docs/sentiment-results.md's
+"Where the accuracy goes":
+
+- ``text``: logistic regression on exactly the tokens the model sees (its vocabulary filters, phrase
+  tokens and length cut), as the mean bag of words (every u_i = 1) and as TF-IDF; beside it TF-IDF of
+  words and pairs of the full cleaned text (the linear baseline of issue 30). What the text side allows.
+- ``control``: the model with ``layers=0`` -- no attention, the decoder reads the mean of the word
+  vectors -- trained by the recipe for d (its optimiser, word dropout, sign prior, early stopping) with
+  the estimator itself; per setting changed (``--changes``), per seed. What the recipe costs.
+- ``dynamics``: the word vectors and decoder of a trained ``layers=0`` model put through the model's K
+  hardmax layers at several alpha (no training): test accuracy and clusters per real word. What the
+  clustering itself costs, with the word vectors held fixed.
+
+    python benchmarks/sentiment_ceiling.py text --json docs/results/sentiment_ceiling.json
+    python benchmarks/sentiment_ceiling.py control --d 16 --seeds 0 1 2 --json docs/results/sentiment_ceiling.json
+    python benchmarks/sentiment_ceiling.py control --d 16 --seeds 0 1 2 --changes prior_weight=0 \
+        --json docs/results/sentiment_ceiling.json
+    python benchmarks/sentiment_ceiling.py dynamics --d 16 --seeds 0 --json docs/results/sentiment_ceiling.json
+
+Each part adds its entries to the JSON (other entries are kept). The split is the seeded 70/30 split of the
+seed (35,000 / 15,000), the vocabulary is built from the training part as the estimator builds it, C of the
+logistic regression is chosen on a seeded tenth of the training part. Training is pinned
+(:func:`attndyn.sentiment.pin_kernels`) and on one thread. Not part of the test suite (minutes per entry).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attndyn.sentiment import pin_kernels
+
+#: name -> (d of the recipe, text settings changed on top of it).
+VARIANTS: dict[str, tuple[int, dict]] = {
+    "d2-recipe": (2, {}),
+    "d16-recipe": (16, {}),
+    "d16-len512": (16, {"max_len": 512}),
+    "d16-len1024": (16, {"max_len": 1024}),
+    "d16-no-filter": (16, {"min_log_odds": 0.0}),
+    "d16-no-filter-len1024": (16, {"min_log_odds": 0.0, "max_len": 1024}),
+    "d16-bigrams2-len1024": (16, {"bigrams": 2, "max_len": 1024}),
+}
+ALPHAS = (0.05, 0.1, 0.2, 0.5, 1.0)
+
+
+def _text_config(d: int, changes: dict) -> Any:
+    from attndyn.sentiment.recipes import recipe
+    from attndyn.sentiment.text import TextConfig
+
+    fields = set(TextConfig.__dataclass_fields__)
+    return TextConfig(**{k: v for k, v in {**recipe(d), **changes}.items() if k in fields})
+
+
+def _corpus(data: str, text: Any, seed: int, cache: Path) -> Any:
+    from attndyn.sentiment.corpus import load_corpus
+
+    return load_corpus(data, split="random", seed=seed, tokenizer=text.tokenizer(), cache_dir=cache)
+
+
+def _bags(rows: list[list[int]], vocab_size: int, mean: bool) -> Any:
+    from scipy.sparse import csr_matrix
+
+    indptr = np.cumsum([0] + [len(r) for r in rows])
+    data = np.concatenate([np.full(len(r), 1.0 / len(r) if mean else 1.0) for r in rows])
+    m = csr_matrix((data, np.concatenate(rows), indptr), shape=(len(rows), vocab_size))
+    m.sum_duplicates()
+    return m
+
+
+def _fit(Xtr: Any, ytr: np.ndarray, Xte: Any, yte: np.ndarray, seed: int = 0) -> dict:
+    """Logistic regression with C chosen on a seeded tenth of the training rows; test accuracy at that C."""
+    from sklearn.linear_model import LogisticRegression
+
+    perm = np.random.default_rng(seed).permutation(Xtr.shape[0])
+    n_val = Xtr.shape[0] // 10
+    va, fi = perm[:n_val], perm[n_val:]
+    scores = {}
+    for C in (0.25, 1.0, 4.0, 16.0, 64.0, 256.0, 1024.0):
+        clf = LogisticRegression(C=C, max_iter=3000).fit(Xtr[fi], ytr[fi])
+        scores[C] = float(clf.score(Xtr[va], ytr[va]))
+    C = max(scores, key=lambda c: (scores[c], -c))
+    clf = LogisticRegression(C=C, max_iter=3000).fit(Xtr, ytr)
+    return {"C": C, "val_acc": scores[C], "test_acc": float(clf.score(Xte, yte))}
+
+
+def text_variant(name: str, d: int, changes: dict, data: str, cache: Path) -> dict:
+    """Linear models on the tokens the model of ``d`` sees with ``changes`` to its text settings."""
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    from attndyn.sentiment.estimator import _vocabulary
+
+    text = _text_config(d, changes)
+    t0 = time.perf_counter()
+    corpus = _corpus(data, text, 0, cache)
+    y = np.asarray(corpus.reviews.labels)
+    tr, te = corpus.train_idx, corpus.test_idx
+    vocab = _vocabulary([corpus.tokens[i] for i in tr], y[tr], text)
+    known = [vocab.ids(t) for t in corpus.tokens]
+    rows = [r[: text.max_len] for r in known]
+    lengths = np.array([len(r) for r in known])
+    out: dict[str, Any] = {
+        "d": d,
+        "changes": changes,
+        "vocabulary": len(vocab),
+        "known_tokens_median": float(np.median(lengths)),
+        "cut_fraction": float(np.mean(lengths > text.max_len)),
+    }
+    counts = _bags(rows, len(vocab), mean=False)
+    tfidf = TfidfTransformer(sublinear_tf=True).fit(counts[tr])
+    for key, X in (("mean_bag_lr", _bags(rows, len(vocab), mean=True)), ("tfidf_lr", tfidf.transform(counts))):
+        out[key] = _fit(X[tr], y[tr], X[te], y[te])
+        print(f"{name}: {key} {out[key]['test_acc']:.4f} (C={out[key]['C']})", flush=True)
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def reference(data: str) -> dict:
+    """TF-IDF of words and pairs of the full cleaned text, logistic regression (the linear baseline)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from attndyn.sentiment.corpus import split_indices
+    from attndyn.sentiment.data import read_reviews
+    from attndyn.sentiment.text import clean
+
+    reviews = read_reviews(data)
+    tr, te = split_indices(reviews, "random", 0)
+    y = np.asarray(reviews.labels)
+    vec = TfidfVectorizer(preprocessor=clean, ngram_range=(1, 2), min_df=2, sublinear_tf=True, max_features=200_000)
+    Xtr = vec.fit_transform([reviews.texts[i] for i in tr])
+    out = _fit(Xtr, y[tr], vec.transform([reviews.texts[i] for i in te]), y[te])
+    print(f"reference TF-IDF (1,2)-grams, full text: {out['test_acc']:.4f} (C={out['C']})", flush=True)
+    return out
+
+
+def _label(changes: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(changes.items())) or "recipe"
+
+
+def _fit_control(d: int, seed: int, changes: dict, data: str, cache: Path) -> tuple[Any, Any, dict]:
+    """The ``layers=0`` estimator of the recipe for ``d`` (with ``changes``), fitted on the seed's training split;
+    the fitted estimator, the encoded test split and its entry."""
+    import torch
+
+    from attndyn.sentiment import HardmaxSentimentClassifier
+    from attndyn.sentiment.evaluate import accuracy_report
+
+    torch.set_num_threads(1)
+    params = {"layers": 0, **changes}
+    corpus = _corpus(data, _text_config(d, changes), seed, cache)
+    y = np.asarray(corpus.reviews.labels)
+    tr, te = corpus.train_idx, corpus.test_idx
+    est = HardmaxSentimentClassifier(d=d, random_state=seed, **params)
+    t0 = time.perf_counter()
+    est.fit([corpus.reviews.texts[i] for i in tr], y[tr], tokens=[corpus.tokens[i] for i in tr])
+    test = est.encode(y=y[te], tokens=[corpus.tokens[i] for i in te])
+    rep = accuracy_report(est.model_, test)
+    entry = {
+        "d": d,
+        "seed": seed,
+        "changes": changes,
+        "hardmax_accuracy": rep["hardmax_acc"],
+        "best_epoch": est.best_epoch_,
+        "epochs_run": len(est.history_),
+        "train_seconds": time.perf_counter() - t0,
+    }
+    print(f"control d={d} seed={seed} {_label(changes)}: {rep['hardmax_acc']:.4f}", flush=True)
+    return est, test, entry
+
+
+def dynamics(est: Any, test: Any, layers: int) -> dict:
+    """The fitted ``layers=0`` model's word vectors and decoder through ``layers`` hardmax layers at each alpha of
+    :data:`ALPHAS`: test accuracy and clusters per real word (no training)."""
+    import torch
+
+    from attndyn.sentiment import CLUSTER_RTOL
+    from attndyn.sentiment.evaluate import accuracy_report, hardmax_statistics
+    from attndyn.sentiment.model import SentimentConfig, SentimentTransformer
+
+    out = {}
+    for alpha in ALPHAS:
+        cfg = SentimentConfig(
+            vocab_size=est.model_.config.vocab_size, d=est.model_.config.d, layers=layers, alpha_init=alpha,
+            alpha_min=alpha / 2,
+        )
+        model = SentimentTransformer(cfg)
+        with torch.no_grad():
+            model.embed.weight.copy_(est.model_.embed.weight)
+            model.decoder.load_state_dict(est.model_.decoder.state_dict())
+            model.alpha_raw.fill_(_raw(alpha, alpha / 2))
+        acc = accuracy_report(model, test)["hardmax_acc"]
+        st = hardmax_statistics(model, test, est.vocab_.words, rtol=CLUSTER_RTOL)
+        out[str(alpha)] = {
+            "hardmax_accuracy": acc,
+            "clusters_per_word": st["clusters_per_token_mean"],
+            "leaders_per_review": st["leaders_mean"],
+        }
+        print(f"  alpha {alpha}: {acc:.4f}, clusters per word {st['clusters_per_token_mean']:.3f}", flush=True)
+    return out
+
+
+def _raw(alpha: float, alpha_min: float) -> float:
+    import math
+
+    y = alpha - alpha_min
+    return y + math.log(-math.expm1(-y))
+
+
+def _merge(path: Path, key: str, entries: dict, command: str) -> None:
+    from attndyn.io import write_json
+    from attndyn.sentiment import kernel_paths
+
+    res = json.loads(path.read_text()) if path.is_file() else {"script": "benchmarks/sentiment_ceiling.py"}
+    res.setdefault(key, {}).update(entries)
+    res.setdefault("commands", {})[key] = sorted({*res.get("commands", {}).get(key, []), command})
+    res["processor"] = kernel_paths().processor
+    res.setdefault("load_1min", {})[key] = os.getloadavg()[0]
+    write_json(path, res)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("part", choices=["text", "control", "dynamics"])
+    ap.add_argument("--data", default="../shared/data/imdb/imdb.csv.gz")
+    ap.add_argument("--cache", type=Path, default=Path("runs/ceiling-cache"), help="tokenized corpora (reused)")
+    ap.add_argument("--d", type=int, default=16)
+    ap.add_argument("--seeds", type=int, nargs="*", default=[0])
+    ap.add_argument("--changes", nargs="*", default=[], help="settings on top of the recipe, NAME=VALUE")
+    ap.add_argument("--layers", type=int, default=8, help="hardmax layers of the dynamics part")
+    ap.add_argument("--json", type=Path, required=True)
+    a = ap.parse_args()
+    pin_kernels()
+    command = "python " + " ".join(["benchmarks/sentiment_ceiling.py", *sys.argv[1:]])
+    changes = {k: json.loads(v) for k, v in (c.split("=", 1) for c in a.changes)}
+    if a.part == "text":
+        entries = {"reference_tfidf_full_text": reference(a.data)}
+        entries.update({name: text_variant(name, *VARIANTS[name], a.data, a.cache) for name in VARIANTS})
+        _merge(a.json, "text", entries, command)
+        return
+    for seed in a.seeds:
+        est, test, entry = _fit_control(a.d, seed, changes, a.data, a.cache)
+        key = f"d{a.d}/{_label(changes)}/seed{seed}"
+        if a.part == "dynamics":
+            entry["layer0_accuracy"] = entry.pop("hardmax_accuracy")
+            entry["layers"] = a.layers
+            entry["alphas"] = dynamics(est, test, a.layers)
+        _merge(a.json, a.part, {key: entry}, command)
+
+
+if __name__ == "__main__":
+    main()
