@@ -9,6 +9,9 @@ Rescaled dynamics, eq. (4) (one head), with :math:`z_i = e^{-tV} x_i`:
 
 .. math:: \dot z_i = \sum_j P_{ij}(e^{tV} z)\, V (z_j - z_i).
 
+A causal mask (``causal``) restricts every sum over j (and over l in :math:`P_{ij}`) to :math:`j \le i`:
+token i attends to itself and the tokens before it (:func:`attndyn.attention.allowed`).
+
 Discrete-time transformer, eq. (3), and its rescaled form (Remark 4, :math:`R = I + V\Delta t`):
 
 .. math:: z^{[k+1]}_i = z^{[k]}_i + \Delta t \sum_j P_{ij}(R^k z^{[k]})\, R^{-1} V (z^{[k]}_j - z^{[k]}_i).
@@ -30,11 +33,12 @@ __all__ = ["SoftmaxAttention"]
 
 @dataclass(frozen=True)
 class SoftmaxAttention:
-    """Softmax attention dynamics with heads ``Q``, ``K`` (H, d_q, d), ``V`` (H, d, d).
+    r"""Softmax attention dynamics with heads ``Q``, ``K`` (H, d_q, d), ``V`` (H, d, d).
 
     ``rescaled`` selects eq. (4) (one head only). ``mask`` (B, n) marks real tokens; padding
-    is never attended and does not move. The scores use :math:`A_h = K_h^\top Q_h`
-    (:func:`attndyn.attention.scores`), computed once; identity matrices are skipped.
+    is never attended and does not move. ``causal``: token i attends to tokens :math:`j \le i` only.
+    The scores use :math:`A_h = K_h^\top Q_h` (:func:`attndyn.attention.scores`), computed once;
+    identity matrices are skipped.
     """
 
     Q: Tensor
@@ -43,6 +47,7 @@ class SoftmaxAttention:
     beta: float = 1.0
     rescaled: bool = False
     mask: Tensor | None = None
+    causal: bool = False
     # Per head, A_h = K_h^T Q_h and V_h, or None for the identity; set by __post_init__.
     _A: list[Tensor | None] = field(init=False, repr=False, compare=False)
     _V: list[Tensor | None] = field(init=False, repr=False, compare=False)
@@ -63,7 +68,7 @@ class SoftmaxAttention:
     def pattern(self, x: Tensor, head: int = 0, rows: slice = slice(None)) -> Tensor:
         """Attention matrix :math:`P^h` of the (effective) tokens ``x`` for query ``rows``: (B, r, n)."""
         s = attention.scores(x, self._A[head], rows=rows)  # (B, r, n)
-        return attention.softmax_weights(s, self.mask, beta=self.beta)
+        return attention.softmax_weights(s, self.mask, beta=self.beta, causal=self.causal, rows=rows)
 
     def attention(self, t: float, y: Tensor) -> Tensor:
         """Attention at time t of state y: (B, n, n), or (B, H, n, n) with several heads."""
@@ -87,7 +92,7 @@ class SoftmaxAttention:
         a fused kernel where one exists, else chunks of query rows)."""
         A = self._A[head]
         q = x if A is None else x @ A.transpose(-1, -2)  # rows A x_i, (B, n, d): <A x_i, x_j> = q_i . x_j
-        return attention.softmax_attention(q, x, values, self.mask, beta=self.beta)
+        return attention.softmax_attention(q, x, values, self.mask, beta=self.beta, causal=self.causal)
 
     def __call__(self, t: float | Tensor, y: Tensor) -> Tensor:
         """Velocity: eq. (1) (summed over heads) or eq. (4) when ``rescaled``."""

@@ -5,7 +5,9 @@ r"""Hardmax pure-attention dynamics (Alcalde, Fantuzzi & Zuazua 2024, eq. (1.1))
     C_i(Z) = \{ j : \langle A z_i, z_j\rangle = \max_l \langle A z_i, z_l\rangle \},\qquad
     z_i^{k+1} = z_i^k + \frac{\alpha}{1+\alpha}\,\frac{1}{|C_i(Z^k)|}\sum_{j\in C_i(Z^k)} (z_j^k - z_i^k).
 
-The ``1/(1+alpha)`` factor is the normalization sublayer. :func:`hardmax_step` is one layer,
+The ``1/(1+alpha)`` factor is the normalization sublayer. With a causal mask (``causal=True``) token i attends to
+the tokens :math:`j \le i` only: the maximum and :math:`C_i` are taken over them (and over the real tokens, with
+padding; :func:`attndyn.attention.allowed`). :func:`hardmax_step` is one layer,
 :class:`HardmaxAttention` is the dynamics object (A, alpha, tol, mask) whose ``step`` is that layer, and
 :func:`hardmax` runs many with the loop both engines share (:mod:`attndyn._loop`) and records a
 :class:`~attndyn._trajectory.HardmaxTrajectory`.
@@ -33,6 +35,7 @@ from ._validation import (
     as_mask,
     as_matrix,
     as_tokens,
+    check_bool,
     check_int,
     check_nonnegative,
     check_positive,
@@ -65,6 +68,7 @@ class _LayerSettings(NamedTuple):
     record_follow: bool
     book: margins.LeaderBook | None
     layer: int  # the layer's index k, for the book
+    causal: bool  # C_i over j <= i only
 
 
 def _use_kernel(z: Tensor, A: Tensor) -> bool:
@@ -83,6 +87,7 @@ def hardmax_step(
     book: margins.LeaderBook | None = None,
     layer: int = 0,
     out: Tensor | None = None,
+    causal: bool = False,
 ) -> HardmaxStep:
     r"""One layer of eq. (1.1) on a batch ``z`` of shape (B, n, d).
 
@@ -92,8 +97,9 @@ def hardmax_step(
     nor is attended and stays where it is. With a ``book``
     (:class:`attndyn.margins.LeaderBook`), ``certified`` holds the leaders of this ``layer`` whose
     margin beats the rounding bound, and the book is updated. ``out`` (B, n, d) receives the new
-    tokens on the compiled path when given (the run loop reuses two buffers). Inputs are taken as
-    already validated; use :func:`hardmax` for checked input.
+    tokens on the compiled path when given (the run loop reuses two buffers). ``causal``: :math:`C_i` is
+    taken over :math:`j \le i` only, and so are a new leader's margin and rounding bound. Inputs are taken
+    as already validated; use :func:`hardmax` for checked input.
 
     >>> import torch
     >>> z = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [0.5, 0.25]]], dtype=torch.float64)
@@ -103,7 +109,7 @@ def hardmax_step(
     """
     if A is None:
         A = torch.eye(z.shape[-1], dtype=z.dtype, device=z.device)
-    settings = _LayerSettings(A, mask, alpha / (1.0 + alpha), tol, record_follow, book, layer)
+    settings = _LayerSettings(A, mask, alpha / (1.0 + alpha), tol, record_follow, book, layer, bool(causal))
     if _use_kernel(z, A):
         return _kernel_step(z, settings, out)
     return _torch_step(z, settings)
@@ -119,10 +125,11 @@ def _all_real(B: int, n: int) -> np.ndarray:
 
 def _kernel_step(z: Tensor, settings: _LayerSettings, out: Tensor | None) -> HardmaxStep:
     """One layer by the compiled kernels (float64 on the CPU, no gradient): planar or dense rows of
-    scores; the kernels certify new leaders themselves (``book``)."""
+    scores; the kernels certify new leaders themselves (``book``). Under a causal mask every d takes the
+    dense kernel (each query has its own set of keys, so the planar kernel's shared candidates do not apply)."""
     from ._kernels import hardmax_layer_2d, hardmax_layer_dense
 
-    A, mask, coef, tol, record_follow, book, layer = settings
+    A, mask, coef, tol, record_follow, book, layer, causal = settings
     B, n, d = z.shape
     zn = z.detach().cpu().numpy()
     new = torch.empty_like(z) if out is None else out
@@ -131,10 +138,13 @@ def _kernel_step(z: Tensor, settings: _LayerSettings, out: Tensor | None) -> Har
     m = _all_real(B, n) if mask is None else mask.cpu().numpy()
     moved, scale = np.empty(B), np.empty(B)
     A_np = A.detach().cpu().numpy()
-    run = hardmax_layer_2d if d == 2 else hardmax_layer_dense
     arrays = None if book is None else book.kernel_arrays(d)
     args = (zn, A_np, m, coef, float(tol), new.numpy(), leader_np, follow_np, record_follow, moved, scale)
-    run(*args, -1 if book is None else layer, arrays)
+    if causal:
+        hardmax_layer_dense(*args, -1 if book is None else layer, arrays, causal=True)
+    else:
+        run = hardmax_layer_2d if d == 2 else hardmax_layer_dense
+        run(*args, -1 if book is None else layer, arrays)
     if book is not None:
         book.collect(layer)
     lead = torch.from_numpy(leader_np)  # certified when a book is kept
@@ -148,7 +158,7 @@ def _torch_step(z: Tensor, settings: _LayerSettings) -> HardmaxStep:
     """One layer in torch (any device and dtype, differentiable): (c, L, L) score chunks over sequences of
     similar length, padding trimmed (:func:`attndyn.attention.ragged_chunks`); new leaders are
     certified by ``book`` (:meth:`attndyn.margins.LeaderBook.certify`)."""
-    A, mask, coef, tol, record_follow, book, layer = settings
+    A, mask, coef, tol, record_follow, book, layer, causal = settings
     B, n, _ = z.shape
     grad = torch.is_grad_enabled() and (z.requires_grad or A.requires_grad)
     if mask is None:
@@ -166,7 +176,7 @@ def _torch_step(z: Tensor, settings: _LayerSettings) -> HardmaxStep:
         zc = z[idx, :L]
         mc = None if mask is None else mask[idx, :L]
         s = attention.scores(zc, A, out=buf, exact=True)  # (c, L, L), rounded as the kernels
-        mean, follow, count = attention.hardmax_mean(s, zc, mc, tol=tol, overwrite_s=buf is not None)
+        mean, follow, count = attention.hardmax_mean(s, zc, mc, tol=tol, causal=causal, overwrite_s=buf is not None)
         z_next[idx, :L] = zc + coef * (mean - zc)
         leader[idx, :L] = torch.diagonal(follow, dim1=-2, dim2=-1) & (count[..., 0] == 1)  # C_i = {i}
         if follow_all is not None:
@@ -174,7 +184,7 @@ def _torch_step(z: Tensor, settings: _LayerSettings) -> HardmaxStep:
     extent = z.detach().abs().amax(dim=-1)  # (B, n)
     if mask is not None:
         extent = extent.masked_fill(~mask, 0.0)  # the scale of the real tokens, as in the kernels
-    certified = None if book is None else book.certify(z, A, mask, leader.cpu(), layer)
+    certified = None if book is None else book.certify(z, A, mask, leader.cpu(), layer, causal=causal)
     step = (z_next - z).detach().abs().amax(dim=(1, 2)).cpu()
     return HardmaxStep(z_next, leader, follow_all, step, extent.amax(dim=1).cpu(), certified)
 
@@ -182,9 +192,13 @@ def _torch_step(z: Tensor, settings: _LayerSettings) -> HardmaxStep:
 @dataclass(frozen=True)
 class HardmaxAttention:
     r"""The hardmax dynamics of eq. (1.1) with score matrix ``A`` (d, d), step size ``alpha``, tie tolerance
-    ``tol`` and ``mask`` (B, n) of real tokens (None: all real); :meth:`step` is one layer.
+    ``tol``, ``mask`` (B, n) of real tokens (None: all real) and ``causal`` (token i attends to :math:`j \le i`
+    only); :meth:`step` is one layer.
 
-    .. math:: z_i^{k+1} = z_i^k + \frac{\alpha}{1+\alpha}\,\frac{1}{|C_i(Z^k)|}\sum_{j\in C_i(Z^k)} (z_j^k - z_i^k)
+    .. math:: z_i^{k+1} = z_i^k + \frac{\alpha}{1+\alpha}\,\frac{1}{|C_i(Z^k)|}\sum_{j\in C_i(Z^k)} (z_j^k - z_i^k),
+              \qquad C_i(Z) = \operatorname{arg\,max}_{j \in \mathcal A_i} \langle A z_i, z_j\rangle
+
+    with :math:`\mathcal A_i` the keys query i may attend (:func:`attndyn.attention.allowed`).
 
     Inputs are taken as already validated (:func:`hardmax` checks them).
 
@@ -199,6 +213,7 @@ class HardmaxAttention:
     alpha: float
     tol: float = 0.0
     mask: Tensor | None = None
+    causal: bool = False
 
     def step(
         self,
@@ -221,6 +236,7 @@ class HardmaxAttention:
             book=book,
             layer=layer,
             out=out,
+            causal=self.causal,
         )
 
     def follow_sets(self, z: Tensor) -> Tensor:
@@ -321,6 +337,7 @@ def hardmax(
     layers: int,
     A: Any = None,
     mask: Any = None,
+    causal: bool = False,
     tol: float = 0.0,
     save: SaveAt = SaveAt(),
     stop: StopOnConvergence | None = None,
@@ -330,7 +347,13 @@ def hardmax(
     check_hypotheses: bool = True,
     max_memory: float | None = None,
 ) -> HardmaxTrajectory:
-    r"""Run ``layers`` layers of the hardmax dynamics, eq. (1.1) of the hardmax paper.
+    r"""Run ``layers`` layers of the hardmax dynamics, eq. (1.1) of the hardmax paper:
+
+    .. math:: z_i^{k+1} = z_i^k + \frac{\alpha}{1+\alpha}\,\frac{1}{|C_i(Z^k)|}\sum_{j\in C_i(Z^k)} (z_j^k - z_i^k),
+              \qquad C_i(Z) = \{ j \in \mathcal A_i : \langle A z_i, z_j\rangle
+              = \max_{l \in \mathcal A_i} \langle A z_i, z_l\rangle \},
+
+    :math:`\mathcal A_i` the real tokens, and with ``causal`` only those with :math:`j \le i`.
 
     Args:
         tokens: one sequence ``(n, d)`` or a batch ``(B, n, d)`` (array-like or tensor).
@@ -342,6 +365,11 @@ def hardmax(
             None). Theorem 1.1 assumes it symmetric positive definite; others warn and run.
         mask: ``(n,)`` or ``(B, n)`` booleans, True for real tokens; padding neither attends
             nor is attended and does not move.
+        causal: token i attends to tokens :math:`j \le i` only (composed with ``mask``): the argmax set
+            :math:`C_i`, the leaders' margins and their rounding bounds are taken over them. Token 0 then
+            follows only itself: it never moves and leads from layer 0. Theorem 1.1 is for the full
+            attention: :func:`attndyn.analysis.hardmax_theorem` reports a causal run as undecided, and no
+            hypothesis warning is given.
         tol: tie tolerance. 0 (default) is the paper's exact rule: :math:`C_i` is every j whose
             score equals the maximum bit for bit; ``tol > 0`` also admits scores within ``tol``.
         save: what to keep (:class:`~attndyn._options.SaveAt`).
@@ -349,7 +377,7 @@ def hardmax(
         dtype: floating dtype of the run (float64 by default; no global setting is changed).
         progress: show a progress bar over layers.
         check_hypotheses: warn (:class:`~attndyn.HypothesisWarning`) when A is not SPD or
-            tokens are zero or repeated.
+            tokens are zero or repeated (not under ``causal``, where the theorem does not apply).
         max_memory: bytes the kept layers may take (default: half of the device's memory); a run
             over it is refused before it starts, naming the estimate.
 
@@ -379,6 +407,7 @@ def hardmax(
     alpha = check_positive(alpha, "alpha")
     layers = check_int(layers, "layers", minimum=0)
     tol = check_nonnegative(tol, "tol")
+    causal = check_bool(causal, "causal")
     check_options(save, stop)
     B, n, d = z.shape
     check_matrix_memory(d, MATRIX_COPIES, dtype, z.device, max_memory, "A and its working copies")
@@ -386,9 +415,8 @@ def hardmax(
         torch.eye(d, dtype=dtype, device=z.device) if A is None else as_matrix(A, "A", d, dtype=dtype, device=z.device)
     )
     with limit_torch_threads(_torch_threads(z, A_t)):
-        return _hardmax_run(
-            z, batched, A_t, alpha, layers, mask, tol, save, stop, progress, check_hypotheses, max_memory
-        )
+        warn = check_hypotheses and not causal  # Theorem 1.1's hypotheses: the theorem is for the full attention
+        return _hardmax_run(z, batched, A_t, alpha, layers, mask, tol, save, stop, progress, warn, max_memory, causal)
 
 
 def _torch_threads(z: Tensor, A: Tensor) -> int:
@@ -418,6 +446,7 @@ def _hardmax_run(
     progress: bool,
     check_hypotheses: bool,
     max_memory: float | None,
+    causal: bool,
 ) -> HardmaxTrajectory:
     """:func:`hardmax` once its arguments are checked and the tokens and A are tensors."""
     B, n, d = z.shape
@@ -430,9 +459,10 @@ def _hardmax_run(
     # floating point; C_i does not change), and scale the results back.
     zs, A_s, tol_s, unit = _rescale(z, A_t, m, tol)
     run = Run(save, stop, layers, B)
-    record = _HardmaxRecord(HardmaxAttention(A=A_s, alpha=alpha, tol=tol_s, mask=m), z, zs, unit, save, layers)
-    run.loop(record, description="hardmax layers", progress=progress)
-    return record.result(run, batched, HardmaxParams(alpha=alpha, A=A_t, tol=tol, layers=layers))
+    dyn = HardmaxAttention(A=A_s, alpha=alpha, tol=tol_s, mask=m, causal=causal)
+    record = _HardmaxRecord(dyn, z, zs, unit, save, layers)
+    run.loop(record, description="hardmax layers" + (" (causal)" if causal else ""), progress=progress)
+    return record.result(run, batched, HardmaxParams(alpha=alpha, A=A_t, tol=tol, layers=layers, causal=causal))
 
 
 def check_dynamic_range(z: Tensor, mask: Tensor | None = None) -> None:

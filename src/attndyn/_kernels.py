@@ -47,6 +47,13 @@ exactly 0: it follows every token.
 scores over the real tokens only (vectorised over the keys), each row's maximum (eight lanes),
 then the mean of the maximisers, with everything in cache; padding costs nothing.
 
+**A causal mask** (``causal=True``, token i attends to :math:`j \le i` only) runs on the dense kernel for every
+d, planar included: each query has its own keys (a prefix of the real tokens), so the planar kernel's candidates,
+shared by all queries, do not apply. A block of QB queries scores the keys up to its last query only, and each
+row's maximum, ties, mean and (for a new leader) margin over the other keys and rounding bound
+(:math:`M` the largest coordinates of the keys the query sees) are read over :math:`j \le i`: the same
+numbers as the dense rule restricted to those keys.
+
 **Leaders, certified in the kernels.** With ``layer >= 0`` the kernels keep the run's
 :class:`attndyn.margins.LeaderBook` themselves: a token with :math:`C_i = \{i\}` seen for the first
 time gets its margin over every other real token (the same rounded scores the layer compared)
@@ -571,11 +578,12 @@ QB = 4  # queries scored together by the d >= 3 kernel (each row of keys is load
 
 @njit(cache=True)
 def _dense_one(
-    b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book
+    b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, causal
 ):  # pragma: no cover
     """Eq. (1.1) for sequence b, any d: scores of each real query against the real keys, QB
     queries at a time (each key coordinate row is read once for the block; every score is still
-    the left-to-right sum over k of the rounded products, as the dense rule computes it)."""
+    the left-to-right sum over k of the rounded products, as the dense rule computes it).
+    ``causal``: the query at real position ii sees the keys 0..ii only."""
     n, d = z.shape[1], z.shape[2]
     real = np.nonzero(mask[b])[0]
     m = real.shape[0]
@@ -597,6 +605,7 @@ def _dense_one(
             leader[b, i] = False
     for i0 in range(0, m, QB):
         nb = min(QB, m - i0)
+        mk = min(m, i0 + nb) if causal else m  # the keys any query of the block sees
         for r in range(nb):
             i = real[i0 + r]
             for k in range(d):
@@ -608,7 +617,7 @@ def _dense_one(
                         v += A[k, l] * z[b, i, l]
                     q[r, k] = v  # A z_i
         s0, s1, s2, s3 = S[0], S[1], S[2], S[3]
-        for t in range(m):
+        for t in range(mk):
             s0[t] = 0.0
             s1[t] = 0.0
             s2[t] = 0.0
@@ -616,7 +625,7 @@ def _dense_one(
         for k in range(d):  # s_t = <A z_i, z_t>, summed over k in order for every t
             a0, a1, a2, a3 = q[0, k], q[1, k], q[2, k], q[3, k]
             kr = keys[k]
-            for t in range(m):
+            for t in range(mk):
                 x = kr[t]
                 s0[t] += a0 * x
                 s1[t] += a1 * x
@@ -626,11 +635,12 @@ def _dense_one(
             ii = i0 + r
             i = real[ii]
             s = S[r]
-            thr = _rowmax(s, m, lanes) - tol
+            mr = ii + 1 if causal else m  # the keys this query sees
+            thr = _rowmax(s, mr, lanes) - tol
             cnt = 0
             acc[:] = 0.0
             self_in = False
-            if not record_follow and _count_at_least(s, m, thr) == 1:  # one maximiser: find it
+            if not record_follow and _count_at_least(s, mr, thr) == 1:  # one maximiser: find it
                 t = 0
                 while s[t] < thr:
                     t += 1
@@ -638,7 +648,7 @@ def _dense_one(
                 for k in range(d):
                     acc[k] = keys[k, t]
                 self_in = t == ii
-            for t in range(m if cnt == 0 else 0):  # ties (or follow sets wanted): every maximiser
+            for t in range(mr if cnt == 0 else 0):  # ties (or follow sets wanted): every maximiser
                 if s[t] >= thr:
                     cnt += 1
                     for k in range(d):
@@ -653,11 +663,14 @@ def _dense_one(
                 mv = max(mv, abs(out[b, i, k] - x))
                 sc = max(sc, abs(x))
             leader[b, i] = self_in and cnt == 1
+            if causal and layer >= 0:  # M_k over the keys 0..ii: a running maximum (the queries come in order)
+                for k in range(d):
+                    big[k] = max(big[k], abs(keys[k, ii]))
             if layer >= 0 and leader[b, i] and not book[7][b, i]:
                 if big[0] < 0.0:  # M_k, the largest coordinates of the real tokens (once per sequence)
                     for k in range(d):
                         big[k] = _absmax(keys[k], keys[k], m)
-                leader[b, i] = _certify_dense(b, i, ii, s, m, z, A, identity, big, layer, book)
+                leader[b, i] = _certify_dense(b, i, ii, s, mr, z, A, identity, big, layer, book)
     moved[b] = mv
     scale[b] = sc
 
@@ -682,37 +695,42 @@ def _certify_dense(b, i, ii, s, m, z, A, identity, big, layer, book):  # pragma:
 
 @njit(cache=True)
 def _dense_serial(
-    z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book
+    z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, causal
 ):  # pragma: no cover
     for b in range(z.shape[0]):
-        _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book)
+        _dense_one(
+            b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, causal
+        )
 
 
 @njit(parallel=True, cache=True)
 def _dense_parallel(
-    z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book
+    z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, causal
 ):  # pragma: no cover
     for b in prange(z.shape[0]):
-        _dense_one(b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book)
+        _dense_one(
+            b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, causal
+        )
 
 
 # Threads pay off once a layer has this much work (tokens x candidates-or-tokens, see threads_for).
 PARALLEL_MIN_WORK = 1 << 20
 
 
-def threads_for(B: int, n: int, d: int) -> int:
+def threads_for(B: int, n: int, d: int, *, dense: bool = False) -> int:
     """Threads for one layer of a (B, n, d) batch: 1 for small problems, else numba's thread count.
 
     Waking the worker threads and splitting the batch has a fixed cost, far larger when the cores
     are busy with other work (docs/benchmarks.md, "Threads"), while a layer costs about ``B * n * c``
-    simple operations, with ``c`` about 16 candidates for d = 2 and ``n * d`` for other d. Below
+    simple operations, with ``c`` about 16 candidates for d = 2 and ``n * d`` for other d (and for d = 2 on the
+    dense kernel, ``dense``: a causal run). Below
     ``PARALLEL_MIN_WORK`` one thread is faster; above it every thread is used.
     There is never more than one thread per sequence.
 
     >>> threads_for(1, 40, 2), threads_for(3000, 128, 2) == min(3000, numba.get_num_threads())
     (1, True)
     """
-    work = B * n * (16 if d == 2 else n * d)
+    work = B * n * (16 if d == 2 and not dense else n * d)
     if work < PARALLEL_MIN_WORK:
         return 1
     return max(1, min(B, numba.get_num_threads()))
@@ -748,9 +766,13 @@ def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, 
         _planar_parallel(blocks, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book)
 
 
-def hardmax_layer_dense(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer=-1, book=None):
-    """One layer of eq. (1.1) for a (B, n, d) batch, any d; same outputs as :func:`hardmax_layer_2d`."""
+def hardmax_layer_dense(
+    z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer=-1, book=None, causal=False
+):
+    r"""One layer of eq. (1.1) for a (B, n, d) batch, any d; same outputs as :func:`hardmax_layer_2d`.
+
+    ``causal``: token i attends to the real tokens :math:`j \le i` only (any d, planar included)."""
     book = _no_book() if book is None else book
     identity = bool(np.array_equal(A, np.eye(A.shape[0])))
-    run = _dense_parallel if threads_for(*z.shape) > 1 else _dense_serial
-    run(z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book)
+    run = _dense_parallel if threads_for(*z.shape, dense=True) > 1 else _dense_serial
+    run(z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, bool(causal))

@@ -2,7 +2,8 @@ r"""Softmax self-attention dynamics: one entry point, :func:`softmax`.
 
 Continuous eq. (1) or rescaled eq. (4) of Geshkovski et al. (2023) integrated with a fixed-step
 Runge–Kutta scheme or an adaptive embedded pair (:mod:`attndyn._adaptive`); or the discrete transformer, eq. (3) and
-Remark 4 (``method="discrete"``); several heads are summed as in Section 6.
+Remark 4 (``method="discrete"``); several heads are summed as in Section 6. ``causal=True`` restricts token i's
+attention to tokens :math:`j \le i`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,16 @@ from ._loop import Run, StepFailure, check_options, time_grid
 from ._options import SaveAt, StopOnConvergence
 from ._threads import limit_torch_threads, torch_threads_for
 from ._trajectory import SoftmaxParams, SoftmaxTrajectory
-from ._validation import InputError, as_mask, as_matrix, as_tokens, check_finite_number, check_int, check_positive
+from ._validation import (
+    InputError,
+    as_mask,
+    as_matrix,
+    as_tokens,
+    check_bool,
+    check_finite_number,
+    check_int,
+    check_positive,
+)
 from .solvers import ADAPTIVE, TABLEAUS, rk_step
 
 __all__ = ["softmax", "METHODS"]
@@ -74,6 +84,7 @@ def softmax(
     step: float = 0.1,
     rescaled: bool = False,
     mask: Any = None,
+    causal: bool = False,
     save: SaveAt = SaveAt(),
     stop: StopOnConvergence | None = None,
     rtol: float = 1e-7,
@@ -85,6 +96,13 @@ def softmax(
     progress: bool = False,
 ) -> SoftmaxTrajectory:
     r"""Evolve tokens under softmax self-attention up to time ``time``.
+
+    .. math:: \dot x_i = \sum_h \sum_{j \in \mathcal A_i} P^h_{ij}\, V_h x_j,\qquad
+              P^h_{ij} = \frac{e^{\beta\langle Q_h x_i, K_h x_j\rangle}}
+              {\sum_{l \in \mathcal A_i} e^{\beta\langle Q_h x_i, K_h x_l\rangle}}
+
+    (softmax paper eqs. (1)-(2), Section 6), :math:`\mathcal A_i` the real tokens, and with ``causal`` only those
+    with :math:`j \le i` (:func:`attndyn.attention.allowed`).
 
     Args:
         tokens: one sequence ``(n, d)`` or a batch ``(B, n, d)``.
@@ -100,6 +118,10 @@ def softmax(
         rescaled: evolve the rescaled tokens :math:`z = e^{-tV}x` of eq. (4) (or Remark 4 when
             discrete) instead of x; one head only.
         mask: ``(n,)`` / ``(B, n)`` booleans, True for real tokens.
+        causal: token i attends to tokens :math:`j \le i` only (composed with ``mask``). Token 0 then
+            attends only to itself: :math:`x_0(t) = e^{tV} x_0(0)` (one head), and under ``rescaled`` it
+            does not move. The theorems of :func:`attndyn.analysis.softmax_geometry` are for the full
+            attention: it refuses a causal run.
         save: what to keep; ``SaveAt(every=k)`` keeps every k-th grid time, ``SaveAt(every=None)``
             only the first and last states, ``SaveAt(attention=True)`` the attention matrices too.
         stop: stop once :math:`\max|\Delta y|/\Delta t \le \mathrm{rtol}\max|y|` for every sequence.
@@ -133,23 +155,20 @@ def softmax(
     # torch threads: one below TORCH_MIN_WORK multiply-adds per field evaluation (docs/benchmarks.md, "Threads")
     threads = torch_threads_for(B * n * n * d) if y.device.type == "cpu" else torch.get_num_threads()
     with limit_torch_threads(threads):
-        time = check_positive(time, "time")
-        step = check_positive(step, "step")
+        time, step = check_positive(time, "time"), check_positive(step, "step")
         beta = check_finite_number(beta, "beta")
         if method not in METHODS:
             raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
         max_steps = check_int(max_steps, "max_steps", minimum=1)
-        rtol = check_positive(rtol, "rtol")
-        atol = check_positive(atol, "atol")
+        rtol, atol = check_positive(rtol, "rtol"), check_positive(atol, "atol")
         check_options(save, stop)
         heads = max((m.shape[0] for m in (Q, K, V) if m is not None and np.ndim(m) == 3), default=1)
         check_matrix_memory(d, MATRIX_COPIES * heads, dtype, y.device, max_memory, "Q, K, V and their products")
         Qh, Kh, Vh = _heads(Q, K, V, d, dtype, y.device)
         if rescaled and Vh.shape[0] > 1:
             raise InputError("rescaled=True is defined for one head (eq. (4)); pass single Q, K, V matrices")
-        dyn = SoftmaxAttention(
-            Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), mask=as_mask(mask, (B, n), y.device)
-        )
+        mask_t, causal = as_mask(mask, (B, n), y.device), check_bool(causal, "causal")
+        dyn = SoftmaxAttention(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), mask=mask_t, causal=causal)
         if method == "discrete" and rescaled:
             R = torch.eye(d, dtype=dtype, device=y.device) + step * Vh[0]
             if abs(float(torch.linalg.det(R))) < 1e-12:
@@ -157,7 +176,9 @@ def softmax(
         N, dt = time_grid(time, step, method, max_steps)
         _check_softmax_memory(y, Vh.shape[0], N, save, max_memory)
         _check_score_range(dyn, y, time)
-        params = SoftmaxParams(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), method=method, step=dt, time=time)
+        params = SoftmaxParams(
+            Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), method=method, step=dt, time=time, causal=causal
+        )
         run = Run(save, stop, N, B)
         record = _SoftmaxRecord(dyn, y, save, dt, _stepper(dyn, y, method, N, dt, rtol, atol, max_steps))
         run.loop(record, description=f"softmax {method}", progress=progress)
@@ -308,7 +329,8 @@ class _SoftmaxRecord:
 
 
 def _self_attending(dyn: SoftmaxAttention, t: float, y: Tensor) -> Tensor:
-    r"""(B, n) bool: :math:`\beta s_{ii} > \beta s_{ij}` for every real j != i (first head), computed by row chunks.
+    r"""(B, n) bool: :math:`\beta s_{ii} > \beta s_{ij}` for every j != i that token i may attend (first head; real
+    tokens, and :math:`j < i` under a causal mask), computed by row chunks.
 
     One scratch buffer of at most :func:`attention.chunk_entries` scores serves every chunk, so
     memory stays bounded whatever n (no allocation per chunk).
@@ -328,8 +350,11 @@ def _self_attending(dyn: SoftmaxAttention, t: float, y: Tensor) -> Tensor:
         ar = torch.arange(r, device=s.device)
         own = s[:, ar, ar + a].clone()  # (B, r)
         s[:, ar, ar + a] = -torch.inf
-        if dyn.mask is not None:
-            s.masked_fill_(~dyn.mask[:, None, :], -torch.inf)
+        keep = None  # the keys a token may attend: all (no call), or real and (causal) j <= i
+        if dyn.mask is not None or dyn.causal:
+            keep = attention.allowed(dyn.mask, n, causal=dyn.causal, rows=slice(a, a + r), device=s.device)
+        if keep is not None:
+            s.masked_fill_(~keep, -torch.inf)
         lead = own > s.amax(dim=-1)
         if dyn.mask is not None:
             lead &= dyn.mask[:, a : a + r]

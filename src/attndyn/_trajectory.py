@@ -105,17 +105,19 @@ class HardmaxParams(RunParams):
         A: ``(d, d)`` matrix of the scores :math:`\langle A z_i, z_j\rangle` (identity when none was given).
         tol: tie tolerance (0: the paper's exact rule).
         layers: layers asked for (the run may stop earlier, see ``stats.steps``).
+        causal: token i attended to tokens :math:`j \le i` only (the argmax set :math:`C_i` over them).
 
     >>> import attndyn
     >>> p = attndyn.hardmax([[1.0, 0.0], [0.0, 1.0]], alpha=0.5, layers=2).params
     >>> p.alpha, p.layers, sorted(vars(p))
-    (0.5, 2, ['A', 'alpha', 'layers', 'tol'])
+    (0.5, 2, ['A', 'alpha', 'causal', 'layers', 'tol'])
     """
 
     alpha: float
     A: Tensor
     tol: float
     layers: int
+    causal: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,6 +132,7 @@ class SoftmaxParams(RunParams):
         method: the integration scheme (``"discrete"``, ``"rk4"``, ``"dopri5"``, ...).
         step: the grid spacing actually used, ``time / ceil(time / step)``.
         time: the final time asked for.
+        causal: token i attended to tokens :math:`j \le i` only.
     """
 
     Q: Tensor
@@ -140,6 +143,7 @@ class SoftmaxParams(RunParams):
     method: str
     step: float
     time: float
+    causal: bool = False
 
 
 def _sequence_of(x: Tensor | None, b: int, *, over_time: bool = False) -> Tensor | None:

@@ -158,6 +158,17 @@ def check_nonnegative(value: Any, name: str) -> float:
     return _check_number(value, name, lambda v: v >= 0, kind="non-negative", bounded="non-negative finite")
 
 
+def check_bool(value: Any, name: str) -> bool:
+    """``value`` as a bool: True or False (numpy's bools too); anything else is refused.
+
+    >>> check_bool(True, "causal")
+    True
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_int(value: Any, name: str, *, minimum: int = 0, maximum: int | None = None) -> int:
     want = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):

@@ -16,6 +16,8 @@ from torch import Tensor
 
 __all__ = [
     "scores",
+    "causal_mask",
+    "allowed",
     "hardmax_weights",
     "softmax_weights",
     "softmax_attention",
@@ -98,27 +100,73 @@ def _exact_scores(x: Tensor, A: Tensor | None, rows: slice, out: Tensor | None) 
     return s
 
 
-def _masked(s: Tensor, mask: Tensor | None) -> Tensor:
+def causal_mask(n: int, device: torch.device | str | None = None) -> Tensor:
+    """(n, n) booleans, True where query i may attend key j: :math:`j \\le i` (lower triangle, diagonal included).
+
+    >>> causal_mask(3).int().tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    return torch.ones(n, n, dtype=torch.bool, device=device).tril()
+
+
+def allowed(
+    mask: Tensor | None,
+    n: int,
+    *,
+    causal: bool = False,
+    rows: slice = slice(None),
+    device: torch.device | str | None = None,
+) -> Tensor | None:
+    r"""Which keys each query may attend: the one place where padding and the causal mask are composed.
+
+    Query i may attend key j when j is a real token (``mask`` (B, n), True for real tokens; None: all real) and,
+    with ``causal``, :math:`j \le i`:
+
+    .. math:: \mathcal A_i = \{ j : \mathrm{mask}_j \text{ and } (j \le i \text{ if causal}) \}.
+
+    Returns booleans that broadcast against scores (B, r, n) for the query ``rows`` (for chunking; positions are
+    those of the whole sequence): ``mask[:, None, :]`` (B, 1, n) without ``causal``, (1 or B, r, n) with it;
+    None when every key is attended. A real query always has its own key (j = i is real and :math:`i \le i`); a
+    padding query under ``causal`` is given its own key too, so that no row is empty (its row is discarded:
+    padding neither attends nor moves).
+
+    >>> allowed(torch.tensor([[True, False, True]]), 3, causal=True)[0].int().tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 0, 1]]
+    """
+    if not causal:
+        return None if mask is None else mask[:, None, :]
+    dev = mask.device if mask is not None and device is None else device
+    i = torch.arange(n, device=dev)[rows]  # the query positions
+    j = torch.arange(n, device=dev)
+    keep = j[None, :] <= i[:, None]  # (r, n)
     if mask is None:
-        return s
-    return s.masked_fill(~mask[:, None, :], float("-inf"))  # masked keys are never attended
+        return keep[None]
+    return (keep[None] & mask[:, None, :]) | (j[None, :] == i[:, None])[None]  # (B, r, n)
 
 
-def hardmax_weights(s: Tensor, mask: Tensor | None = None, *, tol: float = 0.0) -> Tensor:
+def _masked(s: Tensor, mask: Tensor | None, causal: bool = False, rows: slice = slice(None)) -> Tensor:
+    if mask is None and not causal:
+        return s  # every key is attended (the unmasked path: no call)
+    keep = allowed(mask, s.shape[-1], causal=causal, rows=rows, device=s.device)
+    return s if keep is None else s.masked_fill(~keep, float("-inf"))  # keys a query may not attend: never attended
+
+
+def hardmax_weights(s: Tensor, mask: Tensor | None = None, *, tol: float = 0.0, causal: bool = False) -> Tensor:
     r"""Row-stochastic hardmax pattern from scores ``s`` (B, n, n).
 
-    Tie rule of the hardmax paper, eq. (1.1b):
-    :math:`C_i = \{ j : s_{ij} \ge \max_l s_{il} - \mathrm{tol} \}` and
+    Tie rule of the hardmax paper, eq. (1.1b), over the keys query i may attend (:func:`allowed`):
+    :math:`C_i = \{ j \in \mathcal A_i : s_{ij} \ge \max_{l \in \mathcal A_i} s_{il} - \mathrm{tol} \}` and
     :math:`W_{ij} = 1/|C_i|` for :math:`j\in C_i`, else 0. With ``tol = 0`` (default) this is
     the exact rule: every maximiser counts, bit for bit. Padding keys (``mask`` False) are
-    never in :math:`C_i`; a padding query gets the row :math:`e_i` so it does not move.
+    never in :math:`C_i`; a padding query gets the row :math:`e_i` so it does not move. With ``causal``
+    the argmax is taken over :math:`j \le i` only.
 
     >>> import torch
     >>> s = torch.tensor([[[1.0, 3.0, 3.0], [0.0, 2.0, 1.0], [5.0, 0.0, 5.0]]])
     >>> hardmax_weights(s).tolist()
     [[[0.0, 0.5, 0.5], [0.0, 1.0, 0.0], [0.5, 0.0, 0.5]]]
     """
-    s = _masked(s, mask)
+    s = _masked(s, mask, causal)
     m = s.amax(dim=-1, keepdim=True)  # (B, n, 1)
     follow = s >= (m - tol) if tol > 0 else s == m  # C_i as a boolean row
     w = follow.to(s.dtype)
@@ -130,19 +178,26 @@ def hardmax_weights(s: Tensor, mask: Tensor | None = None, *, tol: float = 0.0) 
 
 
 def hardmax_mean(
-    s: Tensor, z: Tensor, mask: Tensor | None = None, *, tol: float = 0.0, overwrite_s: bool = False
+    s: Tensor,
+    z: Tensor,
+    mask: Tensor | None = None,
+    *,
+    tol: float = 0.0,
+    causal: bool = False,
+    overwrite_s: bool = False,
 ) -> tuple[Tensor, Tensor, Tensor]:
     r""":math:`\frac{1}{|C_i|}\sum_{j\in C_i} z_j` and the boolean follow sets, in few passes.
 
     Same tie rule as :func:`hardmax_weights` (which it equals: ``hardmax_weights(s) @ z``) without
     forming the weight matrix; padding queries follow nobody and their "mean" is their own token.
-    ``overwrite_s`` lets it mask the padding keys of ``s`` in place (a scratch buffer; saves a
-    pass and an allocation). Returns ``(mean (B, n, d), follow (B, n, n), |C_i| (B, n, 1))``.
+    ``overwrite_s`` lets it mask the keys a query may not attend (:func:`allowed`) in ``s`` in place (a scratch
+    buffer; saves a pass and an allocation). Returns ``(mean (B, n, d), follow (B, n, n), |C_i| (B, n, 1))``.
     """
-    if overwrite_s and mask is not None:
-        s = s.masked_fill_(~mask[:, None, :], float("-inf"))
-    else:
-        s = _masked(s, mask)
+    keep = None if mask is None and not causal else allowed(mask, s.shape[-1], causal=causal, device=s.device)
+    if overwrite_s and keep is not None:
+        s = s.masked_fill_(~keep, float("-inf"))
+    elif keep is not None:
+        s = s.masked_fill(~keep, float("-inf"))
     m, arg = s.max(dim=-1, keepdim=True)  # (B, n, 1) each
     follow = s >= (m - tol) if tol > 0 else s == m
     if mask is not None:
@@ -158,16 +213,20 @@ def hardmax_mean(
     return mean, follow, count
 
 
-def follow_sets(s: Tensor, mask: Tensor | None = None, *, tol: float = 0.0) -> Tensor:
+def follow_sets(s: Tensor, mask: Tensor | None = None, *, tol: float = 0.0, causal: bool = False) -> Tensor:
     """Boolean (B, n, n): entry (i, j) is True when j ∈ C_i (see :func:`hardmax_weights`)."""
-    return hardmax_weights(s, mask, tol=tol) > 0
+    return hardmax_weights(s, mask, tol=tol, causal=causal) > 0
 
 
-def softmax_weights(s: Tensor, mask: Tensor | None = None, *, beta: float = 1.0) -> Tensor:
-    r"""Row softmax :math:`P_{ij} = e^{\beta s_{ij}} / \sum_l e^{\beta s_{il}}` (softmax paper eq. (2)).
+def softmax_weights(
+    s: Tensor, mask: Tensor | None = None, *, beta: float = 1.0, causal: bool = False, rows: slice = slice(None)
+) -> Tensor:
+    r"""Row softmax :math:`P_{ij} = e^{\beta s_{ij}} / \sum_{l} e^{\beta s_{il}}` (softmax paper eq. (2)), the
+    sums over the keys query i may attend (:func:`allowed`: real tokens; with ``causal``, :math:`j, l \le i`).
 
     Numerically stable (the row maximum is subtracted before exponentiating), so scores of
-    any size give a finite result; padding keys get weight 0. Its gradient,
+    any size give a finite result; padding keys, and with ``causal`` the keys :math:`j > i`, get weight 0.
+    ``s`` may hold the query ``rows`` of the sequence only (B, r, n) (positions for ``causal``). Its gradient,
     :math:`\partial L/\partial s_{ij} = P_{ij}\,(g_{ij} - \sum_l g_{il} P_{il})` for
     :math:`g = \partial L/\partial P`, sums each row on its own, so on the CPU the gradient is
     the same bits whatever the number of threads (torch's fused softmax backward is not).
@@ -178,7 +237,7 @@ def softmax_weights(s: Tensor, mask: Tensor | None = None, *, beta: float = 1.0)
     """
     if beta != 1.0:
         s = beta * s
-    s = _masked(s, mask)
+    s = _masked(s, mask, causal, rows)
     if s.requires_grad and torch.is_grad_enabled():
         return _RowSoftmax.apply(s)
     return torch.softmax(s, dim=-1)
@@ -208,13 +267,21 @@ def _fused_applies(q: Tensor) -> bool:
 
 
 def softmax_attention(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, beta: float = 1.0, block: int | None = None
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    *,
+    beta: float = 1.0,
+    block: int | None = None,
+    causal: bool = False,
 ) -> Tensor:
     r""":math:`\sum_j P_{ij} v_j` with :math:`P = \mathrm{softmax}(\beta\, q k^\top)` row-wise, never all of P.
 
     Softmax paper eq. (1)-(2) with queries :math:`q_i = A x_i`, keys :math:`k_j = x_j` (so
     :math:`q_i\cdot k_j = \langle A x_i, x_j\rangle`, as :func:`scores`) and values
-    :math:`v_j`; padding keys (``mask`` False) get weight 0. Shapes ``q``, ``k`` (B, n, d),
+    :math:`v_j`; padding keys (``mask`` False) get weight 0, and with ``causal`` so do the keys
+    :math:`j > i` (:func:`allowed`). Shapes ``q``, ``k`` (B, n, d),
     ``v`` (B, n, d_v) → (B, n, d_v). Where a maintained fused kernel exists,
     ``torch.nn.functional.scaled_dot_product_attention`` (``scale = beta``; flash / memory-efficient
     kernels: no n x n tensor, forward and backward) computes it; otherwise (float64 on CUDA) blocks
@@ -229,16 +296,20 @@ def softmax_attention(
     """
     B, n, _ = q.shape
     if block is None and _fused_applies(q):
-        m = None if mask is None else mask[:, None, None, :]  # (B, 1, 1, n): True = attended
+        m = None  # no padding; causal: the fused kernels skip the blocks above the diagonal (is_causal)
+        if mask is not None:  # (B, 1, 1, n) padding keys, or (B, 1, n, n) composed with the causal mask
+            keep = allowed(mask, n, causal=causal)
+            assert keep is not None  # a mask was given
+            m = keep[:, None]  # True = attended
         out = torch.nn.functional.scaled_dot_product_attention(
-            q[:, None], k[:, None], v[:, None], attn_mask=m, scale=beta
+            q[:, None], k[:, None], v[:, None], attn_mask=m, is_causal=causal and mask is None, scale=beta
         )  # (B, 1, n, d_v): the 4-D form selects the fused kernels
         return out[:, 0]
     rows = max(1, (block or chunk_entries(q.device)) // max(1, B * n))
     parts = []
     for a in range(0, n, rows):
         s = torch.bmm(q[:, a : a + rows], k.transpose(1, 2))  # (B, r, n)
-        parts.append(aggregate(softmax_weights(s, mask, beta=beta), v))
+        parts.append(aggregate(softmax_weights(s, mask, beta=beta, causal=causal, rows=slice(a, a + rows)), v))
     return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
 
 

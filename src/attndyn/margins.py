@@ -37,7 +37,9 @@ positions the run holds. We use the bound
 which covers every j at once; the factor 2 absorbs the rounding of :math:`b_i`'s own evaluation.
 A token flagged as a leader by the engine is reported as one only when
 :math:`\hat\mu_i = \min_{j\ne i}\hat\mu_{ij} > b_i`; otherwise the event is recorded as
-*decided by rounding* (:attr:`attndyn.analysis.LeaderSet.rounding`). The dynamics themselves
+*decided by rounding* (:attr:`attndyn.analysis.LeaderSet.rounding`). Under a causal mask (token i
+attends to :math:`j \le i` only) the margin is taken over the real :math:`j < i` and M over the real
+:math:`j \le i`: the keys the query compares; token 0 has no competitor, margin :math:`+\infty`. The dynamics themselves
 are untouched: only the bookkeeping of who leads changes. A genuine leader has a margin of the
 order of the spread of the tokens times :math:`|A z_i|`, some :math:`10^{15}` times the bound.
 
@@ -84,25 +86,29 @@ def gamma(m: int, dtype: torch.dtype) -> float:
     return mu / (1.0 - mu)
 
 
-def leader_margins(z: Tensor, A: Tensor | None, mask: Tensor | None, b: Tensor, i: Tensor) -> tuple[Tensor, Tensor]:
+def leader_margins(
+    z: Tensor, A: Tensor | None, mask: Tensor | None, b: Tensor, i: Tensor, *, causal: bool = False
+) -> tuple[Tensor, Tensor]:
     r"""Computed strict margins :math:`\hat\mu_i` and rounding bounds :math:`b_i` of tokens ``(b, i)``.
 
     ``z`` (B, n, d) tokens, ``A`` (d, d) or None (identity), ``mask`` (B, n) real tokens or None,
     ``b`` and ``i`` (P,) the sequence and token of each query. Returns two (P,) tensors on the CPU
     in ``z``'s dtype: the margin (``inf`` for a token with no real competitor) and the bound; the
-    token leads for sure when margin > bound (see the module docstring for the proof).
+    token leads for sure when margin > bound (see the module docstring for the proof). ``causal``: the
+    competitors are the real :math:`j < i`, and M is taken over the real :math:`j \le i`.
     """
     z = z.detach()
     B, n, d = z.shape
     if z.device.type == "cpu" and z.dtype == torch.float64 and b.numel() > 0:
-        return _compiled(z, A, mask, b, i)
+        return _compiled(z, A, mask, b, i, causal)
     b = b.to(z.device)
     i = i.to(z.device)
     absz = z.abs()
     if mask is not None:
         mask = mask.to(z.device)
         absz = absz.masked_fill(~mask[..., None], 0.0)
-    M = absz.amax(dim=1)  # (B, d): the largest coordinates of the real tokens
+    # M: the largest coordinates of the real tokens, (B, 1, d); of the real tokens j <= i, (B, n, d), when causal
+    M = absz.cummax(dim=1).values if causal else absz.amax(dim=1, keepdim=True)
     absA = None if A is None else A.detach().abs()
     g = 2.0 * gamma(2 * d + 1, z.dtype)
     margins, bounds = [], []
@@ -118,16 +124,20 @@ def leader_margins(z: Tensor, A: Tensor | None, mask: Tensor | None, b: Tensor, 
         rival[torch.arange(bb.numel(), device=z.device), ii] = -torch.inf
         if mask is not None:
             rival = rival.masked_fill(~mask[bb], -torch.inf)
+        if causal:
+            rival = rival.masked_fill(torch.arange(n, device=z.device)[None, :] > ii[:, None], -torch.inf)
         margins.append(own - rival.amax(dim=-1))
         aq = zi.abs() if absA is None else zi.abs() @ absA.T  # (c, d) |A| |z_i|
-        bounds.append(g * (aq * (zi.abs() + M[bb])).sum(dim=-1))
+        bounds.append(g * (aq * (zi.abs() + M[bb, ii if causal else 0])).sum(dim=-1))
     if not margins:
         empty = torch.empty(0, dtype=z.dtype)
         return empty, empty.clone()
     return torch.cat(margins).cpu(), torch.cat(bounds).cpu()
 
 
-def _compiled(z: Tensor, A: Tensor | None, mask: Tensor | None, b: Tensor, i: Tensor) -> tuple[Tensor, Tensor]:
+def _compiled(
+    z: Tensor, A: Tensor | None, mask: Tensor | None, b: Tensor, i: Tensor, causal: bool
+) -> tuple[Tensor, Tensor]:
     """The same margins and bounds by a compiled loop over the pairs (CPU, float64): no gathered copies."""
     zn = z.numpy()
     B, n, d = zn.shape
@@ -145,7 +155,7 @@ def _compiled(z: Tensor, A: Tensor | None, mask: Tensor | None, b: Tensor, i: Te
         absz = absz.masked_fill_(~mask.cpu()[seqs][..., None], 0.0)
     big = np.zeros((B, d))
     big[seqs.numpy()] = absz.amax(dim=1).numpy()  # (B, d): the largest coordinates of the real tokens
-    run(zn, An, identity, m, big, bb, ii, 2.0 * gamma(2 * d + 1, torch.float64), mu, bound)
+    run(zn, An, identity, m, big, bb, ii, 2.0 * gamma(2 * d + 1, torch.float64), causal, mu, bound)
     return torch.from_numpy(mu), torch.from_numpy(bound)
 
 
@@ -167,13 +177,15 @@ class LeaderBook:
         self._kernel: tuple | None = None
         self._fresh = True  # no token certified yet
 
-    def certify(self, z: Tensor, A: Tensor, mask: Tensor | None, flagged: Tensor, k: int) -> Tensor:
+    def certify(
+        self, z: Tensor, A: Tensor, mask: Tensor | None, flagged: Tensor, k: int, *, causal: bool = False
+    ) -> Tensor:
         """The (B, n) leaders of layer k among the ``flagged`` tokens, by :func:`leader_margins`."""
         check = flagged & (self.since < 0)
         self._fresh = False
         if bool(check.any()):
             b, i = torch.nonzero(check, as_tuple=True)
-            mu, bound = leader_margins(z, A, mask, b, i)
+            mu, bound = leader_margins(z, A, mask, b, i, causal=causal)
             ok = mu > bound
             self.since[b[ok], i[ok]] = k
             self.margin[b[ok], i[ok]] = mu[ok].to(self.margin.dtype)
@@ -225,14 +237,16 @@ class _Pairs(NamedTuple):
     bb: np.ndarray  # (P,) the sequence of each query
     ii: np.ndarray  # (P,) the token of each query
     g: float  # 2 gamma_{2d+1}
+    causal: bool  # competitors j < i only, and M over the real j <= i
 
 
 @njit(cache=True, fastmath=_FAST)
 def _margin_one(p: int, pairs: _Pairs, mu: np.ndarray, bound: np.ndarray) -> None:  # pragma: no cover - compiled
     r"""Pair p's strict margin :math:`\hat\mu_i` into ``mu[p]``, its rounding bound :math:`b_i` into ``bound[p]``."""
-    z, A, identity, mask, big, bb, ii, g = pairs
+    z, A, identity, mask, big, bb, ii, g, causal = pairs
     b, i = bb[p], ii[p]
-    n, d = z.shape[1], z.shape[2]
+    d = z.shape[2]
+    n = i if causal else z.shape[1]  # the competitors j < n
     q = np.empty(d)
     aq = np.empty(d)
     for k in range(d):
@@ -266,7 +280,12 @@ def _margin_one(p: int, pairs: _Pairs, mu: np.ndarray, bound: np.ndarray) -> Non
     mu[p] = own - best
     t = 0.0
     for k in range(d):
-        t += aq[k] * (abs(z[b, i, k]) + big[b, k])
+        M = big[b, k]
+        if causal:  # the largest |coordinate| of the real tokens j <= i
+            M = abs(z[b, i, k])
+            for j in range(i):
+                M = max(M, abs(z[b, j, k])) if mask[b, j] else M
+        t += aq[k] * (abs(z[b, i, k]) + M)
     bound[p] = g * t
 
 
@@ -290,10 +309,11 @@ def _pair_loop(parallel: bool) -> Callable[..., None]:
         bb: np.ndarray,
         ii: np.ndarray,
         g: float,
+        causal: bool,
         mu: np.ndarray,
         bound: np.ndarray,
     ) -> None:  # pragma: no cover - compiled
-        pairs = _Pairs(z, A, identity, mask, big, bb, ii, g)
+        pairs = _Pairs(z, A, identity, mask, big, bb, ii, g, causal)
         for p in loop(bb.shape[0]):
             _margin_one(p, pairs, mu, bound)
 

@@ -90,7 +90,8 @@ def test_run_parameters_are_typed():
     assert isinstance(hard.params, HardmaxParams)
     assert (hard.params.alpha, hard.params.tol, hard.params.layers) == (0.25, 1e-9, 3)
     assert torch.equal(hard.params.A, torch.eye(2, dtype=torch.float64))
-    assert list(vars(hard.params)) == ["alpha", "A", "tol", "layers"]
+    assert list(vars(hard.params)) == ["alpha", "A", "tol", "layers", "causal"]
+    assert hard.params.causal is False
     assert hard.params == hard.params and hard.params != attndyn.hardmax(SQUARE, alpha=0.5, layers=3).params
     with pytest.raises(dataclasses.FrozenInstanceError, match="alpha"):
         hard.params.alpha = 1.0  # type: ignore[misc]
@@ -106,6 +107,7 @@ def test_run_parameters_are_typed():
         "method",
         "step",
         "time",
+        "causal",
     ]
     assert p.V.shape == (1, 2, 2) and torch.equal(p.V[0], torch.tensor(V)) and p.rescaled and p.method == "rk4"
     assert p.step == pytest.approx(0.25) and p.time == 1.0  # the grid actually used: 4 steps of 1/4
@@ -116,11 +118,11 @@ def test_run_parameters_as_a_mapping_still_work_but_are_deprecated():
     hard = attndyn.hardmax(SQUARE, alpha=0.25, layers=3, tol=1e-9)
     deprecated = r"as a mapping .* is deprecated .* read the field \(params.alpha\) or vars\(params\)"
     with pytest.warns(DeprecationWarning, match=deprecated):
-        assert list(hard.params) == ["alpha", "A", "tol", "layers"]  # the former dict's keys, in its order
+        assert list(hard.params) == ["alpha", "A", "tol", "layers", "causal"]  # the former dict's keys, then causal
     with pytest.warns(DeprecationWarning, match=deprecated):
         assert hard.params["A"] is hard.params.A and hard.params.get("V") is None and "alpha" in hard.params
     with pytest.warns(DeprecationWarning, match=deprecated):
-        assert dict(hard.params) == vars(hard.params) and len(hard.params) == 4
+        assert dict(hard.params) == vars(hard.params) and len(hard.params) == 5
     with pytest.warns(DeprecationWarning, match=deprecated), pytest.raises(KeyError, match="V"):
         hard.params["V"]
     with pytest.raises(TypeError, match="does not support item assignment"):

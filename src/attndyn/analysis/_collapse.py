@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._trajectory import Trajectory
+from .._validation import InputError
 from ._leaders import _one_sequence
 
 __all__ = [
@@ -156,7 +157,14 @@ def collapse_decay(
     >>> fit = collapse_decay(traj)
     >>> fit.matches, round(fit.exponent, 1)
     (True, -0.5)
+
+    A causal run is refused: the predicted rate is derived for the full attention (the module docstring).
     """
+    if getattr(traj.params, "causal", False):
+        raise InputError(
+            "collapse_decay() compares the radius with the t^(-1/2) rate derived for the full attention, and this "
+            "run used a causal mask (token i attends to j <= i only); use radius_decay(times, radius) to fit it anyway"
+        )
     b = _one_sequence(traj, sequence)
     idx = traj.real_tokens(b).numpy()
     states = traj.ys[:, b].detach().cpu().numpy()[:, idx]  # (T, m, d)

@@ -99,6 +99,7 @@ def _final_attention(traj: SoftmaxTrajectory, b: int, head: int = 0) -> np.ndarr
         beta=p.beta,
         rescaled=p.rescaled,
         mask=mask,
+        causal=p.causal,
     )
     return dyn.attention(float(traj.ts[-1]), traj.ys[-1, b : b + 1].detach())[0].cpu().numpy()
 
@@ -309,10 +310,16 @@ def softmax_geometry(
     ``collapse_ratio`` of its initial value, and decays like :math:`t^{-1/2}`
     (:mod:`attndyn.analysis._collapse`); a run that kept too few states for that fit (fewer than three
     after T/4, e.g. ``SaveAt(every=None)``) is judged without the rate, and its statement says so. Multi-head runs: the theorems are for one head, and the
-    check reads head ``head`` only (``report.head``, ``report.heads``).
+    check reads head ``head`` only (``report.head``, ``report.heads``). A causal run (``causal=True``) is refused:
+    the theorems are stated for the full attention.
     """
     if not isinstance(traj, SoftmaxTrajectory):
         raise InputError(f"softmax_geometry() needs a SoftmaxTrajectory, got {type(traj).__name__}")
+    if traj.params.causal:
+        raise InputError(
+            "softmax_geometry() checks theorems stated for the full attention, and this run used a causal mask "
+            "(causal=True: token i attends to j <= i only): no theorem of Table 1 applies; run without the causal mask to check one"
+        )
     b = _one_sequence(traj, sequence)
     heads = int(traj.params.V.shape[0])
     if not 0 <= head < heads:

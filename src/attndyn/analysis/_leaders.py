@@ -162,17 +162,17 @@ def _state_scores(traj: SoftmaxTrajectory, index: int, b: int) -> Tensor:
     if p.rescaled:  # the scores see e^{tV} z (eq. (4))
         y = y @ torch.linalg.matrix_exp(float(traj.ts[index]) * p.V[0].detach().cpu()).T
     A = p.K[0].detach().cpu().T @ p.Q[0].detach().cpu()
-    s = p.beta * attention.scores(y, A)[0]
-    if traj.mask is not None:
-        s = s.masked_fill(~traj.mask[b].cpu()[None, :], -torch.inf)
-    return s
+    s = p.beta * attention.scores(y, A)  # (1, n, n)
+    mask = None if traj.mask is None else traj.mask[b : b + 1].cpu()
+    keep = attention.allowed(mask, s.shape[-1], causal=p.causal)  # real keys; j <= i under a causal mask
+    return (s if keep is None else s.masked_fill(~keep, -torch.inf))[0]
 
 
 def follow_matrix(traj: Trajectory, index: int, sequence: int | None = None) -> np.ndarray:
     r"""Boolean (m, m) relation over the m real tokens at kept state ``index``: (i, j) True when i follows j.
 
     Hardmax: :math:`j\in C_i(Z^k)` (eq. (1.1b); the kept follow sets, or the exact rule on the kept
-    state). Softmax: j is the arg-max of row i of the first head's attention (kept, or read off the
+    state, over :math:`j \le i` for a causal run). Softmax: j is the arg-max of row i of the first head's attention (kept, or read off the
     kept state's scores, the same index: the softmax is monotone), the head whose leaders
     :func:`attndyn.softmax` tracks (:func:`self_attending`). Plots read this; they decide nothing.
     """
@@ -183,7 +183,8 @@ def follow_matrix(traj: Trajectory, index: int, sequence: int | None = None) -> 
             return traj.follow[index, b].cpu().numpy()[np.ix_(idx, idx)] > 0
         z = traj.ys[index, b].detach().cpu()[idx][None]  # (1, m, d)
         A = traj.params.A.detach().cpu()
-        return attention.follow_sets(attention.scores(z, A, exact=True), tol=traj.params.tol)[0].numpy()
+        s = attention.scores(z, A, exact=True)  # (1, m, m): the real tokens, in their order (j <= i is kept)
+        return attention.follow_sets(s, tol=traj.params.tol, causal=traj.params.causal)[0].numpy()
     if isinstance(traj, SoftmaxTrajectory):
         if traj.attention is not None:
             P = traj.attention[index, b].detach().cpu()

@@ -161,7 +161,8 @@ def hardmax_theorem(
     ``converged`` is the run's own verdict, ``traj.stats.converged`` of the sequence.
 
     The verdict is ``undecided`` (``holds`` None, the reason in ``undecided``) rather than wrong when the run
-    cannot tell: it has not settled; the tokens may still travel (or ``cluster_tol`` spans) more than
+    cannot tell: it used a causal mask (the theorem is for the full attention; leaders, clusters and the
+    other fields are still read off the run); it has not settled; the tokens may still travel (or ``cluster_tol`` spans) more than
     ``LIMIT_RESOLUTION`` = 1 % of the configuration's size (a small alpha: the final tokens are not yet the
     limits); or a token's leading at layer 0 is within the rounding bound (:mod:`attndyn.margins`) and exact
     rational arithmetic decides it otherwise than the run did. Points beyond 2**±400 are rescaled by a power of
@@ -234,8 +235,14 @@ EXACT_TIES_MAX = 32
 def _undecided(
     traj: HardmaxTrajectory, b: int, settled: bool, change: float, rtol: float, travel: float, tol: float, given: bool
 ) -> str | None:
-    """Why the run cannot decide Theorem 1.1 (None when it can): not settled; limits not resolved (``travel``,
-    absolute, or ``tol`` too large for the configuration); a leader at layer 0 decided by rounding."""
+    """Why the run cannot decide Theorem 1.1 (None when it can): a causal mask (the theorem is for the full
+    attention); not settled; limits not resolved (``travel``, absolute, or ``tol`` too large for the
+    configuration); a leader at layer 0 decided by rounding."""
+    if traj.params.causal:
+        return (
+            "Theorem 1.1 is stated for the full attention, and this run used a causal mask (token i attends to "
+            "j <= i only): the theorem does not apply; run without the causal mask to check it"
+        )
     if not settled:
         return (
             f"the run has not settled (the last layer moved the tokens by {change:.3g} of their size, more than "

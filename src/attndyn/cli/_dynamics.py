@@ -184,6 +184,7 @@ def hardmax_cmd(
         None, "--matrix", help="The (d, d) matrix A (.npy/.csv/.json); identity if absent."
     ),
     tol: float = typer.Option(0.0, help="Tie tolerance (0: exact ties)."),
+    causal: bool = typer.Option(False, "--causal", help="Token i attends to tokens j <= i only."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
 ) -> None:
     """Run the hardmax dynamics (hardmax paper eq. 1.1); report leaders, clusters and Theorem 1.1."""
@@ -192,7 +193,8 @@ def hardmax_cmd(
     z = load_array(tokens, "TOKENS")  # a bad file is refused before the engine (torch) is imported
     from .._hardmax import hardmax
 
-    traj = hardmax(z, alpha=alpha, layers=layers, A=_matrix(matrix, "--matrix"), tol=tol, progress=_interactive())
+    A = _matrix(matrix, "--matrix")
+    traj = hardmax(z, alpha=alpha, layers=layers, A=A, tol=tol, causal=causal, progress=_interactive())
     recs = [hardmax_summary(traj, b) for b in range(traj.batch_size)]
     _emit(recs, traj.batched, as_json, "hardmax")
 
@@ -207,6 +209,7 @@ def softmax_cmd(
     method: str = typer.Option("rk4", help=f"One of: {', '.join(METHODS)}."),
     step: float = typer.Option(0.1, help="Step / output grid spacing."),
     rescaled: bool = typer.Option(False, "--rescaled", help="Evolve z = exp(-tV) x (eq. 4)."),
+    causal: bool = typer.Option(False, "--causal", help="Token i attends to tokens j <= i only."),
     max_steps: int = typer.Option(
         100_000, "--max-steps", help="Step budget of the whole run (refused or stopped beyond)."
     ),
@@ -232,6 +235,7 @@ def softmax_cmd(
         method=method,
         step=step,
         rescaled=rescaled,
+        causal=causal,
         max_steps=max_steps,
         save=SaveAt(every=keep, final_attention=small),
         progress=_interactive(),

@@ -36,7 +36,8 @@ def _first_head_scores(traj: SoftmaxTrajectory, index: int, b: int) -> torch.Ten
     if p.rescaled:
         y = y @ torch.linalg.matrix_exp(float(traj.ts[index]) * p.V[0].detach().cpu()).T
     A = p.K[0].detach().cpu().T @ p.Q[0].detach().cpu()  # <Q x_i, K x_j> = <K^T Q x_i, x_j>
-    return p.beta * attention.scores(y[None], A)[0]
+    s = p.beta * attention.scores(y[None], A)[0]
+    return s.masked_fill(~attention.causal_mask(s.shape[-1]), -torch.inf) if p.causal else s  # keys j <= i
 
 
 def distinct_rows(traj: Trajectory, index: int, b: int) -> np.ndarray:

@@ -31,6 +31,7 @@ from torch import Tensor
 
 from .. import attention
 from .._validation import InputError
+from ..attention import causal_mask
 
 __all__ = ["SphereAttention", "ATTENTIONS", "unit", "tangent", "causal_mask", "check_usa_range"]
 
@@ -46,15 +47,6 @@ def unit(x: Tensor) -> Tensor:
 def tangent(x: Tensor, v: Tensor) -> Tensor:
     r""":math:`\mathbf P^\perp_{x_i} v_i = v_i - \langle x_i, v_i\rangle x_i` for unit tokens ``x`` (B, n, d)."""
     return v - (x * v).sum(dim=-1, keepdim=True) * x
-
-
-def causal_mask(n: int, device: torch.device | str | None = None) -> Tensor:
-    """(n, n) booleans, True where query i may attend key j: :math:`j \\le i` (lower triangle, diagonal included).
-
-    >>> causal_mask(3).int().tolist()
-    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
-    """
-    return torch.ones(n, n, dtype=torch.bool, device=device).tril()
 
 
 def check_usa_range(A: Tensor | None, beta: Tensor, n: int, dtype: torch.dtype) -> None:
@@ -91,12 +83,11 @@ class SphereAttention:
     def weights(self, x: Tensor) -> Tensor:
         r"""(B, n, n) weights :math:`w_{ij}` of unit tokens ``x`` (B, n, d): SA's softmax or USA's :math:`e^{\beta s}/n`."""
         s = attention.scores(x, self.A) * self.beta.to(x.dtype)[:, None, None]  # (B, n, n): beta_b <A x_i, x_j>
-        if self.causal:
-            s = s.masked_fill(~causal_mask(x.shape[1], x.device), float("-inf"))
         if self.model == "sa":
-            return attention.softmax_weights(s, self.mask)
-        if self.mask is not None:
-            s = s.masked_fill(~self.mask[:, None, :], float("-inf"))
+            return attention.softmax_weights(s, self.mask, causal=self.causal)
+        keep = attention.allowed(self.mask, x.shape[1], causal=self.causal, device=x.device)  # padding, j <= i
+        if keep is not None:
+            s = s.masked_fill(~keep, float("-inf"))
         n = x.shape[1] if self.mask is None else self.mask.sum(dim=-1).to(x.dtype)[:, None, None]
         return torch.exp(s) / n
 
