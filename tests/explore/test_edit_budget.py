@@ -74,7 +74,7 @@ def test_an_edit_runs_off_the_event_loop_and_other_sessions_are_answered(monkeyp
     """A slow edit of one session (it waits until the test lets it go); meanwhile a new session's page is served, and
     the edit's result reaches its page when it ends. (Before, edits ran on the event loop: the page waited for the
     edit, here for ever.)"""
-    from attndyn.explore import app
+    from attndyn.explore import _app as app
     from attndyn.explore._pages import hardmax
 
     real, release, finished, pages = hardmax.run_hardmax, threading.Event(), threading.Event(), []
