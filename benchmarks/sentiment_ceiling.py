@@ -214,7 +214,7 @@ def dynamics(est: Any, test: Any, layers: int) -> dict:
             model.alpha_raw.fill_(_raw(alpha, alpha / 2))
         acc = accuracy_report(model, test)["hardmax_acc"]
         st = hardmax_statistics(model, test, est.vocab_.words, rtol=CLUSTER_RTOL)
-        out[str(alpha)] = {
+        out[f"alpha={alpha}".replace(".", "_")] = {  # no dot: the docs' result markers split keys at dots
             "hardmax_accuracy": acc,
             "clusters_per_word": st["clusters_per_token_mean"],
             "leaders_per_review": st["leaders_mean"],
