@@ -12,8 +12,9 @@ H = (1/n) sum_i u_i <v, z^0_{w_i}> + b with influences u_i >= 0 that sum to n
   vectors -- trained by the recipe for d (its optimiser, word dropout, sign prior, early stopping) with
   the estimator itself; per setting changed (``--changes``), per seed. What the recipe costs.
 - ``dynamics``: the word vectors and decoder of a trained ``layers=0`` model put through the model's K
-  hardmax layers at several alpha (no training): test accuracy and clusters per real word. What the
-  clustering itself costs, with the word vectors held fixed.
+  hardmax layers at several alpha (no training): test accuracy and clusters per real word; and at alpha = 1
+  through two other dynamics, scores <A z_i, z_j> with A = I + c uu^T (u the decision's direction) and h heads
+  on blocks of coordinates. What the clustering itself costs, with the word vectors held fixed.
 
     python benchmarks/sentiment_ceiling.py text --json docs/results/sentiment_ceiling.json
     python benchmarks/sentiment_ceiling.py control --d 16 --seeds 0 1 2 --json docs/results/sentiment_ceiling.json
@@ -223,6 +224,46 @@ def dynamics(est: Any, test: Any, layers: int) -> dict:
     return out
 
 
+def other_dynamics(est: Any, test: Any, layers: int, alpha: float = 1.0) -> dict:
+    """The same fixed word vectors through two other hardmax dynamics at ``alpha`` (no training): scores
+    <A z_i, z_j> with A = I + c uu^T (u = v/|v|: the decision's direction weighted c times more), and ``h`` heads
+    (the d coordinates cut into h blocks, each running its own hardmax; the decision is linear, so it sums over
+    the heads). Test accuracy of each."""
+    import torch
+
+    from attndyn import SaveAt, hardmax
+    from attndyn.sentiment import distinct_words
+
+    uid, counts = distinct_words(test.ids, test.mask)
+    c = counts.to(torch.float64)
+    z0 = est.model_.embed.weight.detach().to(torch.float64)[uid]
+    w = est.model_.decoder.weight.detach().to(torch.float64)[0]
+    b = float(est.model_.decoder.bias)
+    y = test.labels.numpy()
+
+    def accuracy(zK: Any) -> float:
+        H = ((zK * c[..., None]).sum(1) / c.sum(1, keepdim=True)) @ w + b
+        return float(((H > 0).numpy() == y).mean())
+
+    def run(z: Any, A: Any = None) -> Any:
+        return hardmax(
+            z, alpha=alpha, layers=layers, A=A, mask=counts > 0, save=SaveAt(every=None), check_hypotheses=False
+        ).ys[-1]
+
+    u = w / w.norm()
+    out: dict[str, float] = {"layer0": accuracy(z0)}
+    for cw in (1.0, 10.0, 100.0):
+        out[f"A=I+{cw:g}uu"] = accuracy(run(z0, torch.eye(len(w), dtype=torch.float64) + cw * torch.outer(u, u)))
+    for h in (2, 4, 16):
+        if h <= len(w):
+            zK = torch.empty_like(z0)
+            for block in torch.arange(len(w)).chunk(h):
+                zK[..., block] = run(z0[..., block].contiguous())
+            out[f"heads={h}"] = accuracy(zK)
+    print("  other dynamics:", {k: round(v, 4) for k, v in out.items()}, flush=True)
+    return out
+
+
 def _raw(alpha: float, alpha_min: float) -> float:
     import math
 
@@ -273,6 +314,7 @@ def main() -> None:
             entry["layer0_accuracy"] = entry.pop("hardmax_accuracy")
             entry["layers"] = a.layers
             entry["alphas"] = dynamics(est, test, a.layers)
+            entry["at_alpha_1"] = other_dynamics(est, test, a.layers)
         _merge(a.json, a.part, {key: entry}, command)
 
 
