@@ -238,7 +238,7 @@ def other_dynamics(est: Any, test: Any, layers: int, alpha: float = 1.0) -> dict
     c = counts.to(torch.float64)
     z0 = est.model_.embed.weight.detach().to(torch.float64)[uid]
     w = est.model_.decoder.weight.detach().to(torch.float64)[0]
-    b = float(est.model_.decoder.bias)
+    b = float(est.model_.decoder.bias.detach()[0])
     y = test.labels.numpy()
 
     def accuracy(zK: Any) -> float:
