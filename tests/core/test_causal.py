@@ -376,9 +376,11 @@ def test_cli_causal_flag(capsys, tmp_path):
     p = tmp_path / "square.npy"
     np.save(p, np.array([[1, 1], [-1, 1], [-1, -1], [1, -1], [0.2, 0.1]], dtype=float))
     assert main(["hardmax", str(p), "--causal", "--json", "--layers", "60"]) == 0
-    rec = json.loads(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    assert "Infinity" not in out and "NaN" not in out  # strict JSON: every parser reads it
+    rec = json.loads(out)
     assert rec["theorem"]["holds"] is None and "causal mask" in rec["theorem"]["undecided"]
-    assert rec["leaders"][0] == {"index": 0, "since_layer": 0, "margin": math.inf}  # no competitor before it
+    assert rec["leaders"][0] == {"index": 0, "since_layer": 0, "margin": None}  # no competitor before it: +inf
     assert rec["final_tokens"][0] == [1.0, 1.0]
     assert main(["softmax", str(p), "--causal", "--json", "--time", "1"]) == 0
     rec = json.loads(capsys.readouterr().out)

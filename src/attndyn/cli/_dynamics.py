@@ -110,9 +110,21 @@ def _zero_below(rec: dict[str, Any]) -> float:
     return float(tol)
 
 
+def strict_json(obj: Any) -> Any:
+    """``obj`` with every non-finite float as None, so that the ``--json`` output is JSON that every parser reads
+    (a leader's margin is +inf when no other key competes: a token alone, or the first token under a causal mask)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: strict_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [strict_json(v) for v in obj]
+    return obj
+
+
 def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: str) -> None:
     if as_json:
-        print(json.dumps({"sequences": records} if batched else records[0]))
+        print(json.dumps(strict_json({"sequences": records} if batched else records[0]), allow_nan=False))
         return
     for b, rec in enumerate(records):
         head = f"{title}" + (f" — sequence {b}" if batched else "")
