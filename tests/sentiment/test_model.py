@@ -177,3 +177,34 @@ def test_distinct_words_counts_every_real_token():
         words = ids[b][mask[b]].tolist()
         got = {int(w): float(c) for w, c in zip(uid[b], counts[b]) if c > 0}
         assert got == {w: float(words.count(w)) for w in set(words)}
+
+
+def test_zero_layers_is_the_linear_control():
+    """layers=0: no attention; softmax and hardmax logits are both <v, mean of the word vectors> + b."""
+    m = SentimentTransformer(SentimentConfig(vocab_size=6, d=3, layers=0), generator=torch.Generator().manual_seed(1))
+    ids = torch.tensor([[1, 2, 2, 5, 0], [3, 4, 0, 0, 0]])
+    mask = ids != 0
+    E, v, b = m.embed.weight.detach(), m.decoder.weight.detach()[0], m.decoder.bias.detach()[0]
+    want = torch.stack([E[ids[i][mask[i]]].mean(0) @ v + b for i in range(2)])
+    torch.testing.assert_close(m(ids, mask).detach(), want)
+    torch.testing.assert_close(m.hardmax_logits(ids, mask).to(want.dtype), want)
+    assert m.layer_logits(ids, mask).shape == (1, 2)
+    with pytest.raises(InputError, match=r"layers must be an integer >= 0 \(0: no attention"):
+        SentimentConfig(vocab_size=6, layers=-1)
+
+
+def test_zero_layers_trains_with_deep_supervision_on_and_attributes_exactly(corpus):
+    """The recipe's deep supervision has no earlier layer to read at K = 0 (it would be the mean of nothing, NaN);
+    the fit is finite, and the exact attribution gives every word the same influence, 1/n (the mean)."""
+    from attndyn.sentiment import HardmaxSentimentClassifier, attribute
+
+    texts, labels = corpus
+    clf = HardmaxSentimentClassifier(
+        d=2, layers=0, epochs=6, min_freq=1, lr=3e-2, embed_lr=1e-1, patience=6, random_state=0
+    ).fit(texts, labels)
+    assert all(math.isfinite(row["train_running_loss"]) for row in clf.history_)
+    assert clf.score(texts, labels) > 0.9  # the synthetic corpus is linearly separable
+    att = attribute(clf, "great movie, boring plot")
+    n = len(att.words)
+    assert n >= 2 and att.influence == [1.0 / n] * n
+    assert abs(sum(att.contributions) + att.bias - att.decision_value) < 1e-12
