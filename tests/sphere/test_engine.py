@@ -218,3 +218,22 @@ def test_heads_are_summed_as_the_naive_equation_sums_them():
         InputError, match=r"V has 3 heads but another matrix has 3|Q has 2 heads but another matrix has 3"
     ):
         sp.evolve(x, time=1.0, Q=Q, K=K, V=rng.standard_normal((3, 3, 3)))
+
+
+@pytest.mark.parametrize("model", ["sa", "usa"])
+@pytest.mark.parametrize(("method", "norm"), [("euler", None), ("rk4", None), ("discrete", "post")])
+def test_causal_with_padding_is_the_real_tokens_run_alone(model, method, norm):
+    """Padding anywhere in a causal run changes nothing for the real tokens: each sequence of a padded causal batch
+    ends where its real tokens alone end (padding is never attended; j <= i counts real tokens only), and padding
+    does not move."""
+    rng = np.random.default_rng(3)
+    a, b = unit_tokens(rng, 5, 3), unit_tokens(rng, 3, 3)
+    pad = unit_tokens(rng, 2, 3)
+    batch = np.stack([a, np.concatenate([pad[:1], b[:2], pad[1:], b[2:]])])  # padding at 0 and 3 in sequence 1
+    mask = np.array([[True] * 5, [False, True, True, False, True]])
+    kw = {"time": 1.0, "beta": 2.0, "attention": model, "method": method, "norm": norm, "step": 0.05, "causal": True}
+    both = sp.evolve(batch, mask=mask, **kw).final_tokens
+    for seq, alone in ((0, a), (1, b)):
+        want = sp.evolve(alone, **kw).final_tokens
+        torch.testing.assert_close(both[seq][torch.as_tensor(mask[seq])], want, rtol=0, atol=1e-13)
+    torch.testing.assert_close(both[1][torch.as_tensor(~mask[1])], torch.as_tensor(pad), rtol=0, atol=0)

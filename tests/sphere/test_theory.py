@@ -116,7 +116,6 @@ def test_cluster_report_on_one_cluster_and_on_a_metastable_run():
         ({"noise": -0.1, "seed": 0}, r"noise must be a non-negative finite number, got -0.1"),
         ({"noise": 0.1}, r"noise > 0 needs a seed"),
         ({"noise": 0.1, "seed": 0, "method": "dopri5"}, r"noise is defined for fixed-step schemes"),
-        ({"causal": True, "mask": [True, False]}, r"a causal mask with padding is not supported"),
         ({"beta": [1.0, 2.0, 3.0]}, r"beta has 3 values for a batch of 1 sequences; give one number or 1"),
         ({"beta": float("nan")}, r"beta must be a finite number"),
         ({"beta": 800.0, "attention": "usa"}, r"USA weights e\^\(beta <Qx, Kx>\) overflow torch.float64"),

@@ -97,7 +97,8 @@ def evolve(
         Q, K: ``(d_q, d)``; V: ``(d, d)`` (identities if None); or ``(H, d_q, d)`` / ``(H, d, d)`` stacks of
             heads, summed (:class:`~attndyn.sphere._field.Heads`).
         causal: token i attends to tokens :math:`j \le i` only.
-        mask: ``(n,)`` / ``(B, n)`` booleans, True for real tokens (not with ``causal``).
+        mask: ``(n,)`` / ``(B, n)`` booleans, True for real tokens (padding is never attended; with ``causal`` a
+            token attends to the real tokens j <= i, :func:`attndyn.attention.allowed`).
         noise: :math:`\sigma \ge 0`: after each step, :math:`x \leftarrow N(x + \sigma\sqrt{\Delta t}\,
             \mathbf P^\perp_x \xi)`, :math:`\xi` standard normal (a projected Euler–Maruyama step of the SDE on
             the sphere); fixed-step schemes and post-LN/nGPT layers; ``seed`` seeds it.
@@ -186,10 +187,6 @@ def _check_settings(
         seed = check_int(seed, "seed")
     if noise > 0 and seed is None:
         raise InputError("noise > 0 needs a seed (randomness is an argument); pass seed=0 or another integer")
-    if causal and mask is not None:
-        raise InputError(
-            "a causal mask with padding is not supported; drop mask (or causal), or run sequences of one length"
-        )
     return {"method": method, "norm": norm, "noise": noise, "seed": seed if noise > 0 else None}
 
 
