@@ -70,7 +70,7 @@ def test_ctrl_c_stops_the_server_at_once_with_one_line_and_the_banner_counts_fro
 
 
 def test_process_age_without_proc_counts_from_the_command_line_import(monkeypatch):
-    from attndyn.cli import explore
+    from attndyn.cli import _explore as explore
 
     monkeypatch.setattr(explore, "Path", lambda p: Path("/nonexistent") / p.lstrip("/"))
     age, since = explore.process_age()
