@@ -34,23 +34,13 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
-
-
-def processor() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+from _machine import processor  # benchmarks/_machine.py (this script's folder is on the path)
 
 
 def authors_loop(x0: np.ndarray, betas: np.ndarray, *, step: float, time_max: float, checkpoints: int):
