@@ -227,10 +227,12 @@ def evaluate_split(model: nn.Module, data: EncodedSplit, *, batch_size: int = 10
 def _loss(model: Any, ids: Tensor, mask: Tensor, y: Tensor, tau: float | None, aux_weight: float) -> Tensor:
     """BCE of the last layer, plus ``aux_weight`` x the mean BCE of the decoder read at the
     earlier layers (deep supervision; needs ``model.layer_logits``)."""
-    if aux_weight == 0 or getattr(getattr(model, "config", None), "layers", 1) == 0:  # K = 0: no earlier layer
+    if aux_weight == 0:
         return F.binary_cross_entropy_with_logits(model(ids, mask, tau=tau), y)
     logits = model.layer_logits(ids, mask, tau=tau)  # (K+1, B)
     losses = F.binary_cross_entropy_with_logits(logits, y.expand_as(logits), reduction="none").mean(dim=1)
+    if len(losses) == 1:  # K = 0: no earlier layer to supervise
+        return losses[-1]
     return losses[-1] + aux_weight * losses[:-1].mean()
 
 
