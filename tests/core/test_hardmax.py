@@ -319,6 +319,28 @@ def test_outside_hypotheses_warns_and_runs():
         attndyn.hardmax([[0.0, 0.0], [0.0, 1.0]], alpha=0.5, layers=2)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 4),
+    st.integers(1, 6),
+    st.integers(1, 3),
+    st.sampled_from([torch.float64, torch.float32]),
+    st.data(),
+)
+def test_repeated_token_check_matches_pairwise_comparison(B, n, d, dtype, data):
+    """The warning's fast check (sorted projections, exact comparison only where they repeat) against
+    every pair: values from a tiny set so that repeats, -0.0 beside 0.0 and repeats in padding occur."""
+    from attndyn._hardmax import _any_repeated
+
+    vals = st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 3.0])
+    z = torch.tensor(data.draw(st.lists(vals, min_size=B * n * d, max_size=B * n * d)), dtype=dtype).reshape(B, n, d)
+    real = torch.tensor(data.draw(st.lists(st.booleans(), min_size=B * n, max_size=B * n))).reshape(B, n)
+    naive = any(
+        bool((z[b, i] == z[b, j]).all()) for b in range(B) for i in range(n) for j in range(i) if real[b, i] and real[b, j]
+    )
+    assert _any_repeated(z, real) == naive
+
+
 def test_save_options_check_themselves():
     with pytest.raises(attndyn.InputError, match="every"):
         attndyn.SaveAt(every=0)
