@@ -29,6 +29,7 @@ __all__ = [
     "RunBudget",
     "run_budget",
     "check_run_budget",
+    "check_time_estimate",
 ]
 
 # Without an explicit max_memory, the (d, d) matrices of a run and their working copies may take at most
@@ -181,3 +182,24 @@ def check_run_budget(what: str, step: int, steps: int) -> None:
     budget = _ACTIVE.get()
     if budget is not None:
         budget.check(f"{what}, step {step:,} of {steps:,}")
+
+
+def check_time_estimate(what: str, seconds: float) -> None:
+    """Inside :func:`run_budget`: refuse work that cannot be stopped part-way (a solver call, a figure
+    export) before it starts, when its estimate ``seconds`` exceeds the time the budget has left; else
+    nothing. Work that can be stopped checks :func:`check_run_budget` as it goes instead.
+
+    >>> with run_budget(1.0, 1e9, owner="the example", remedy="ask for less"):
+    ...     check_time_estimate("the solve", 30.0)
+    Traceback (most recent call last):
+    attndyn._budget.BudgetExceeded: the solve would take about 30 s, more than the 1 s left of the example's time budget of 1 s; ask for less
+    """
+    budget = _ACTIVE.get()
+    if budget is None:
+        return
+    left = max(0.0, budget.seconds - (time.monotonic() - budget.start))
+    if seconds > left:
+        raise BudgetExceeded(
+            f"{what} would take about {seconds:.3g} s, more than the {left:.2g} s left of {budget.owner}'s time "
+            f"budget of {budget.seconds:g} s; {budget.remedy}"
+        )

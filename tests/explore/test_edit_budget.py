@@ -126,3 +126,30 @@ def _get(port: int, timeout: float = 120) -> int:
     res.read()
     conn.close()
     return res.status
+
+
+def test_a_solve_whose_estimate_exceeds_the_time_left_is_refused_before_it_starts(playground, monkeypatch):
+    """A solver call cannot be stopped part-way: inside an edit it is refused first when its estimated time is more
+    than the edit has left (the control page's linear program)."""
+    from attndyn.explore._pages.control import ControlPage
+
+    page = ControlPage(playground)
+    page.leaders.value = "0, 1"
+    monkeypatch.setattr(common, "EDIT_SECONDS", 1e-6)
+    page.guard(page.run)
+    assert page.result is None
+    line = _error(page)
+    assert "error: the LP of " in line and " constraints on a 2 x 2 matrix would take about " in line, line
+    assert "left of the explorer&#x27;s time budget of 1e-06 s; ask for less" in line
+    monkeypatch.setattr(common, "EDIT_SECONDS", 15.0)
+    page.guard(page.run)
+    assert page.guard.pane.object == "" and page.result is not None
+
+
+def test_without_a_budget_a_solve_is_not_held_to_one():
+    from attndyn.control import choose_A
+
+    Z = [[2.0, 0.0], [0.0, 2.0], [-1.0, -1.5], [0.1, 0.2]]
+    with attndyn._budget.run_budget(60, 1e12, owner="a test", remedy="none"):
+        assert choose_A(Z, [0, 1]).verdict == "reached"
+    assert choose_A(Z, [0, 1]).verdict == "reached"

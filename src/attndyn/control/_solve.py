@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from scipy.optimize import linprog
 
-from .._budget import default_max_memory, human_bytes
+from .._budget import check_time_estimate, default_max_memory, human_bytes
 from .._validation import InputError
 from ._constraints import Preference, margins, preference_rows
 
@@ -160,6 +160,7 @@ def check_size(
             f"{seconds:.3g} s for the {'SDP' if spd else 'LP'}), {over}; use fewer tokens, leaders or layers, "
             "or raise max_constraints"
         )
+    check_time_estimate(f"the {'SDP' if spd else 'LP'} of {m} constraints on a {d} x {d} matrix", seconds)
 
 
 def _constant_preference(prefs: list[Preference], G: np.ndarray, d: int) -> MarginSolution | None:
