@@ -13,8 +13,8 @@ H = (1/n) sum_i u_i <v, z^0_{w_i}> + b with influences u_i >= 0 that sum to n
   the estimator itself; per setting changed (``--changes``), per seed. What the recipe costs.
 - ``dynamics``: the word vectors and decoder of a trained ``layers=0`` model put through the model's K
   hardmax layers at several alpha (no training): test accuracy and clusters per real word; and at alpha = 1
-  through two other dynamics, scores <A z_i, z_j> with A = I + c uu^T (u the decision's direction) and h heads
-  on blocks of coordinates. What the clustering itself costs, with the word vectors held fixed.
+  through other dynamics: scores <A z_i, z_j> with A = I + c uu^T (u the decision's direction), h heads
+  on blocks of coordinates, and an attention sink (one more token of value 0 that weak words follow). What the clustering itself costs, with the word vectors held fixed.
 
     python benchmarks/sentiment_ceiling.py text --json docs/results/sentiment_ceiling.json
     python benchmarks/sentiment_ceiling.py control --d 16 --seeds 0 1 2 --json docs/results/sentiment_ceiling.json
@@ -53,6 +53,8 @@ VARIANTS: dict[str, tuple[int, dict]] = {
     "d16-bigrams2-len1024": (16, {"bigrams": 2, "max_len": 1024}),
 }
 ALPHAS = (0.05, 0.1, 0.2, 0.5, 1.0)
+#: (c, L) of the attention-sink probe of :func:`other_dynamics`.
+SINKS = ((0.2, 0.5), (0.2, 2.0), (0.2, 8.0), (0.5, 4.0), (1.0, 4.0))
 
 
 def _text_config(d: int, changes: dict) -> Any:
@@ -260,6 +262,20 @@ def other_dynamics(est: Any, test: Any, layers: int, alpha: float = 1.0) -> dict
             for block in torch.arange(len(w)).chunk(h):
                 zK[..., block] = run(z0[..., block].contiguous())
             out[f"heads={h}"] = accuracy(zK)
+    # An attention sink: one more token s = L e in every review (e a unit vector orthogonal to v, so the sink's
+    # value is 0) and c e added to every word (their values unchanged), so that a word whose best score is weak
+    # follows the sink and votes 0 instead of joining the strongest word of its sign.
+    g = torch.Generator().manual_seed(0)
+    e = torch.randn(len(w), dtype=torch.float64, generator=g)
+    e = e - (e @ u) * u
+    e = e / e.norm()
+    B = z0.shape[0]
+    cs = torch.cat([c, torch.ones(B, 1, dtype=torch.float64)], dim=1)
+    for shift, L in SINKS:
+        zs = torch.cat([z0 + shift * e * (counts[..., None] > 0), (L * e).expand(B, 1, len(w))], dim=1)
+        zK = hardmax(zs, alpha=alpha, layers=layers, mask=cs > 0, save=SaveAt(every=None), check_hypotheses=False)
+        H = ((zK.ys[-1] * cs[..., None]).sum(1) / cs.sum(1, keepdim=True)) @ w + b
+        out[f"sink c={shift:g} L={L:g}".replace(".", "_")] = float(((H > 0).numpy() == y).mean())
     print("  other dynamics:", {k: round(v, 4) for k, v in out.items()}, flush=True)
     return out
 
