@@ -54,7 +54,7 @@ VARIANTS: dict[str, tuple[int, dict]] = {
 }
 ALPHAS = (0.05, 0.1, 0.2, 0.5, 1.0)
 #: (c, L) of the attention-sink probe of :func:`other_dynamics`.
-SINKS = ((0.2, 0.5), (0.2, 2.0), (0.2, 8.0), (0.5, 4.0), (1.0, 4.0))
+SINKS = ((0.2, 2.0), (0.4, 0.5), (0.4, 2.0), (0.4, 8.0), (1.0, 2.0))
 
 
 def _text_config(d: int, changes: dict) -> Any:
