@@ -123,7 +123,10 @@ def summarize(args: argparse.Namespace) -> None:
             + ("-native" if native else "")
             + (f"-{meta['aten']}" if native and meta.get("aten") else "")
         )
-        entry = by_d.setdefault(key, {"seeds": []})
+        options = meta.get("train_options") or ""
+        if options:  # a recipe change under study: its own group ("d16-prior-margin-0_5"; no dots in result keys)
+            key += "-" + "-".join(options.replace("--", "").split()).replace(".", "_")
+        entry = by_d.setdefault(key, {"seeds": [], "train_options": options})
         seed = {"seed": meta["seed"], "device": meta["device"], "wall_seconds": meta["wall_seconds"]}
         seed["train_seconds"] = json.loads((run / "test.json").read_text())["train_seconds"]
         seed.update({name: rep[key] for name, key in METRICS.items()})

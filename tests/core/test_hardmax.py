@@ -336,7 +336,11 @@ def test_repeated_token_check_matches_pairwise_comparison(B, n, d, dtype, data):
     z = torch.tensor(data.draw(st.lists(vals, min_size=B * n * d, max_size=B * n * d)), dtype=dtype).reshape(B, n, d)
     real = torch.tensor(data.draw(st.lists(st.booleans(), min_size=B * n, max_size=B * n))).reshape(B, n)
     naive = any(
-        bool((z[b, i] == z[b, j]).all()) for b in range(B) for i in range(n) for j in range(i) if real[b, i] and real[b, j]
+        bool((z[b, i] == z[b, j]).all())
+        for b in range(B)
+        for i in range(n)
+        for j in range(i)
+        if real[b, i] and real[b, j]
     )
     assert _any_repeated(z, real) == naive
 
