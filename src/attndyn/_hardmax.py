@@ -332,7 +332,7 @@ def _any_repeated(z: Tensor, real: Tensor) -> bool:
     planar hardmax run about a tenth of its time.)
     """
     zn, rn = z.to(torch.float64).numpy(), real.numpy()  # float64 holds every narrower float exactly
-    r: np.ndarray = np.random.default_rng(0).standard_normal(zn.shape[-1])
+    r = np.random.default_rng(0).standard_normal(size=(zn.shape[-1],))
     proj = zn[..., 0] * r[0]
     for k in range(1, zn.shape[-1]):
         proj = proj + zn[..., k] * r[k]
