@@ -107,21 +107,58 @@ def cluster_rank(x: Tensor, delta: float) -> Tensor:
 
 def threshold_rank(t: Tensor) -> Tensor:
     """The rank of each boolean (n, n) matrix of ``t`` (B, n, n), by the block count of :func:`cluster_rank` where
-    it is an equivalence, else by :func:`torch.linalg.matrix_rank` (eigenvalues where the matrix is symmetric)."""
+    it is an equivalence, else by :func:`torch.linalg.matrix_rank` of the matrix without its repeated rows and
+    columns (:func:`_distinct_rank`).
+
+    With f(i) the first True of row i, T is an equivalence exactly when :math:`T_{ij} = [f(i) = f(j)]` for all i, j
+    (then T is the kernel of f; conversely the first element of a class labels it), and its rank is then the
+    number of classes, the i with f(i) = i."""
     n = t.shape[-1]
-    first = t.to(torch.uint8).argmax(dim=2)  # (B, n): f(i), the first True of row i
-    rows_of_first = torch.gather(t, 1, first[..., None].expand(-1, -1, n))  # row f(i), (B, n, n)
-    same_first = first[:, :, None] == first[:, None, :]  # f(i) == f(j), (B, n, n)
-    equivalence = t.diagonal(dim1=1, dim2=2).all(dim=1)
-    equivalence &= (rows_of_first == t).flatten(1).all(dim=1)
-    equivalence &= (same_first | ~t).flatten(1).all(dim=1)
+    first = t.to(torch.uint8).argmax(dim=2)  # (B, n): f(i), the first True of row i (0 for an empty row)
+    equivalence = (t == (first[:, :, None] == first[:, None, :])).flatten(1).all(dim=1)  # T_ij == [f(i) == f(j)]
     rank = (first == torch.arange(n, device=t.device)).sum(dim=1)
     other = torch.nonzero(~equivalence).flatten()
     if len(other):
-        rest = t[other]
-        symmetric = bool((rest == rest.transpose(1, 2)).all())
-        rank[other] = torch.linalg.matrix_rank(rest.to(torch.float64), hermitian=symmetric)
+        rank[other] = _distinct_rank(t[other])
     return rank
+
+
+def _distinct_rank(t: Tensor) -> Tensor:
+    """:func:`torch.linalg.matrix_rank` of each boolean (n, n) matrix of ``t`` (m, n, n), computed on the matrix
+    that keeps the first of each set of equal rows and of equal columns: a repeated row (column) adds nothing to
+    the row (column) space, so the rank is the same, and the matrices that go to the eigenvalues (symmetric) or
+    the SVD are smaller (a cluster that is forming repeats its rows). The reduced matrices are grouped by shape."""
+    symmetric = (t == t.transpose(1, 2)).flatten(1).all(dim=1)  # (m,)
+    rows = _first_of_kind(t)  # (m, n)
+    cols = rows.clone()
+    if not bool(symmetric.all()):  # a symmetric matrix repeats its columns where it repeats its rows
+        cols[~symmetric] = _first_of_kind(t[~symmetric].transpose(1, 2))
+    kr, kc = rows.sum(dim=1), cols.sum(dim=1)  # (m,) distinct rows, distinct columns
+    rank = torch.zeros(t.shape[0], dtype=torch.int64, device=t.device)
+    shapes = torch.stack([kr, kc, symmetric.to(torch.int64)], dim=1)  # (m, 3)
+    for r, c, sym in torch.unique(shapes, dim=0).tolist():
+        idx = torch.nonzero((shapes == torch.tensor([r, c, sym], device=t.device)).all(dim=1)).flatten()
+        ri = torch.nonzero(rows[idx])[:, 1].reshape(len(idx), r)  # (g, r) the kept rows, ascending
+        ci = torch.nonzero(cols[idx])[:, 1].reshape(len(idx), c)  # (g, c) the kept columns
+        sub = torch.gather(t[idx], 1, ri[:, :, None].expand(-1, -1, t.shape[2]))  # (g, r, n)
+        sub = torch.gather(sub, 2, ci[:, None, :].expand(-1, r, -1)).to(torch.float64)  # (g, r, c)
+        rank[idx] = torch.linalg.matrix_rank(sub, hermitian=bool(sym))
+    return rank
+
+
+def _first_of_kind(t: Tensor) -> Tensor:
+    """(m, n): row i of each boolean (m, n, n) matrix differs from every row j < i. Rows are compared by their
+    bits, 52 columns at a time packed into one float64 (an integer below 2^53: exact)."""
+    n = t.shape[-1]
+    same = None
+    for a in range(0, n, 52):
+        word = t[..., a : a + 52].to(torch.float64)  # (m, n, w)
+        keys = word @ torch.exp2(torch.arange(word.shape[-1], dtype=torch.float64, device=t.device))  # (m, n)
+        eq = keys[:, :, None] == keys[:, None, :]  # (m, n, n): rows i and j agree on these columns
+        same = eq if same is None else same & eq
+    assert same is not None  # n >= 1
+    earlier = torch.ones(n, n, dtype=torch.bool, device=t.device).tril(-1)  # j < i
+    return ~(same & earlier).any(dim=2)
 
 
 def sphere_clusters(x: Any, angle: float) -> list[list[int]]:
@@ -190,7 +227,37 @@ def gamma_curve(ts: Any, n: int, beta: float, *, rtol: float = 1e-11, atol: floa
 
 def gamma_crossing(n: int, beta: float, level: float, t_max: float) -> float:
     r"""The first time :math:`\gamma_\beta(t) = ` ``level`` (< 1), or inf if after ``t_max``: a point of the curve
-    :math:`\Gamma = \{(t, \beta): \gamma_\beta(t) = 1 - \delta\}` drawn over the phase diagrams."""
+    :math:`\Gamma = \{(t, \beta): \gamma_\beta(t) = 1 - \delta\}` drawn over the phase diagrams.
+
+    The flow is autonomous and :math:`\gamma' = g(\gamma) > 0` on [0, 1), so the time is the quadrature
+    :math:`\int_0^{\ell} d\gamma / g(\gamma)`, taken in :math:`u = -\log(1 - \gamma)` (:math:`d\gamma = (1-\gamma)
+    du` cancels the factor :math:`1 - \gamma` of g: a smooth integrand up to :math:`\ell` near 1):
+
+    .. math:: t(\ell) = \int_0^{-\log(1-\ell)} \frac{e^{\beta e^{-u}} + n - 1}{2\big((n-1)(1 - e^{-u}) + 1\big)}\,du.
+
+    Where :math:`e^{\beta}` overflows, the ODE is solved to the event instead.
+
+    >>> bool(abs(gamma_crossing(2, 0.0, 0.5, 10.0) - math.atanh(0.5)) < 1e-10)
+    True
+    """
+    if level <= 0:
+        return 0.0 if level == 0 else math.inf  # gamma(0) = 0 and gamma increases
+    from scipy.integrate import quad
+
+    def dt_du(u: float) -> float:
+        e = math.exp(-u)  # 1 - gamma
+        return (math.exp(beta * e) + n - 1) / (2 * ((n - 1) * (1 - e) + 1))
+
+    try:
+        t, _ = quad(dt_du, 0.0, -math.log1p(-level), epsabs=1e-13, epsrel=1e-12, limit=200)
+    except OverflowError:
+        return _gamma_event(n, beta, level, t_max)
+    return t if t <= t_max else math.inf
+
+
+def _gamma_event(n: int, beta: float, level: float, t_max: float) -> float:
+    """:func:`gamma_crossing` by solving the ODE to the event gamma = ``level`` (for beta too large for the
+    quadrature's :math:`e^{\beta}`)."""
     from scipy.integrate import solve_ivp
 
     def hit(_: float, g: np.ndarray) -> float:
