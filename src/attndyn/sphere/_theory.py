@@ -114,7 +114,7 @@ def threshold_rank(t: Tensor) -> Tensor:
     (then T is the kernel of f; conversely the first element of a class labels it), and its rank is then the
     number of classes, the i with f(i) = i."""
     n = t.shape[-1]
-    first = t.to(torch.uint8).argmax(dim=2)  # (B, n): f(i), the first True of row i (0 for an empty row)
+    first = t.view(torch.uint8).max(dim=2).indices  # (B, n): f(i), the first True of row i (0 for an empty row)
     equivalence = (t == (first[:, :, None] == first[:, None, :])).flatten(1).all(dim=1)  # T_ij == [f(i) == f(j)]
     rank = (first == torch.arange(n, device=t.device)).sum(dim=1)
     other = torch.nonzero(~equivalence).flatten()
