@@ -92,10 +92,10 @@ def cluster_rank(x: Tensor, delta: float) -> Tensor:
 
     Where the threshold graph is a union of cliques (T is an equivalence), T is, up to a permutation, block
     diagonal with all-ones blocks, so its rank is the number of blocks: the tokens that are the first of their row.
-    T is an equivalence exactly when it is reflexive and every row i and every j in it share the row and the first
-    index f(i) (then :math:`T_{ij}` implies row j = row i, which holds i: symmetry; and holds every k of row j:
-    transitivity) -- a check in O(n^2). Only the other configurations go to :func:`torch.linalg.matrix_rank` (an
-    SVD), so the statistic is the same and the common case is cheap.
+    With f(i) the first True of row i, T is an equivalence exactly when :math:`T_{ij} = [f(i) = f(j)]` for all
+    i, j -- a check in O(n^2). Only the other configurations go to :func:`torch.linalg.matrix_rank` (eigenvalues
+    or an SVD), without their repeated rows and columns, so the statistic is the same and the common case is
+    cheap (:func:`threshold_rank`).
 
     >>> x = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
     >>> int(cluster_rank(x, 1e-4))
