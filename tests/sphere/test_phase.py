@@ -140,8 +140,7 @@ def test_the_ensembles_are_the_stated_ones():
 
 @pytest.mark.parametrize("n", [12, 60])
 def test_the_threshold_rank_equals_matrix_rank_on_random_boolean_matrices(n):
-    """Matrices that are no equivalence, symmetric or not, with repeated rows and columns; n = 60 packs a row in
-    two words."""
+    """Matrices that are no equivalence, symmetric or not, with repeated rows and columns, and equivalences."""
     from attndyn.sphere._theory import threshold_rank
 
     g = torch.Generator().manual_seed(1)

@@ -94,8 +94,7 @@ def cluster_rank(x: Tensor, delta: float) -> Tensor:
     diagonal with all-ones blocks, so its rank is the number of blocks: the tokens that are the first of their row.
     With f(i) the first True of row i, T is an equivalence exactly when :math:`T_{ij} = [f(i) = f(j)]` for all
     i, j -- a check in O(n^2). Only the other configurations go to :func:`torch.linalg.matrix_rank` (eigenvalues
-    or an SVD), without their repeated rows and columns, so the statistic is the same and the common case is
-    cheap (:func:`threshold_rank`).
+    or an SVD), so the statistic is the same and the common case is cheap (:func:`threshold_rank`).
 
     >>> x = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
     >>> int(cluster_rank(x, 1e-4))
@@ -107,8 +106,7 @@ def cluster_rank(x: Tensor, delta: float) -> Tensor:
 
 def threshold_rank(t: Tensor) -> Tensor:
     """The rank of each boolean (n, n) matrix of ``t`` (B, n, n), by the block count of :func:`cluster_rank` where
-    it is an equivalence, else by :func:`torch.linalg.matrix_rank` of the matrix without its repeated rows and
-    columns (:func:`_distinct_rank`).
+    it is an equivalence, else by :func:`torch.linalg.matrix_rank` (eigenvalues where the matrix is symmetric).
 
     With f(i) the first True of row i, T is an equivalence exactly when :math:`T_{ij} = [f(i) = f(j)]` for all i, j
     (then T is the kernel of f; conversely the first element of a class labels it), and its rank is then the
@@ -119,46 +117,10 @@ def threshold_rank(t: Tensor) -> Tensor:
     rank = (first == torch.arange(n, device=t.device)).sum(dim=1)
     other = torch.nonzero(~equivalence).flatten()
     if len(other):
-        rank[other] = _distinct_rank(t[other])
+        rest = t[other]
+        symmetric = bool((rest == rest.transpose(1, 2)).all())
+        rank[other] = torch.linalg.matrix_rank(rest.to(torch.float64), hermitian=symmetric)
     return rank
-
-
-def _distinct_rank(t: Tensor) -> Tensor:
-    """:func:`torch.linalg.matrix_rank` of each boolean (n, n) matrix of ``t`` (m, n, n), computed on the matrix
-    that keeps the first of each set of equal rows and of equal columns: a repeated row (column) adds nothing to
-    the row (column) space, so the rank is the same, and the matrices that go to the eigenvalues (symmetric) or
-    the SVD are smaller (a cluster that is forming repeats its rows). The reduced matrices are grouped by shape."""
-    symmetric = (t == t.transpose(1, 2)).flatten(1).all(dim=1)  # (m,)
-    rows = _first_of_kind(t)  # (m, n)
-    cols = rows.clone()
-    if not bool(symmetric.all()):  # a symmetric matrix repeats its columns where it repeats its rows
-        cols[~symmetric] = _first_of_kind(t[~symmetric].transpose(1, 2))
-    kr, kc = rows.sum(dim=1), cols.sum(dim=1)  # (m,) distinct rows, distinct columns
-    rank = torch.zeros(t.shape[0], dtype=torch.int64, device=t.device)
-    shapes = torch.stack([kr, kc, symmetric.to(torch.int64)], dim=1)  # (m, 3)
-    for r, c, sym in torch.unique(shapes, dim=0).tolist():
-        idx = torch.nonzero((shapes == torch.tensor([r, c, sym], device=t.device)).all(dim=1)).flatten()
-        ri = torch.nonzero(rows[idx])[:, 1].reshape(len(idx), r)  # (g, r) the kept rows, ascending
-        ci = torch.nonzero(cols[idx])[:, 1].reshape(len(idx), c)  # (g, c) the kept columns
-        sub = torch.gather(t[idx], 1, ri[:, :, None].expand(-1, -1, t.shape[2]))  # (g, r, n)
-        sub = torch.gather(sub, 2, ci[:, None, :].expand(-1, r, -1)).to(torch.float64)  # (g, r, c)
-        rank[idx] = torch.linalg.matrix_rank(sub, hermitian=bool(sym))
-    return rank
-
-
-def _first_of_kind(t: Tensor) -> Tensor:
-    """(m, n): row i of each boolean (m, n, n) matrix differs from every row j < i. Rows are compared by their
-    bits, 52 columns at a time packed into one float64 (an integer below 2^53: exact)."""
-    n = t.shape[-1]
-    same = None
-    for a in range(0, n, 52):
-        word = t[..., a : a + 52].to(torch.float64)  # (m, n, w)
-        keys = word @ torch.exp2(torch.arange(word.shape[-1], dtype=torch.float64, device=t.device))  # (m, n)
-        eq = keys[:, :, None] == keys[:, None, :]  # (m, n, n): rows i and j agree on these columns
-        same = eq if same is None else same & eq
-    assert same is not None  # n >= 1
-    earlier = torch.ones(n, n, dtype=torch.bool, device=t.device).tril(-1)  # j < i
-    return ~(same & earlier).any(dim=2)
 
 
 def sphere_clusters(x: Any, angle: float) -> list[list[int]]:
