@@ -16,13 +16,14 @@ thresholded Gram matrix 1[<x_i, x_j> > 0.9999].
 - attndyn: attndyn.sphere.phase_diagram, every beta in one batch, chunked, the ranks batched.
 
 Also timed: the n^2 exponentials per system and step alone (torch.exp on the same number of entries), the
-floor the issue names.
+floor the issue names, and attndyn with 2 checkpoints instead of 200 (the steps without most of the statistics).
 
 Equal accuracy (skipped with --no-accuracy): on a smaller grid (--accuracy-systems x --accuracy-betas), the
 statistic's error against the continuous SA flow (rk4 with step 0.01, the reference) of the authors' post-LN step
-0.1 and of rk4 with steps 0.2, 0.3, 0.5, 1.0 (a checkpoint is read at the first grid step at or after it, for
-every scheme); the mean absolute error of the fraction of clustered pairs over the grid. The largest rk4 step whose
-error is at most the post-LN error is then timed on the main grid against the authors' loop.
+0.1 and of the fixed-step schemes of attndyn.solvers at the steps of CANDIDATES (a checkpoint is read at the first
+grid step at or after it, for every scheme); the mean absolute error of the fraction of clustered pairs over the
+grid. Two runs are then timed on the main grid against the authors' loop: the largest rk4 step whose error is at
+most the post-LN error, and the candidate as accurate with the fewest field evaluations (stages x steps).
 
 Wall and CPU seconds are both recorded: on a machine shared with other jobs the process's CPU time (one thread)
 moves less with the load than the wall time. Prints a table and writes JSON (--json) with the load, the cores and
@@ -78,20 +79,23 @@ def authors_loop(x0: np.ndarray, betas: np.ndarray, *, step: float, time_max: fl
     return dens, clust
 
 
-def exp_floor(entries: int, steps: int, chunk: int = 1 << 20) -> float:
-    """Seconds for ``steps`` passes of torch.exp over ``entries`` float64 numbers, in cache-sized chunks."""
+def exp_floor(entries: int, steps: int, chunk: int = 1 << 20) -> tuple[float, float]:
+    """Wall and CPU seconds for ``steps`` passes of torch.exp over ``entries`` float64 numbers, in cache-sized
+    chunks."""
     a = torch.randn(min(entries, chunk), dtype=torch.float64)
     out = torch.empty_like(a)
     reps = math.ceil(entries / a.numel())
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(steps):
         for _ in range(reps):
             torch.exp(a, out=out)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def equal_accuracy(args: argparse.Namespace, betas: np.ndarray, t_authors: float, c_authors: float) -> dict:
-    """Errors of the statistic against the continuous flow, and the timing of the largest rk4 step as accurate."""
+    """Errors of the statistic against the continuous flow; the timings of the largest rk4 step as accurate and of
+    the candidate as accurate with the fewest field evaluations."""
+    from attndyn.solvers import TABLEAUS
     from attndyn.sphere import phase_diagram
 
     grid = np.linspace(0.1, 9.0, args.accuracy_betas)
@@ -99,26 +103,56 @@ def equal_accuracy(args: argparse.Namespace, betas: np.ndarray, t_authors: float
     common["checkpoints"] = args.checkpoints
     ref = phase_diagram(method="rk4", step=0.01, **common).fraction
     post = float(np.abs(phase_diagram(method="discrete", step=args.step, **common).fraction - ref).mean())
-    rk4 = {h: float(np.abs(phase_diagram(method="rk4", step=h, **common).fraction - ref).mean()) for h in RK4_STEPS}
-    ok = [h for h in RK4_STEPS if rk4[h] <= post]
+    errors = {
+        m: [float(np.abs(phase_diagram(method=m, step=h, **common).fraction - ref).mean()) for h in steps]
+        for m, steps in CANDIDATES.items()
+    }
+
+    def evaluations(m: str, h: float) -> int:  # field evaluations over [0, T]: stages x steps
+        return len(TABLEAUS[m].b) * math.ceil(args.time / h - 1e-9)
+
+    ok = [(m, h, e) for m, steps in CANDIDATES.items() for h, e in zip(steps, errors[m]) if e <= post]
+    rk4_ok = [h for m, h, _ in ok if m == "rk4"]
     out: dict = {
         "systems": args.accuracy_systems, "betas": args.accuracy_betas, "reference": "rk4, step 0.01",
-        "post_ln_error": post, "rk4_steps": list(RK4_STEPS), "rk4_errors": [rk4[h] for h in RK4_STEPS],
-        "rk4_step_as_accurate": max(ok) if ok else None,
+        "post_ln_error": post, "post_ln_evaluations": math.ceil(args.time / args.step - 1e-9),
+        "rk4_steps": list(CANDIDATES["rk4"]), "rk4_errors": errors["rk4"],
+        "rk4_step_as_accurate": max(rk4_ok) if rk4_ok else None,
+        "schemes": {
+            m: {"steps": list(steps), "errors": errors[m], "evaluations": [evaluations(m, h) for h in steps]}
+            for m, steps in CANDIDATES.items()
+        },
     }  # fmt: skip
-    if ok:
+
+    def timed(method: str, step: float) -> tuple[float, float]:
         t0, c0 = time.perf_counter(), time.process_time()
         phase_diagram(
-            systems=args.systems, n=args.n, d=args.d, betas=betas, time=args.time, step=max(ok), method="rk4",
+            systems=args.systems, n=args.n, d=args.d, betas=betas, time=args.time, step=step, method=method,
             checkpoints=args.checkpoints, seed=args.seed,
         )  # fmt: skip
-        out["attndyn_rk4_s"], out["attndyn_rk4_cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
-        out["speedup_equal_accuracy"] = t_authors / out["attndyn_rk4_s"]
-        out["speedup_equal_accuracy_cpu"] = c_authors / out["attndyn_rk4_cpu_s"]
+        return time.perf_counter() - t0, time.process_time() - c0
+
+    if rk4_ok:
+        out["attndyn_rk4_s"], out["attndyn_rk4_cpu_s"] = timed("rk4", max(rk4_ok))
+        out["speedup_equal_accuracy_rk4"] = t_authors / out["attndyn_rk4_s"]
+        out["speedup_equal_accuracy_rk4_cpu"] = c_authors / out["attndyn_rk4_cpu_s"]
+    if ok:
+        m, h, e = min(ok, key=lambda c: (evaluations(c[0], c[1]), c[2]))
+        out["as_accurate"] = {"method": m, "step": h, "error": e, "evaluations": evaluations(m, h)}
+        out["attndyn_as_accurate_s"], out["attndyn_as_accurate_cpu_s"] = timed(m, h)
+        out["speedup_equal_accuracy"] = t_authors / out["attndyn_as_accurate_s"]
+        out["speedup_equal_accuracy_cpu"] = c_authors / out["attndyn_as_accurate_cpu_s"]
     return out
 
 
-RK4_STEPS = (0.2, 0.3, 0.5, 1.0)
+# The fixed-step schemes and steps whose accuracy is measured: rk4 on a fine grid up to the post-LN error, and
+# the second-order schemes (two evaluations a step) and Euler (one) around theirs.
+CANDIDATES: dict[str, tuple[float, ...]] = {
+    "rk4": (0.2, 0.3, 0.5, 0.6, 0.75, 0.9, 1.0),
+    "midpoint": (0.5, 0.75, 1.0, 1.2),
+    "heun": (0.5, 0.75, 0.9, 1.0),
+    "euler": (0.2, 0.3, 0.4, 0.5),
+}
 
 
 def main() -> None:
@@ -159,7 +193,14 @@ def main() -> None:
         checkpoints=args.checkpoints, seed=args.seed,
     )  # fmt: skip
     t_attndyn, c_attndyn = time.perf_counter() - t0, time.process_time() - c0
-    floor = exp_floor(args.systems * args.betas * args.n * args.n, steps)
+    # The same steps with the statistics read twice (t = 0 and T): about the cost of the steps alone.
+    t0, c0 = time.perf_counter(), time.process_time()
+    phase_diagram(
+        systems=args.systems, n=args.n, d=args.d, betas=betas, time=args.time, step=args.step, checkpoints=2,
+        seed=args.seed,
+    )  # fmt: skip
+    t_steps, c_steps = time.perf_counter() - t0, time.process_time() - c0
+    floor, floor_cpu = exp_floor(args.systems * args.betas * args.n * args.n, steps)
     # Monte Carlo error of a pooled fraction: the systems are independent, the pairs of one system are not, so
     # the standard error is taken over systems: sqrt(p (1 - p) / systems) bounds it (a fraction per system in [0, 1]).
     se = np.sqrt(np.maximum(dens * (1 - dens), 1e-12) / args.systems)
@@ -183,6 +224,11 @@ def main() -> None:
         "speedup_cpu": c_authors / c_attndyn,
         "exp_floor_s": floor,
         "attndyn_over_exp_floor": t_attndyn / floor,
+        "exp_floor_cpu_s": floor_cpu,
+        "attndyn_over_exp_floor_cpu": c_attndyn / floor_cpu,
+        "attndyn_two_checkpoints_s": t_steps,
+        "attndyn_two_checkpoints_cpu_s": c_steps,
+        "steps_over_exp_floor_cpu": c_steps / floor_cpu,
         "fraction_max_abs_diff": float(diff.max()),
         "fraction_max_diff_in_se": float((diff / se).max()),
         "clusters_max_abs_diff": float(np.abs(pd.clusters - clust).max()),

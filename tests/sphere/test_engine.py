@@ -237,3 +237,27 @@ def test_causal_with_padding_is_the_real_tokens_run_alone(model, method, norm):
         want = sp.evolve(alone, **kw).final_tokens
         torch.testing.assert_close(both[seq][torch.as_tensor(mask[seq])], want, rtol=0, atol=1e-13)
     torch.testing.assert_close(both[1][torch.as_tensor(~mask[1])], torch.as_tensor(pad), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("values", ["identity", "matrix"])
+def test_the_identity_sa_path_equals_the_general_softmax_to_1e_12(values):
+    """A = I, no mask, beta >= 0: the weights e^{beta(<x_i, x_j> - 1)} without a max pass, row sums from the same
+    product, against the general path (A given as the identity matrix: the stable softmax)."""
+    rng = np.random.default_rng(3)
+    x = torch.tensor(unit_tokens(rng, 4, 11, 3))
+    V = None if values == "identity" else torch.tensor(rng.standard_normal((3, 3)))
+    beta = torch.tensor([0.0, 0.7, 9.0, 300.0], dtype=torch.float64)
+    fused = SphereAttention(A=None, V=V, beta=beta)
+    general = SphereAttention(A=torch.eye(3, dtype=torch.float64), V=V, beta=beta)
+    assert fused._identity_sa and not general._identity_sa
+    torch.testing.assert_close(fused.attend(x), general.attend(x), rtol=0, atol=1e-12)
+    torch.testing.assert_close(fused(0.0, x), general(0.0, x), rtol=0, atol=1e-12)
+
+
+def test_the_identity_sa_path_is_not_taken_for_negative_beta_masks_or_causal():
+    beta = torch.tensor([1.0, -1.0], dtype=torch.float64)
+    assert not SphereAttention(A=None, V=None, beta=beta)._identity_sa
+    ok = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    assert not SphereAttention(A=None, V=None, beta=ok, causal=True)._identity_sa
+    assert not SphereAttention(A=None, V=None, beta=ok, mask=torch.ones(2, 3, dtype=torch.bool))._identity_sa
+    assert not SphereAttention(A=None, V=None, beta=ok, model="usa")._identity_sa

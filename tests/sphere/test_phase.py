@@ -136,3 +136,17 @@ def test_the_ensembles_are_the_stated_ones():
     assert np.var(A[:, 1, 2]) == pytest.approx(1.0, rel=0.1)  # sum of d products / sqrt(d): variance 1
     with pytest.raises(InputError, match=r"unknown kq ensemble 'wigner'; choose one of identity, gaussian, goe"):
         sp.random_parameters(rng, (1,), 2, "wigner", "identity")
+
+
+@pytest.mark.parametrize("n", [12, 60])
+def test_the_threshold_rank_equals_matrix_rank_on_random_boolean_matrices(n):
+    """Matrices that are no equivalence, symmetric or not, with repeated rows and columns, and equivalences."""
+    from attndyn.sphere._theory import threshold_rank
+
+    g = torch.Generator().manual_seed(1)
+    base = torch.rand(300, n // 3, n // 3, generator=g) < torch.rand(300, 1, 1, generator=g)
+    pick = torch.randint(0, n // 3, (300, n), generator=g)  # each row and column repeats one of n / 3
+    t = base[torch.arange(300)[:, None, None], pick[:, :, None], pick[:, None, :]]  # (300, n, n)
+    sym = t | t.transpose(1, 2)
+    for m in (t, sym, sym | torch.eye(n, dtype=torch.bool)):
+        torch.testing.assert_close(threshold_rank(m), torch.linalg.matrix_rank(m.double()), rtol=0, atol=0)

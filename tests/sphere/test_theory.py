@@ -59,6 +59,21 @@ def test_gamma_closed_form_and_crossing():
     np.testing.assert_allclose(sp.gamma_curve(ts, 2, 0.0), np.tanh(ts), atol=1e-10)
     assert sp.gamma_crossing(2, 0.0, 0.5, 10.0) == pytest.approx(math.atanh(0.5), abs=1e-8)
     assert sp.gamma_crossing(2, 0.0, 0.999, 1.0) == math.inf
+    assert sp.gamma_crossing(2, 0.0, 0.99999, 10.0) == pytest.approx(math.atanh(0.99999), abs=1e-10)
+    assert sp.gamma_crossing(2, 0.0, 0.0, 1.0) == 0.0 and sp.gamma_crossing(2, 0.0, -0.5, 1.0) == math.inf
+
+
+@pytest.mark.parametrize("n", [2, 32])
+@pytest.mark.parametrize("beta", [-1.0, 0.5, 9.0, 25.0])
+def test_gamma_crossing_by_quadrature_equals_the_event_of_the_ode(n, beta):
+    """The quadrature of dt/dgamma against the ODE solved to the event; a beta whose e^beta overflows the
+    quadrature goes to the ODE (and the orthogonal start then never clusters within the horizon)."""
+    from attndyn.sphere._theory import _gamma_event
+
+    for level in (0.3, 0.999):
+        quad, ode = sp.gamma_crossing(n, beta, level, 1e4), _gamma_event(n, beta, level, 1e4)
+        assert quad == pytest.approx(ode, rel=1e-7) or quad == ode == math.inf
+    assert sp.gamma_crossing(n, 800.0, 0.999, 30.0) == math.inf
 
 
 def test_energy_never_decreases_along_usa_on_1000_random_runs():

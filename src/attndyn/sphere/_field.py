@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 from torch import Tensor
@@ -100,7 +101,10 @@ class SphereAttention:
 
         SA without a causal mask goes through :func:`attndyn.attention.softmax_attention` (a fused kernel where one
         exists: no n x n weights formed), with the queries :math:`\beta_b A x_i` carrying each sequence's beta;
-        USA and causal SA form the weights (:meth:`weights`) and aggregate them."""
+        USA and causal SA form the weights (:meth:`weights`) and aggregate them. SA with :math:`A = I`, no mask and
+        every :math:`\beta \ge 0` takes a shorter path (:meth:`_attend_identity`), equal up to rounding."""
+        if self._identity_sa:
+            return self._attend_identity(x)
         if self.model == "sa" and not self.causal:
             q = x if self.A is None else x @ self.A.transpose(-1, -2)  # rows A x_i: <A x_i, x_j> = q_i . x_j
             q = q * self.beta.to(x.dtype)[:, None, None]
@@ -108,6 +112,32 @@ class SphereAttention:
         else:
             out = attention.aggregate(self.weights(x), self.values(x))
         return out if self.mask is None else out * self.mask[..., None]
+
+    @cached_property
+    def _identity_sa(self) -> bool:
+        """SA with A = I, no mask, not causal and every beta >= 0: :meth:`_attend_identity` applies."""
+        return (
+            self.model == "sa" and self.A is None and self.mask is None and not self.causal
+            and bool((self.beta >= 0).all())
+        )  # fmt: skip
+
+    def _attend_identity(self, x: Tensor) -> Tensor:
+        r"""SA's :math:`\sum_j w_{ij} V x_j` for :math:`A = I` and :math:`\beta \ge 0`, unit tokens ``x`` (B, n, d).
+
+        On the sphere :math:`\langle x_i, x_j\rangle \le \langle x_i, x_i\rangle = 1`, so the row maximum of the
+        scores is known, :math:`\beta`, and
+
+        .. math:: w_{ij} = \frac{e^{\beta(\langle x_i, x_j\rangle - 1)}}{\sum_l e^{\beta(\langle x_i, x_l\rangle - 1)}},
+
+        every exponent :math:`\le 0` (no overflow) and the diagonal term 1 (the sum never underflows): one product
+        for the scores, one exponential in place, one product with the values and a column of ones appended
+        (the numerators and the row sums together). The n x n matrix is formed, once per call."""
+        beta = self.beta.to(x.dtype)[:, None, None]  # (B, 1, 1)
+        e = torch.baddbmm(-beta, x * beta, x.transpose(1, 2)).exp_()  # (B, n, n): e^{beta (<x_i, x_j> - 1)}
+        v = self.values(x)
+        ones = torch.ones(v.shape[:-1] + (1,), dtype=v.dtype, device=v.device)
+        out = torch.bmm(e, torch.cat([v, ones], dim=-1))  # (B, n, d_v + 1): sum_j e_ij [V x_j, 1]
+        return out[..., :-1] / out[..., -1:]
 
     def __call__(self, t: float, y: Tensor) -> Tensor:
         r"""The velocity :math:`\mathbf P^\perp_{x_i}\sum_j w_{ij} V x_j` at :math:`x = y/\lVert y\rVert`

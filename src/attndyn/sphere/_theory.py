@@ -92,10 +92,9 @@ def cluster_rank(x: Tensor, delta: float) -> Tensor:
 
     Where the threshold graph is a union of cliques (T is an equivalence), T is, up to a permutation, block
     diagonal with all-ones blocks, so its rank is the number of blocks: the tokens that are the first of their row.
-    T is an equivalence exactly when it is reflexive and every row i and every j in it share the row and the first
-    index f(i) (then :math:`T_{ij}` implies row j = row i, which holds i: symmetry; and holds every k of row j:
-    transitivity) -- a check in O(n^2). Only the other configurations go to :func:`torch.linalg.matrix_rank` (an
-    SVD), so the statistic is the same and the common case is cheap.
+    With f(i) the first True of row i, T is an equivalence exactly when :math:`T_{ij} = [f(i) = f(j)]` for all
+    i, j -- a check in O(n^2). Only the other configurations go to :func:`torch.linalg.matrix_rank` (eigenvalues
+    or an SVD), so the statistic is the same and the common case is cheap (:func:`threshold_rank`).
 
     >>> x = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
     >>> int(cluster_rank(x, 1e-4))
@@ -107,14 +106,14 @@ def cluster_rank(x: Tensor, delta: float) -> Tensor:
 
 def threshold_rank(t: Tensor) -> Tensor:
     """The rank of each boolean (n, n) matrix of ``t`` (B, n, n), by the block count of :func:`cluster_rank` where
-    it is an equivalence, else by :func:`torch.linalg.matrix_rank` (eigenvalues where the matrix is symmetric)."""
+    it is an equivalence, else by :func:`torch.linalg.matrix_rank` (eigenvalues where the matrix is symmetric).
+
+    With f(i) the first True of row i, T is an equivalence exactly when :math:`T_{ij} = [f(i) = f(j)]` for all i, j
+    (then T is the kernel of f; conversely the first element of a class labels it), and its rank is then the
+    number of classes, the i with f(i) = i."""
     n = t.shape[-1]
-    first = t.to(torch.uint8).argmax(dim=2)  # (B, n): f(i), the first True of row i
-    rows_of_first = torch.gather(t, 1, first[..., None].expand(-1, -1, n))  # row f(i), (B, n, n)
-    same_first = first[:, :, None] == first[:, None, :]  # f(i) == f(j), (B, n, n)
-    equivalence = t.diagonal(dim1=1, dim2=2).all(dim=1)
-    equivalence &= (rows_of_first == t).flatten(1).all(dim=1)
-    equivalence &= (same_first | ~t).flatten(1).all(dim=1)
+    first = t.view(torch.uint8).max(dim=2).indices  # (B, n): f(i), the first True of row i (0 for an empty row)
+    equivalence = (t == (first[:, :, None] == first[:, None, :])).flatten(1).all(dim=1)  # T_ij == [f(i) == f(j)]
     rank = (first == torch.arange(n, device=t.device)).sum(dim=1)
     other = torch.nonzero(~equivalence).flatten()
     if len(other):
@@ -190,7 +189,37 @@ def gamma_curve(ts: Any, n: int, beta: float, *, rtol: float = 1e-11, atol: floa
 
 def gamma_crossing(n: int, beta: float, level: float, t_max: float) -> float:
     r"""The first time :math:`\gamma_\beta(t) = ` ``level`` (< 1), or inf if after ``t_max``: a point of the curve
-    :math:`\Gamma = \{(t, \beta): \gamma_\beta(t) = 1 - \delta\}` drawn over the phase diagrams."""
+    :math:`\Gamma = \{(t, \beta): \gamma_\beta(t) = 1 - \delta\}` drawn over the phase diagrams.
+
+    The flow is autonomous and :math:`\gamma' = g(\gamma) > 0` on [0, 1), so the time is the quadrature
+    :math:`\int_0^{\ell} d\gamma / g(\gamma)`, taken in :math:`u = -\log(1 - \gamma)` (:math:`d\gamma = (1-\gamma)
+    du` cancels the factor :math:`1 - \gamma` of g: a smooth integrand up to :math:`\ell` near 1):
+
+    .. math:: t(\ell) = \int_0^{-\log(1-\ell)} \frac{e^{\beta e^{-u}} + n - 1}{2\big((n-1)(1 - e^{-u}) + 1\big)}\,du.
+
+    Where :math:`e^{\beta}` overflows, the ODE is solved to the event instead.
+
+    >>> bool(abs(gamma_crossing(2, 0.0, 0.5, 10.0) - math.atanh(0.5)) < 1e-10)
+    True
+    """
+    if level <= 0:
+        return 0.0 if level == 0 else math.inf  # gamma(0) = 0 and gamma increases
+    from scipy.integrate import quad
+
+    def dt_du(u: float) -> float:
+        e = math.exp(-u)  # 1 - gamma
+        return (math.exp(beta * e) + n - 1) / (2 * ((n - 1) * (1 - e) + 1))
+
+    try:
+        t, _ = quad(dt_du, 0.0, -math.log1p(-level), epsabs=1e-13, epsrel=1e-12, limit=200)
+    except OverflowError:
+        return _gamma_event(n, beta, level, t_max)
+    return t if t <= t_max else math.inf
+
+
+def _gamma_event(n: int, beta: float, level: float, t_max: float) -> float:
+    """:func:`gamma_crossing` by solving the ODE to the event gamma = ``level`` (for beta too large for the
+    quadrature's :math:`e^{\beta}`)."""
     from scipy.integrate import solve_ivp
 
     def hit(_: float, g: np.ndarray) -> float:
