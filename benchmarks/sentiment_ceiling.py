@@ -275,7 +275,7 @@ def other_dynamics(est: Any, test: Any, layers: int, alpha: float = 1.0) -> dict
         zs = torch.cat([z0 + shift * e * (counts[..., None] > 0), (L * e).expand(B, 1, len(w))], dim=1)
         zK = hardmax(zs, alpha=alpha, layers=layers, mask=cs > 0, save=SaveAt(every=None), check_hypotheses=False)
         H = ((zK.ys[-1] * cs[..., None]).sum(1) / cs.sum(1, keepdim=True)) @ w + b
-        out[f"sink c={shift:g} L={L:g}".replace(".", "_")] = float(((H > 0).numpy() == y).mean())
+        out[f"sink_c={shift:g}_L={L:g}".replace(".", "_")] = float(((H > 0).numpy() == y).mean())
     print("  other dynamics:", {k: round(v, 4) for k, v in out.items()}, flush=True)
     return out
 
