@@ -82,9 +82,9 @@ def test_phase_writes_the_diagram_and_its_figure(capsys, files):
     rec = json.loads(Path("ph/phase.json").read_text())
     assert np.array(rec["fraction"]).shape == (3, 5) and rec["settings"]["systems"] == 4
     assert Path("ph/phase.png").stat().st_size > 1000
-    assert "written:" in out and json.loads(Path("ph/config.json").read_text())["command"].startswith(
-        "attndyn sphere phase --out ph --systems 4"
-    )
+    config = json.loads(Path("ph/config.json").read_text())
+    assert "written:" in out and config["command"].startswith("attndyn sphere phase --out ph --systems 4")
+    assert config["run"]["seconds"] > 0 and config["run"]["cpus"] >= 1 and config["run"]["load_1min_before"] >= 0
 
 
 SPHERE = [

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
+import time as time_module  # the command's --time option is called time
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +177,7 @@ def phase_cmd(
     if beta_max < beta_min:
         raise InputError(f"--beta-max {beta_max:g} is below --beta-min {beta_min:g}; swap them")
     grid = [beta_min + (beta_max - beta_min) * k / max(1, betas - 1) for k in range(betas)]
+    load, t0 = os.getloadavg()[0], time_module.perf_counter()
     pd = sp.phase_diagram(
         systems=systems, n=n, d=d, betas=grid, time=time, step=step, checkpoints=checkpoints, delta=delta,
         attention=attention, method=method, norm=norm, kq=kq, v=v, seed=seed, progress=sys.stderr.isatty(),
@@ -190,7 +193,8 @@ def phase_cmd(
         f"--beta-max {beta_max:g} --betas {betas} --time {time:g} --step {step:g} --checkpoints {checkpoints} "
         f"--delta {delta:g} --attention {attention} --method {method} --norm {norm} --kq {kq} --v {v} --seed {seed}"
     )  # the resolved configuration, every option spelled out
-    config = write_json(out / "config.json", {"command": command, **pd.settings})
+    run = {"seconds": time_module.perf_counter() - t0, "load_1min_before": load, "cpus": os.cpu_count()}
+    config = write_json(out / "config.json", {"command": command, **pd.settings, "run": run})
     if as_json:
         print(json.dumps(pd.record()))
     else:
