@@ -84,7 +84,7 @@ def test_phase_writes_the_diagram_and_its_figure(capsys, files):
     assert Path("ph/phase.png").stat().st_size > 1000
     config = json.loads(Path("ph/config.json").read_text())
     assert "written:" in out and config["command"].startswith("attndyn sphere phase --out ph --systems 4")
-    assert config["run"]["seconds"] > 0 and config["run"]["cpus"] >= 1 and config["run"]["load_1min_before"] >= 0
+    assert config["run"]["seconds"] > 0 and config["run"]["cpus"] >= 1 and (config["run"]["load_1min_before"] or 0) >= 0
 
 
 SPHERE = [

@@ -177,7 +177,8 @@ def phase_cmd(
     if beta_max < beta_min:
         raise InputError(f"--beta-max {beta_max:g} is below --beta-min {beta_min:g}; swap them")
     grid = [beta_min + (beta_max - beta_min) * k / max(1, betas - 1) for k in range(betas)]
-    load, t0 = os.getloadavg()[0], time_module.perf_counter()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None  # not on every platform
+    t0 = time_module.perf_counter()
     pd = sp.phase_diagram(
         systems=systems, n=n, d=d, betas=grid, time=time, step=step, checkpoints=checkpoints, delta=delta,
         attention=attention, method=method, norm=norm, kq=kq, v=v, seed=seed, progress=sys.stderr.isatty(),
