@@ -282,13 +282,11 @@ MATRIX_COPIES = 6
 SAFE_RANGE = {torch.float64: (2.0**-200, 2.0**200), torch.float32: (2.0**-30, 2.0**30)}
 
 
-def _rescale(z: Tensor, A: Tensor, mask: Tensor | None, tol: float) -> tuple[Tensor, Tensor, float, _Unit | None]:
-    """Tokens and A scaled by powers of two near 1 (per sequence; one scale for the batch when tol > 0)."""
-    if mask is None:  # one pass, no (B, n, d) temporary: the largest |coordinate| of each sequence
-        lo_, hi_ = torch.aminmax(z.detach().reshape(z.shape[0], -1), dim=1)
-        ext = torch.maximum(-lo_, hi_)  # (B,)
-    else:
-        ext = z.detach().abs().amax(dim=-1).masked_fill(~mask, 0.0).amax(dim=1)  # (B,)
+def _rescale(
+    z: Tensor, A: Tensor, ext: Tensor, mask: Tensor | None, tol: float
+) -> tuple[Tensor, Tensor, float, _Unit | None]:
+    """Tokens and A scaled by powers of two near 1 (per sequence; one scale for the batch when tol > 0);
+    ``ext`` (B,) the largest |coordinate| of each sequence's real tokens (:func:`check_dynamic_range`)."""
     if tol > 0:
         ext = ext.amax().expand_as(ext)  # one scale, so that tol keeps one meaning
     a_ext = A.detach().abs().amax()
@@ -467,13 +465,13 @@ def _hardmax_run(
     """:func:`hardmax` once its arguments are checked and the tokens and A are tensors."""
     B, n, d = z.shape
     m = as_mask(mask, (B, n), z.device)
-    check_dynamic_range(z, m)
+    ext = check_dynamic_range(z, m)
     _check_hardmax_memory(z, layers, save, max_memory)
     if check_hypotheses:
         _warn_outside_theorem(z, A_t, m)
     # Exact at every scale: run on tokens and A rescaled by powers of two (exact in binary
     # floating point; C_i does not change), and scale the results back.
-    zs, A_s, tol_s, unit = _rescale(z, A_t, m, tol)
+    zs, A_s, tol_s, unit = _rescale(z, A_t, ext, m, tol)
     run = Run(save, stop, layers, B)
     dyn = HardmaxAttention(A=A_s, alpha=alpha, tol=tol_s, mask=m, causal=causal)
     record = _HardmaxRecord(dyn, z, zs, unit, save, layers)
@@ -481,8 +479,10 @@ def _hardmax_run(
     return record.result(run, batched, HardmaxParams(alpha=alpha, A=A_t, tol=tol, layers=layers, causal=causal))
 
 
-def check_dynamic_range(z: Tensor, mask: Tensor | None = None) -> None:
-    r"""Refuse tokens whose sizes span more than the dtype can resolve (a one-line :class:`InputError`).
+def check_dynamic_range(z: Tensor, mask: Tensor | None = None) -> Tensor:
+    r"""Refuse tokens whose sizes span more than the dtype can resolve (a one-line :class:`InputError`);
+    return each sequence's largest |coordinate| over its real tokens, ``(B,)`` float64 (what :func:`hardmax`
+    scales by, read in the same pass).
 
     Let :math:`\rho` be the ratio of the largest to the smallest nonzero token of a sequence in the
     max-norm (zero tokens and padding are not counted). The rounding bound that decides whether token i
@@ -515,6 +515,7 @@ def check_dynamic_range(z: Tensor, mask: Tensor | None = None) -> None:
             f"(1/(2 gamma_{2 * z.shape[-1] + 1}) = {limit:.3g}): which small tokens lead would be decided by "
             "rounding; drop or zero the tiny tokens, or rescale the large ones"
         )
+    return big
 
 
 def _check_hardmax_memory(z: Tensor, layers: int, save: SaveAt, max_memory: float | None) -> None:

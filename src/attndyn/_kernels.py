@@ -242,25 +242,25 @@ def _load_planar(zb, mb, A, real, xr, yr, w0, w1):  # pragma: no cover - compile
     for i in range(n):  # the real tokens' positions (branch-free)
         real[m] = i
         m += 1 if mb[i] else 0
-    a00, a01, a10, a11 = A[0, 0], A[0, 1], A[1, 0], A[1, 1]
-    if m == n:
+    a = (A[0, 0], A[0, 1], A[1, 0], A[1, 1])
+    if m == n:  # no padding: read zb in order (the loop vectorises)
         for k in range(n):
-            x = zb[k, 0]
-            y = zb[k, 1]
-            xr[k] = x
-            yr[k] = y
-            w0[k] = a00 * x + a01 * y
-            w1[k] = a10 * x + a11 * y
-        return m
-    for k in range(m):
-        j = real[k]
-        x = zb[j, 0]
-        y = zb[j, 1]
-        xr[k] = x
-        yr[k] = y
-        w0[k] = a00 * x + a01 * y
-        w1[k] = a10 * x + a11 * y
+            _put_planar(zb, k, k, a, xr, yr, w0, w1)
+    else:
+        for k in range(m):
+            _put_planar(zb, real[k], k, a, xr, yr, w0, w1)
     return m
+
+
+@njit(cache=True, inline="always")
+def _put_planar(zb, j, k, a, xr, yr, w0, w1):  # pragma: no cover - compiled
+    """Token j of zb into slot k: its coordinates into xr, yr and A z_j into w0, w1 (a = A's entries, row by row)."""
+    x = zb[j, 0]
+    y = zb[j, 1]
+    xr[k] = x
+    yr[k] = y
+    w0[k] = a[0] * x + a[1] * y
+    w1[k] = a[2] * x + a[3] * y
 
 
 # The scoring pass packs, per query, the multiplicity of its maximum (high 32 bits) and the slot
@@ -380,8 +380,23 @@ def _planar_seqs(
         moved[b] = _maxdiff(ox, oy, xr, yr, m, best)  # best is free from here on
         _store_planar(out[b], leader[b], real, m, ox, oy, cnt, arg)
         scale[b] = sc
-        if layer >= 0:
+        if layer >= 0 and _any_new(leader[b], known[b], real, m):
             _certify_planar(b, leader[b], real, cand, nc, m, xr, yr, w0, w1, A, layer, book, known, best)
+
+
+@njit(cache=True, inline="always")
+def _any_new(lb, kb, real, m):  # pragma: no cover - compiled
+    """Whether a token of the sequence is flagged C_i = {i} (lb) and not yet certified (kb): after the first
+    layers almost never, and then this one pass over two byte rows replaces the walk over the candidates."""
+    new = 0
+    if m == lb.shape[0]:  # no padding: contiguous rows (the loop vectorises)
+        for i in range(m):
+            new += 1 if lb[i] and not kb[i] else 0
+    else:
+        for k in range(m):
+            i = real[k]
+            new += 1 if lb[i] and not kb[i] else 0
+    return new > 0
 
 
 @njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
