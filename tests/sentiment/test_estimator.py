@@ -33,6 +33,25 @@ def test_same_random_state_same_model(corpus):
     assert np.array_equal(a.decision_function(texts), b.decision_function(texts))
 
 
+def test_model_class_is_what_fit_builds(corpus):
+    """A study of another architecture subclasses the estimator and sets ``model_class``; fit builds and trains it
+    (here: the decoder's bias frozen at 0, which the trained model must still show)."""
+    from attndyn.sentiment import SentimentTransformer
+
+    class NoBias(SentimentTransformer):
+        def __init__(self, config, *, generator=None):
+            super().__init__(config, generator=generator)
+            self.decoder.bias.requires_grad_(False)
+
+    class Study(HardmaxSentimentClassifier):
+        model_class = NoBias
+
+    texts, labels = corpus
+    est = Study(d=2, epochs=1, min_freq=1, random_state=0).fit(texts, labels)
+    assert type(est.model_) is NoBias and float(est.model_.decoder.bias) == 0.0
+    assert type(HardmaxSentimentClassifier(d=2, epochs=1, min_freq=1).fit(texts, labels).model_) is SentimentTransformer
+
+
 def test_save_load_round_trip_without_pickle(fitted, tmp_path, corpus):
     texts, _ = corpus
     fitted.save(tmp_path / "m")

@@ -13,7 +13,7 @@ import hashlib
 import json
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import torch
@@ -92,7 +92,13 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 
     Fitted attributes: ``classes_``, ``vocab_``, ``model_``, ``history_``, ``best_epoch_``, ``alpha_``,
     ``settings_`` (every setting as trained).
+
+    ``model_class``: the module :meth:`fit` builds from the :class:`SentimentConfig` (a subclass of
+    :class:`SentimentTransformer`: a study of another architecture subclasses the estimator and sets it;
+    :meth:`save` and :meth:`load` know only the base class).
     """
+
+    model_class: ClassVar[type[SentimentTransformer]] = SentimentTransformer
 
     def __init__(
         self,
@@ -278,7 +284,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 
         mc, _, _ = self._configs(settings, vocab_size=len(self.vocab_))
         self.settings_ = {k: v for k, v in settings.items() if k in SETTINGS or k == "d"}
-        model = SentimentTransformer(mc, generator=torch.Generator().manual_seed(int(self.random_state)))
+        model = self.model_class(mc, generator=torch.Generator().manual_seed(int(self.random_state)))
         model = model.to(resolve_device(self.device))  # initialised on the CPU: the same weights on every device
         kernels = kernel_paths()  # the CPU code paths in force: the same weights on every machine when pinned
         self.kernels_ = kernels.to_json()
