@@ -14,7 +14,9 @@ H = (1/n) sum_i u_i <v, z^0_{w_i}> + b with influences u_i >= 0 that sum to n
 - ``dynamics``: the word vectors and decoder of a trained ``layers=0`` model put through the model's K
   hardmax layers at several alpha (no training): test accuracy and clusters per real word; and at alpha = 1
   through other dynamics: scores <A z_i, z_j> with A = I + c uu^T (u the decision's direction), h heads
-  on blocks of coordinates, and an attention sink (one more token of value 0 that weak words follow). What the clustering itself costs, with the word vectors held fixed.
+  on blocks of coordinates, an attention sink (one more token of value 0 that weak words follow) and registers
+  (R tokens at graded values that words join by their own value's level). What the clustering itself costs, with the
+  word vectors held fixed.
 
     python benchmarks/sentiment_ceiling.py text --json docs/results/sentiment_ceiling.json
     python benchmarks/sentiment_ceiling.py control --d 16 --seeds 0 1 2 --json docs/results/sentiment_ceiling.json
@@ -55,6 +57,8 @@ VARIANTS: dict[str, tuple[int, dict]] = {
 ALPHAS = (0.05, 0.1, 0.2, 0.5, 1.0)
 #: (c, L) of the attention-sink probe of :func:`other_dynamics`.
 SINKS = ((0.2, 2.0), (0.4, 0.5), (0.4, 2.0), (0.4, 8.0), (1.0, 2.0))
+#: (R, c, L) of the register probe of :func:`other_dynamics` (benchmarks/sentiment_registers.py trains them).
+REGISTERS = ((3, 2.0, 8.0), (5, 2.0, 8.0), (5, 3.0, 8.0), (5, 3.0, 16.0), (7, 3.0, 8.0))
 
 
 def _text_config(d: int, changes: dict) -> Any:
@@ -276,8 +280,36 @@ def other_dynamics(est: Any, test: Any, layers: int, alpha: float = 1.0) -> dict
         zK = hardmax(zs, alpha=alpha, layers=layers, mask=cs > 0, save=SaveAt(every=None), check_hypotheses=False)
         H = ((zK.ys[-1] * cs[..., None]).sum(1) / cs.sum(1, keepdim=True)) @ w + b
         out[f"sink_c={shift:g}_L={L:g}".replace(".", "_")] = float(((H > 0).numpy() == y).mean())
+    # Registers: R tokens L (cos t_k u + sin t_k e), t_k = k pi/(R + 1), words shifted by c e; the decoder reads the
+    # words only. A word joins the register of its value's level unless another word outscores it.
+    import math
+
+    for R, shift, L in REGISTERS:
+        t = torch.tensor([math.pi * (k + 1) / (R + 1) for k in range(R)], dtype=torch.float64)
+        regs = L * (torch.cos(t)[:, None] * u + torch.sin(t)[:, None] * e)
+        zs = torch.cat([z0 + shift * e * (counts[..., None] > 0), regs.expand(B, R, len(w))], dim=1)
+        ms = torch.cat([counts > 0, torch.ones(B, R, dtype=torch.bool)], dim=1)
+        traj = hardmax(zs, alpha=alpha, layers=layers, mask=ms, save=SaveAt(every=None), check_hypotheses=False)
+        key = f"registers_R={R}_c={shift:g}_L={L:g}".replace(".", "_")
+        out[key] = accuracy(traj.ys[-1][:, : z0.shape[1]])
+        out[key + "_clusters_per_word"] = _clusters_per_word(traj.ys[0][:, : z0.shape[1]], traj.ys[-1][:, : z0.shape[1]], c)
     print("  other dynamics:", {k: round(v, 4) for k, v in out.items()}, flush=True)
     return out
+
+
+def _clusters_per_word(z0: Any, zK: Any, counts: Any) -> float:
+    """Clusters per real token at the last layer, as docs/sentiment.md counts them (single linkage at
+    ``CLUSTER_RTOL`` x the review's largest |coordinate| at layer 0), averaged over reviews."""
+    from attndyn.analysis import cluster_tolerance
+    from attndyn.analysis import clusters as find_clusters
+    from attndyn.sentiment._explain import CLUSTER_FLOOR, CLUSTER_RTOL
+
+    ratios = []
+    for b in range(z0.shape[0]):
+        real = np.flatnonzero((counts[b] > 0).numpy())
+        tol = cluster_tolerance(z0[b, real].numpy(), CLUSTER_RTOL, floor=CLUSTER_FLOOR)
+        ratios.append(len(find_clusters(zK[b, real].numpy(), tol=tol)) / float(counts[b].sum()))
+    return float(np.mean(ratios))
 
 
 def _raw(alpha: float, alpha_min: float) -> float:
