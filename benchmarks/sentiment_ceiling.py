@@ -292,7 +292,9 @@ def other_dynamics(est: Any, test: Any, layers: int, alpha: float = 1.0) -> dict
         traj = hardmax(zs, alpha=alpha, layers=layers, mask=ms, save=SaveAt(every=None), check_hypotheses=False)
         key = f"registers_R={R}_c={shift:g}_L={L:g}".replace(".", "_")
         out[key] = accuracy(traj.ys[-1][:, : z0.shape[1]])
-        out[key + "_clusters_per_word"] = _clusters_per_word(traj.ys[0][:, : z0.shape[1]], traj.ys[-1][:, : z0.shape[1]], c)
+        out[key + "_clusters_per_word"] = _clusters_per_word(
+            traj.ys[0][:, : z0.shape[1]], traj.ys[-1][:, : z0.shape[1]], c
+        )
     print("  other dynamics:", {k: round(v, 4) for k, v in out.items()}, flush=True)
     return out
 
