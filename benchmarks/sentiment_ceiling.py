@@ -23,6 +23,7 @@ H = (1/n) sum_i u_i <v, z^0_{w_i}> + b with influences u_i >= 0 that sum to n
     python benchmarks/sentiment_ceiling.py control --d 16 --seeds 0 1 2 --changes prior_weight=0 \
         --json docs/results/sentiment_ceiling.json
     python benchmarks/sentiment_ceiling.py dynamics --d 16 --seeds 0 --json docs/results/sentiment_ceiling.json
+    python benchmarks/sentiment_ceiling.py summarize --json docs/results/sentiment_ceiling.json  # summaries only
 
 Each part adds its entries to the JSON (other entries are kept). The split is the seeded 70/30 split of the
 seed (35,000 / 15,000), the vocabulary is built from the training part as the estimator builds it, C of the
@@ -156,10 +157,14 @@ def _label(changes: dict) -> str:
 
 
 def _summary(entries: dict, value: str) -> dict:
-    """Mean, min, max and n of ``value`` over the seeds of each ``d<d>/<label>`` (keys ``d<d>/<label>/seed<s>``)."""
+    """Mean, min, max and n of ``value`` (a key, or a path of keys split at "/") over the seeds of each
+    ``d<d>/<label>`` (keys ``d<d>/<label>/seed<s>``); seeds without it are left out."""
     groups: dict[str, list[float]] = {}
     for key, entry in entries.items():
-        groups.setdefault(key.rsplit("/", 1)[0], []).append(entry[value])
+        for part in value.split("/"):
+            entry = entry.get(part) if isinstance(entry, dict) else None
+        if entry is not None:
+            groups.setdefault(key.rsplit("/", 1)[0], []).append(entry)
     return {
         g: {"mean": float(np.mean(v)), "min": min(v), "max": max(v), "n": len(v)} for g, v in sorted(groups.items())
     }
@@ -332,6 +337,12 @@ def _merge(path: Path, key: str, entries: dict, command: str) -> None:
         res["control_summary"] = _summary(res[key], "hardmax_accuracy")
     if key == "dynamics":
         res["dynamics_summary"] = _summary(res[key], "layer0_accuracy")
+        res["registers_summary"] = {  # the register probes over the seeds of each setting
+            f"R={R}_c={c:g}_L={L:g}".replace(".", "_"): _summary(
+                res[key], f"at_alpha_1/registers_R={R}_c={c:g}_L={L:g}".replace(".", "_")
+            )
+            for R, c, L in REGISTERS
+        }
     res.setdefault("commands", {})[key] = sorted({*res.get("commands", {}).get(key, []), command})
     res["processor"] = kernel_paths().processor
     res.setdefault("load_1min", {})[key] = os.getloadavg()[0]
@@ -340,7 +351,7 @@ def _merge(path: Path, key: str, entries: dict, command: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=["text", "control", "dynamics"])
+    ap.add_argument("part", choices=["text", "control", "dynamics", "summarize"])
     ap.add_argument("--data", default="../shared/data/imdb/imdb.csv.gz")
     ap.add_argument("--cache", type=Path, default=Path("runs/ceiling-cache"), help="tokenized corpora (reused)")
     ap.add_argument("--d", type=int, default=16)
@@ -352,6 +363,11 @@ def main() -> None:
     pin_kernels()
     command = "python " + " ".join(["benchmarks/sentiment_ceiling.py", *sys.argv[1:]])
     changes = {k: json.loads(v) for k, v in (c.split("=", 1) for c in a.changes)}
+    if a.part == "summarize":  # the summaries again from the entries the file holds (nothing is run)
+        for key in ("control", "dynamics"):
+            if a.json.is_file() and key in json.loads(a.json.read_text()):
+                _merge(a.json, key, {}, command)
+        return
     if a.part == "text":
         entries = {"reference_tfidf_full_text": reference(a.data)}
         entries.update({name: text_variant(name, *VARIANTS[name], a.data, a.cache) for name in VARIANTS})
