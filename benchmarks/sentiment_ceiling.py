@@ -17,12 +17,17 @@ H = (1/n) sum_i u_i <v, z^0_{w_i}> + b with influences u_i >= 0 that sum to n
   on blocks of coordinates, an attention sink (one more token of value 0 that weak words follow) and registers
   (R tokens at graded values that words join by their own value's level). What the clustering itself costs, with the
   word vectors held fixed.
+- ``registers``: the control's vectors with R registers for the R, c and L of REGISTER_SWEEP (up to 63
+  registers): how near the control's accuracy the registers come as their levels get finer, and at how many
+  clusters per word.
 
     python benchmarks/sentiment_ceiling.py text --json docs/results/sentiment_ceiling.json
     python benchmarks/sentiment_ceiling.py control --d 16 --seeds 0 1 2 --json docs/results/sentiment_ceiling.json
     python benchmarks/sentiment_ceiling.py control --d 16 --seeds 0 1 2 --changes prior_weight=0 \
         --json docs/results/sentiment_ceiling.json
     python benchmarks/sentiment_ceiling.py dynamics --d 16 --seeds 0 --json docs/results/sentiment_ceiling.json
+    python benchmarks/sentiment_ceiling.py registers --d 16 --seeds 0 1 2 --changes prior_margin=0.1 \
+        --json docs/results/sentiment_ceiling.json
     python benchmarks/sentiment_ceiling.py summarize --json docs/results/sentiment_ceiling.json  # summaries only
 
 Each part adds its entries to the JSON (other entries are kept). The split is the seeded 70/30 split of the
@@ -60,6 +65,8 @@ ALPHAS = (0.05, 0.1, 0.2, 0.5, 1.0)
 SINKS = ((0.2, 2.0), (0.4, 0.5), (0.4, 2.0), (0.4, 8.0), (1.0, 2.0))
 #: (R, c, L) of the register probe of :func:`other_dynamics` (benchmarks/sentiment_registers.py trains them).
 REGISTERS = ((3, 2.0, 8.0), (5, 2.0, 8.0), (5, 3.0, 8.0), (5, 3.0, 16.0), (7, 3.0, 8.0))
+#: (R, c, L) of the ``registers`` part: more registers (finer levels) and larger shifts (more nearly linear levels).
+REGISTER_SWEEP = ((5, 3.0, 8.0), (15, 5.0, 8.0), (31, 5.0, 16.0), (31, 8.0, 16.0), (63, 8.0, 16.0))
 
 
 def _text_config(d: int, changes: dict) -> Any:
@@ -243,14 +250,9 @@ def other_dynamics(est: Any, test: Any, layers: int, alpha: float = 1.0) -> dict
     import torch
 
     from attndyn import SaveAt, hardmax
-    from attndyn.sentiment import distinct_words
 
-    uid, counts = distinct_words(test.ids, test.mask)
+    z0, counts, w, b, y, e = _fixed_vectors(est, test)
     c = counts.to(torch.float64)
-    z0 = est.model_.embed.weight.detach().to(torch.float64)[uid]
-    w = est.model_.decoder.weight.detach().to(torch.float64)[0]
-    b = float(est.model_.decoder.bias.detach()[0])
-    y = test.labels.numpy()
 
     def accuracy(zK: Any) -> float:
         H = ((zK * c[..., None]).sum(1) / c.sum(1, keepdim=True)) @ w + b
@@ -274,10 +276,6 @@ def other_dynamics(est: Any, test: Any, layers: int, alpha: float = 1.0) -> dict
     # An attention sink: one more token s = L e in every review (e a unit vector orthogonal to v, so the sink's
     # value is 0) and c e added to every word (their values unchanged), so that a word whose best score is weak
     # follows the sink and votes 0 instead of joining the strongest word of its sign.
-    g = torch.Generator().manual_seed(0)
-    e = torch.randn(len(w), dtype=torch.float64, generator=g)
-    e = e - (e @ u) * u
-    e = e / e.norm()
     B = z0.shape[0]
     cs = torch.cat([c, torch.ones(B, 1, dtype=torch.float64)], dim=1)
     for shift, L in SINKS:
@@ -285,23 +283,59 @@ def other_dynamics(est: Any, test: Any, layers: int, alpha: float = 1.0) -> dict
         zK = hardmax(zs, alpha=alpha, layers=layers, mask=cs > 0, save=SaveAt(every=None), check_hypotheses=False)
         H = ((zK.ys[-1] * cs[..., None]).sum(1) / cs.sum(1, keepdim=True)) @ w + b
         out[f"sink_c={shift:g}_L={L:g}".replace(".", "_")] = float(((H > 0).numpy() == y).mean())
-    # Registers: R tokens L (cos t_k u + sin t_k e), t_k = k pi/(R + 1), words shifted by c e; the decoder reads the
-    # words only. A word joins the register of its value's level unless another word outscores it.
-    import math
-
-    for R, shift, L in REGISTERS:
-        t = torch.tensor([math.pi * (k + 1) / (R + 1) for k in range(R)], dtype=torch.float64)
-        regs = L * (torch.cos(t)[:, None] * u + torch.sin(t)[:, None] * e)
-        zs = torch.cat([z0 + shift * e * (counts[..., None] > 0), regs.expand(B, R, len(w))], dim=1)
-        ms = torch.cat([counts > 0, torch.ones(B, R, dtype=torch.bool)], dim=1)
-        traj = hardmax(zs, alpha=alpha, layers=layers, mask=ms, save=SaveAt(every=None), check_hypotheses=False)
-        key = f"registers_R={R}_c={shift:g}_L={L:g}".replace(".", "_")
-        out[key] = accuracy(traj.ys[-1][:, : z0.shape[1]])
-        out[key + "_clusters_per_word"] = _clusters_per_word(
-            traj.ys[0][:, : z0.shape[1]], traj.ys[-1][:, : z0.shape[1]], c
-        )
+    out.update(register_probe(z0, counts, w, b, y, e, layers, REGISTERS, alpha))
     print("  other dynamics:", {k: round(v, 4) for k, v in out.items()}, flush=True)
     return out
+
+
+def register_probe(
+    z0: Any, counts: Any, w: Any, b: float, y: Any, e: Any, layers: int, specs: Any, alpha: float = 1.0
+) -> dict:
+    """Registers on fixed word vectors: R tokens r_k = L (cos t_k u + sin t_k e), t_k = k pi/(R + 1) (u = w/|w|,
+    e a unit vector orthogonal to u), one more in every review, and every word shifted by c e; the decoder reads
+    the words only. A word joins the register of its value's level unless another word outscores it. Test
+    accuracy and clusters per real word per (R, c, L) of ``specs``."""
+    import math
+
+    import torch
+
+    from attndyn import SaveAt, hardmax
+
+    c = counts.to(torch.float64)
+    B, n, d = z0.shape
+    out: dict[str, float] = {}
+    for R, shift, L in specs:
+        t = torch.tensor([math.pi * (k + 1) / (R + 1) for k in range(R)], dtype=torch.float64)
+        regs = L * (torch.cos(t)[:, None] * (w / w.norm()) + torch.sin(t)[:, None] * e)
+        zs = torch.cat([z0 + shift * e * (counts[..., None] > 0), regs.expand(B, R, d)], dim=1)
+        ms = torch.cat([counts > 0, torch.ones(B, R, dtype=torch.bool)], dim=1)
+        traj = hardmax(zs, alpha=alpha, layers=layers, mask=ms, save=SaveAt(every=None), check_hypotheses=False)
+        zK = traj.ys[-1][:, :n]
+        H = ((zK * c[..., None]).sum(1) / c.sum(1, keepdim=True)) @ w + b
+        key = f"registers_R={R}_c={shift:g}_L={L:g}".replace(".", "_")
+        out[key] = float(((H > 0).numpy() == y).mean())
+        out[key + "_clusters_per_word"] = _clusters_per_word(traj.ys[0][:, :n], zK, c)
+        print(f"  registers R={R} c={shift:g} L={L:g}: {out[key]:.4f} at {out[key + '_clusters_per_word']:.3f}"
+              " clusters per word", flush=True)  # fmt: skip
+    return out
+
+
+def _fixed_vectors(est: Any, test: Any) -> tuple:
+    """The fitted model's distinct word vectors per review (float64), their counts, the decoder (w, b), the
+    labels and the unit vector e orthogonal to w (seeded) of the sink and register probes."""
+    import torch
+
+    from attndyn.sentiment import distinct_words
+
+    uid, counts = distinct_words(test.ids, test.mask)
+    z0 = est.model_.embed.weight.detach().to(torch.float64)[uid]
+    w = est.model_.decoder.weight.detach().to(torch.float64)[0]
+    b = float(est.model_.decoder.bias.detach()[0])
+    u = w / w.norm()
+    g = torch.Generator().manual_seed(0)
+    e = torch.randn(len(w), dtype=torch.float64, generator=g)
+    e = e - (e @ u) * u
+    return z0, counts, w, b, test.labels.numpy(), e / e.norm()
 
 
 def _clusters_per_word(z0: Any, zK: Any, counts: Any) -> float:
@@ -343,6 +377,14 @@ def _merge(path: Path, key: str, entries: dict, command: str) -> None:
             )
             for R, c, L in REGISTERS
         }
+    if key == "registers":
+        res["registers_sweep_summary"] = {  # accuracy and clusters per word over the seeds of each setting
+            f"R={R}_c={c:g}_L={L:g}".replace(".", "_"): {
+                value: _summary(res[key], f"registers_R={R}_c={c:g}_L={L:g}{suffix}".replace(".", "_"))
+                for value, suffix in (("accuracy", ""), ("clusters_per_word", "_clusters_per_word"))
+            }
+            for R, c, L in REGISTER_SWEEP
+        }
     res.setdefault("commands", {})[key] = sorted({*res.get("commands", {}).get(key, []), command})
     res["processor"] = kernel_paths().processor
     res.setdefault("load_1min", {})[key] = os.getloadavg()[0]
@@ -351,7 +393,7 @@ def _merge(path: Path, key: str, entries: dict, command: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=["text", "control", "dynamics", "summarize"])
+    ap.add_argument("part", choices=["text", "control", "dynamics", "registers", "summarize"])
     ap.add_argument("--data", default="../shared/data/imdb/imdb.csv.gz")
     ap.add_argument("--cache", type=Path, default=Path("runs/ceiling-cache"), help="tokenized corpora (reused)")
     ap.add_argument("--d", type=int, default=16)
@@ -364,7 +406,7 @@ def main() -> None:
     command = "python " + " ".join(["benchmarks/sentiment_ceiling.py", *sys.argv[1:]])
     changes = {k: json.loads(v) for k, v in (c.split("=", 1) for c in a.changes)}
     if a.part == "summarize":  # the summaries again from the entries the file holds (nothing is run)
-        for key in ("control", "dynamics"):
+        for key in ("control", "dynamics", "registers"):
             if a.json.is_file() and key in json.loads(a.json.read_text()):
                 _merge(a.json, key, {}, command)
         return
@@ -381,6 +423,9 @@ def main() -> None:
             entry["layers"] = a.layers
             entry["alphas"] = dynamics(est, test, a.layers)
             entry["at_alpha_1"] = other_dynamics(est, test, a.layers)
+        if a.part == "registers":
+            entry["layer0_accuracy"] = entry.pop("hardmax_accuracy")
+            entry.update(register_probe(*_fixed_vectors(est, test), a.layers, REGISTER_SWEEP))
         _merge(a.json, a.part, {key: entry}, command)
 
 
