@@ -8,6 +8,8 @@ H = (1/n) sum_i u_i <v, z^0_{w_i}> + b with influences u_i >= 0 that sum to n
 - ``text``: logistic regression on exactly the tokens the model sees (its vocabulary filters, phrase
   tokens and length cut), as the mean bag of words (every u_i = 1) and as TF-IDF; beside it TF-IDF of
   words and pairs of the full cleaned text (the linear baseline of issue 30). What the text side allows.
+- ``baseline``: the linear baselines of ``text`` (TF-IDF of the full text; TF-IDF of the model's tokens) on the
+  split of each seed of ``--seeds``, so that the models are compared with the baseline seed by seed.
 - ``control``: the model with ``layers=0`` -- no attention, the decoder reads the mean of the word
   vectors -- trained by the recipe for d (its optimiser, word dropout, sign prior, early stopping) with
   the estimator itself; per setting changed (``--changes``), per seed. What the recipe costs.
@@ -22,6 +24,7 @@ H = (1/n) sum_i u_i <v, z^0_{w_i}> + b with influences u_i >= 0 that sum to n
   clusters per word.
 
     python benchmarks/sentiment_ceiling.py text --json docs/results/sentiment_ceiling.json
+    python benchmarks/sentiment_ceiling.py baseline --d 16 --seeds 0 1 2 --json docs/results/sentiment_ceiling.json
     python benchmarks/sentiment_ceiling.py control --d 16 --seeds 0 1 2 --json docs/results/sentiment_ceiling.json
     python benchmarks/sentiment_ceiling.py control --d 16 --seeds 0 1 2 --changes prior_weight=0 \
         --json docs/results/sentiment_ceiling.json
@@ -109,15 +112,16 @@ def _fit(Xtr: Any, ytr: np.ndarray, Xte: Any, yte: np.ndarray, seed: int = 0) ->
     return {"C": C, "val_acc": scores[C], "test_acc": float(clf.score(Xte, yte))}
 
 
-def text_variant(name: str, d: int, changes: dict, data: str, cache: Path) -> dict:
-    """Linear models on the tokens the model of ``d`` sees with ``changes`` to its text settings."""
+def text_variant(name: str, d: int, changes: dict, data: str, cache: Path, seed: int = 0) -> dict:
+    """Linear models on the tokens the model of ``d`` sees with ``changes`` to its text settings (the split and
+    the vocabulary of ``seed``)."""
     from sklearn.feature_extraction.text import TfidfTransformer
 
     from attndyn.sentiment._estimator import _vocabulary
 
     text = _text_config(d, changes)
     t0 = time.perf_counter()
-    corpus = _corpus(data, text, 0, cache)
+    corpus = _corpus(data, text, seed, cache)
     y = np.asarray(corpus.reviews.labels)
     tr, te = corpus.train_idx, corpus.test_idx
     vocab = _vocabulary([corpus.tokens[i] for i in tr], y[tr], text)
@@ -140,8 +144,9 @@ def text_variant(name: str, d: int, changes: dict, data: str, cache: Path) -> di
     return out
 
 
-def reference(data: str) -> dict:
-    """TF-IDF of words and pairs of the full cleaned text, logistic regression (the linear baseline)."""
+def reference(data: str, seed: int = 0) -> dict:
+    """TF-IDF of words and pairs of the full cleaned text, logistic regression (the linear baseline), on the
+    70/30 split of ``seed``."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     from attndyn.sentiment._corpus import split_indices
@@ -149,12 +154,12 @@ def reference(data: str) -> dict:
     from attndyn.sentiment._text import clean
 
     reviews = read_reviews(data)
-    tr, te = split_indices(reviews, "random", 0)
+    tr, te = split_indices(reviews, "random", seed)
     y = np.asarray(reviews.labels)
     vec = TfidfVectorizer(preprocessor=clean, ngram_range=(1, 2), min_df=2, sublinear_tf=True, max_features=200_000)
     Xtr = vec.fit_transform([reviews.texts[i] for i in tr])
     out = _fit(Xtr, y[tr], vec.transform([reviews.texts[i] for i in te]), y[te])
-    print(f"reference TF-IDF (1,2)-grams, full text: {out['test_acc']:.4f} (C={out['C']})", flush=True)
+    print(f"reference TF-IDF (1,2)-grams, full text, seed {seed}: {out['test_acc']:.4f} (C={out['C']})", flush=True)
     return out
 
 
@@ -377,6 +382,10 @@ def _merge(path: Path, key: str, entries: dict, command: str) -> None:
             )
             for R, c, L in REGISTERS
         }
+    if key == "baseline":
+        res["baseline_summary"] = {
+            value: _summary(res[key], f"{value}/test_acc") for value in ("reference_tfidf_full_text", "tfidf_lr")
+        }
     if key == "registers":
         res["registers_sweep_summary"] = {  # accuracy and clusters per word over the seeds of each setting
             f"R={R}_c={c:g}_L={L:g}".replace(".", "_"): {
@@ -393,7 +402,7 @@ def _merge(path: Path, key: str, entries: dict, command: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=["text", "control", "dynamics", "registers", "summarize"])
+    ap.add_argument("part", choices=["text", "baseline", "control", "dynamics", "registers", "summarize"])
     ap.add_argument("--data", default="../shared/data/imdb/imdb.csv.gz")
     ap.add_argument("--cache", type=Path, default=Path("runs/ceiling-cache"), help="tokenized corpora (reused)")
     ap.add_argument("--d", type=int, default=16)
@@ -406,7 +415,7 @@ def main() -> None:
     command = "python " + " ".join(["benchmarks/sentiment_ceiling.py", *sys.argv[1:]])
     changes = {k: json.loads(v) for k, v in (c.split("=", 1) for c in a.changes)}
     if a.part == "summarize":  # the summaries again from the entries the file holds (nothing is run)
-        for key in ("control", "dynamics", "registers"):
+        for key in ("baseline", "control", "dynamics", "registers"):
             if a.json.is_file() and key in json.loads(a.json.read_text()):
                 _merge(a.json, key, {}, command)
         return
@@ -414,6 +423,13 @@ def main() -> None:
         entries = {"reference_tfidf_full_text": reference(a.data)}
         entries.update({name: text_variant(name, *VARIANTS[name], a.data, a.cache) for name in VARIANTS})
         _merge(a.json, "text", entries, command)
+        return
+    if a.part == "baseline":  # the linear baselines on the split of each seed
+        for seed in a.seeds:
+            name = f"d{a.d}-recipe"
+            entry = {"reference_tfidf_full_text": reference(a.data, seed)}
+            entry["tfidf_lr"] = text_variant(name, a.d, changes, a.data, a.cache, seed)["tfidf_lr"]
+            _merge(a.json, "baseline", {f"d{a.d}/{_label(changes)}/seed{seed}": entry}, command)
         return
     for seed in a.seeds:
         est, test, entry = _fit_control(a.d, seed, changes, a.data, a.cache)
