@@ -387,6 +387,7 @@ def _merge(path: Path, key: str, entries: dict, command: str) -> None:
             value: _summary(res[key], f"{value}/test_acc") for value in ("reference_tfidf_full_text", "tfidf_lr")
         }
     if key == "registers":
+        res["registers_control_summary"] = _summary(res[key], "layer0_accuracy")  # the controls they start from
         res["registers_sweep_summary"] = {  # accuracy and clusters per word over the seeds of each setting
             f"R={R}_c={c:g}_L={L:g}".replace(".", "_"): {
                 value: _summary(res[key], f"registers_R={R}_c={c:g}_L={L:g}{suffix}".replace(".", "_"))
