@@ -25,6 +25,36 @@ def test_an_unsettled_run_is_undecided_not_refuted():
     assert rep.undecided is not None and rep.undecided.startswith("the run has not settled")
 
 
+@pytest.mark.parametrize("layers", [0, 1, 2, 3])
+def test_an_unsettled_run_lists_the_tokens_where_they_are_not_one_merged_cluster(layers):
+    # the tolerance that reads limits (ten times what the tokens may still travel) would merge the whole square here
+    traj = attndyn.hardmax(SQUARE, alpha=0.5, layers=layers)
+    rep = attndyn.hardmax_theorem(traj)
+    assert rep.holds is None and rep.undecided.startswith("the run has not settled (one more layer would move")
+    expected = attndyn.clusters(traj.final_tokens.numpy(), tol=1e-2 * np.ptp(SQUARE, axis=0).max())
+    assert [c.members for c in rep.clusters] == [c.members for c in expected] == [(i,) for i in range(8)]
+    assert rep.cluster_tol == pytest.approx(1e-2 * 2.0)
+
+
+def test_the_cli_gives_no_softmax_verdict_on_tokens_that_still_move(tmp_path, capsys):
+    import json
+
+    from attndyn.cli import main
+
+    path = tmp_path / "sq.json"
+    path.write_text(str(SQUARE.tolist()))
+    assert main(["softmax", str(path), "--time", "0.1", "--rescaled", "--json"]) == 0
+    th = json.loads(capsys.readouterr().out)["theorem"]
+    assert th["holds"] is None and th["measured_holds"] is False and "run longer" in th["undecided"]
+    assert main(["softmax", str(path), "--time", "0.1", "--rescaled"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "polytope: undecided: the tokens still move" in out and "does NOT hold" not in out
+    assert "not needed: the verdicts read the settled tokens" not in out  # they are not settled
+    assert main(["softmax", str(path), "--time", "30", "--rescaled", "--json"]) == 0
+    th = json.loads(capsys.readouterr().out)["theorem"]
+    assert th["holds"] is True and "undecided" not in th
+
+
 def test_a_cluster_tolerance_that_swallows_the_configuration_is_undecided():
     traj = attndyn.hardmax(SQUARE, alpha=0.5, layers=30)
     rep = attndyn.hardmax_theorem(traj, cluster_tol=5.0)

@@ -85,6 +85,27 @@ def test_overwrite_discards_the_run_and_trains_anew(trained, tmp_path):
     assert settings["data"] == {"sha256": hashlib.sha256(data.read_bytes()).hexdigest(), "size": data.stat().st_size}
 
 
+def test_overwrite_keeps_no_copy_of_the_discarded_run_once_the_new_one_trained(trained, tmp_path):
+    _, run, data, _ = trained
+    mine = tmp_path / "r"
+    shutil.copytree(run, mine)
+    assert main(TRAIN + ["--run", str(mine), "--data", str(data), "--d", "3", "--overwrite"]) == 0
+    assert not (mine / ".overwritten").exists()
+
+
+def test_an_overwrite_that_fails_before_its_first_epoch_gives_the_old_run_back(trained, tmp_path, capsys, snapshot):
+    # a setting that only the training itself can refuse (no word is seen that often): the finished run that
+    # --overwrite was to discard must come back byte for byte, and predicting with it must still work
+    _, run, data, _ = trained
+    mine = tmp_path / "r"
+    shutil.copytree(run, mine)
+    before = snapshot(mine)
+    assert main(TRAIN + ["--run", str(mine), "--data", str(data), "--min-freq", "100000", "--overwrite"]) == 2
+    assert "no word is seen" in capsys.readouterr().err
+    assert snapshot(mine) == before
+    assert main(["sentiment", "predict", "--model", str(mine), "a fine film"]) == 0
+
+
 def test_a_second_training_is_refused_naming_the_holder(trained, capsys, snapshot, locked_by_another_process):
     _, run, data, _ = trained
     with locked_by_another_process(run) as holder:

@@ -58,6 +58,21 @@ def test_orthogonal_start_verdict_and_text(capsys, files):
     assert code == 0 and "orthogonal_start: holds" in out and "energy E_beta" in out
 
 
+def test_a_short_run_is_not_yet_clustered_and_a_coarse_step_is_named(capsys, files):
+    # the clustering theorem speaks of t -> infinity: two clusters at t = 0.5 is "not yet", not a refutation
+    code, out, _ = run(capsys, "sphere", "ortho.npy", "--beta", "0", "--time", "0.5")
+    assert code == 0 and "clusters: not yet (2 clusters at the end of the run" in " ".join(out.split())
+    assert "clusters: does NOT hold" not in out
+    code, out, _ = run(capsys, "sphere", "ortho.npy", "--beta", "0", "--time", "40", "--step", "0.5")
+    assert code == 0 and "clusters: holds" in out
+    # the gamma check fails at a coarse step with the error and the step named as a suspect; it holds at a fine one
+    code, out, _ = run(capsys, "sphere", "ortho.npy", "--beta", "-5", "--time", "3", "--step", "0.5")
+    flat = " ".join(out.split())
+    assert code == 0 and "orthogonal_start: does NOT hold (largest error" in flat and "smaller --step" in flat
+    code, out, _ = run(capsys, "sphere", "ortho.npy", "--beta", "-5", "--time", "3", "--step", "0.01")
+    assert code == 0 and "orthogonal_start: holds" in out
+
+
 def test_layers_causal_and_noise(capsys, files):
     code, out, _ = run(capsys, "sphere", "s.npy", "--norm", "ngpt", "--step", "0.5", "--time", "5", "--json")
     assert code == 0 and json.loads(out)["stats"]["function_evals"] == 10

@@ -67,7 +67,7 @@ class HardmaxTheoremReport:
         hypotheses: ``{"nonzero_tokens", "distinct_tokens", "A_spd"}``.
         converged: the sequence met the run's convergence test; equal to ``traj.stats.converged``
             of the sequence (:class:`~attndyn._trajectory.RunStats`).
-        settled: the last layer moved the tokens by at most ``settled_rtol`` of their size
+        settled: one more layer would move the tokens by at most ``settled_rtol`` of their size
             (``stats.final_change``; :data:`SETTLED_RTOL` = 1e-4 by default): the final tokens show
             the limits. The theorem is checked on a settled run; ``holds`` requires it.
         leaders_nonempty: the leader set is not empty.
@@ -200,6 +200,12 @@ def hardmax_theorem(
     # (a step of less than half an ulp leaves a token unchanged, so a zero change proves nothing at tiny alpha).
     travel = (change + unit_roundoff(traj.ys.dtype)) / alpha
     tol = cluster_tol if cluster_tol is not None else max(10.0 * travel, 1e-9) * scale
+    if cluster_tol is None and len(z0) > 1:
+        # A run that has not settled may still travel far: its clusters are then those of the tokens where they
+        # are, at the finest tolerance that tells limits apart, not merged across the configuration (a run that
+        # can decide the theorem has 10 * travel within this already: see _undecided).
+        with np.errstate(over="ignore"):
+            tol = min(tol, LIMIT_RESOLUTION * float(np.ptp(z0, axis=0).max()) or tol)
     cl = clusters(pts, members=idx, tol=tol)
     lead = leaders(traj, b)
     center_of_token = {m: c.center for c in cl for m in c.members}
@@ -245,7 +251,7 @@ def _undecided(
         )
     if not settled:
         return (
-            f"the run has not settled (the last layer moved the tokens by {change:.3g} of their size, more than "
+            f"the run has not settled (one more layer would move the tokens by {change:.3g} of their size, more than "
             f"settled_rtol = {rtol:g}): run more layers"
         )
     z0 = traj.ys[0, b].detach().cpu().numpy()[traj.real_tokens(b).numpy()]

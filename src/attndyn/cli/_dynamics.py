@@ -69,13 +69,22 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
         theorem = analysis.softmax_geometry(traj, b).record()
     except InputError as exc:
         theorem = {"regime": None, "holds": None, "note": str(exc)}
+    settled = sequence_settled(traj, b, SOFTMAX_SETTLED_RTOL)
+    if not settled and theorem["holds"] is not None:  # the theorems speak of t -> infinity: no verdict mid-way
+        change = traj.stats.final_change[b] if traj.stats.final_change else float("inf")
+        theorem["measured_holds"] = theorem["holds"]
+        theorem["holds"] = None
+        theorem["undecided"] = (
+            f"the tokens still move (relative change {change:.3g} per unit time, more than {SOFTMAX_SETTLED_RTOL:g}): "
+            "the limit the theorem describes is not reached yet; run longer (a larger --time)"
+        )
     P = traj.attention_final[b] if traj.attention_final is not None else None
     return {
         "final_tokens": pts.tolist(),
         "leaders": analysis.leaders(traj, b).records(),
         "clusters": [c.record() for c in analysis.clusters(pts, members=real.numpy(), tol=1e-3 * scale)],
         "converged": sequence_converged(traj, b),
-        "settled": sequence_settled(traj, b, SOFTMAX_SETTLED_RTOL),
+        "settled": settled,
         "settled_rtol": SOFTMAX_SETTLED_RTOL,
         "layers": int(traj.stats.steps),
         "rescaled": traj.params.rescaled,
@@ -89,10 +98,12 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
     }
 
 
-# What the two words mean beside each verdict (the CLI runs without a stopping test).
+# What the two words mean beside each verdict (the CLI runs without a stopping test), by (converged, settled).
 _CONVERGED = {
-    True: "a step left the tokens exactly unchanged",
-    False: "no step left the tokens exactly unchanged; not needed: the verdicts read the settled tokens",
+    (True, True): "a step left the tokens exactly unchanged",
+    (True, False): "a step left the tokens exactly unchanged",
+    (False, True): "no step left the tokens exactly unchanged; not needed: the verdicts read the settled tokens",
+    (False, False): "no step left the tokens exactly unchanged",
 }
 _SETTLED = {
     True: "the final tokens show the limits the theorem speaks of",
@@ -130,7 +141,7 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
         head = f"{title}" + (f" — sequence {b}" if batched else "")
         console.print(
             f"[bold]{head}[/bold]: {len(rec['final_tokens'])} tokens, {rec['layers']} steps, "
-            f"converged: {rec['converged']} ({_CONVERGED[rec['converged']]})"
+            f"converged: {rec['converged']} ({_CONVERGED[rec['converged'], rec['settled']]})"
         )
         console.print(
             f"  settled (relative change of the last step <= {rec['settled_rtol']:g}): {rec['settled']} "

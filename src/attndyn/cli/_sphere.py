@@ -73,6 +73,16 @@ def _text(rec: dict[str, Any], head: str) -> None:
         typer.echo(f"  cluster {k}: ({centre})  members {' '.join(map(str, c['members']))}")
     for name, th in rec["theorems"].items():
         verdict = "holds" if th["holds"] else "does NOT hold"
+        if not th["holds"] and th["applies"] and name == "clusters":  # a statement about t -> infinity
+            verdict = (
+                f"not yet ({th['clusters']} clusters at the end of the run; the theorem speaks of t -> infinity: "
+                "run longer, a larger --time)"
+            )
+        elif not th["holds"] and th["applies"] and name == "orthogonal_start":
+            verdict += (
+                f" (largest error {th['error']:.2g} against tol {th['tol']:g}; the solver's own error counts in it: "
+                "a smaller --step shows whether it is the step's)"
+            )
         applies = "" if th["applies"] else " (its hypotheses do not all hold here)"
         typer.echo(f"  {name}: {verdict}{applies}")
 

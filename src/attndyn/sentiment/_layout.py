@@ -34,3 +34,6 @@ EVALUATION_FILES = (EVALUATION, "figure8.png", "figure10.png", "accuracy.png")
 #: What ``train`` and ``evaluate`` write in a run folder (``overwrite=True`` removes these and nothing else;
 #: the tokenization ``cache/`` stays, it is keyed by the data file and the tokenizer).
 RUN_FILES = (SETTINGS, DATA, CONFIG, VOCAB, WEIGHTS, CHECKPOINT, METRICS, TEST, *EVALUATION_FILES)
+#: Where ``overwrite=True`` keeps the discarded run's files until the new run has finished an epoch (a training that
+#: fails before its first checkpoint puts them back: the old run is not lost to a bad setting).
+OVERWRITTEN = ".overwritten"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import threading
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -37,6 +38,7 @@ from ._layout import (  # the layout's names (the files a run folder holds)
     CHECKPOINT,
     CONFIG,
     DATA,
+    OVERWRITTEN,
     RUN_FILES,
     SETTINGS,
     WEIGHTS,
@@ -57,6 +59,8 @@ __all__ = [
     "recorded_settings",
     "check_resume",
     "clear_run",
+    "drop_overwritten",
+    "restore_run",
 ]
 
 _NOT_RESULTS = ("run_dir", "verbose")  # estimator settings that do not change what is learned
@@ -181,14 +185,42 @@ def _show(v: Any) -> str:
 
 
 def clear_run(run: Path) -> list[str]:
-    """Remove the files a run writes (:data:`RUN_FILES`), for ``overwrite=True``; returns their names."""
+    """Set aside the files a run writes (:data:`RUN_FILES`), for ``overwrite=True``: moved into
+    :data:`OVERWRITTEN` (a folder left there by an earlier overwrite is discarded first), from where
+    :func:`restore_run` puts them back and :func:`drop_overwritten` removes them; returns their names."""
+    aside = run / OVERWRITTEN
+    if aside.is_dir() and not aside.is_symlink():
+        shutil.rmtree(aside)
     gone = []
     for name in RUN_FILES:
         f = run / name
         if f.is_file() or f.is_symlink():
-            f.unlink()
+            aside.mkdir(exist_ok=True)
+            os.replace(f, aside / name)
             gone.append(name)
     return gone
+
+
+def restore_run(run: Path) -> list[str]:
+    """Put back the files :func:`clear_run` set aside (a new training failed before its first epoch ended), over
+    whatever that training wrote under the same names; returns their names."""
+    aside = run / OVERWRITTEN
+    if not aside.is_dir():
+        return []
+    back = []
+    for name in RUN_FILES:
+        if (aside / name).is_file():
+            os.replace(aside / name, run / name)
+            back.append(name)
+    shutil.rmtree(aside, ignore_errors=True)
+    return back
+
+
+def drop_overwritten(run: Path) -> None:
+    """Remove the files :func:`clear_run` set aside (the new run has its own checkpoint now)."""
+    aside = run / OVERWRITTEN
+    if aside.is_dir() and not aside.is_symlink():
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 class RunLock(FolderLock):
@@ -297,7 +329,8 @@ class RunFolder:
 
     # ---- settings.json ----
     def open(self, settings: dict[str, Any], defaults: dict[str, Any], *, overwrite: bool) -> bool:
-        """Under the lock, before a training: with ``overwrite`` remove the files of the run there (False);
+        """Under the lock, before a training: with ``overwrite`` set the files of the run there aside (False; see
+        :func:`clear_run`);
         else True when the folder holds a run to resume with exactly ``settings``, False when it holds none, and
         an InputError naming every differing setting otherwise (:func:`check_resume`)."""
         if overwrite:

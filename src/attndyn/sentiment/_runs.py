@@ -27,7 +27,7 @@ from .._io import write_json
 from .._validation import InputError
 from ._data import DEFAULT_DATA, read_reviews
 from ._layout import CACHE, EVALUATION_FILES, TEST
-from ._runfolder import RunFolder, RunLock, data_identity, resolve_settings
+from ._runfolder import RunFolder, RunLock, data_identity, drop_overwritten, resolve_settings, restore_run
 
 if TYPE_CHECKING:
     import numpy as np
@@ -138,8 +138,12 @@ def _fit_in_run(job: _TrainingJob, lock: RunLock) -> tuple[Corpus, float]:
             )
     except BaseException:  # an error, Ctrl-C or SIGTERM
         if not RunFolder(run).has_checkpoint():
+            restore_run(run)  # a run that --overwrite set aside comes back
             lock.undo()  # nothing was trained: leave the folder as it was
+        else:
+            drop_overwritten(run)
         raise
+    drop_overwritten(run)
     return corpus, time.perf_counter() - t0
 
 
