@@ -285,7 +285,7 @@ class _SoftmaxRecord:
                 t,
                 self.dt,
                 f"non-finite tokens at t={t:.6g}: the scores overflowed or the solver diverged; "
-                "reduce step or time, or use rescaled=True",
+                "reduce step or time, or use the rescaled dynamics (rescaled=True; --rescaled on the command line)",
             )
         self.track_leaders(k, y)
         self.y = y

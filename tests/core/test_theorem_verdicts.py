@@ -106,3 +106,36 @@ def test_the_cli_prints_the_undecided_verdict_with_its_reason(tmp_path, capsys):
     assert main(["hardmax", str(path), "--alpha", "1e-4"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "Theorem 1.1: undecided: the tokens may still travel" in out and "holds" not in out
+
+
+def test_the_cli_says_when_the_theorem_makes_no_claim(tmp_path, capsys):
+    from attndyn.cli import main
+
+    path = tmp_path / "twice.json"
+    path.write_text(str([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]]))  # a repeated token
+    assert main(["hardmax", str(path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Theorem 1.1: " in out and "(its hypotheses do not all hold here: distinct_tokens; it makes no claim)" in out
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        ((np.eye(2), np.eye(3), np.eye(2)), r"Q \(2, 2\), K \(3, 3\) and V \(2, 2\) do not fit together"),
+        ((np.eye(2), np.eye(2), np.eye(3)), r"V \(3, 3\) do not fit together"),
+        ((np.eye(2), np.eye(2), np.ones((2, 3))), r"V must be a square matrix, got shape \(2, 3\)"),
+        (("a", "b", "c"), r"Q must be a square matrix of numbers, got str"),
+    ],
+)
+def test_the_spectral_definitions_refuse_matrices_that_do_not_fit(args, match):
+    with pytest.raises(attndyn.InputError, match=match):
+        attndyn.is_good_triple(*args)
+    with pytest.raises(attndyn.InputError, match=match):
+        attndyn.analysis.is_good_triple_with_multiplicity(*args)
+
+
+def test_clusters_of_a_trajectory_names_what_to_pass():
+    traj = attndyn.hardmax(SQUARE, alpha=0.5, layers=30)
+    with pytest.raises(attndyn.InputError, match=r"clusters\(traj.final_tokens\)"):
+        attndyn.clusters(traj)
+    assert [c.members for c in attndyn.clusters(traj.final_tokens, tol=1e-3)] == SQUARE_CLUSTERS

@@ -85,7 +85,7 @@ def test_layers_causal_and_noise(capsys, files):
 
 
 def test_normalize_flag(capsys, refused, files):
-    refused(files, ["sphere", "raw.npy"], r"token 0 of sequence 0 has norm .*, not 1.*normalize=True")
+    refused(files, ["sphere", "raw.npy"], r"token 0 of sequence 0 has norm .*, not 1.*pass --normalize to divide")
     code, out, _ = run(capsys, "sphere", "raw.npy", "--normalize", "--json")
     assert code == 0
 

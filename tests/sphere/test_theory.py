@@ -126,7 +126,7 @@ def test_cluster_report_on_one_cluster_and_on_a_metastable_run():
         ({"tokens": [[2.0, 0.0], [1.0, 0.0]]}, r"token 0 of sequence 0 has norm 2, not 1.*normalize=True"),
         ({"attention": "softmax"}, r"unknown attention 'softmax'; choose 'sa' \(softmax\) or 'usa'"),
         ({"method": "rk5"}, r"unknown method 'rk5'; choose one of discrete, euler"),
-        ({"norm": "post"}, r"norm='post' sets the layers of method='discrete'"),
+        ({"norm": "post"}, r"norm='post' sets the layers of the discrete method; drop it or use method='discrete'"),
         ({"method": "discrete", "norm": "layer"}, r"unknown norm 'layer'; choose one of post, pre, peri, ngpt"),
         ({"noise": -0.1, "seed": 0}, r"noise must be a non-negative finite number, got -0.1"),
         ({"noise": 0.1}, r"noise > 0 needs a seed"),

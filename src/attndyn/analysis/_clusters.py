@@ -66,7 +66,15 @@ def clusters(
     >>> [c.members for c in clusters([[0.0, 0.0], [1.0, 1.0], [1e-9, 0.0]])]
     [(0, 2), (1,)]
     """
-    p = np.asarray(points, dtype=np.float64)
+    if hasattr(points, "final_tokens") and hasattr(points, "ys"):  # a trajectory, not points
+        raise InputError(
+            f"clusters() takes points (m, d), got a {type(points).__name__}; pass its final tokens, "
+            "e.g. clusters(traj.final_tokens) (one sequence), or read traj's clusters with hardmax_theorem(traj)"
+        )
+    try:
+        p = np.asarray(points.detach().cpu() if hasattr(points, "detach") else points, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"points must be an (m, d) array of numbers, got {type(points).__name__} ({exc})") from None
     if p.ndim != 2:
         raise InputError(f"points must have shape (m, d), got {p.shape}")
     idx = np.arange(len(p)) if members is None else np.asarray(members)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._errors import param
 from .._trajectory import SoftmaxTrajectory, Trajectory
 from .._validation import InputError
 from ._clusters import clusters
@@ -334,7 +335,9 @@ def softmax_geometry(
     if needs_rescaled is False and rescaled:
         raise InputError("the collapse regime (Thm C.5) concerns the original tokens; run with rescaled=False")
     if needs_rescaled is True and not rescaled:
-        raise InputError(f"the {regime} regime is stated for the rescaled tokens (eq. (4)); run with rescaled=True")
+        raise InputError(
+            f"the {regime} regime is stated for the rescaled tokens (eq. (4)); run with {param('rescaled', 'rescaled=True')}"
+        )
     pts, idx = _final_points(traj, b)
     seq = _Sequence(traj, b, head, Q, K, V, pts, idx, rtol, collapse_ratio)
     statement, holds, measured = check(seq)

@@ -19,14 +19,26 @@ __all__ = [
 
 
 def _square(M: Any, name: str) -> np.ndarray:
-    a = np.asarray(M.detach().cpu() if hasattr(M, "detach") else M, dtype=np.float64)
+    """``M`` as a finite square float64 matrix (a number is 1 x 1), or an InputError naming ``name``."""
+    try:
+        a = np.asarray(M.detach().cpu() if hasattr(M, "detach") else M, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be a square matrix of numbers, got {type(M).__name__} ({exc})") from None
     if a.ndim == 0:
         a = a.reshape(1, 1)
-    if a.ndim != 2:
-        raise InputError(f"{name} must be a matrix, got shape {a.shape}")
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise InputError(f"{name} must be a square matrix, got shape {a.shape}")
     if not np.isfinite(a).all():
         raise InputError(f"{name} contains NaN or inf")
     return a
+
+
+def _triple(Q: Any, K: Any, V: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Q, K, V as square matrices of one size d, or an InputError naming the shapes."""
+    Qa, Ka, Va = _square(Q, "Q"), _square(K, "K"), _square(V, "V")
+    if not Qa.shape == Ka.shape == Va.shape:
+        raise InputError(f"Q {Qa.shape}, K {Ka.shape} and V {Va.shape} do not fit together: give three d x d matrices")
+    return Qa, Ka, Va
 
 
 def leading_direction(V: Any, *, rtol: float = 1e-9) -> tuple[float, np.ndarray, np.ndarray] | None:
@@ -62,13 +74,11 @@ def is_good_triple(Q: Any, K: Any, V: Any) -> bool:
     >>> is_good_triple([[1, 0], [0, 1]], [[-1, 0], [0, 1]], [[2, 0], [0, 1]])
     False
     """
-    Qa, Ka = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(K, dtype=float))
-    lead = leading_direction(V)
+    Qa, Ka, Va = _triple(Q, K, V)
+    lead = leading_direction(Va)
     if lead is None:
         return False
     _, phi, _ = lead
-    if Qa.shape[-1] != phi.shape[0] or Ka.shape[-1] != phi.shape[0]:
-        raise InputError(f"Q {Qa.shape}, K {Ka.shape} and V ({phi.shape[0]}x{phi.shape[0]}) do not fit together")
     return bool((Qa @ phi) @ (Ka @ phi) > 0)
 
 
@@ -99,10 +109,10 @@ def is_paranormal(V: Any, *, rtol: float = 1e-8) -> bool:
 
 def is_good_triple_with_multiplicity(Q: Any, K: Any, V: Any) -> bool:
     r"""Definition 2: :math:`Q^\top K` positive definite (as a quadratic form) and V paranormal."""
-    Qa, Ka = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(K, dtype=float))
+    Qa, Ka, Va = _triple(Q, K, V)
     M = Qa.T @ Ka
     sym = (M + M.T) / 2
-    return bool(np.linalg.eigvalsh(sym).min() > 0) and is_paranormal(V)
+    return bool(np.linalg.eigvalsh(sym).min() > 0) and is_paranormal(Va)
 
 
 def positive_coordinates(V: Any, z: np.ndarray) -> tuple[int, np.ndarray]:

@@ -68,7 +68,9 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
     try:
         theorem = analysis.softmax_geometry(traj, b).record()
     except InputError as exc:
-        theorem = {"regime": None, "holds": None, "note": str(exc)}
+        from ._flags import FLAGS
+
+        theorem = {"regime": None, "holds": None, "note": exc.worded(FLAGS)}
     settled = sequence_settled(traj, b, SOFTMAX_SETTLED_RTOL)
     if not settled and theorem["holds"] is not None:  # the theorems speak of t -> infinity: no verdict mid-way
         change = traj.stats.final_change[b] if traj.stats.final_change else float("inf")
@@ -174,7 +176,9 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
         if th.get("undecided"):  # the run cannot decide the theorem: say why
             console.print(f"  {name}: undecided: {th['undecided']}", markup=False)
         elif th.get("holds") is not None:
-            console.print(f"  {name}: {'holds' if th['holds'] else 'does NOT hold'}")
+            failed = [k for k, ok in (th.get("hypotheses") or {}).items() if not ok]
+            note = f" (its hypotheses do not all hold here: {', '.join(failed)}; it makes no claim)" if failed else ""
+            console.print(f"  {name}: {'holds' if th['holds'] else 'does NOT hold'}{note}", markup=False)
         else:  # the JSON's verdict is null: say why
             console.print(f"  no theorem verdict: {th.get('note', 'no theorem applies to this run')}")
 

@@ -36,7 +36,15 @@ _WORDS = {
     "threads": "--threads",
     "split": "--split",
     "data.end": "",
-    "split.random": "--split random, or split_random",
+    "split.random": "--split random",
+    # attndyn sphere, softmax
+    "normalize": "--normalize",
+    "norm": "--norm ",
+    "seed": "--seed 0",
+    "method.discrete": "--method discrete",
+    "method.euler": "--method euler",
+    "attention.sa": "--attention sa",
+    "rescaled": "--rescaled",
     # attndyn reproduce
     "only": "--only",
     "sentiment_run": "--sentiment-run",

@@ -24,6 +24,7 @@ from torch import Tensor
 
 from .._adaptive import AdaptiveFailure, AdaptiveSolve
 from .._budget import check_memory, kept_count
+from .._errors import param
 from .._loop import Run, StepFailure, check_options, time_grid
 from .._options import SaveAt, StopOnConvergence
 from .._validation import (
@@ -160,7 +161,7 @@ def _on_sphere(y: Tensor, normalize: bool) -> Tensor:
         b, i = (int(v) for v in torch.nonzero(off > NORM_TOLERANCE)[0])
         raise InputError(
             f"token {i} of sequence {b} has norm {float(norms[b, i]):.6g}, not 1: tokens must lie on the unit "
-            "sphere; pass normalize=True to divide each token by its norm"
+            f"sphere; pass {param('normalize', 'normalize=True')} to divide each token by its norm"
         )
     return unit(y)
 
@@ -175,18 +176,24 @@ def _check_settings(
     if norm is not None and norm not in NORMS:
         raise InputError(f"unknown norm {norm!r}; choose one of {', '.join(NORMS)}")
     if norm is not None and method != "discrete":
-        raise InputError(f"norm={norm!r} sets the layers of method='discrete'; drop it or use method='discrete'")
+        raise InputError(
+            f"{param('norm', 'norm=')}{norm!r} sets the layers of the discrete method; drop it or use "
+            + param("method.discrete", "method='discrete'")
+        )
     norm = (norm or "post") if method == "discrete" else None
     noise = check_nonnegative(noise, "noise")
     if noise > 0 and (method in ADAPTIVE or norm in ("pre", "peri")):
         raise InputError(
             "noise is defined for fixed-step schemes and post-LN/nGPT layers; "
-            f"use method='euler' (or another fixed step) instead of {method!r}{f' with norm={norm!r}' if norm else ''}"
+            "use " + param("method.euler", "method='euler'") + f" (or another fixed step) instead of {method!r}"
+            f"{f' with norm {norm!r}' if norm else ''}"
         )
     if seed is not None:
         seed = check_int(seed, "seed")
     if noise > 0 and seed is None:
-        raise InputError("noise > 0 needs a seed (randomness is an argument); pass seed=0 or another integer")
+        raise InputError(
+            f"noise > 0 needs a seed (randomness is an argument); pass {param('seed', 'seed=0')} or another integer"
+        )
     return {"method": method, "norm": norm, "noise": noise, "seed": seed if noise > 0 else None}
 
 

@@ -31,6 +31,7 @@ import torch
 from torch import Tensor
 
 from .. import attention
+from .._errors import param
 from .._validation import InputError
 from ..attention import causal_mask
 
@@ -60,7 +61,7 @@ def check_usa_range(A: Tensor | None, beta: Tensor, n: int, dtype: torch.dtype) 
     if bound > limit:
         raise InputError(
             f"USA weights e^(beta <Qx, Kx>) overflow {dtype} (beta * ||K^T Q|| = {bound:.4g} > {limit:.4g}); "
-            "lower beta, or use attention='sa' (the softmax weights never overflow)"
+            "lower beta, or use " + param("attention.sa", "attention='sa'") + " (the softmax weights never overflow)"
         )
 
 
