@@ -18,6 +18,7 @@ import numpy as np
 from ._errors import InputError
 
 __all__ = [
+    "check_writable",
     "load_array",
     "check_input_file",
     "read_input_bytes",
@@ -190,6 +191,22 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def check_writable(out: str | os.PathLike, name: str) -> Path:
+    """Create the folder ``out`` (with its parents) and write and remove a file in it, before any work: an
+    :class:`InputError` naming ``name`` (a parameter or a flag) when it cannot be written; returns it as a Path."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=".write-test-")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise InputError(
+            f"{name} {str(out)!r} is not writable ({exc.strerror or exc}); choose a folder you can write to"
+        ) from None
+    return out
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:

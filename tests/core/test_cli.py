@@ -141,3 +141,25 @@ def test_atomic_write_leaves_no_temporary_and_normal_permissions(tmp_path):
     assert json.loads(p.read_text()) == {"a": 1}
     assert [q.name for q in p.parent.iterdir()] == ["r.json"]
     assert os.stat(p).st_mode & 0o044  # readable by group/others under the usual umask
+
+
+def test_demo_refuses_an_unwritable_out_before_any_run(capsys, tmp_path, monkeypatch):
+    import errno
+    import tempfile
+
+    import attndyn._hardmax
+
+    def readonly(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("a run started before the folder was checked")
+
+    monkeypatch.setattr(tempfile, "mkstemp", readonly)
+    monkeypatch.setattr(attndyn._hardmax, "hardmax", no_run)
+    code, out, err = run(capsys, "demo", "--out", tmp_path / "demo")
+    assert (
+        code == 2
+        and err
+        == f"error: --out {str(tmp_path / 'demo')!r} is not writable (Read-only file system); choose a folder you can write to\n"
+    )

@@ -124,7 +124,8 @@ def test_the_cli_says_when_the_theorem_makes_no_claim(tmp_path, capsys):
         ((np.eye(2), np.eye(3), np.eye(2)), r"Q \(2, 2\), K \(3, 3\) and V \(2, 2\) do not fit together"),
         ((np.eye(2), np.eye(2), np.eye(3)), r"V \(3, 3\) do not fit together"),
         ((np.eye(2), np.eye(2), np.ones((2, 3))), r"V must be a square matrix, got shape \(2, 3\)"),
-        (("a", "b", "c"), r"Q must be a square matrix of numbers, got str"),
+        ((np.ones((3, 2)), np.ones((2, 2)), np.eye(2)), r"Q \(3, 2\), K \(2, 2\) and V \(2, 2\) do not fit together"),
+        (("a", "b", "c"), r"Q must be a matrix of numbers, got str"),
     ],
 )
 def test_the_spectral_definitions_refuse_matrices_that_do_not_fit(args, match):

@@ -171,3 +171,23 @@ def test_outputs_are_readable_by_others(quick_report):
     os.umask(umask)
     for p in (quick_report.files["report"], quick_report.files["results"], quick_report.files["config"]):
         assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~umask
+
+
+def test_a_skipped_section_says_why_and_a_new_run_drops_the_old_report(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "o"
+    assert main(["reproduce", "--quick", "--only", "sentiment-figs", "--out", str(out), "--no-progress"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "skipped sentiment-figs" in printed and "skipped because no trained run given" in printed
+    assert (out / "results.json").is_file() and (out / "report.html").is_file()
+    # a second run that stops before its report: the first run's results.json and report.html are gone with it,
+    # so the folder never pairs the new config.json with the old results
+    from attndyn.reproduce import _runner
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_runner, "render_html", stop)
+    monkeypatch.setattr(_runner, "write_json", lambda path, obj: stop() if path.name == "results.json" else path)
+    with pytest.raises(KeyboardInterrupt):
+        _runner.reproduce(_runner.ReproduceConfig(only=("sentiment-figs",), out=out, quick=True, seed=1))
+    assert not (out / "results.json").exists() and not (out / "report.html").exists()

@@ -271,7 +271,6 @@ CASES = {
         ["--min-freq", "100000"],
         ["--run", "{root}/afile"],
         ["--run", "{root}/run", "--d", "3"],
-        ["--run", "{root}/run", "--threads", "2"],
         ["--run", "{root}/run", "--data", "{root}/other.csv"],
         ["--batch-size", "0"],
         ["--max-vocab", "-1"],

@@ -70,6 +70,10 @@ def test_an_interrupted_training_says_its_epoch_and_resumes_bit_for_bit(data, tm
     assert proc.returncode == 130, err
     assert 1 <= kept < 60 and not (run / "test.json").exists()
     assert err == f"interrupted after epoch {kept}; rerun the same command to resume\n"  # one line, no traceback
+    capsys.readouterr()
+    assert main(["sentiment", "predict", "--model", str(run), "a good film"]) == 2  # not final: said so, not "seal it"
+    err = capsys.readouterr().err
+    assert "holds a training that stopped before its end" in err and "rerun the same `attndyn sentiment train`" in err
     assert main(argv + ["--run", str(run)]) == 0  # resumed here, to the end
     straight = tmp_path / "straight"
     assert main(argv + ["--run", str(straight)]) == 0

@@ -35,7 +35,6 @@ def trained(tmp_path_factory, make_corpus, write_csv):
         (["--seed", "1"], "--seed 0 (now 1)"),
         (["--lr", "0.01"], "--lr 0.003 (now 0.01)"),
         (["--epochs", "2"], "--epochs 1 (now 2)"),
-        (["--threads", "2"], "--threads 1 (now 2)"),
         (["--split", "official"], '--split "random" (now "official")'),
         (["--min-log-odds", "0.5", "--bigrams", "2"], "--bigrams 0 (now 2), --min-log-odds 0.3 (now 0.5)"),
         (["--data", "OTHER"], "--data (sha256)"),
@@ -52,6 +51,15 @@ def test_resume_with_other_settings_exits_2_and_changes_nothing(trained, change,
     assert err.count("\n") == 1 and err.startswith(f"error: run folder {str(run)!r} was trained with other settings: ")
     assert named in err and "--run NEW" in err and "--overwrite" in err
     assert snapshot(run) == before  # byte for byte, the tokenization cache included
+
+
+def test_another_thread_count_is_the_same_run(trained, capsys, snapshot):
+    # the weights do not depend on --threads, so a finished run trained on one thread is complete on two
+    _, run, data, _ = trained
+    before = snapshot(run)
+    assert main(TRAIN + ["--run", str(run), "--data", str(data), "--threads", "2"]) == 0
+    assert "is complete; nothing was changed" in capsys.readouterr().err
+    assert snapshot(run) == before
 
 
 def test_rerunning_a_finished_run_changes_no_file_even_from_a_moved_copy_of_its_data(trained, capsys, snapshot):

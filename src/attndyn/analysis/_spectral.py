@@ -33,11 +33,26 @@ def _square(M: Any, name: str) -> np.ndarray:
     return a
 
 
+def _matrix(M: Any, name: str) -> np.ndarray:
+    """``M`` as a finite float64 matrix (a number is 1 x 1), or an InputError naming ``name``."""
+    try:
+        a = np.asarray(M.detach().cpu() if hasattr(M, "detach") else M, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be a matrix of numbers, got {type(M).__name__} ({exc})") from None
+    a = a.reshape(1, 1) if a.ndim == 0 else a
+    if a.ndim != 2 or not np.isfinite(a).all():
+        raise InputError(f"{name} must be a finite matrix, got shape {a.shape}")
+    return a
+
+
 def _triple(Q: Any, K: Any, V: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Q, K, V as square matrices of one size d, or an InputError naming the shapes."""
-    Qa, Ka, Va = _square(Q, "Q"), _square(K, "K"), _square(V, "V")
-    if not Qa.shape == Ka.shape == Va.shape:
-        raise InputError(f"Q {Qa.shape}, K {Ka.shape} and V {Va.shape} do not fit together: give three d x d matrices")
+    """V as a d x d matrix and Q, K as matrices of one shape (k, d), or an InputError naming the shapes."""
+    Qa, Ka, Va = _matrix(Q, "Q"), _matrix(K, "K"), _square(V, "V")
+    if Qa.shape != Ka.shape or Qa.shape[1] != Va.shape[0]:
+        raise InputError(
+            f"Q {Qa.shape}, K {Ka.shape} and V {Va.shape} do not fit together: give Q and K of one shape (k, d) "
+            "and V (d, d)"
+        )
     return Qa, Ka, Va
 
 

@@ -199,13 +199,7 @@ def hardmax_theorem(
     # What the tokens may still travel, relative to their size: change / alpha, plus what rounding hides
     # (a step of less than half an ulp leaves a token unchanged, so a zero change proves nothing at tiny alpha).
     travel = (change + unit_roundoff(traj.ys.dtype)) / alpha
-    tol = cluster_tol if cluster_tol is not None else max(10.0 * travel, 1e-9) * scale
-    if cluster_tol is None and len(z0) > 1:
-        # A run that has not settled may still travel far: its clusters are then those of the tokens where they
-        # are, at the finest tolerance that tells limits apart, not merged across the configuration (a run that
-        # can decide the theorem has 10 * travel within this already: see _undecided).
-        with np.errstate(over="ignore"):
-            tol = min(tol, LIMIT_RESOLUTION * float(np.ptp(z0, axis=0).max()) or tol)
+    tol = cluster_tol if cluster_tol is not None else _limit_tolerance(travel, scale, z0)
     cl = clusters(pts, members=idx, tol=tol)
     lead = leaders(traj, b)
     center_of_token = {m: c.center for c in cl for m in c.members}
@@ -228,6 +222,18 @@ def hardmax_theorem(
             np.ldexp(leader_limits, -e), [np.ldexp(c.center, -e) for c in cl], float(np.ldexp(tol, -e)) * 10
         ),
     )
+
+
+def _limit_tolerance(travel: float, scale: float, z0: np.ndarray) -> float:
+    """The clusters' tolerance: ten times what the tokens may still travel (``travel`` relative, ``scale`` the
+    final size), at most :data:`LIMIT_RESOLUTION` of the configuration's size (the spread of ``z0``). A run that
+    has not settled may still travel far: its clusters are then those of the tokens where they are, not merged
+    across the configuration (a run that can decide the theorem is within this bound already: see _undecided)."""
+    tol = max(10.0 * travel, 1e-9) * scale
+    if len(z0) > 1:
+        with np.errstate(over="ignore"):
+            tol = min(tol, LIMIT_RESOLUTION * float(np.ptp(z0, axis=0).max()) or tol)
+    return tol
 
 
 # The limits are told apart when what the tokens may still travel, and the cluster tolerance, are at most

@@ -288,13 +288,14 @@ def demo_cmd(
     import numpy as np
 
     from .._hardmax import hardmax
-    from .._io import write_json
+    from .._io import check_writable, write_json
     from .._options import SaveAt
     from .._softmax import softmax
 
     check_out_folder(out, "--out")
     if seed < 0:
         raise InputError(f"--seed must be a non-negative integer, got {seed}")
+    check_writable(out, "--out")  # before the runs, not after them
     rng = np.random.default_rng(seed)
     results: dict[str, Any] = {}
     runs: dict[str, Any] = {}

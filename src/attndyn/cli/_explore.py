@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import os
 import signal
@@ -40,7 +41,14 @@ def explore_cmd(
         )
     from ..explore._app import serve
 
-    server = serve(port, open_browser=not no_browser, model=model)
+    try:
+        server = serve(port, open_browser=not no_browser, model=model)
+    except OSError as exc:
+        if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
+            raise
+        raise InputError(
+            f"--port {port} cannot be used ({exc.strerror}); give another port, or --port 0 for a free one"
+        ) from None
     server.start()
     if threading.current_thread() is threading.main_thread():
         # Panel's handler only stops the loop (the command then ended silently with status 0): Ctrl-C is

@@ -24,6 +24,7 @@ _WORDS = {
     "overwrite": "--overwrite",
     "checkpoint.remove": " (command line: --overwrite, or --run NEW)",
     "retrain": "retrain the run (attndyn sentiment train --run NEW ...)",
+    "resume": "rerun the same `attndyn sentiment train` command to finish it (it resumes from the checkpoint)",
     # attndyn data imdb, and the data a run reads
     "url": "--url",
     "sha256": "--sha256",

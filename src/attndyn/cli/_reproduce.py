@@ -59,6 +59,8 @@ def reproduce_cmd(
         report = reproduce(config, progress=progress)
     for r in report.results:
         typer.echo(f"{r.status:8s} {r.name:26s} {r.runtime_s:7.2f} s  {r.title}")
+        if r.skipped is not None:
+            typer.echo(f"{'':8s} {'':26s} skipped because {r.skipped}")
     typer.echo(f"{len(report.results)} sections in {report.runtime_s:.1f} s; report: {report.files['report']}")
     if not report.passed:
         raise typer.Exit(1)

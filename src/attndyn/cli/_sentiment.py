@@ -23,7 +23,7 @@ data_app = typer.Typer(help="Datasets: fetch them when you have a network.", no_
 
 # Review files (--file) larger than this are refused before they are read whole.
 
-_DEVICE_HELP = "Where to run: cpu, cuda or auto (CUDA when present); the same results on each."
+_DEVICE_HELP = "Where to run: cpu, cuda or auto (CUDA when present); a CUDA run rounds differently from the CPU."
 
 
 def _estimator(run: Path, device: str = "cpu") -> HardmaxSentimentClassifier:

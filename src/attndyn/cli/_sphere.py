@@ -87,6 +87,9 @@ def _text(rec: dict[str, Any], head: str) -> None:
         typer.echo(f"  {name}: {verdict}{applies}")
 
 
+_METHOD_HELP = "discrete, euler, midpoint, heun, rk4, dopri5, dopri8, ... (default: rk4; discrete with --norm)."
+
+
 @app.command("run")
 def run_cmd(
     tokens: Path = typer.Argument(
@@ -95,11 +98,7 @@ def run_cmd(
     beta: float = typer.Option(1.0, "--beta", help="Inverse temperature beta."),
     time: float = typer.Option(10.0, "--time", help="Final time T."),
     attention: str = typer.Option("sa", "--attention", help="sa (softmax weights) or usa (e^(beta s)/n)."),
-    method: str | None = typer.Option(
-        None,
-        "--method",
-        help="discrete, euler, midpoint, heun, rk4, dopri5, dopri8, ... (default rk4; discrete with --norm)",
-    ),
+    method: str | None = typer.Option(None, "--method", help=_METHOD_HELP),
     step: float = typer.Option(0.1, "--step", help="Step / output grid spacing."),
     norm: str | None = typer.Option(None, "--norm", help="post, pre, peri or ngpt (implies --method discrete)."),
     causal: bool = typer.Option(False, "--causal", help="Token i attends to tokens j <= i only."),
@@ -127,8 +126,7 @@ def run_cmd(
             raise InputError(f"--figure {str(figure)!r} is not a file name in a folder; choose another")
         if z.ndim in (2, 3) and z.shape[-1] not in (2, 3):
             raise InputError(f"--figure draws tokens of dimension 2 or 3, these have dimension {z.shape[-1]}")
-    if method is None:  # --norm names layers, which only the discrete method has
-        method = "rk4" if norm is None else "discrete"
+    method = method or ("rk4" if norm is None else "discrete")  # --norm names layers: the discrete method's
     if not (isinstance(angle, float) and 0 < angle < math.pi):
         raise InputError(f"--angle must be in (0, pi) radians, got {angle!r}")
     traj = sp.evolve(

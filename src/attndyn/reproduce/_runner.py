@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import html
-import os
 import platform
-import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -13,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import param
-from .._io import write_json, write_text
+from .._io import check_writable, write_json, write_text
 from .._progress import progress_bar
 from .._threads import limit_threads
 from .._validation import InputError
@@ -104,16 +102,7 @@ class ReproduceConfig:
 
 
 def _check_writable(out: Path) -> None:
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=".write-test-")
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as exc:
-        raise InputError(
-            f"{param('out', 'out')} {str(out)!r} is not writable ({exc.strerror or exc}); choose a folder you can "
-            "write to"
-        ) from None
+    check_writable(out, param("out", "out"))
 
 
 @dataclass
@@ -195,6 +184,8 @@ def reproduce(config: ReproduceConfig | None = None, *, progress: bool = False, 
 
 def _run(config: ReproduceConfig, client: Any, progress: bool) -> ReproduceReport:
     out = config.out
+    for stale in ("results.json", "report.html"):  # an earlier run's: a run stopped half-way must not pair with them
+        (out / stale).unlink(missing_ok=True)
     write_json(out / "config.json", config.record())
     assert config.formats is not None  # resolved by ReproduceConfig.__post_init__
     ctx = Context(

@@ -162,6 +162,12 @@ def load_model(path: str | Path, *, device: str = "cpu") -> FittedModel:
     _check_folder(p)
     with RunFolder(p).reading():
         rec, words, tensors = _read_checked(p, device)
+        if (SEAL not in rec or set(rec["files"]) != set(HASHED)) and RunFolder(p).has_checkpoint():
+            raise InputError(
+                f"run folder {str(p)!r} holds a training that stopped before its end (interrupted: it has a checkpoint "
+                "and no sealed model yet); its weights are not final: "
+                f"{param('resume', 'train it to its end (attndyn.sentiment.train_run with the same settings)')}"
+            )
         if SEAL not in rec or set(rec["files"]) != set(HASHED):
             raise InputError(
                 f"{str(p / 'config.json')!r} records no sha256 of its content and files: the folder was saved "

@@ -154,6 +154,11 @@ def recorded_settings(run: Path, defaults: dict[str, Any]) -> dict[str, Any] | N
     return run_settings_from_config(results, info, {k: v for k, v in defaults.items() if k not in _NOT_RESULTS})
 
 
+#: Recorded in settings.json but not compared on resuming: the weights do not depend on them (the thread count:
+#: tests/sentiment/test_thread_independence.py).
+NOT_COMPARED = ("threads",)
+
+
 def check_resume(run: Path, settings: dict[str, Any], defaults: dict[str, Any]) -> bool:
     """True when ``run`` holds a run to resume with exactly ``settings``, False when it holds
     none; an InputError naming every differing setting otherwise. Reads only."""
@@ -162,7 +167,7 @@ def check_resume(run: Path, settings: dict[str, Any], defaults: dict[str, Any]) 
         return False
     new = flat_settings(settings)
     diffs = [
-        k for k in old if k in new and _norm(old[k]) != _norm(new[k])
+        k for k in old if k in new and k not in NOT_COMPARED and _norm(old[k]) != _norm(new[k])
     ]  # what an older folder lacks is not compared
     if diffs:
         shown = ", ".join(f"{param('setting.' + k, k)} {_show(old.get(k))} (now {_show(new[k])})" for k in diffs)
