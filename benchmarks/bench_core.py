@@ -347,6 +347,21 @@ def run_profile(target: str, repeats: int) -> dict:
     return json.loads(out[-1])
 
 
+def profile_rounds(rounds: int) -> dict:
+    """The profile of both targets in ``rounds`` alternating rounds (the machine's speed drifts by a few percent
+    over minutes, as much as the targets differ in some phases): each target's median round by the whole run's
+    time, every round's whole-run times, and the generic / native ratio of the whole run per round."""
+    runs = [{t: run_profile(t, 5) for t in ("native", "generic")} for _ in range(max(1, rounds))]
+    out: dict = {}
+    for t in ("native", "generic"):
+        ordered = sorted(runs, key=lambda r: r[t]["run_ns"])
+        out[t] = ordered[(len(ordered) - 1) // 2][t]
+        out[t]["rounds_run_ns"] = [r[t]["run_ns"] for r in runs]
+    ratios = [r["generic"]["run_ns"] / r["native"]["run_ns"] for r in runs]
+    out["ratio"] = {"rounds": ratios, "median": float(np.median(ratios)), "min": min(ratios), "max": max(ratios)}
+    return out
+
+
 def print_profile(prof: dict) -> None:
     targets = list(prof)
     print("\nplanar hardmax (3000, 128, 2), 8 layers, one thread: ns per token-layer by phase (CPU time)")
@@ -384,6 +399,9 @@ def main() -> None:
     p.add_argument("--run", help=argparse.SUPPRESS)  # internal: one case in this process
     p.add_argument("--run-profile", type=int, help=argparse.SUPPRESS)  # internal: the profile in this process
     p.add_argument("--no-profile", action="store_true", help="skip the phase profile (native and generic target)")
+    p.add_argument(
+        "--profile-rounds", type=int, default=3, help="alternating rounds of the profile, native then generic (3)"
+    )
     p.add_argument("--json", help="also write every row, the ratios and the load to this JSON file")
     a = p.parse_args()
     if a.run_profile:
@@ -447,9 +465,14 @@ def main() -> None:
         note.append("load " + "/".join(f"{by[t]['load_before']:.1f}" for t in a.threads))
         print(line + "  " + "; ".join(note))
     print("\nwall = best of the repeats (median for softmax RK4); ratio = naive loop time / wall; load = 1-min")
-    prof = {} if a.no_profile else {t: run_profile(t, 5) for t in ("native", "generic")}
+    prof = {} if a.no_profile else profile_rounds(a.profile_rounds)
     if prof:
-        print_profile(prof)
+        print_profile({t: prof[t] for t in ("native", "generic")})
+        r = prof["ratio"]
+        print(
+            f"  whole run, generic / native, per round: {' '.join(f'{x:.2f}' for x in r['rounds'])}"
+            f" (median {r['median']:.2f}; each target's row above is its median round)"
+        )
     if a.json:
         cases = {}
         for name, by in rows.items():

@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("attndyn.reproduce", "attndyn.sweep"),
     ("attndyn.explore",),
     ("attndyn.cli",),
+    ("attndyn.__main__",),  # `python -m attndyn`: the command line, run
 ]
 
 #: Temporary: offending imports (importer, imported) that live in another change's area, each with the

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ._errors import param
 from ._validation import InputError
 
 __all__ = [
@@ -76,7 +77,7 @@ def check_memory(estimate: float, max_memory: float | None, device: torch.device
     if estimate > limit:
         raise InputError(
             f"this run would keep about {human_bytes(estimate)} ({what}), over the limit of {human_bytes(limit)}; "
-            f"{remedy}, or raise max_memory"
+            f"{remedy}, or raise {param('max_memory', 'max_memory')}"
         )
 
 

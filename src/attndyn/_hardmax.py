@@ -26,6 +26,7 @@ from torch import Tensor
 
 from . import attention, margins
 from ._budget import check_matrix_memory, check_memory, kept_count
+from ._errors import param
 from ._loop import Run, check_options
 from ._options import SaveAt, StopOnConvergence
 from ._threads import TORCH_MIN_PASS, limit_torch_threads, torch_threads_for
@@ -527,7 +528,7 @@ def _check_hardmax_memory(z: Tensor, layers: int, save: SaveAt, max_memory: floa
         max_memory,
         z.device,
         f"{T} kept layers of {B} x {n} tokens in dimension {d}" + (" with follow sets" if save.follow else ""),
-        "keep fewer layers with save=SaveAt(every=None) or SaveAt(every=k)",
+        param("save.layers", "keep fewer layers with save=SaveAt(every=None) or SaveAt(every=k)"),
     )
 
 

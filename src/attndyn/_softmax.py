@@ -20,6 +20,7 @@ from . import attention
 from ._adaptive import AdaptiveFailure, AdaptiveSolve
 from ._budget import check_matrix_memory, check_memory, kept_count
 from ._dynamics import SoftmaxAttention
+from ._errors import param
 from ._loop import Run, StepFailure, check_options, time_grid
 from ._options import SaveAt, StopOnConvergence
 from ._threads import limit_torch_threads, torch_threads_for
@@ -198,7 +199,7 @@ def _check_softmax_memory(y: Tensor, H: int, N: int, save: SaveAt, max_memory: f
         y.device,
         f"{T} kept states of {B} x {n} tokens in dimension {d}"
         + (" with attention matrices" if save.attention else ""),
-        "keep fewer states with save=SaveAt(every=None) or SaveAt(every=k)"
+        param("save.states", "keep fewer states with save=SaveAt(every=None) or SaveAt(every=k)")
         + (", or drop attention=True" if save.attention else ""),
     )
 

@@ -37,6 +37,7 @@ _WORDS = {
     "threads": "--threads",
     "split": "--split",
     "data.end": "",
+    "columns": " (the header's first line)",
     "split.random": "--split random",
     # attndyn sphere, softmax
     "normalize": "--normalize",
@@ -46,6 +47,10 @@ _WORDS = {
     "method.euler": "--method euler",
     "attention.sa": "--attention sa",
     "rescaled": "--rescaled",
+    "save.layers": "run fewer --layers or fewer sequences (in Python, keep fewer with save=SaveAt(every=k))",
+    "save.states": "ask for fewer steps (a shorter --time, a larger --step) or fewer sequences (in Python, keep fewer "
+    "with save=SaveAt(every=k))",
+    "max_memory": "the memory limit (the Python API's max_memory=; the command line keeps half the machine's memory)",
     # attndyn reproduce
     "only": "--only",
     "sentiment_run": "--sentiment-run",

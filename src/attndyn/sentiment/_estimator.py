@@ -57,7 +57,8 @@ def _vocabulary(toks: list[list[str]], labels: np.ndarray, text: TextConfig) -> 
     if len(vocab) <= 2:
         raise InputError(
             f"no word is seen {text.min_freq} times with |log-odds| >= {text.min_log_odds} in the training texts; "
-            "lower min_freq or min_log_odds, or give more texts"
+            f"lower {param('setting.min_freq', 'min_freq')} or {param('setting.min_log_odds', 'min_log_odds')}, "
+            "or give more texts"
         )
     return vocab
 

@@ -135,7 +135,7 @@ def evolve(
         max_memory,
         y.device,
         f"{kept_count(N, save.every)} kept states of {B} x {n} tokens in dimension {d}",
-        "keep fewer states with save=SaveAt(every=None) or SaveAt(every=k)",
+        param("save.states", "keep fewer states with save=SaveAt(every=None) or SaveAt(every=k)"),
     )
     params = SphereParams(
         Q=Qm, K=Km, V=Vm, beta=betas, attention=attention, method=method, norm=norm, step=dt, time=time,
