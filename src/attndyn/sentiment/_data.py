@@ -133,8 +133,7 @@ def read_csv(path: str | os.PathLike, *, text_column: str | None = None, label_c
                 if col not in cols:
                     raise InputError(
                         f"CSV {str(p)!r} has no {col!r} column (columns: {cols}); name the columns "
-                        "review,sentiment or text,label"
-                        + param("columns", ", or pass text_column=/label_column=")
+                        "review,sentiment or text,label" + param("columns", ", or pass text_column=/label_column=")
                     )
             has_split, has_rating = "split" in cols, "rating" in cols
             for line, row in enumerate(reader, start=2):
