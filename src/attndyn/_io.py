@@ -131,7 +131,13 @@ def _parse(data: bytes, suffix: str, p: Path, name: str) -> np.ndarray:
     """The array held by a file's bytes (``suffix``: .npy, .json or .csv)."""
     if suffix == ".npy":
         return np.load(io.BytesIO(data), allow_pickle=False)
-    text = data.decode("utf-8")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{name} file {str(p)!r} is not UTF-8 text (byte {exc.start}: {data[exc.start : exc.start + 1]!r}); "
+            "save it as UTF-8 (plain ASCII numbers are), or as .npy"
+        ) from None
     if suffix == ".json":
         obj = json.loads(text)
         if isinstance(obj, dict):

@@ -163,3 +163,10 @@ def test_demo_refuses_an_unwritable_out_before_any_run(capsys, tmp_path, monkeyp
         and err
         == f"error: --out {str(tmp_path / 'demo')!r} is not writable (Read-only file system); choose a folder you can write to\n"
     )
+
+
+def test_a_file_that_is_not_utf8_names_the_byte_and_the_fix(capsys, tmp_path):
+    p = tmp_path / "x.csv"
+    p.write_bytes(b"1,2\n\xff3,4\n")
+    code, _, err = run(capsys, "hardmax", p)
+    assert code == 2 and "is not UTF-8 text (byte 4: b'\\xff'); save it as UTF-8" in err

@@ -34,6 +34,7 @@ def files(tmp_path, monkeypatch):
     Path("obj.json").write_text('{"x": [[1, 2]]}')
     Path("null.json").write_text("null")
     Path("bad.json").write_text("{not json")
+    Path("latin1.csv").write_bytes(b"\xff1,2\n3,4\n")
     Path("str.csv").write_text("a,b\nc,d\n")
     Path("latin.csv").write_bytes("1,2\n3,\xe9\n".encode("latin-1"))
     Path("bin.npy").write_bytes(os.urandom(64))
@@ -73,6 +74,7 @@ HARDMAX = [
     ["hardmax", "t.npy", "--matrix", "nan.npy"],
     ["hardmax", "t.npy", "--bogus"],
     ["hardmax"],
+    ["hardmax", "latin1.csv"],
 ]
 
 SOFTMAX = [

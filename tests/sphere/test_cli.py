@@ -73,6 +73,19 @@ def test_a_short_run_is_not_yet_clustered_and_a_coarse_step_is_named(capsys, fil
     assert code == 0 and "orthogonal_start: holds" in out
 
 
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["--method", "rk4", "--norm", "pre"], "--norm 'pre' sets the layers of the discrete method"),
+        (["--betas", "1", "--beta-max", "5"], "--betas 1 runs one beta, --beta-min 0.1: drop --beta-max"),
+        (["--delta", "2"], "--delta must be below 2"),
+    ],
+)
+def test_phase_refuses_options_it_would_ignore(capsys, files, argv, match):
+    code, _, err = run(capsys, "sphere", "phase", "--out", "ph", "--systems", "1", "--n", "3", "--time", "0.2", *argv)
+    assert code == 2 and match in err and err.count("\n") == 1 and not Path("ph").exists()
+
+
 def test_layers_causal_and_noise(capsys, files):
     code, out, _ = run(capsys, "sphere", "s.npy", "--norm", "ngpt", "--step", "0.5", "--time", "5", "--json")
     assert code == 0 and json.loads(out)["stats"]["function_evals"] == 10

@@ -159,7 +159,7 @@ def phase_cmd(
     n: int = typer.Option(32, "--n", help="Tokens per system."),
     d: int = typer.Option(2, "--d", help="Dimension of the tokens."),
     beta_min: float = typer.Option(0.1, "--beta-min", help="Smallest beta."),
-    beta_max: float = typer.Option(9.0, "--beta-max", help="Largest beta."),
+    beta_max: float | None = typer.Option(None, "--beta-max", help="Largest beta (9; with --betas 1, --beta-min)."),
     betas: int = typer.Option(30, "--betas", help="Betas, evenly spaced (the authors: 90)."),
     time: float = typer.Option(30.0, "--time", help="Horizon T."),
     step: float = typer.Option(0.1, "--step", help="Step."),
@@ -167,7 +167,7 @@ def phase_cmd(
     delta: float = typer.Option(1e-3, "--delta", help="A pair is clustered when <x_i, x_j> > 1 - delta."),
     attention: str = typer.Option("sa", "--attention", help="sa or usa."),
     method: str = typer.Option("discrete", "--method", help="discrete (layers) or a fixed-step scheme."),
-    norm: str = typer.Option("post", "--norm", help="post, pre, peri or ngpt (for --method discrete)."),
+    norm: str | None = typer.Option(None, "--norm", help="post (default), pre, peri or ngpt (--method discrete)."),
     kq: str = typer.Option("identity", "--kq", help="Ensemble of K^T Q per system: identity, gaussian or goe."),
     v: str = typer.Option("identity", "--v", help="Ensemble of V per system: identity, gaussian, plus or minus."),
     seed: int = typer.Option(0, "--seed", help="Seed of the initial tokens (and of the parameters)."),
@@ -183,6 +183,9 @@ def phase_cmd(
     check_out_folder(out, "--out")
     if not (isinstance(betas, int) and betas >= 1):
         raise InputError(f"--betas must be an integer >= 1, got {betas!r}")
+    if betas == 1 and beta_max not in (None, beta_min):
+        raise InputError(f"--betas 1 runs one beta, --beta-min {beta_min:g}: drop --beta-max or set more --betas")
+    beta_max = (9.0 if betas > 1 else beta_min) if beta_max is None else beta_max
     for name, bound in (("--beta-min", beta_min), ("--beta-max", beta_max)):
         if not math.isfinite(bound):
             raise InputError(f"{name} must be a finite number, got {bound!r}")
@@ -204,7 +207,9 @@ def phase_cmd(
     command = (
         f"attndyn sphere phase --out {out} --systems {systems} --n {n} --d {d} --beta-min {beta_min:g} "
         f"--beta-max {beta_max:g} --betas {betas} --time {time:g} --step {step:g} --checkpoints {checkpoints} "
-        f"--delta {delta:g} --attention {attention} --method {method} --norm {norm} --kq {kq} --v {v} --seed {seed}"
+        f"--delta {delta:g} --attention {attention} --method {method}"
+        + (f" --norm {pd.settings['norm']}" if pd.settings.get("norm") else "")
+        + f" --kq {kq} --v {v} --seed {seed}"
     )  # the resolved configuration, every option spelled out
     run = {"seconds": time_module.perf_counter() - t0, "load_1min_before": load, "cpus": os.cpu_count()}
     config = write_json(out / "config.json", {"command": command, **pd.settings, "run": run})

@@ -32,6 +32,7 @@ import torch
 from torch import Tensor
 
 from .._budget import check_memory
+from .._errors import param
 from .._io import write_json
 from .._progress import progress_bar
 from .._validation import InputError, check_int, check_positive
@@ -125,7 +126,7 @@ def phase_diagram(
     rank_delta: float = 1e-4,
     attention: str = "sa",
     method: str = "discrete",
-    norm: str = "post",
+    norm: str | None = None,
     kq: str = "identity",
     v: str = "identity",
     seed: int = 0,
@@ -159,7 +160,16 @@ def phase_diagram(
     checkpoints = check_int(checkpoints, "checkpoints", minimum=1)
     time, step = check_positive(time, "time"), check_positive(step, "step")
     delta, rank_delta = check_positive(delta, "delta"), check_positive(rank_delta, "rank_delta")
+    for name, value in ((param("delta", "delta"), delta), (param("rank_delta", "rank_delta"), rank_delta)):
+        if not value < 2:  # unit vectors: <x_i, x_j> >= -1 > 1 - value would hold for every pair
+            raise InputError(f"{name} must be below 2 (inner products of unit tokens are >= -1), got {value:g}")
     seed = check_int(seed, "seed")
+    if norm is not None and method != "discrete":
+        raise InputError(
+            f"{param('norm', 'norm=')}{norm!r} sets the layers of the discrete method; drop it or use "
+            + param("method.discrete", "method='discrete'")
+        )
+    norm = (norm or "post") if method == "discrete" else None
     step_fn = _layer(attention, method, norm)
     dt = time / max(1, math.ceil(time / step - 1e-9))
     dev = torch.device(device or "cpu")
