@@ -87,6 +87,21 @@ def _text(rec: dict[str, Any], head: str) -> None:
         typer.echo(f"  {name}: {verdict}{applies}")
 
 
+def _beta_grid(beta_min: float, beta_max: float | None, betas: int) -> list[float]:
+    """The evenly spaced betas of ``attndyn sphere phase`` (``beta_max`` None: 9, or ``beta_min`` for one beta)."""
+    if not (isinstance(betas, int) and betas >= 1):
+        raise InputError(f"--betas must be an integer >= 1, got {betas!r}")
+    if betas == 1 and beta_max not in (None, beta_min):
+        raise InputError(f"--betas 1 runs one beta, --beta-min {beta_min:g}: drop --beta-max or set more --betas")
+    beta_max = (9.0 if betas > 1 else beta_min) if beta_max is None else beta_max
+    for name, bound in (("--beta-min", beta_min), ("--beta-max", beta_max)):
+        if not math.isfinite(bound):
+            raise InputError(f"{name} must be a finite number, got {bound!r}")
+    if beta_max < beta_min:
+        raise InputError(f"--beta-max {beta_max:g} is below --beta-min {beta_min:g}; swap them")
+    return [beta_min + (beta_max - beta_min) * k / max(1, betas - 1) for k in range(betas)]
+
+
 _METHOD_HELP = "discrete, euler, midpoint, heun, rk4, dopri5, dopri8, ... (default: rk4; discrete with --norm)."
 
 
@@ -181,17 +196,8 @@ def phase_cmd(
     if out is None:
         raise InputError("give the output folder: attndyn sphere phase --out DIR")
     check_out_folder(out, "--out")
-    if not (isinstance(betas, int) and betas >= 1):
-        raise InputError(f"--betas must be an integer >= 1, got {betas!r}")
-    if betas == 1 and beta_max not in (None, beta_min):
-        raise InputError(f"--betas 1 runs one beta, --beta-min {beta_min:g}: drop --beta-max or set more --betas")
-    beta_max = (9.0 if betas > 1 else beta_min) if beta_max is None else beta_max
-    for name, bound in (("--beta-min", beta_min), ("--beta-max", beta_max)):
-        if not math.isfinite(bound):
-            raise InputError(f"{name} must be a finite number, got {bound!r}")
-    if beta_max < beta_min:
-        raise InputError(f"--beta-max {beta_max:g} is below --beta-min {beta_min:g}; swap them")
-    grid = [beta_min + (beta_max - beta_min) * k / max(1, betas - 1) for k in range(betas)]
+    grid = _beta_grid(beta_min, beta_max, betas)
+    beta_max = grid[-1]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None  # not on every platform
     t0 = time_module.perf_counter()
     pd = sp.phase_diagram(

@@ -160,16 +160,8 @@ def phase_diagram(
     checkpoints = check_int(checkpoints, "checkpoints", minimum=1)
     time, step = check_positive(time, "time"), check_positive(step, "step")
     delta, rank_delta = check_positive(delta, "delta"), check_positive(rank_delta, "rank_delta")
-    for name, value in ((param("delta", "delta"), delta), (param("rank_delta", "rank_delta"), rank_delta)):
-        if not value < 2:  # unit vectors: <x_i, x_j> >= -1 > 1 - value would hold for every pair
-            raise InputError(f"{name} must be below 2 (inner products of unit tokens are >= -1), got {value:g}")
-    seed = check_int(seed, "seed")
-    if norm is not None and method != "discrete":
-        raise InputError(
-            f"{param('norm', 'norm=')}{norm!r} sets the layers of the discrete method; drop it or use "
-            + param("method.discrete", "method='discrete'")
-        )
-    norm = (norm or "post") if method == "discrete" else None
+    _check_deltas(delta, rank_delta)
+    seed, norm = check_int(seed, "seed"), _resolve_norm(method, norm)
     step_fn = _layer(attention, method, norm)
     dt = time / max(1, math.ceil(time / step - 1e-9))
     dev = torch.device(device or "cpu")
@@ -266,6 +258,23 @@ def _run_all(
             pairs[a : a + rows], ranks[a : a + rows] = _run_chunk(dyn, y, *run)
             advance(y.shape[0])
     return pairs, ranks
+
+
+def _check_deltas(delta: float, rank_delta: float) -> None:
+    """Both thresholds below 2: for unit vectors <x_i, x_j> >= -1 > 1 - delta would hold for every pair."""
+    for name, value in ((param("delta", "delta"), delta), (param("rank_delta", "rank_delta"), rank_delta)):
+        if not value < 2:
+            raise InputError(f"{name} must be below 2 (inner products of unit tokens are >= -1), got {value:g}")
+
+
+def _resolve_norm(method: Any, norm: Any) -> str | None:
+    """``norm`` for the layers of the discrete method (post-LN when None); refused with any other method."""
+    if norm is not None and method != "discrete":
+        raise InputError(
+            f"{param('norm', 'norm=')}{norm!r} sets the layers of the discrete method; drop it or use "
+            + param("method.discrete", "method='discrete'")
+        )
+    return (norm or "post") if method == "discrete" else None
 
 
 def _layer(attention: Any, method: Any, norm: Any) -> Layer:
