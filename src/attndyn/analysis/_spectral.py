@@ -18,30 +18,25 @@ __all__ = [
 ]
 
 
-def _square(M: Any, name: str) -> np.ndarray:
-    """``M`` as a finite square float64 matrix (a number is 1 x 1), or an InputError naming ``name``."""
+def _matrix(M: Any, name: str, kind: str = "matrix") -> np.ndarray:
+    """``M`` as a finite float64 matrix (a number is 1 x 1), or an InputError naming ``name`` (a ``kind``)."""
     try:
         a = np.asarray(M.detach().cpu() if hasattr(M, "detach") else M, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"{name} must be a square matrix of numbers, got {type(M).__name__} ({exc})") from None
-    if a.ndim == 0:
-        a = a.reshape(1, 1)
-    if a.ndim != 2 or a.shape[0] != a.shape[1]:
-        raise InputError(f"{name} must be a square matrix, got shape {a.shape}")
+        raise InputError(f"{name} must be a {kind} of numbers, got {type(M).__name__} ({exc})") from None
+    a = a.reshape(1, 1) if a.ndim == 0 else a
+    if a.ndim != 2:
+        raise InputError(f"{name} must be a {kind}, got shape {a.shape}")
     if not np.isfinite(a).all():
         raise InputError(f"{name} contains NaN or inf")
     return a
 
 
-def _matrix(M: Any, name: str) -> np.ndarray:
-    """``M`` as a finite float64 matrix (a number is 1 x 1), or an InputError naming ``name``."""
-    try:
-        a = np.asarray(M.detach().cpu() if hasattr(M, "detach") else M, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{name} must be a matrix of numbers, got {type(M).__name__} ({exc})") from None
-    a = a.reshape(1, 1) if a.ndim == 0 else a
-    if a.ndim != 2 or not np.isfinite(a).all():
-        raise InputError(f"{name} must be a finite matrix, got shape {a.shape}")
+def _square(M: Any, name: str) -> np.ndarray:
+    """``M`` as a finite square float64 matrix (a number is 1 x 1), or an InputError naming ``name``."""
+    a = _matrix(M, name, "square matrix")
+    if a.shape[0] != a.shape[1]:
+        raise InputError(f"{name} must be a square matrix, got shape {a.shape}")
     return a
 
 

@@ -100,13 +100,9 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
     }
 
 
-# What the two words mean beside each verdict (the CLI runs without a stopping test), by (converged, settled).
-_CONVERGED = {
-    (True, True): "a step left the tokens exactly unchanged",
-    (True, False): "a step left the tokens exactly unchanged",
-    (False, True): "no step left the tokens exactly unchanged; not needed: the verdicts read the settled tokens",
-    (False, False): "no step left the tokens exactly unchanged",
-}
+# What the two words mean beside each verdict (the CLI runs without a stopping test).
+_CONVERGED = {True: "a step left the tokens exactly unchanged", False: "no step left the tokens exactly unchanged"}
+_NOT_NEEDED = "; not needed: the verdicts read the settled tokens"  # said of settled tokens only
 _SETTLED = {
     True: "the final tokens show the limits the theorem speaks of",
     False: "the tokens still move: a verdict on them is undecided; run longer",
@@ -143,7 +139,8 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
         head = f"{title}" + (f" — sequence {b}" if batched else "")
         console.print(
             f"[bold]{head}[/bold]: {len(rec['final_tokens'])} tokens, {rec['layers']} steps, "
-            f"converged: {rec['converged']} ({_CONVERGED[rec['converged'], rec['settled']]})"
+            f"converged: {rec['converged']} ({_CONVERGED[rec['converged']]}"
+            f"{_NOT_NEEDED if rec['settled'] and not rec['converged'] else ''})"
         )
         console.print(
             f"  settled (relative change of the last step <= {rec['settled_rtol']:g}): {rec['settled']} "

@@ -39,7 +39,7 @@ from .._validation import (
 )
 from ..solvers import ADAPTIVE, TABLEAUS, rk_step
 from ._field import ATTENTIONS, Heads, SphereAttention, check_usa_range, tangent, unit
-from ._layers import NORMS
+from ._layers import NORMS, resolve_norm
 from ._trajectory import SphereParams, SphereTrajectory
 
 __all__ = ["evolve", "METHODS", "NORM_TOLERANCE"]
@@ -173,14 +173,7 @@ def _check_settings(
         raise InputError(f"unknown attention {attention!r}; choose 'sa' (softmax) or 'usa' (unnormalized)")
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    if norm is not None and norm not in NORMS:
-        raise InputError(f"unknown norm {norm!r}; choose one of {', '.join(NORMS)}")
-    if norm is not None and method != "discrete":
-        raise InputError(
-            f"{param('norm', 'norm=')}{norm!r} sets the layers of the discrete method; drop it or use "
-            + param("method.discrete", "method='discrete'")
-        )
-    norm = (norm or "post") if method == "discrete" else None
+    norm = resolve_norm(method, norm)
     noise = check_nonnegative(noise, "noise")
     if noise > 0 and (method in ADAPTIVE or norm in ("pre", "peri")):
         raise InputError(

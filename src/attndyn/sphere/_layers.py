@@ -12,13 +12,15 @@ the sphere, pre-LN and peri-LN let its norm grow.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor
 
+from .._errors import InputError, param
 from ._field import unit
 
-__all__ = ["NORMS", "post_ln", "pre_ln", "peri_ln", "ngpt"]
+__all__ = ["NORMS", "post_ln", "pre_ln", "peri_ln", "ngpt", "resolve_norm"]
 
 
 def _direction(v: Tensor) -> Tensor:
@@ -60,3 +62,16 @@ NORMS: dict[str, Callable[[Attend, Tensor, float], Tensor]] = {
     "peri": peri_ln,
     "ngpt": ngpt,
 }
+
+
+def resolve_norm(method: Any, norm: Any) -> str | None:
+    """The layers of ``method``: ``norm`` (post-LN when None) for the discrete method, None for any other, which
+    refuses a ``norm`` (it names layers, and only the discrete method has them)."""
+    if norm is not None and norm not in NORMS:
+        raise InputError(f"unknown norm {norm!r}; choose one of {', '.join(NORMS)}")
+    if norm is not None and method != "discrete":
+        raise InputError(
+            f"{param('norm', 'norm=')}{norm!r} sets the layers of the discrete method; drop it or use "
+            + param("method.discrete", "method='discrete'")
+        )
+    return (norm or "post") if method == "discrete" else None

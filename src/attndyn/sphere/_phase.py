@@ -39,7 +39,7 @@ from .._validation import InputError, check_int, check_positive
 from ..solvers import TABLEAUS, rk_step
 from ._ensembles import random_parameters
 from ._field import ATTENTIONS, SphereAttention, check_usa_range, unit
-from ._layers import NORMS
+from ._layers import NORMS, resolve_norm
 from ._theory import gamma_crossing, threshold_rank
 
 __all__ = ["PhaseDiagram", "phase_diagram", "load_phase_diagram", "AUTHORS_DEFAULTS"]
@@ -161,7 +161,7 @@ def phase_diagram(
     time, step = check_positive(time, "time"), check_positive(step, "step")
     delta, rank_delta = check_positive(delta, "delta"), check_positive(rank_delta, "rank_delta")
     _check_deltas(delta, rank_delta)
-    seed, norm = check_int(seed, "seed"), _resolve_norm(method, norm)
+    seed, norm = check_int(seed, "seed"), resolve_norm(method, norm)
     step_fn = _layer(attention, method, norm)
     dt = time / max(1, math.ceil(time / step - 1e-9))
     dev = torch.device(device or "cpu")
@@ -265,16 +265,6 @@ def _check_deltas(delta: float, rank_delta: float) -> None:
     for name, value in ((param("delta", "delta"), delta), (param("rank_delta", "rank_delta"), rank_delta)):
         if not value < 2:
             raise InputError(f"{name} must be below 2 (inner products of unit tokens are >= -1), got {value:g}")
-
-
-def _resolve_norm(method: Any, norm: Any) -> str | None:
-    """``norm`` for the layers of the discrete method (post-LN when None); refused with any other method."""
-    if norm is not None and method != "discrete":
-        raise InputError(
-            f"{param('norm', 'norm=')}{norm!r} sets the layers of the discrete method; drop it or use "
-            + param("method.discrete", "method='discrete'")
-        )
-    return (norm or "post") if method == "discrete" else None
 
 
 def _layer(attention: Any, method: Any, norm: Any) -> Layer:
