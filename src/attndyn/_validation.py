@@ -66,7 +66,7 @@ def _to_tensor(value: Any, name: str, dtype: torch.dtype, device: torch.device |
             ) from None
         if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
             raise InputError(f"{name} must be a rectangular array of numbers, got dtype {arr.dtype}")
-        t = torch.from_numpy(np.ascontiguousarray(arr))
+        t = torch.from_numpy(np.ascontiguousarray(arr).reshape(arr.shape))  # ascontiguousarray makes 0-d 1-d
     if t.is_complex():
         raise InputError(f"{name} must be real, got a complex array")
     return t.to(dtype=dtype, device=device if device is not None else t.device)
@@ -214,11 +214,12 @@ def as_mask(mask: Any, shape: tuple[int, int], device: torch.device) -> Tensor |
         if not bool(((t == 0) | (t == 1)).all()):
             raise InputError("mask must be boolean (True = real token, False = padding)")
         t = t.bool()
+    given = tuple(t.shape)
     if t.ndim == 1:
         t = t.unsqueeze(0)
     if tuple(t.shape) != shape:
         raise InputError(
-            f"mask must have shape {shape[1:] if shape[0] == 1 else shape} (one flag per token), got {tuple(t.shape)}"
+            f"mask must have shape {shape[1:] if shape[0] == 1 else shape} (one flag per token), got {given}"
         )
     if not bool(t.any(dim=-1).all()):
         raise InputError("mask leaves a sequence with no real token; every sequence needs at least one True entry")

@@ -298,6 +298,10 @@ def test_float32_runs_in_float32():
         ([[1.0, 0.0]], {"A": np.ones((2, 3))}, "last axis must be 2|must be square"),
         ([[1.0, 0.0]], {"A": np.ones((3, 2))}, "must be square"),
         ([[1.0, 0.0]], {"mask": [False]}, "no real token"),
+        # the shapes said are those given (not after the library's own reshaping)
+        (np.array(2.0), {}, r"shape \(n, d\) .*got shape \(\)$"),
+        (np.zeros((3, 2)), {"mask": [[True, False]]}, r"mask must have shape \(3,\) .*got \(1, 2\)$"),
+        (np.zeros((3, 2)), {"mask": [True, False]}, r"mask must have shape \(3,\) .*got \(2,\)$"),
         ([["a", "b"]], {}, "array of numbers"),
         ([[1.0, 0.0]], {"save": "all"}, "SaveAt"),
     ],

@@ -78,14 +78,19 @@ def test_predict_text_file_and_csv(run_dir, tmp_path, capsys):
     (tmp_path / "t.csv").write_text("id,text\n1,great film\n")
     assert main(["sentiment", "predict", "--model", str(run_dir), "--file", str(tmp_path / "t.csv"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["text"] == "great film"
+    # the review CSV that train and evaluate read (review,sentiment) is read by its review column
+    (tmp_path / "r.csv").write_text('review,sentiment\n"awful, dull film",negative\ngreat film,positive\n')
+    assert main(["sentiment", "predict", "--model", str(run_dir), "--file", str(tmp_path / "r.csv"), "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["text"] for r in rows] == ["awful, dull film", "great film"]
 
 
 def test_predict_errors(run_dir, tmp_path, capsys):
     assert main(["sentiment", "predict", "--model", str(run_dir)]) == 2
     assert "give either a TEXT argument or --file" in capsys.readouterr().err
-    (tmp_path / "x.csv").write_text("review\nhi\n")
+    (tmp_path / "x.csv").write_text("comment\nhi\n")
     assert main(["sentiment", "predict", "--model", str(run_dir), "--file", str(tmp_path / "x.csv")]) == 2
-    assert "has no 'text' column" in capsys.readouterr().err
+    assert "has no 'text' or 'review' column" in capsys.readouterr().err
     assert main(["sentiment", "predict", "--model", str(tmp_path), "hi"]) == 2
     assert "has no config.json" in capsys.readouterr().err
 

@@ -12,7 +12,15 @@ import pytest
 
 from attndyn import InputError
 from attndyn.cli._flags import FLAGS
-from attndyn.sentiment._data import download_imdb, read_aclimdb, read_csv, read_reviews, split_official, split_random
+from attndyn.sentiment._data import (
+    IMDB_URL,
+    download_imdb,
+    read_aclimdb,
+    read_csv,
+    read_reviews,
+    split_official,
+    split_random,
+)
 
 
 @pytest.mark.parametrize("gz", [False, True])
@@ -140,8 +148,11 @@ def test_download_from_local_server(tmp_path, http_root):
 def test_download_errors(tmp_path, http_root):
     with pytest.raises(InputError, match="could not download"):
         download_imdb(tmp_path / "dl", url=f"{http_root}/missing.tar.gz")
-    with pytest.raises(InputError, match="not a readable tar archive"):
+    with pytest.raises(InputError, match="not a readable tar archive") as err:
         download_imdb(tmp_path / "dl", url=f"{http_root}/broken.tar.gz", sha256=None)
+    # the message names where the file came from and the default archive's address
+    assert f"(from '{http_root}/broken.tar.gz')" in str(err.value) and IMDB_URL in str(err.value)
+    assert "check that --url is the tar.gz archive" in err.value.worded(FLAGS)
 
 
 def _sha(path):
@@ -178,7 +189,9 @@ def test_download_verifies_length_and_sha256_and_keeps_nothing(tmp_path, http_ro
 
 def test_download_names_a_truncated_archive_and_limits_extraction(tmp_path, http_root):
     dest = tmp_path / "dl"
-    with pytest.raises(InputError, match=r"cut.tar.gz' is truncated \(.*\); it was deleted: download again"):
+    with pytest.raises(
+        InputError, match=r"cut.tar.gz' \(from '.*/cut.tar.gz'\) is truncated \(.*\); it was deleted: download again"
+    ):
         download_imdb(dest, url=f"{http_root}/cut.tar.gz", sha256=None)
     assert not dest.exists()
     bomb = tmp_path / "served" / "bomb.tar.gz"

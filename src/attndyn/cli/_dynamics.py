@@ -174,8 +174,12 @@ def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: st
             console.print(f"  {name}: undecided: {th['undecided']}", markup=False)
         elif th.get("holds") is not None:
             failed = [k for k, ok in (th.get("hypotheses") or {}).items() if not ok]
-            note = f" (its hypotheses do not all hold here: {', '.join(failed)}; it makes no claim)" if failed else ""
-            console.print(f"  {name}: {'holds' if th['holds'] else 'does NOT hold'}{note}", markup=False)
+            if failed:  # outside its hypotheses a theorem neither holds nor fails: say what was seen
+                seen = "its conclusion is seen all the same" if th["holds"] else "its conclusion is not seen"
+                line = f"makes no claim (its hypotheses do not all hold here: {', '.join(failed)}); {seen}"
+            else:
+                line = "holds" if th["holds"] else "does NOT hold"
+            console.print(f"  {name}: {line}", markup=False)
         else:  # the JSON's verdict is null: say why
             console.print(f"  no theorem verdict: {th.get('note', 'no theorem applies to this run')}")
 

@@ -39,11 +39,13 @@ def _reading(run: Path) -> AbstractContextManager[object]:
     return RunFolder(run).reading()
 
 
+#: What --file of predict holds.
+_TEXTS_FILE = "one text per line, or a CSV with a 'text' or 'review' column"
+
+
 def _texts_from(text: str | list[str] | None, file: Path | None, encoding: str = "utf-8") -> list[str]:
     if (text is None) == (file is None):
-        raise InputError(
-            "give either a TEXT argument or --file PATH (one text per line, or a CSV with a 'text' column)"
-        )
+        raise InputError(f"give either a TEXT argument or --file PATH ({_TEXTS_FILE})")
     if text is not None:
         return [text] if isinstance(text, str) else list(text)
     assert file is not None  # exactly one of TEXT and --file (checked above)
@@ -312,7 +314,7 @@ def evaluate(
 def predict(
     texts: list[str] | None = typer.Argument(None, metavar="TEXT...", help="One or more reviews (or use --file)."),
     model: Path = typer.Option(..., "--model", help="Run or model folder."),
-    file: Path | None = typer.Option(None, "--file", help="One text per line, or a CSV with a 'text' column."),
+    file: Path | None = typer.Option(None, "--file", help=_TEXTS_FILE[0].upper() + _TEXTS_FILE[1:] + "."),
     as_json: bool = typer.Option(
         False, "--json", help="Print JSON lines (text, label, probability_positive, known_words)."
     ),
@@ -322,9 +324,7 @@ def predict(
     """Label and probability of positive sentiment for each text, and how many of its words the model knows
     (a text with no known word gets the model's prior, and says so)."""
     if texts and file is not None:
-        raise InputError(
-            "give either TEXT arguments or --file PATH (one text per line, or a CSV with a 'text' column), not both"
-        )
+        raise InputError(f"give either TEXT arguments or --file PATH ({_TEXTS_FILE}), not both")
     texts = _texts_from(None if not texts else texts, file, encoding)
     from ..sentiment._inference import load_model  # torch, not scikit-learn: predict answers sooner
 

@@ -411,7 +411,8 @@ def _extract_aclimdb(archive: Path, d: Path, *, url: str, max_bytes: int, max_me
                 else "not a readable tar archive"
             )
             raise InputError(
-                f"{str(archive)!r} is {kind} ({str(exc).splitlines()[0][:100]}); it was deleted: download again"
+                f"{str(archive)!r} (from {url!r}) is {kind} ({str(exc).splitlines()[0][:100]}); it was deleted: "
+                f"download again, or check that {param('url', 'url=')} is the tar.gz archive (default {IMDB_URL})"
             ) from None
         if not (tmp_dir / "aclImdb").is_dir():
             archive.unlink(missing_ok=True)
@@ -537,9 +538,14 @@ def read_text_file(file: str | os.PathLike, encoding: str = "utf-8", *, name: st
     return text
 
 
+#: The columns of a CSV to classify that hold the texts, in order of preference.
+TEXT_COLUMNS = ("text", "review")
+
+
 def read_texts(file: str | os.PathLike, encoding: str = "utf-8", *, name: str = "file") -> list[str]:
-    """The texts of a file to classify: one per non-empty line, or a CSV's ``text`` column (a ``.csv`` file), read
-    by :func:`read_text_file`; an InputError when it holds none."""
+    """The texts of a file to classify: one per non-empty line, or a CSV's ``text`` column (a ``.csv`` file; else
+    its ``review`` column, as in the review CSVs that training reads), read by :func:`read_text_file`; an
+    InputError when it holds none."""
     file = Path(file)
     raw = read_text_file(file, encoding, name=name)
     if file.suffix.lower() == ".csv":
@@ -547,9 +553,13 @@ def read_texts(file: str | os.PathLike, encoding: str = "utf-8", *, name: str = 
             rows = list(csv.DictReader(raw.splitlines()))
         except csv.Error as exc:
             raise InputError(f"CSV {str(file)!r} could not be read: {exc}") from None
-        if not rows or "text" not in rows[0]:
-            raise InputError(f"CSV {str(file)!r} has no 'text' column; add a header line with a 'text' column")
-        texts = [r["text"] or "" for r in rows]
+        column = next((c for c in TEXT_COLUMNS if rows and c in rows[0]), None)
+        if column is None:
+            raise InputError(
+                f"CSV {str(file)!r} has no 'text' or 'review' column; add a header line naming the texts' column"
+                " 'text' (or 'review', as in the review CSVs that train reads)"
+            )
+        texts = [r[column] or "" for r in rows]
     else:
         texts = [line for line in raw.splitlines() if line.strip()]
     if not texts:
