@@ -6,6 +6,7 @@ import torch
 
 import attndyn
 from attndyn._validation import is_spd
+from attndyn.analysis._theorems import SOFTMAX_SETTLED_RTOL
 
 SQUARE = np.array([[1, 1], [-1, 1], [-1, -1], [1, -1], [0.3, 0.1], [-0.2, 0.5], [0.1, -0.6], [-0.5, -0.2]])
 SQUARE_CLUSTERS = [(0, 4), (1, 5), (2, 7), (3, 6)]
@@ -48,11 +49,69 @@ def test_the_cli_gives_no_softmax_verdict_on_tokens_that_still_move(tmp_path, ca
     assert th["holds"] is None and th["measured_holds"] is False and "run longer" in th["undecided"]
     assert main(["softmax", str(path), "--time", "0.1", "--rescaled"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "polytope: undecided: the tokens still move" in out and "does NOT hold" not in out
+    assert "polytope: undecided: what the check reads (the rescaled tokens) has not settled" in out
+    assert "does NOT hold" not in out
     assert "not needed: the verdicts read the settled tokens" not in out  # they are not settled
     assert main(["softmax", str(path), "--time", "30", "--rescaled", "--json"]) == 0
     th = json.loads(capsys.readouterr().out)["theorem"]
-    assert th["holds"] is True and "undecided" not in th
+    assert th["holds"] is True and th["undecided"] is None
+
+
+def test_the_collapse_verdict_measures_the_approach_and_is_given_on_moving_tokens(tmp_path, capsys):
+    # Thm C.5's check is a rate (radius ~ t^(-1/2)): its tokens move until t -> infinity, so "undecided, run
+    # longer" would never end; its verdict is given on a finite run, and the softmax_geometry report says so.
+    import json
+
+    from attndyn.cli import main
+
+    path, V = tmp_path / "sq.json", tmp_path / "V.npy"
+    path.write_text(str(SQUARE.tolist()))
+    np.save(V, -np.eye(2))
+    traj = attndyn.softmax(SQUARE, V=-np.eye(2), time=40.0)
+    rep = attndyn.softmax_geometry(traj)
+    assert rep.regime == "collapse" and not rep.reads_limit and rep.holds is True
+    assert traj.stats.final_change[0] > SOFTMAX_SETTLED_RTOL  # not settled: the tokens still move
+    assert main(["softmax", str(path), "--V", str(V), "--time", "40", "--json"]) == 0
+    th = json.loads(capsys.readouterr().out)["theorem"]
+    assert th["holds"] is True and th["undecided"] is None
+    assert main(["softmax", str(path), "--V", str(V), "--time", "40"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "collapse: holds" in out and "or is a rate measured along the run" in out
+
+
+def test_a_limit_verdict_reads_what_its_check_reads_not_the_whole_tokens(tmp_path, capsys):
+    import json
+
+    from attndyn.cli import main
+
+    # d = 1, V > 0 (Thm 2.1: P(t) tends to a Boolean matrix): x(t) grows like e^t while P(t) settles
+    x, V = tmp_path / "x.npy", tmp_path / "V.npy"
+    np.save(x, np.array([[0.1], [-0.4], [0.6], [1.3]]))
+    np.save(V, np.eye(1))
+    assert main(["softmax", str(x), "--V", str(V), "--time", "10", "--json"]) == 0
+    th = json.loads(capsys.readouterr().out)["theorem"]
+    assert th["regime"] == "boolean" and th["holds"] is True and th["undecided"] is None
+    # at t = 40 the tokens are ~1e17 apart from 1e0 differences: rounding merges them, and P with them
+    assert main(["softmax", str(x), "--V", str(V), "--time", "40", "--json"]) == 0
+    th = json.loads(capsys.readouterr().out)["theorem"]
+    assert th["holds"] is None and th["undecided"].startswith("rounding has merged tokens that grew to")
+    assert "run the rescaled dynamics (rescaled=True, --rescaled" in th["undecided"]
+
+
+@pytest.mark.parametrize(("row", "time"), [("hyperplanes", 24.0), ("paranormal", 28.0), ("codimension", 96.0)])
+def test_regimes_whose_tokens_never_settle_are_decided_by_the_coordinates_they_speak_of(row, time):
+    # Table 1's good triple (Fig. 6, Thm 4.1), paranormal V (Thm 5.1) and Fig. 7a (Conj. 4.2): the rescaled tokens
+    # drift away along the other eigen-directions forever, while the coordinates the theorem speaks of settle
+    from attndyn.experiments._configurations import table1_value_matrix
+
+    V = table1_value_matrix(row, np.random.default_rng(0))
+    x = np.random.default_rng(0).standard_normal((12, len(V)))
+    short = attndyn.softmax(x, V=V, time=1.0, rescaled=True)
+    long = attndyn.softmax(x, V=V, time=time, rescaled=True)
+    assert long.stats.final_change[0] > 1e-3  # the tokens still move
+    assert "has not settled" in attndyn.softmax_geometry(short, regime=row).undecided
+    rep = attndyn.softmax_geometry(long, regime=row)
+    assert rep.undecided is None and rep.verdict == "holds"
 
 
 def test_a_cluster_tolerance_that_swallows_the_configuration_is_undecided():

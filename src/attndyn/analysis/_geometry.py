@@ -23,7 +23,7 @@ the one head ``head`` (default 0) and the report says so in ``head``, ``heads`` 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -37,8 +37,18 @@ from ._collapse import collapse_decay
 from ._leaders import _one_sequence
 from ._polytope import Polytope
 from ._spectral import is_good_triple, is_paranormal, leading_direction, positive_coordinates
+from ._verdict import verdict_of
 
-__all__ = ["GeometryReport", "softmax_geometry", "regime_of", "attention_rank", "boolean_distance", "REGIMES"]
+__all__ = [
+    "GeometryReport",
+    "softmax_geometry",
+    "regime_of",
+    "attention_rank",
+    "boolean_distance",
+    "REGIMES",
+    "READS",
+    "SETTLED_FRACTION",
+]
 
 # ---- named tolerances ------------------------------------------------------------------------
 # Relative tolerance of the measured coordinates (default of ``rtol``): values closer than
@@ -62,8 +72,12 @@ EIGENVALUE_RTOL = 1e-6
 class GeometryReport:
     """The limit geometry a softmax-paper theorem predicts, measured on one sequence.
 
-    ``regime`` names the theorem; ``measured`` holds the numbers; ``holds`` the verdict;
-    ``head`` is the head whose (Q, K, V) was checked, out of ``heads``.
+    ``regime`` names the theorem; ``measured`` holds the numbers; ``holds`` what the final state shows;
+    ``head`` is the head whose (Q, K, V) was checked, out of ``heads``. ``undecided``: None when the run can
+    decide the theorem, else why it cannot: the theorems speak of t -> infinity, and a check that reads the limit
+    off the final state (:attr:`reads_limit`) gives no verdict while what it reads (:data:`READS`) still moves
+    (relative change per unit time between the last two kept states above :data:`SETTLED_FRACTION` of ``rtol``);
+    :attr:`verdict` says which.
     """
 
     regime: str
@@ -72,6 +86,19 @@ class GeometryReport:
     measured: dict[str, Any]
     head: int = 0
     heads: int = 1
+    undecided: str | None = None
+
+    @property
+    def reads_limit(self) -> bool:
+        """Whether the verdict reads the limit off the final state, and so needs a run whose tokens have stopped
+        moving: every regime but the collapse, whose check measures the radius's decay along the run (Thm C.5's
+        approach to 0 is a rate, seen at finite time; the tokens themselves move until t -> infinity)."""
+        return self.regime != "collapse"
+
+    @property
+    def verdict(self) -> str:
+        """``"holds"``, ``"does NOT hold"`` or ``"undecided: <reason>"``: what the command line prints."""
+        return verdict_of(self.record()) or "undecided"
 
     def record(self) -> dict[str, Any]:
         return asdict(self)
@@ -88,6 +115,14 @@ def _final_attention(traj: SoftmaxTrajectory, b: int, head: int = 0) -> np.ndarr
     if traj.attention_final is not None:
         P = traj.attention_final[b].detach().cpu()
         return (P[head] if P.ndim == 3 else P).numpy()
+    return _attention_at(traj, b, head, -1)
+
+
+def _attention_at(traj: SoftmaxTrajectory, b: int, head: int, k: int) -> np.ndarray:
+    """The (n, n) attention matrix of sequence b, head ``head``, at kept state ``k``: kept, or computed from it."""
+    if traj.attention is not None:
+        P = traj.attention[k, b].detach().cpu()
+        return (P[head] if P.ndim == 3 else P).numpy()
     from .._dynamics import SoftmaxAttention
 
     p = traj.params
@@ -102,7 +137,7 @@ def _final_attention(traj: SoftmaxTrajectory, b: int, head: int = 0) -> np.ndarr
         mask=mask,
         causal=p.causal,
     )
-    return dyn.attention(float(traj.ts[-1]), traj.ys[-1, b : b + 1].detach())[0].cpu().numpy()
+    return dyn.attention(float(traj.ts[k]), traj.ys[k, b : b + 1].detach())[0].cpu().numpy()
 
 
 def attention_rank(P: Any, *, rtol: float = 1e-6) -> int:
@@ -249,11 +284,17 @@ def _hyperplanes(s: _Sequence) -> tuple[str, bool, dict[str, Any]]:
     )
 
 
-def _paranormal(s: _Sequence) -> tuple[str, bool, dict[str, Any]]:
-    lam = float(np.abs(np.linalg.eigvals(s.V)).max())
-    w, R = np.linalg.eig(s.V)
+def _f_coordinates(V: np.ndarray, pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which eigenvalues of V span F (within EIGENVALUE_RTOL of the largest modulus), and the coordinates of
+    ``pts`` (m, d) in F, (m, dim F)."""
+    lam = float(np.abs(np.linalg.eigvals(V)).max())
+    w, R = np.linalg.eig(V)
     top = np.abs(w - lam) < EIGENVALUE_RTOL * lam
-    coords = np.real(np.linalg.solve(R, s.pts.T.astype(complex)).T)[:, top]  # coordinates in F
+    return top, np.real(np.linalg.solve(R, pts.T.astype(complex)).T)[:, top]
+
+
+def _paranormal(s: _Sequence) -> tuple[str, bool, dict[str, Any]]:
+    top, coords = _f_coordinates(s.V, s.pts)
     tol = s.rtol * max(np.abs(coords).max(), 1e-300)
     cl = clusters(coords, tol=tol)
     centers = np.array([q.center for q in cl])
@@ -346,4 +387,70 @@ def softmax_geometry(
             f" [head {head} of {heads} only: the theorem is stated for one head; the multi-head sum is an "
             "open problem (Section 6)]"
         )
-    return GeometryReport(regime, statement, bool(holds), measured, head=head, heads=heads)
+    report = GeometryReport(regime, statement, bool(holds), measured, head=head, heads=heads)
+    return replace(report, undecided=_still_moving(seq, regime)) if report.reads_limit else report
+
+
+#: What each limit check reads (the collapse's check is a rate measured along the run: no settling needed).
+READS = {
+    "boolean": "the attention matrix P(t)",
+    "polytope": "the rescaled tokens",
+    "hyperplanes": "the coordinates along phi_1",
+    "paranormal": "the coordinates in F",
+    "codimension": "the coordinates in the positive eigenspace",
+}
+#: A limit verdict needs what its check reads to have stopped moving: between the last two kept states, a
+#: relative change per unit time of at most this fraction of the check's ``rtol`` (what is left to travel is then
+#: well inside the check's tolerance).
+SETTLED_FRACTION = 0.1
+
+
+def _read(s: _Sequence, regime: str, k: int) -> np.ndarray:
+    """What the check of ``regime`` reads (:data:`READS`) at kept state ``k``."""
+    if regime == "boolean":
+        return _attention_at(s.traj, s.b, s.head, k)[np.ix_(s.idx, s.idx)]
+    pts = s.traj.ys[k, s.b].detach().cpu().numpy()[s.idx]
+    found = leading_direction(s.V) if regime == "hyperplanes" else None
+    if found is not None:
+        return pts @ found[2]
+    if regime == "paranormal":
+        return _f_coordinates(s.V, pts)[1]
+    if regime == "codimension":
+        return positive_coordinates(s.V, pts)[1]
+    return pts
+
+
+def _still_moving(s: _Sequence, regime: str) -> str | None:
+    """Why the limit verdict on the sequence is undecided (None: what its check reads has settled), and what to
+    do: run longer, keep more states, or run rescaled where the original tokens grow without bound (V with an
+    eigenvalue of positive real part: only the rescaled tokens z(t) = exp(-tV) x(t) of eq. (4) settle)."""
+    traj, limit = s.traj, SETTLED_FRACTION * s.rtol
+    grow = not traj.params.rescaled and bool((np.linalg.eigvals(s.V).real > 0).any())
+    fix = (
+        "run the rescaled dynamics (rescaled=True, --rescaled on the command line), whose tokens settle"
+        if grow
+        else "run longer (a larger time, --time on the command line)"
+    )
+    if grow and len(np.unique(s.pts, axis=0)) < len(np.unique(s.initial(), axis=0)):
+        return f"rounding has merged tokens that grew to {np.abs(s.pts).max():.3g}: {fix}"
+    ts = traj.ts.detach().cpu().double()
+    if len(ts) < 2 or not float(ts[-1] - ts[-2]) > 0:  # one kept state: the whole tokens' last step must settle
+        change = traj.stats.final_change[s.b] if traj.stats.final_change else float("inf")
+        if change <= limit:
+            return None
+        return (
+            f"the tokens still move (relative change {change:.3g} per unit time, more than {limit:g}) and one "
+            f"state was kept, so {READS[regime]} cannot be checked apart: keep more states (SaveAt(every=k)) or {fix}"
+        )
+    last, prev, first = (_read(s, regime, k) for k in (-1, -2, 0))
+    scale = max(float(np.abs(last).max(initial=0.0)), float(np.abs(first).max(initial=0.0)), 1e-300)
+    dt = float(ts[-1] - ts[-2])
+    change = float(np.abs(last - prev).max(initial=0.0)) / scale / dt
+    if change <= limit:
+        return None
+    return (
+        f"what the check reads ({READS[regime]}) has not settled (relative change {change:.3g} per unit time "
+        f"between t = {float(ts[-2]):g} "
+        f"and {float(ts[-1]):g}, more than {limit:g}): the limit the {regime} theorem describes is not reached "
+        f"yet; {fix}"
+    )

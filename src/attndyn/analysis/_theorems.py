@@ -23,6 +23,7 @@ from ._clusters import Cluster, clusters
 from ._geometry import GeometryReport, _final_points, attention_rank, boolean_distance, softmax_geometry
 from ._leaders import LeaderSet, _one_sequence, leaders
 from ._polytope import Polytope
+from ._verdict import verdict_of
 
 __all__ = [
     "SETTLED_RTOL",
@@ -42,7 +43,7 @@ __all__ = [
 # unchanged). It has *settled* when the last step moved its tokens by at most a small fraction of their
 # size (RunStats.final_change <= one of these): its final tokens show the limits the theorems speak of.
 SETTLED_RTOL = 1e-4  # hardmax, per layer: the Theorem 1.1 report and `attndyn hardmax`
-SOFTMAX_SETTLED_RTOL = 1e-6  # softmax, per unit time: `attndyn softmax`
+SOFTMAX_SETTLED_RTOL = 1e-6  # softmax, per unit time: `attndyn softmax`'s settled line (the verdict: READS)
 
 
 def sequence_converged(traj: Trajectory, b: int) -> bool:
@@ -113,10 +114,9 @@ class HardmaxTheoremReport:
 
     @property
     def verdict(self) -> str:
-        """``"holds"``, ``"does NOT hold"`` or ``"undecided: <reason>"``: what the CLI prints."""
-        if self.undecided is not None:
-            return f"undecided: {self.undecided}"
-        return "holds" if self.holds else "does NOT hold"
+        """``"holds"``, ``"does NOT hold"``, ``"makes no claim (...)"`` (hypotheses fail) or
+        ``"undecided: <reason>"``: what the CLI prints (:func:`~attndyn.analysis._verdict.verdict_of`)."""
+        return verdict_of({"holds": self.holds, "undecided": self.undecided, "hypotheses": self.hypotheses}) or ""
 
     @property
     def vertex_leaders(self) -> list[int]:

@@ -174,13 +174,13 @@ class HardmaxResult:
     def verdict(self) -> str:
         """Theorem 1.1 on this run, in one line."""
         rep = self.theorem
-        if rep.holds:
+        if rep.verdict == "holds":
             nv = 0 if rep.polytope is None else len(rep.polytope.vertices)
             return f"Theorem 1.1 holds: {len(rep.leaders)} leaders, K has {nv} vertices"
         if not rep.settled:
             return "Theorem 1.1 not checked: the tokens still move after the last layer (add layers)"
-        if rep.undecided is not None:
-            return f"Theorem 1.1 undecided: {rep.undecided}"
+        if rep.verdict != "does NOT hold":  # undecided, or outside its hypotheses
+            return f"Theorem 1.1 {rep.verdict}"
         failed = [
             k for k in ("leaders_nonempty", "limits_on_boundary", "vertices_are_leader_limits") if not rep.record()[k]
         ]

@@ -99,7 +99,7 @@ class SoftmaxResult:
 
     def verdict(self) -> str:
         """The theorem's verdict in one line."""
-        return f"{self.regime}: {'holds' if self.report.holds else 'does not hold'} — {self.report.statement}"
+        return f"{self.regime}: {self.report.verdict} — {self.report.statement}"
 
     def record(self) -> dict[str, Any]:
         return {

@@ -131,7 +131,7 @@ class SoftmaxPage:
         )
         self.status.object = (
             f'<b>regime:</b> <span id="regime">{res.regime}</span> — <b>verdict:</b> '
-            f'<span id="softmax-verdict">{"holds" if res.report.holds else "does not hold"}</span><br>'
+            f'<span id="softmax-verdict">{escape(res.report.verdict)}</span><br>'
             f"{escape(res.report.statement)}<br><small>{escape(measured)}</small><br>"
             f"<b>t = {float(traj.ts[res.index]):.2f}:</b> tokens attending most to themselves: "
             f"{', '.join(map(str, res.leaders)) or 'none'} <small>({1000 * res.seconds:.0f} ms)</small>"
