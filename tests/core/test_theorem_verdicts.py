@@ -202,3 +202,56 @@ def test_clusters_of_a_trajectory_names_what_to_pass():
     with pytest.raises(attndyn.InputError, match=r"clusters\(traj.final_tokens\)"):
         attndyn.clusters(traj)
     assert [c.members for c in attndyn.clusters(traj.final_tokens, tol=1e-3)] == SQUARE_CLUSTERS
+
+
+@pytest.mark.parametrize(("layers", "tol"), [(30, 0.0), (30, 1e-9), (30, 1e-6), (500, 0.0)])
+def test_a_cluster_tolerance_below_what_the_tokens_may_travel_is_undecided_not_refuted(layers, tol):
+    # followers still approaching their leaders' limits must not count as limits of their own ("does NOT hold")
+    traj = attndyn.hardmax(SQUARE, alpha=0.5, layers=layers, stop=attndyn.StopOnConvergence(rtol=1e-12))
+    assert attndyn.hardmax_theorem(traj).holds is True
+    rep = attndyn.hardmax_theorem(traj, cluster_tol=tol)
+    assert rep.holds is None and "is below what the tokens may still travel" in rep.undecided
+
+
+@pytest.mark.parametrize("bad", [{"cluster_tol": -1.0}, {"cluster_tol": float("nan")}, {"settled_rtol": -1e-4},
+                                 {"settled_rtol": float("nan")}])  # fmt: skip
+def test_negative_or_nan_tolerances_are_refused(bad):
+    traj = attndyn.hardmax(SQUARE, alpha=0.5, layers=30)
+    with pytest.raises(attndyn.InputError, match=f"{next(iter(bad))} must be a non-negative finite number"):
+        attndyn.hardmax_theorem(traj, **bad)
+
+
+def test_a_softmax_theorem_outside_its_hypotheses_on_Q_and_K_makes_no_claim():
+    # V paranormal but Q^T K = -I: Thm 5.1 assumes Q^T K > 0 (Definition 2 (i)); the row is V's, the claim is not
+    I3 = np.eye(3)
+    x = np.random.default_rng(0).standard_normal((12, 3))
+    rep = attndyn.softmax_geometry(attndyn.softmax(x, K=-I3, V=np.diag([1.0, 1.0, 0.5]), time=20, rescaled=True))
+    assert rep.regime == "paranormal" and rep.hypotheses == {"V_paranormal": True, "QtK_positive_definite": False}
+    assert rep.verdict.startswith("makes no claim (its hypotheses do not all hold here: QtK_positive_definite)")
+    ok = attndyn.softmax_geometry(attndyn.softmax(x, V=np.diag([1.0, 1.0, 0.5]), time=20, rescaled=True))
+    assert all(ok.hypotheses.values()) and ok.verdict == "holds"
+
+
+@pytest.mark.parametrize("eps", [1e-6, 1.5e-7, 5e-8, 1e-8, 3e-9, 1e-10])
+def test_is_paranormal_counts_an_eigenvalue_near_lambda_once(eps):
+    # F = e1, rho(V|G) = 1 - eps < 1: paranormal for every eps (two tolerances used to disagree in 1e-9..1e-7)
+    assert attndyn.analysis.is_paranormal(np.diag([1.0, 1.0 - eps]))
+
+
+@pytest.mark.parametrize("s", [1.0, 1e-6, 1e-9, 1e-200])
+def test_regime_of_tells_a_multiple_of_the_identity_relative_to_the_size_of_V(s):
+    from attndyn.analysis import regime_of
+
+    I = np.eye(2)
+    assert regime_of(I, I, s * np.diag([2.0, 1.0])) == "hyperplanes"  # a good triple, not V = cI
+    assert regime_of(I, I, -s * np.diag([1.0, 2.0])) == "codimension"  # not V = -cI
+    assert regime_of(I, I, s * I) == "polytope" and regime_of(I, I, -s * I) == "collapse"
+
+
+def test_regime_of_refuses_matrices_that_do_not_fit():
+    from attndyn.analysis import regime_of
+
+    with pytest.raises(attndyn.InputError, match="V must be a square matrix, got shape"):
+        regime_of(np.eye(2), np.eye(2), np.ones((2, 3)))
+    with pytest.raises(attndyn.InputError, match="do not fit together"):
+        regime_of(np.eye(2), np.eye(2), np.eye(3))

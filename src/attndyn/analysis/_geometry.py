@@ -23,7 +23,7 @@ the one head ``head`` (default 0) and the report says so in ``head``, ``heads`` 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -36,7 +36,16 @@ from ._clusters import clusters
 from ._collapse import collapse_decay
 from ._leaders import _one_sequence
 from ._polytope import Polytope
-from ._spectral import is_good_triple, is_paranormal, leading_direction, positive_coordinates
+from ._spectral import (
+    SCALAR_RTOL,
+    _triple,
+    is_good_triple,
+    is_paranormal,
+    leading_direction,
+    positive_coordinates,
+    positive_definite,
+    scalar_of,
+)
 from ._verdict import verdict_of
 
 __all__ = [
@@ -73,7 +82,9 @@ class GeometryReport:
     """The limit geometry a softmax-paper theorem predicts, measured on one sequence.
 
     ``regime`` names the theorem; ``measured`` holds the numbers; ``holds`` what the final state shows;
-    ``head`` is the head whose (Q, K, V) was checked, out of ``heads``. ``undecided``: None when the run can
+    ``head`` is the head whose (Q, K, V) was checked, out of ``heads``; ``hypotheses`` the theorem's conditions
+    on them (:func:`hypotheses`: where one fails the theorem makes no claim, and :attr:`verdict` says so).
+    ``undecided``: None when the run can
     decide the theorem, else why it cannot: the theorems speak of t -> infinity, and a check that reads the limit
     off the final state (:attr:`reads_limit`) gives no verdict while what it reads (:data:`READS`) still moves
     (relative change per unit time between the last two kept states above :data:`SETTLED_FRACTION` of ``rtol``);
@@ -87,6 +98,7 @@ class GeometryReport:
     head: int = 0
     heads: int = 1
     undecided: str | None = None
+    hypotheses: dict[str, bool] = field(default_factory=dict)
 
     @property
     def reads_limit(self) -> bool:
@@ -172,29 +184,50 @@ def _levels(values: np.ndarray, tol: float) -> list[float]:
 
 
 def regime_of(Q: Any, K: Any, V: Any) -> str:
-    """The row of Table 1 that one head's (Q, K, V) falls in (the first that applies, in this order).
+    """The row of Table 1 that one head's V falls in (the first that applies, in this order).
 
     ``"boolean"`` (d = 1, V > 0), ``"collapse"`` (V = -cI), ``"polytope"`` (V = cI, c > 0),
-    ``"paranormal"`` (Definition 2 and not a good triple), ``"hyperplanes"`` (good triple,
-    Definition 1), else ``"codimension"`` (Conjecture 4.2).
+    ``"paranormal"`` (V paranormal, Definition 2 (ii), and not a good triple), ``"hyperplanes"`` (good triple,
+    Definition 1), else ``"codimension"`` (Conjecture 4.2). "V = cI" is relative to V's size
+    (:func:`~attndyn.analysis._spectral.scalar_of`). The theorems' conditions on Q and K (QK > 0, Q^T K > 0,
+    Q^T K = I) are not part of the row: :func:`softmax_geometry` reports them as ``hypotheses``.
 
     >>> import numpy as np
     >>> regime_of(np.eye(2), np.eye(2), -np.eye(2)), regime_of(np.eye(2), np.eye(2), np.diag([2.0, 1.0]))
     ('collapse', 'hyperplanes')
     """
-    Q, K, V = (np.asarray(M, dtype=np.float64) for M in (Q, K, V))
-    d = V.shape[0]
-    scalar = bool(np.allclose(V, V[0, 0] * np.eye(d)))
-    if d == 1 and V[0, 0] > 0:
+    Q, K, V = _triple(Q, K, V)
+    c = scalar_of(V)
+    if len(V) == 1 and V[0, 0] > 0:
         return "boolean"
-    if scalar and V[0, 0] < 0:
-        return "collapse"
-    if scalar and V[0, 0] > 0:
-        return "polytope"
+    if c is not None:
+        return "collapse" if c < 0 else "polytope"
     good = is_good_triple(Q, K, V)
     if is_paranormal(V) and not good:
         return "paranormal"
     return "hyperplanes" if good else "codimension"
+
+
+def hypotheses(regime: str, Q: np.ndarray, K: np.ndarray, V: np.ndarray, x0: np.ndarray) -> dict[str, bool]:
+    """The hypotheses of ``regime``'s theorem (softmax paper) on one head's (Q, K, V) and the initial real tokens
+    ``x0``: Thm 2.1 d = 1, V > 0, QK > 0, distinct tokens; Thm 3.1 V = cI (c > 0), Q^T K > 0; Thm 4.1 a good
+    triple; Thm 5.1 V paranormal, Q^T K > 0; Thm C.5 V = -cI, Q^T K = I. A conjecture (codimension) has none."""
+    QtK = Q.T @ K
+    c = scalar_of(V)
+    if regime == "boolean":
+        distinct = len(np.unique(x0, axis=0)) == len(x0)
+        return {"d_is_1": len(V) == 1, "V_positive": bool(V[0, 0] > 0), "QK_positive": bool(QtK[0, 0] > 0),
+                "distinct_tokens": distinct}  # fmt: skip
+    if regime == "polytope":
+        return {"V_is_cI_c_positive": c is not None and c > 0, "QtK_positive_definite": positive_definite(QtK)}
+    if regime == "hyperplanes":
+        return {"good_triple": is_good_triple(Q, K, V)}
+    if regime == "paranormal":
+        return {"V_paranormal": is_paranormal(V), "QtK_positive_definite": positive_definite(QtK)}
+    if regime == "collapse":
+        identity = bool(np.abs(QtK - np.eye(len(V))).max() <= SCALAR_RTOL * max(float(np.abs(QtK).max()), 1.0))
+        return {"V_is_cI_c_negative": c is not None and c < 0, "QtK_identity": identity}
+    return {}
 
 
 @dataclass(frozen=True)
@@ -387,7 +420,8 @@ def softmax_geometry(
             f" [head {head} of {heads} only: the theorem is stated for one head; the multi-head sum is an "
             "open problem (Section 6)]"
         )
-    report = GeometryReport(regime, statement, bool(holds), measured, head=head, heads=heads)
+    hyp = hypotheses(regime, Q, K, V, seq.initial())
+    report = GeometryReport(regime, statement, bool(holds), measured, head=head, heads=heads, hypotheses=hyp)
     return replace(report, undecided=_still_moving(seq, regime)) if report.reads_limit else report
 
 

@@ -15,6 +15,8 @@ __all__ = [
     "is_good_triple_with_multiplicity",
     "leading_direction",
     "positive_coordinates",
+    "scalar_of",
+    "positive_definite",
 ]
 
 
@@ -49,6 +51,32 @@ def _triple(Q: Any, K: Any, V: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]
             "and V (d, d)"
         )
     return Qa, Ka, Va
+
+
+#: Eigenvalues within this relative distance of the spectral radius count as one (``is_paranormal``).
+EIGEN_GROUP_RTOL = 1e-7
+#: V counts as a multiple of the identity when it differs from c I by at most this fraction of its size.
+SCALAR_RTOL = 1e-9
+
+
+def scalar_of(V: Any) -> float | None:
+    """c when V = c I (relative to V's size, :data:`SCALAR_RTOL`; c != 0), else None.
+
+    >>> scalar_of([[2.0, 0.0], [0.0, 2.0]]), scalar_of(1e-9 * np.diag([2.0, 1.0]))
+    (2.0, None)
+    """
+    A = _square(V, "V")
+    c = float(np.trace(A)) / len(A)
+    size = float(np.abs(A).max())
+    if c == 0 or np.abs(A - c * np.eye(len(A))).max() > SCALAR_RTOL * size:
+        return None
+    return c
+
+
+def positive_definite(M: Any) -> bool:
+    """Whether the quadratic form of M is positive definite (its symmetric part's eigenvalues all > 0)."""
+    A = _square(M, "M")
+    return bool(np.linalg.eigvalsh((A + A.T) / 2).min() > 0)
 
 
 def leading_direction(V: Any, *, rtol: float = 1e-9) -> tuple[float, np.ndarray, np.ndarray] | None:
@@ -109,20 +137,20 @@ def is_paranormal(V: Any, *, rtol: float = 1e-8) -> bool:
     rho = float(np.abs(ev).max())
     if rho == 0:
         return False
-    top = np.abs(ev) >= rho * (1 - 1e-9)
+    # One tolerance decides both which eigenvalues count as lambda and which directions A - lambda I kills, so that
+    # an eigenvalue between the two is never counted in the kernel but not in the multiplicity.
+    top = np.abs(ev) >= rho * (1 - EIGEN_GROUP_RTOL)
     if not np.all(np.abs(ev[top] - rho) <= rtol * rho * 1e3):
         return False
     m = int(top.sum())
-    rank = np.linalg.matrix_rank(A - rho * np.eye(len(A)), tol=1e-7 * rho)
+    rank = np.linalg.matrix_rank(A - rho * np.eye(len(A)), tol=EIGEN_GROUP_RTOL * rho)
     return bool(rank == len(A) - m)
 
 
 def is_good_triple_with_multiplicity(Q: Any, K: Any, V: Any) -> bool:
     r"""Definition 2: :math:`Q^\top K` positive definite (as a quadratic form) and V paranormal."""
     Qa, Ka, Va = _triple(Q, K, V)
-    M = Qa.T @ Ka
-    sym = (M + M.T) / 2
-    return bool(np.linalg.eigvalsh(sym).min() > 0) and is_paranormal(Va)
+    return positive_definite(Qa.T @ Ka) and is_paranormal(Va)
 
 
 def positive_coordinates(V: Any, z: np.ndarray) -> tuple[int, np.ndarray]:

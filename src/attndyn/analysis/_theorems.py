@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._trajectory import HardmaxTrajectory, Trajectory
-from .._validation import InputError, is_spd, pow2_normalized
+from .._validation import InputError, check_nonnegative, is_spd, pow2_normalized
 from ..margins import leader_margins, unit_roundoff
 from ._clusters import Cluster, clusters
 from ._geometry import GeometryReport, _final_points, attention_rank, boolean_distance, softmax_geometry
@@ -192,7 +192,9 @@ def hardmax_theorem(
             DeprecationWarning,
             stacklevel=2,
         )
-    rtol = settled_rtol if converged_rtol is None else converged_rtol
+    rtol = check_nonnegative(settled_rtol if converged_rtol is None else converged_rtol, "settled_rtol")
+    if cluster_tol is not None:
+        cluster_tol = check_nonnegative(cluster_tol, "cluster_tol")
     big = float(np.abs(pts).max()) if pts.size else 0.0
     scale = big if big > 0 else 1.0  # relative, as the change is: tiny configurations are not swallowed
     alpha = traj.params.alpha
@@ -276,6 +278,12 @@ def _undecided(
         return (
             f"cluster_tol = {tol:.3g} is more than {LIMIT_RESOLUTION:g} of the configuration's size {size:.3g}: "
             "clusters at this tolerance can merge distinct limits; pass a smaller cluster_tol"
+        )
+    if given and tol < travel:
+        return (
+            f"cluster_tol = {tol:.3g} is below what the tokens may still travel ({travel:.3g}, rounding included): "
+            "followers not yet at their leaders' limits would count as clusters of their own; pass a larger "
+            "cluster_tol (None: ten times that)"
         )
     return _rounded_leaders(traj, b)
 
