@@ -99,8 +99,8 @@ def hardmax_step(
     (:class:`attndyn.margins.LeaderBook`), ``certified`` holds the leaders of this ``layer`` whose
     margin beats the rounding bound, and the book is updated. ``out`` (B, n, d) receives the new
     tokens on the compiled path when given (the run loop reuses two buffers). ``causal``: :math:`C_i` is
-    taken over :math:`j \le i` only, and so are a new leader's margin and rounding bound. Inputs are taken
-    as already validated; use :func:`hardmax` for checked input.
+    taken over :math:`j \le i` only, and so are a new leader's margin and rounding bound. The shapes and
+    numbers are checked (cheaply: no pass over the tokens; :func:`hardmax` also checks their values).
 
     >>> import torch
     >>> z = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [0.5, 0.25]]], dtype=torch.float64)
@@ -108,6 +108,42 @@ def hardmax_step(
     >>> leader.tolist(), z1[0, 2].tolist()
     ([[True, True, False]], [0.75, 0.125])
     """
+    _check_step(z, alpha, A, mask, tol)
+    return _hardmax_step(z, alpha, A, mask, tol, record_follow, book, layer, out, causal)
+
+
+def _check_step(z: Any, alpha: Any, A: Any, mask: Any, tol: Any) -> None:
+    """The shapes and numbers of :func:`hardmax_step`'s arguments, or an InputError naming the one that is off."""
+    if not isinstance(z, Tensor) or z.ndim != 3 or not z.is_floating_point():
+        got = f"shape {tuple(z.shape)}" if isinstance(z, Tensor) else type(z).__name__
+        raise InputError(
+            f"z must be a floating-point torch tensor of shape (B, n, d), got {got}; "
+            "for one sequence use z[None], for arrays attndyn.hardmax(tokens, ...)"
+        )
+    check_positive(alpha, "alpha")
+    check_nonnegative(tol, "tol")
+    d = z.shape[-1]
+    if A is not None and (not isinstance(A, Tensor) or tuple(A.shape) != (d, d)):
+        got = tuple(A.shape) if isinstance(A, Tensor) else type(A).__name__
+        raise InputError(f"A must be a ({d}, {d}) torch tensor for tokens of dimension d = {d}, got {got}")
+    if mask is not None and (not isinstance(mask, Tensor) or mask.dtype != torch.bool or mask.shape != z.shape[:2]):
+        got = f"{tuple(mask.shape)} {mask.dtype}" if isinstance(mask, Tensor) else type(mask).__name__
+        raise InputError(f"mask must be a bool torch tensor of shape {tuple(z.shape[:2])} (B, n), got {got}")
+
+
+def _hardmax_step(
+    z: Tensor,
+    alpha: float,
+    A: Tensor | None,
+    mask: Tensor | None,
+    tol: float,
+    record_follow: bool,
+    book: margins.LeaderBook | None,
+    layer: int,
+    out: Tensor | None,
+    causal: bool,
+) -> HardmaxStep:
+    """:func:`hardmax_step` on arguments already checked (the run loop's layers)."""
     if A is None:
         A = torch.eye(z.shape[-1], dtype=z.dtype, device=z.device)
     settings = _LayerSettings(A, mask, alpha / (1.0 + alpha), tol, record_follow, book, layer, bool(causal))

@@ -373,3 +373,29 @@ def test_hardmax_mean_equals_weights_times_tokens():
         for x, y in zip(again, (mean, follow, count)):
             assert torch.equal(x, y)
         assert torch.equal(scratch, s.masked_fill(~mask[:, None, :], float("-inf")))  # masked in place
+
+
+@pytest.mark.parametrize(
+    ("z", "kw", "match"),
+    [
+        (torch.zeros(3, 2, dtype=torch.float64), {}, r"z must be a floating-point torch tensor of shape \(B, n, d\)"),
+        ([[[1.0, 0.0]]], {}, "got list"),
+        (torch.zeros(1, 3, 2), {"mask": torch.tensor([True, True, False])}, r"mask must be a bool torch tensor"),
+        (torch.zeros(1, 3, 2), {"alpha": -1.0}, "alpha must be a positive"),
+        (torch.zeros(1, 3, 2), {"A": torch.eye(3)}, r"A must be a \(2, 2\) torch tensor"),
+        (torch.zeros(1, 3, 2), {"tol": float("nan")}, "tol must be a non-negative"),
+    ],
+)
+def test_hardmax_step_names_bad_arguments(z, kw, match):
+    kw.setdefault("alpha", 1.0)
+    with pytest.raises(attndyn.InputError, match=match):
+        attndyn.hardmax_step(z, **kw)
+
+
+def test_follow_graph_and_matrix_name_an_index_out_of_range():
+    traj = attndyn.hardmax([[1.0, 0.0], [0.0, 1.0], [0.5, 0.2]], alpha=0.5, layers=3, save=attndyn.SaveAt(follow=True))
+    assert attndyn.follow_graph(traj, -1).tolist() == attndyn.follow_graph(traj, 3).tolist()
+    with pytest.raises(attndyn.InputError, match=r"layer_index \(of the run's 4 kept states\) must be an integer"):
+        attndyn.follow_graph(traj, 99)
+    with pytest.raises(attndyn.InputError, match=r"index \(of the run's 4 kept states\)"):
+        attndyn.analysis.follow_matrix(traj, 999)

@@ -255,3 +255,29 @@ def test_regime_of_refuses_matrices_that_do_not_fit():
         regime_of(np.eye(2), np.eye(2), np.ones((2, 3)))
     with pytest.raises(attndyn.InputError, match="do not fit together"):
         regime_of(np.eye(2), np.eye(2), np.eye(3))
+
+
+@pytest.mark.parametrize("scale", [1e-8, 1e-3, 1.0, 1e6])
+def test_clusters_and_polytopes_by_default_are_the_same_at_every_scale(scale):
+    sq = np.array([[1, 1], [-1, 1], [-1, -1], [1, -1], [0.3, 0.1]]) * scale
+    assert [c.members for c in attndyn.clusters(sq)] == [(i,) for i in range(5)]
+    assert attndyn.Polytope.from_points(sq).vertices == (0, 1, 2, 3)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: attndyn.Polytope.from_points([1.0, 2.0, 3.0]), r"points must have shape \(m, d\)"),
+        (lambda: attndyn.Polytope.from_points(np.zeros((2, 2, 2))), r"points must have shape \(m, d\)"),
+        (lambda: attndyn.Polytope.from_points([[np.nan, 0], [1, 0]]), "NaN or inf"),
+        (lambda: attndyn.Polytope.from_points(np.zeros((0, 2))), "at least one point"),
+        (lambda: attndyn.Polytope.from_points([[0, 0], [1, 0], [0, 1]]).contains([0.1, 0.1, 0.1]), "3 coordinates"),
+        (lambda: attndyn.Polytope.from_points([[0, 0], [1, 0]], tol=-1), "tol must be a non-negative"),
+        (lambda: attndyn.clusters([[0.0, 0.0], [1.0, 1.0]], tol=-1), "tol must be a non-negative"),
+        (lambda: attndyn.clusters([[0.0, 0.0], [1.0, 1.0]], tol=float("nan")), "tol must be a non-negative"),
+        (lambda: attndyn.clusters([[0.0, 0.0], [1.0, 1.0]], rtol=-1), "rtol must be a non-negative"),
+    ],
+)
+def test_clusters_and_polytopes_refuse_what_is_not_points(call, match):
+    with pytest.raises(attndyn.InputError, match=match):
+        call()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import InputError
+from .._validation import InputError, check_nonnegative
 
 __all__ = ["Cluster", "clusters"]
 
@@ -55,10 +55,11 @@ def clusters(
     Args:
         points: array (m, d), e.g. the final tokens of one sequence.
         members: the token index of each row (default ``range(m)``), e.g. the real tokens only.
-        tol: absolute distance threshold; default ``rtol * max(1, max |coordinate|)``.
+        tol: absolute distance threshold; default ``rtol * max |coordinate|`` (relative: points of any
+            magnitude cluster the same way; all-zero points are one cluster).
 
     Clusters are ordered by their smallest member. Points are rescaled by a power of two first
-    (exact), so tokens of any magnitude cluster the same way. Up to ``DENSE_MAX_POINTS`` points the
+    (exact), so that no distance overflows or underflows. Up to ``DENSE_MAX_POINTS`` points the
     single-linkage tree is built from all pairwise distances; beyond, the same clusters (the
     connected components of the graph "distance <= tol") are found from a k-d tree in chunks, so
     no (m, m) matrix is ever built.
@@ -84,7 +85,8 @@ def clusters(
         return []
     if not np.isfinite(p).all():
         raise InputError("points contain NaN or inf; cluster finite tokens only")
-    t = cluster_tolerance(p, rtol) if tol is None else float(tol)
+    rtol = check_nonnegative(rtol, "rtol")
+    t = cluster_tolerance(p, rtol, floor=0.0) if tol is None else check_nonnegative(tol, "tol")
     big = float(np.abs(p).max())
     e = int(np.frexp(big)[1]) if big > 0 else 0  # exact power of two: p * 2**-e has max in [0.5, 1)
     q, t = np.ldexp(p, -e), float(np.ldexp(t, -e))  # ldexp: no factor 2**-e that itself overflows

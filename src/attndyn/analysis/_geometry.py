@@ -31,7 +31,7 @@ import torch
 
 from .._errors import param
 from .._trajectory import SoftmaxTrajectory, Trajectory
-from .._validation import InputError
+from .._validation import InputError, check_nonnegative, check_positive
 from ._clusters import clusters
 from ._collapse import collapse_decay
 from ._leaders import _one_sequence
@@ -396,6 +396,7 @@ def softmax_geometry(
             "(causal=True: token i attends to j <= i only): no theorem of Table 1 applies; run without the causal mask to check one"
         )
     b = _one_sequence(traj, sequence)
+    rtol, collapse_ratio = check_nonnegative(rtol, "rtol"), check_positive(collapse_ratio, "collapse_ratio")
     heads = int(traj.params.V.shape[0])
     if not 0 <= head < heads:
         raise InputError(f"head={head} is out of range for a run with {heads} head(s); pass 0 <= head < {heads}")

@@ -9,7 +9,7 @@ rounding alone made a token follow only itself are listed apart, in :attr:`Leade
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -18,7 +18,7 @@ from torch import Tensor
 
 from .. import attention
 from .._trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
-from .._validation import InputError
+from .._validation import InputError, check_int
 
 __all__ = ["LeaderSet", "RoundingEvent", "leaders", "follow_graph", "self_attending"]
 
@@ -127,7 +127,13 @@ def follow_graph(traj: HardmaxTrajectory, layer_index: int, sequence: int | None
     if traj.follow is None:
         raise InputError("this trajectory did not keep follow sets; rerun with save=SaveAt(follow=True)")
     b = _one_sequence(traj, sequence)
-    return traj.follow[layer_index, b]
+    return traj.follow[_kept_index(traj, layer_index, "layer_index"), b]
+
+
+def _kept_index(traj: Trajectory, index: Any, name: str) -> int:
+    """``index`` as an index of the run's kept states (negative counts from the end), or an InputError."""
+    T = int(traj.ys.shape[0])
+    return check_int(index, f"{name} (of the run's {T} kept states)", minimum=-T, maximum=T - 1)
 
 
 def self_attending(P: ArrayLike | Tensor) -> np.ndarray:
@@ -177,6 +183,7 @@ def follow_matrix(traj: Trajectory, index: int, sequence: int | None = None) -> 
     :func:`attndyn.softmax` tracks (:func:`self_attending`). Plots read this; they decide nothing.
     """
     b = _one_sequence(traj, sequence)
+    index = _kept_index(traj, index, "index")
     idx = traj.real_tokens(b).numpy()
     if isinstance(traj, HardmaxTrajectory):
         if traj.follow is not None:

@@ -15,9 +15,25 @@ from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, QhullError
 
+from .._validation import InputError, check_nonnegative
+
 __all__ = ["Polytope"]
 
 QHULL_MAX_DIM = 6
+
+
+def _finite_array(x: ArrayLike, name: str, ndim: int) -> np.ndarray:
+    """``x`` as a finite float64 array of ``ndim`` axes, or an InputError naming ``name``."""
+    try:
+        a = np.asarray(x.detach().cpu() if hasattr(x, "detach") else x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be an array of numbers, got {type(x).__name__} ({exc})") from None
+    if a.ndim != ndim:
+        shape = "(m, d): one point a row (numbers on a line: a column, np.reshape(x, (-1, 1)))" if ndim == 2 else "(d,)"
+        raise InputError(f"{name} must have shape {shape}, got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise InputError(f"{name} contain NaN or inf; give finite coordinates")
+    return a
 
 
 def _unique_rows(p: np.ndarray, tol: float) -> np.ndarray:
@@ -75,13 +91,13 @@ class Polytope:
 
     @classmethod
     def from_points(cls, points: ArrayLike, *, tol: float | None = None) -> Polytope:
-        """conv(points); ``tol`` (absolute, default ``1e-6 * max(1, max |coordinate|)``) decides
-        which points coincide, which are flat, and what counts as on the boundary."""
-        p = np.atleast_2d(np.asarray(points, dtype=np.float64))
+        """conv(points), ``points`` (m, d); ``tol`` (absolute, default ``1e-6 * max |coordinate|``: relative, so that
+        points of any magnitude give the same polytope) decides which points coincide, which are flat, and what
+        counts as on the boundary."""
+        p = _finite_array(points, "points", 2)
         if p.size == 0:
-            raise ValueError("a polytope needs at least one point")
-        scale = max(1.0, float(np.abs(p).max()))
-        tol = 1e-6 * scale if tol is None else float(tol)
+            raise InputError(f"a polytope needs at least one point, got shape {p.shape}")
+        tol = 1e-6 * float(np.abs(p).max()) if tol is None else check_nonnegative(tol, "tol")
         uniq = _unique_rows(p, tol)
         q = p[uniq]
         centered = q - q.mean(axis=0)
@@ -124,14 +140,21 @@ class Polytope:
     def full_dimensional(self) -> bool:
         return self.dim == self.points.shape[1]
 
+    def _point(self, x: ArrayLike) -> np.ndarray:
+        """``x`` as a finite point of this polytope's space, or an InputError naming the dimensions."""
+        a = _finite_array(x, "x", 1)
+        if len(a) != self.points.shape[1]:
+            raise InputError(f"x has {len(a)} coordinates, the polytope lives in dimension {self.points.shape[1]}")
+        return a
+
     def distance_outside(self, x: ArrayLike) -> float:
         """max over facets of a.x + b (<= 0 inside); only for qhull polytopes."""
         if self.equations is None:
             raise ValueError("no facet equations for this polytope")
-        return float((self.equations[:, :-1] @ np.asarray(x, float) + self.equations[:, -1]).max())
+        return float((self.equations[:, :-1] @ self._point(x) + self.equations[:, -1]).max())
 
     def contains(self, x: ArrayLike) -> bool:
-        x = np.asarray(x, dtype=np.float64)
+        x = self._point(x)
         if self.equations is not None:
             return self.distance_outside(x) <= self.tol
         V = self.vertex_points
@@ -154,7 +177,7 @@ class Polytope:
 
     def on_boundary(self, x: ArrayLike) -> bool:
         """x in K but not in its interior (for a flat K every point of K is on the boundary)."""
-        x = np.asarray(x, dtype=np.float64)
+        x = self._point(x)
         if not self.contains(x):
             return False
         if not self.full_dimensional:
