@@ -15,7 +15,7 @@ from attndyn.sentiment import HardmaxSentimentClassifier, SentimentConfig, TextC
 from attndyn.sentiment._recipes import NOT_SETTINGS, RECIPES, SETTINGS, Recipe, recipe, recipe_for, resolve
 
 #: Estimator parameters that are not training settings (how and where it runs, what it is seeded with).
-ESTIMATOR_ONLY = {"d", "inference", "random_state", "run_dir", "verbose", "device"}
+ESTIMATOR_ONLY = {"d", "positive_label", "inference", "random_state", "run_dir", "verbose", "device"}
 
 #: The reported d = 16 recipe, as docs/sentiment.md "Commands" wrote it out in flags.
 REPORTED_D16 = {

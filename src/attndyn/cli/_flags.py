@@ -25,6 +25,7 @@ _WORDS = {
     "checkpoint.remove": " (command line: --overwrite, or --run NEW)",
     "retrain": "retrain the run (attndyn sentiment train --run NEW ...)",
     "resume": "rerun the same `attndyn sentiment train` command to finish it (it resumes from the checkpoint)",
+    "positive_label": "give a data file whose sentiment column says positive (or 1) for the positive reviews",
     # attndyn data imdb, and the data a run reads
     "url": "--url",
     "sha256": "--sha256",

@@ -27,7 +27,7 @@ from .._io import write_bytes, write_json, write_text
 from .._validation import InputError
 from ._inference import FittedModel, check_texts, load_model
 from ._layout import CONFIG, VOCAB, WEIGHTS
-from ._lexicon import PROTECTED, lexicon_examples
+from ._lexicon import PROTECTED, lexicon_evidence, lexicon_examples
 from ._model import SentimentConfig, SentimentTransformer
 from ._modelfile import FORMAT, seal
 from ._pinning import kernel_paths
@@ -84,6 +84,16 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     None is the recipe's value). :meth:`resolved_params` shows them filled in; the fitted model
     keeps them in ``settings_`` and ``save`` records them in config.json.
 
+    ``positive_label``: the label in ``y`` that means positive sentiment, which the lexicon's sign prior
+    (``prior_weight``) and ``lexicon_examples`` give to the lexicon's positive words. None (default) infers it:
+    the label spelled "positive" or "pos" (any case), else the other of "negative"/"neg", else ``classes_[1]``
+    (1 of 0/1, 2 of 1/2, "pos" of "neg"/"pos"). Whatever it is, the scikit-learn conventions hold:
+    ``classes_`` is the sorted labels, H > 0 predicts ``classes_[1]`` and the columns of
+    :meth:`predict_proba` follow ``classes_``. While the prior or the lexicon examples are on, :meth:`fit`
+    compares the lexicon with the training labels first (:func:`~attndyn.sentiment._lexicon.lexicon_evidence`):
+    when at least 20 lexicon words occur and more than two thirds of them side with the other label, it raises
+    an InputError instead of training against the data (pass ``positive_label``, or ``prior_weight=0``).
+
     ``inference``: "hardmax" (default) or
     "softmax". ``random_state`` seeds the validation split, the initial weights, the batches
     and the word dropout. ``run_dir``: where to checkpoint (and resume) training. ``device``:
@@ -136,6 +146,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         prior_weight: float | None = None,
         prior_margin: float | None = None,
         train_eval_size: int | None = None,
+        positive_label: Any = None,
         inference: str = "hardmax",
         random_state: int = 0,
         run_dir: str | None = None,
@@ -174,6 +185,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.prior_weight = prior_weight
         self.prior_margin = prior_margin
         self.train_eval_size = train_eval_size
+        self.positive_label = positive_label
         self.inference = inference
         self.random_state = random_state
         self.run_dir = run_dir
@@ -265,6 +277,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         toks = tokens if tokens is not None else [tokenizer(t) for t in texts]
         if len(toks) != len(texts):
             raise InputError(f"tokens has {len(toks)} entries for {len(texts)} texts")
+        pos = self._positive_index(toks, labels, lexicon_settings(text, tc))
         rng = np.random.default_rng(int(self.random_state))
         perm = rng.permutation(len(texts))
         n_val = max(1, int(round(len(texts) * tc.val_fraction)))
@@ -290,8 +303,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         kernels = kernel_paths()  # the CPU code paths in force: the same weights on every machine when pinned
         self.kernels_ = kernels.to_json()
         log = (lambda s: print(s, flush=True)) if self.verbose else None
-        extra = lexicon_examples(tokenizer, text.lexicon_examples) if text.lexicon_examples else ([], [])
-        prior = self._sign_prior(tokenizer, text) if tc.prior_weight > 0 else None
+        extra = lexicon_examples(tokenizer, text.lexicon_examples, pos) if text.lexicon_examples else ([], [])
+        prior = self._sign_prior(tokenizer, text, pos) if prior_on(text, tc) else None
         if log is not None:
             log(kernels.line())
         run = None if self.run_dir is None else Path(self.run_dir)
@@ -316,13 +329,34 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.fit_seconds_ = result.seconds
         return self
 
-    def _sign_prior(self, tokenizer: Tokenizer, text: TextConfig) -> EncodedSplit | None:
+    def _positive_index(self, toks: list[list[str]], labels: np.ndarray, uses: tuple[str, ...]) -> int:
+        """The index in ``classes_`` of positive sentiment (:func:`positive_index`); when the training uses the
+        lexicon's polarity (``uses``: :func:`lexicon_settings`), first an InputError if the training texts' lexicon
+        words (:func:`~attndyn.sentiment._lexicon.lexicon_evidence`; at least :data:`MIN_EVIDENCE`) side, more than
+        two to one, with the other class."""
+        pos = positive_index(self.classes_, self.positive_label)
+        if not uses:
+            return pos
+        agree, against = lexicon_evidence(toks, (labels == pos).tolist())
+        if agree + against >= MIN_EVIDENCE and against > 2 * agree:
+            said, other = self.classes_[pos].item(), self.classes_[1 - pos].item()
+            raise InputError(
+                f"the labels seem to hold positive sentiment as {other!r}, not {said!r}: {against} of the "
+                f"{agree + against} sentiment-lexicon words in the training texts ('great', 'awful', ...) are "
+                f"more frequent under the other label; {param('positive_label', f'pass positive_label={other!r}')}, "
+                f"or {' and '.join(param('setting.' + k, k) + '=0' for k in uses)} to train without the lexicon's "
+                "polarity"
+            )
+        return pos
+
+    def _sign_prior(self, tokenizer: Tokenizer, text: TextConfig, positive: int = 1) -> EncodedSplit | None:
         """The texts of the sign prior (:func:`attndyn.sentiment._train.train`'s ``prior``): each lexicon word alone
-        and negated with its polarity (:func:`~attndyn.sentiment._lexicon.lexicon_examples`), those whose tokens are
-        all in the vocabulary; None without the lexicon or when none is known."""
+        and negated with its polarity (:func:`~attndyn.sentiment._lexicon.lexicon_examples`; ``positive``: the label
+        of positive sentiment, 1 or 0), those whose tokens are all in the vocabulary; None without the lexicon or
+        when none is known."""
         if not text.lexicon:
             return None
-        toks, labels = lexicon_examples(tokenizer, 1)
+        toks, labels = lexicon_examples(tokenizer, 1, positive)
         known = [(t, y) for t, y in zip(toks, labels) if t and all(w in self.vocab_.index for w in t)]
         if not known:
             return None
@@ -435,6 +469,53 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 #: The largest random_state: torch.Generator.manual_seed takes a signed 64-bit integer.
 MAX_SEED = 2**63 - 1
 
+#: The fewest lexicon-word occurrences in the training texts on which :meth:`HardmaxSentimentClassifier.fit`
+#: judges whether the labels hold positive sentiment where ``positive_label`` says.
+MIN_EVIDENCE = 20
+
+_POSITIVE_NAMES = ("positive", "pos")
+_NEGATIVE_NAMES = ("negative", "neg")
+
+
+def prior_on(text: TextConfig, train: TrainConfig) -> bool:
+    """Whether training uses the lexicon's sign prior: the lexicon is kept and ``prior_weight`` > 0."""
+    return bool(text.lexicon) and train.prior_weight > 0
+
+
+def lexicon_settings(text: TextConfig, train: TrainConfig) -> tuple[str, ...]:
+    """The settings through which training gives the lexicon's words their polarity: ``prior_weight`` (the sign
+    prior, :func:`prior_on`) and ``lexicon_examples``, those that are on."""
+    return (("prior_weight",) if prior_on(text, train) else ()) + (
+        ("lexicon_examples",) if text.lexicon_examples else ()
+    )
+
+
+def positive_index(classes: np.ndarray, positive_label: Any = None) -> int:
+    """The index in the two sorted ``classes`` of positive sentiment: that of ``positive_label`` (an InputError
+    when it is not one of them), or, for None, of the label spelled "positive" or "pos" (any case), else of the
+    one not spelled "negative" or "neg", else 1.
+
+    >>> positive_index(np.array(["Positive", "negative"])), positive_index(np.array([0, 1]))
+    (0, 1)
+    >>> positive_index(np.array(["bad", "good"])), positive_index(np.array([0, 1]), 0)
+    (1, 0)
+    """
+    values = classes.tolist()
+    if positive_label is not None:
+        want = positive_label.item() if isinstance(positive_label, np.generic) else positive_label
+        hits = [i for i, c in enumerate(values) if isinstance(c, str) == isinstance(want, str) and c == want]
+        if not hits:
+            raise InputError(f"positive_label={want!r} is not one of the labels {values}; pass one of them, or None")
+        return hits[0]
+    names = [c.lower() if isinstance(c, str) else None for c in values]
+    for i, name in enumerate(names):
+        if name in _POSITIVE_NAMES:
+            return i
+    for i, name in enumerate(names):
+        if name in _NEGATIVE_NAMES:
+            return 1 - i
+    return 1
+
 
 def _checked_labels(arr: np.ndarray) -> np.ndarray:
     """Labels that config.json can record and load gives back: all integers (not booleans), all strings or all
@@ -470,4 +551,6 @@ def _jsonable(params: dict[str, Any]) -> dict[str, Any]:
         out["stop_words"] = list(out["stop_words"])
     if out.get("run_dir") is not None:
         out["run_dir"] = str(out["run_dir"])
+    if isinstance(out.get("positive_label"), np.generic):
+        out["positive_label"] = out["positive_label"].item()
     return out

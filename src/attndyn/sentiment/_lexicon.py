@@ -21,7 +21,8 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ __all__ = [
     "PROTECTED",
     "protected_words",
     "lexicon_examples",
+    "lexicon_evidence",
 ]
 
 POSITIVE_WORDS = frozenset(
@@ -63,10 +65,11 @@ NEGATED_VERDICTS = frozenset("like liked recommend worth work works care".split(
 PROTECTED = SENTIMENT_WORDS | frozenset("not_" + w for w in SENTIMENT_WORDS | NEGATED_VERDICTS)
 
 
-def lexicon_examples(tokenizer: Tokenizer, copies: int) -> tuple[list[list[str]], list[int]]:
+def lexicon_examples(tokenizer: Tokenizer, copies: int, positive: int = 1) -> tuple[list[list[str]], list[int]]:
     """Short labelled examples that state the lexicon's polarity: each lexicon word alone with its
     label and, negated, with the other label ("good" 1, "not good" 0, "bad" 0, "not bad" 1, "not
     worth" 0), tokenized by ``tokenizer``, ``copies`` times each. Added to the training part only.
+    ``positive``: the label of positive sentiment, 1 (as above) or 0 (then every label is the other one).
 
     In IMDb the document label of a phrase is not its meaning: "not bad" and "never boring"
     occur mostly in negative reviews ("the acting is not bad, but ..."), "not great" in positive
@@ -89,7 +92,38 @@ def lexicon_examples(tokenizer: Tokenizer, copies: int) -> tuple[list[list[str]]
     for w in sorted(NEGATED_VERDICTS):
         toks.append(tokenizer("not " + w))
         labels.append(0)
+    if positive == 0:
+        labels = [1 - y for y in labels]
     return toks * copies, labels * copies
+
+
+def lexicon_evidence(tokens: Sequence[Sequence[str]], positive: Sequence[bool]) -> tuple[int, int]:
+    """``(agree, against)``: how many of the texts' lexicon words (:data:`SENTIMENT_WORDS`, counted once per text)
+    belong to words whose empirical log-odds in the labelled texts, :math:`\\log\\frac{(p_w+1)/(P+2)}{(n_w+1)/(N+2)}`
+    (``positive[i]``: text i is of the positive class), has the lexicon's sign, and how many the opposite sign
+    (a word with log-odds 0 counts in neither). Labels that hold positive sentiment as the other class show as
+    ``against`` far above ``agree``.
+
+    >>> lexicon_evidence([["great", "fun"], ["awful"], ["great"], ["film"]], [True, False, True, False])
+    (3, 0)
+    >>> lexicon_evidence([["great", "fun"], ["awful"], ["great"], ["film"]], [False, True, False, True])
+    (0, 3)
+    """
+    counts: dict[str, list[int]] = {}  # word -> [texts of the positive class, texts of the other]
+    for toks, pos in zip(tokens, positive):
+        for w in SENTIMENT_WORDS.intersection(toks):
+            counts.setdefault(w, [0, 0])[0 if pos else 1] += 1
+    n_pos = sum(bool(p) for p in positive)
+    n_neg = len(positive) - n_pos
+    agree = against = 0
+    for w, (p, n) in counts.items():
+        log_odds = math.log((p + 1) / (n_pos + 2)) - math.log((n + 1) / (n_neg + 2))
+        signed = log_odds if w in POSITIVE_WORDS else -log_odds
+        if signed > 0:
+            agree += p + n
+        elif signed < 0:
+            against += p + n
+    return agree, against
 
 
 def protected_words(tokens: Iterable[str]) -> set[str]:

@@ -6,6 +6,9 @@
 * :func:`run_settings_from_config`: a run folder from before ``settings.json`` existed, read from its
   ``config.json`` and ``data.json``.
 
+A model or run folder from before the estimator's ``positive_label`` needs nothing here: it loads with None, which
+infers ``classes_[1]`` as before for the 0/1 labels that ``attndyn sentiment train`` gives.
+
 A folder sealed before the sha256 of its content and files were recorded is still refused by the loader until
 :func:`attndyn.sentiment.seal_model_folder` seals it: reading it is a decision of its owner, not of this module.
 """

@@ -59,11 +59,13 @@ SETTINGS: Mapping[str, type] = MappingProxyType(
 
 
 #: The parameters of :class:`~attndyn.sentiment.HardmaxSentimentClassifier` and their defaults: ``d``, every
-#: setting (None: the recipe for d), then how the estimator runs. A saved model's config.json records these.
+#: setting (None: the recipe for d), which label is positive sentiment (None: inferred), then how the estimator
+#: runs. A saved model's config.json records these (a file from before ``positive_label`` loads with None).
 PARAMS: Mapping[str, Any] = MappingProxyType(
     {
         "d": 2,
         **dict.fromkeys(SETTINGS),
+        "positive_label": None,
         "inference": "hardmax",
         "random_state": 0,
         "run_dir": None,
@@ -172,6 +174,18 @@ def configs(
     )
 
 
+def _check_positive_label(label: Any) -> None:
+    """None, or one label as ``y`` may hold them: an integer (not a boolean), a finite number or a string."""
+    ok = label is None or (
+        isinstance(label, (str, int, float, np.integer, np.floating)) and not isinstance(label, (bool, np.bool_))
+    )
+    if not ok or (isinstance(label, (float, np.floating)) and not np.isfinite(label)):
+        raise InputError(
+            f"positive_label must be the label of positive sentiment (an integer or a string such as 'pos'), "
+            f"or None to infer it, got {label!r}"
+        )
+
+
 def check_params(params: Mapping[str, Any]) -> dict[str, Any]:
     """Check the estimator's parameters (:data:`PARAMS`; absent ones take their defaults) before any tokenizing
     or training: unknown names, each setting's type and range (strings such as ``alpha_min="0.5"``, NaN and
@@ -194,6 +208,7 @@ def check_params(params: Mapping[str, Any]) -> dict[str, Any]:
     if p["run_dir"] is not None and not isinstance(p["run_dir"], (str, os.PathLike)):
         raise InputError(f"run_dir must be a folder path or None, got {p['run_dir']!r}")
     check_integer(p["random_state"], "random_state", low=0)
+    _check_positive_label(p["positive_label"])
     resolve_device(p["device"])
     settings = resolve(p)
     configs(settings, vocab_size=1)

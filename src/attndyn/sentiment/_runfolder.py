@@ -97,6 +97,8 @@ def resolve_settings(estimator: _Resolves, *, split: str, threads: int, data: di
     params = {k: v for k, v in estimator.resolved_params().items() if k not in _NOT_RESULTS}
     if not isinstance(params["stop_words"], str):
         params["stop_words"] = list(params["stop_words"])
+    if hasattr(params.get("positive_label"), "item"):  # a NumPy scalar, as JSON holds it
+        params["positive_label"] = params["positive_label"].item()
     return {
         "estimator": params,
         "split": split,
