@@ -37,7 +37,14 @@ def test_spd_certificates_use_the_origin():
     assert never_leads(Z, 0) is None
     cert = never_leads(Z, 0, spd=True)
     assert cert is not None and cert.check(Z) and cert.origin_weight == pytest.approx(0.5)
-    assert cert.record() == {"token": 0, "weights": {1: 0.5}, "origin_weight": 0.5, "residual": 0.0, "spd": True}
+    assert cert.record() == {
+        "token": 0,
+        "weights": {1: 0.5},
+        "origin_weight": 0.5,
+        "residual": 0.0,
+        "spd": True,
+        "zero_token": False,
+    }
     assert "the hull of the other tokens and the origin" in cert.sentence()
     # no SPD matrix makes token 0 lead: <A z0, z0 - z1> = -<A z0, z0> < 0
     rng = np.random.default_rng(2)
@@ -54,3 +61,60 @@ def test_duplicates_and_a_forged_certificate():
     assert cert is not None and cert.record()["weights"] == {1: 1.0}
     forged = type(cert)(token=0, weights=np.array([0.0, 0.5, 0.5]), origin_weight=0.0, residual=0.0, spd=False)
     assert not forged.check(Z)
+
+
+DOC_Z = [[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [0.5, 0.5]]  # the docstrings' example: token 0 is the origin
+
+
+def test_a_zero_token_never_leads_it_ties_with_every_token():
+    """z_i = 0 scores 0 against every token for every A, so C_i is every token and i does not lead (n >= 2)."""
+    assert leadable(DOC_Z) == [1, 2] and leadable(DOC_Z, spd=True) == [1, 2]
+    for spd in (False, True):
+        cert = never_leads(DOC_Z, 0, spd=spd)
+        assert cert is not None and cert.zero_token and cert.check(DOC_Z)
+        assert cert.record() == {
+            "token": 0,
+            "weights": {1: 1.0},
+            "origin_weight": 0.0,
+            "residual": 0.0,
+            "spd": spd,
+            "zero_token": True,
+        }
+        assert cert.sentence().startswith("token 0 is the zero vector")
+        assert not cert.check([[1.0, 0.0], [2.0, 0.0], [0.0, 2.0], [0.5, 0.5]])  # not zero there: no proof
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        A = torch.from_numpy(rng.standard_normal((2, 2)))
+        assert not hardmax_step(torch.tensor(DOC_Z)[None], alpha=0.5, A=A).leader[0, 0]
+    assert never_leads([[0.0, 0.0], [0.0, 0.0]], 1).weights.tolist() == [1.0, 0.0]  # all zero: no 0/0
+    for spd in (False, True):  # the only token is its own unique maximiser: it leads
+        assert never_leads([[0.0, 0.0]], 0, spd=spd) is None and leadable([[0.0, 0.0]], spd=spd) == [0]
+
+
+def test_a_zero_target_is_refused_with_its_certificate():
+    from attndyn.control import choose_A
+
+    res = choose_A(DOC_Z, [0], spd=False, layers=5)
+    assert res.verdict == "not_reached" and res.certificates[0].zero_token
+    assert res.reason.startswith("token 0 is the zero vector")
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: never_leads(DOC_Z, 7), r"token index i = 7 is out of range for 4 tokens; give 0 to 3"),
+        (lambda: never_leads(DOC_Z, -1), r"token index i = -1 is out of range for 4 tokens"),
+        (lambda: never_leads(DOC_Z, 1.5), r"i must be a token index \(an integer\), got 1.5"),
+        (lambda: leadable([1.0, 2.0]), r"tokens must be one sequence of shape \(n, d\), got shape \(2,\)"),
+        (
+            lambda: leadable(np.zeros((2, 3, 2))),
+            r"tokens must be one sequence of shape \(n, d\), got shape \(2, 3, 2\)",
+        ),
+        (lambda: never_leads([[1.0, np.nan]], 0), r"tokens contains NaN"),
+    ],
+)
+def test_bad_input_is_named(call, match):
+    from attndyn import InputError
+
+    with pytest.raises(InputError, match=match):
+        call()

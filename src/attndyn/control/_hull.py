@@ -15,6 +15,13 @@ then :math:`\langle A z_i, z_i\rangle < (1-\lambda_0)\langle A z_i, z_i\rangle`,
 the origin, for SPD A) leads at layer 0 for a suitable A on its own: take A with :math:`A z_i = w`
 for a normal w separating :math:`z_i` (with :math:`\langle w, z_i\rangle > 0` for SPD A).
 
+**The zero token.** If :math:`z_i = 0` then :math:`\langle A z_i, z_j\rangle = 0` for every j and every A,
+so with n >= 2 tokens :math:`C_i(Z^0)` holds them all and i does not lead, whether or not the origin
+lies in the hull of the others (and the SPD argument above, which needs :math:`\langle A z_i, z_i\rangle > 0`,
+does not apply). Its certificate puts weight 1 on another token j: the identity
+:math:`\langle A z_i, z_i\rangle = \sum_j \lambda_j \langle A z_i, z_j\rangle` that the proof uses holds
+for any weights when :math:`z_i = 0`. A single token is its own unique maximiser and leads.
+
 **Scale.** The weights are found on the tokens brought near 1 by a power of two
 (:func:`~attndyn.control._scale.unit_scale`), so the answer for ``2**k * Z`` is the answer for ``Z``
 bit for bit, and a certificate is issued only when its weights reproduce :math:`z_i` to within
@@ -31,6 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 
+from .._validation import InputError, as_tokens
 from ._scale import unit_scale
 
 __all__ = ["HullCertificate", "never_leads", "leadable"]
@@ -41,25 +49,34 @@ class HullCertificate:
     """Proof that token ``token`` cannot lead at layer 0: convex weights over the other tokens
     (``weights[j]``, j != token, zero at the token itself) and ``origin_weight`` on the origin
     (used only for SPD A), with ``residual`` = :math:`\\lVert z_i - \\sum_j \\lambda_j z_j\\rVert_\\infty`
-    relative to the largest coordinate :math:`\\max_{j,a} |z_{ja}|` (the same at every scale)."""
+    relative to the largest coordinate :math:`\\max_{j,a} |z_{ja}|` (the same at every scale).
+    ``zero_token``: the token is the zero vector, so it ties with every token for every A (see the
+    module); its weights are 1 on one other token, and they need not reproduce it."""
 
     token: int
     weights: np.ndarray  # (n,)
     origin_weight: float
     residual: float
     spd: bool
+    zero_token: bool = False
 
     def check(self, tokens: ArrayLike, *, rtol: float = 1e-12) -> bool:
         """The certificate is valid for ``tokens`` (weights >= 0, sum to 1, reproduce the token to within
-        ``rtol`` times the largest coordinate: the same answer for the tokens at any scale)."""
-        Z, _ = unit_scale(np.asarray(tokens, dtype=np.float64))
+        ``rtol`` times the largest coordinate: the same answer for the tokens at any scale). A zero-token
+        certificate is valid when the token is exactly zero and there are other tokens."""
+        Z, _ = unit_scale(_one_sequence(tokens))
         w, w0 = self.weights, self.origin_weight
+        if w.shape != (len(Z),) or not 0 <= self.token < len(Z):
+            return False
         ok_sign = bool((w >= -rtol).all() and w0 >= -rtol and abs(w[self.token]) <= rtol)
         ok_sum = abs(w.sum() + w0 - 1.0) <= rtol
+        if self.zero_token:
+            return ok_sign and ok_sum and len(Z) >= 2 and not Z[self.token].any()
         return ok_sign and ok_sum and float(np.abs(w @ Z - Z[self.token]).max()) <= rtol
 
     def record(self) -> dict:
-        """JSON form: the token, the nonzero weights ``{j: lambda_j}``, the origin's weight, the residual."""
+        """JSON form: the token, the nonzero weights ``{j: lambda_j}``, the origin's weight, the residual,
+        spd and zero_token."""
         nz = {int(j): float(self.weights[j]) for j in np.flatnonzero(self.weights > 1e-12)}
         return {
             "token": self.token,
@@ -67,9 +84,16 @@ class HullCertificate:
             "origin_weight": float(self.origin_weight),
             "residual": float(self.residual),
             "spd": self.spd,
+            "zero_token": self.zero_token,
         }
 
     def sentence(self) -> str:
+        if self.zero_token:
+            i = self.token
+            return (
+                f"token {i} is the zero vector: <A z_{i}, z_j> = 0 for every token j, so it ties with every "
+                f"other token and no {'SPD ' if self.spd else ''}A makes it lead at layer 0"
+            )
         parts = " + ".join(f"{w:.3g}·z_{j}" for j, w in self.record()["weights"].items())
         if self.origin_weight > 1e-12:
             parts += f" + {self.origin_weight:.3g}·0"
@@ -89,17 +113,31 @@ def never_leads(tokens: ArrayLike, i: int, *, spd: bool = False, rtol: float = 1
     """A :class:`HullCertificate` that token i cannot lead at layer 0, or None when it can (or lies
     outside the hull by less than ``rtol`` times the largest coordinate: see the module).
 
-    With ``spd=True`` the certificate may use the origin (for SPD A only).
+    With ``spd=True`` the certificate may use the origin (for SPD A only). A zero token (n >= 2) gets a
+    ``zero_token`` certificate: it ties with every token for every A.
 
     >>> Z = [[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [0.5, 0.5]]
     >>> never_leads(Z, 3).record()["weights"]
     {0: 0.5, 1: 0.25, 2: 0.25}
     >>> never_leads(Z, 1) is None
     True
+    >>> never_leads(Z, 0).sentence()
+    'token 0 is the zero vector: <A z_0, z_j> = 0 for every token j, so it ties with every other token and no A makes it lead at layer 0'
     """
-    Z, _ = unit_scale(np.asarray(tokens, dtype=np.float64))
+    Z, _ = unit_scale(_one_sequence(tokens))
+    return _certificate(Z, _check_index(i, len(Z)), spd, rtol)
+
+
+def _certificate(Z: np.ndarray, i: int, spd: bool, rtol: float) -> HullCertificate | None:
+    """:func:`never_leads` on checked (n, d) tokens at unit scale."""
     n, d = Z.shape
     others = [j for j in range(n) if j != i]
+    if not Z[i].any():  # every score of z_i is 0: a tie with every other token (none: it leads alone)
+        if not others:
+            return None
+        w = np.zeros(n)
+        w[others[0]] = 1.0
+        return HullCertificate(token=i, weights=w, origin_weight=0.0, residual=0.0, spd=spd, zero_token=True)
     P = Z[others]  # (n-1, d)
     if spd:
         P = np.vstack([P, np.zeros((1, d))])
@@ -119,8 +157,31 @@ def never_leads(tokens: ArrayLike, i: int, *, spd: bool = False, rtol: float = 1
     residual = float(np.abs(w @ Z - Z[i]).max())
     if residual > rtol:
         return None
-    top = float(np.abs(Z).max())  # in [0.5, 1): the residual relative to the largest coordinate
-    return HullCertificate(token=int(i), weights=w, origin_weight=w0, residual=residual / top, spd=spd)
+    top = float(np.abs(Z).max())  # in [0.5, 1) (z_i != 0): the residual relative to the largest coordinate
+    return HullCertificate(token=i, weights=w, origin_weight=w0, residual=residual / top, spd=spd)
+
+
+def _one_sequence(tokens: ArrayLike) -> np.ndarray:
+    """``tokens`` as checked (n, d) float64 (finite, nonempty; a batch of one is its sequence)."""
+    try:
+        shape: tuple[int, ...] | None = tuple(np.shape(tokens))
+    except ValueError:  # ragged rows: as_tokens names them
+        shape = None
+    if shape is not None and (len(shape) not in (2, 3) or (len(shape) == 3 and shape[0] != 1)):
+        raise InputError(
+            f"tokens must be one sequence of shape (n, d), got shape {shape}; pass a 2-d array, one row per token"
+        )
+    z, _ = as_tokens(tokens)
+    return z[0].numpy()
+
+
+def _check_index(i: object, n: int) -> int:
+    """Token index ``i`` checked against ``n`` tokens."""
+    if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+        raise InputError(f"i must be a token index (an integer), got {i!r}")
+    if not 0 <= i < n:
+        raise InputError(f"token index i = {i} is out of range for {n} tokens; give 0 to {n - 1}")
+    return int(i)
 
 
 def _polish(A_eq: np.ndarray, b_eq: np.ndarray, lam: np.ndarray) -> np.ndarray:
@@ -140,10 +201,14 @@ def leadable(tokens: ArrayLike, *, spd: bool = False) -> list[int]:
     """Tokens that some A (SPD A when ``spd``) makes lead at layer 0 on their own: those with no
     :class:`HullCertificate` (the vertices of the hull, of the hull and the origin for SPD A).
 
-    >>> leadable([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [0.5, 0.5]])
+    A zero token is not one of them when there are others (it ties with every token for every A).
+
+    >>> leadable([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [0.5, 0.5]])   # token 0, the origin, ties with all
+    [1, 2]
+    >>> leadable([[-1.0, -1.0], [2.0, 0.0], [0.0, 2.0], [0.5, 0.5]])
     [0, 1, 2]
-    >>> leadable([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [0.5, 0.5]], spd=True)
+    >>> leadable([[1.0, 0.0], [2.0, 0.0], [0.0, 3.0]], spd=True)   # z_0 = (0 + z_1) / 2
     [1, 2]
     """
-    Z = np.asarray(tokens, dtype=np.float64)
-    return [i for i in range(len(Z)) if never_leads(Z, i, spd=spd) is None]
+    Z, _ = unit_scale(_one_sequence(tokens))
+    return [i for i in range(len(Z)) if _certificate(Z, i, spd, 1e-12) is None]
