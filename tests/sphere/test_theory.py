@@ -43,6 +43,30 @@ def test_order_parameter_fraction_and_rank_on_exact_configurations():
     assert int(sp.cluster_rank(x, 1e-3)) == 3
     assert sp.sphere_clusters(x, 1e-3) == [[0, 1], [2], [3]]
     assert sp.sphere_clusters(x, math.pi / 2 + 1e-9) == [[0, 1, 2, 3]]  # linked through the token at 90 degrees
+    assert sp.sphere_clusters(x, math.pi) == sp.sphere_clusters(x, 4.0) == [[0, 1, 2, 3]]  # every pair
+    assert sp.sphere_clusters(x, 0.0) == [[0, 1], [2], [3]]  # identical tokens: linked at any angle
+
+
+def test_identical_unit_tokens_share_a_cluster_at_tiny_angles():
+    """<v, v> may round below 1 while cos(angle) == 1.0: the chord |x_i - x_j| = 0 links them all the same."""
+    rng = np.random.default_rng(0)
+    vs = [v / np.linalg.norm(v) for v in rng.standard_normal((200, 3))]
+    v = next(v for v in vs if v @ v < 1)
+    for angle in (1e-8, 1e-12, 1e-300, 1e-7, 1e-3):
+        assert sp.sphere_clusters(np.array([v, v, -v]), angle) == [[0, 1], [2]]
+    # at small angles the chord separates what the rounded cosine cannot: 3e-8 apart, linked at 1e-7 only
+    w = np.array([1.0, 3e-8, 0.0]) / np.hypot(1.0, 3e-8)
+    x = np.array([[1.0, 0.0, 0.0], w])
+    assert sp.sphere_clusters(x, 1e-8) == [[0], [1]] and sp.sphere_clusters(x, 1e-7) == [[0, 1]]
+    with pytest.raises(InputError, match=r"angle must be a number >= 0 \(radians\), got -0.1"):
+        sp.sphere_clusters(x, -0.1)
+
+
+def test_cluster_report_numbers_tokens_by_their_index_under_a_mask():
+    x = np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 1.0, 0], [0, 0, 1.0]])  # token 0 is padding; 1 and 2 coincide
+    rep = sp.cluster_report(sp.evolve(x, time=0.1, beta=1.0, mask=[False, True, True, True]))
+    assert rep.clusters == [[1, 2], [3]]
+    assert sp.cluster_report(sp.evolve(x, time=0.1, beta=1.0)).clusters == [[0], [1, 2], [3]]
 
 
 def test_plateaus_are_the_staircase():

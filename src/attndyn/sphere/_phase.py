@@ -142,7 +142,7 @@ def phase_diagram(
         systems: independent systems per beta. n, d: tokens per system and their dimension.
         betas: the beta grid (default: the authors' 90 values in [0.1, 9]).
         time, step: horizon and step (``time/step`` steps, rounded up).
-        checkpoints: how many evenly spaced times in [0, time] are read.
+        checkpoints: how many evenly spaced times in [0, time] are read, 0 and ``time`` included (at least 2).
         delta, rank_delta: the thresholds of the clustered pairs and of the rank statistic.
         attention, method, norm: as for :func:`attndyn.sphere.evolve` (fixed-step schemes and layers only).
         kq, v: the ensembles of :math:`K^\top Q` and V, one draw per system
@@ -157,7 +157,7 @@ def phase_diagram(
     """
     beta_grid = _check_grid(np.linspace(0.1, 9.0, 90) if betas is None else betas)
     systems, n, d = (check_int(v, k, minimum=1) for v, k in ((systems, "systems"), (n, "n"), (d, "d")))
-    checkpoints = check_int(checkpoints, "checkpoints", minimum=1)
+    checkpoints = _check_checkpoints(checkpoints)
     time, step = check_positive(time, "time"), check_positive(step, "step")
     delta, rank_delta = check_positive(delta, "delta"), check_positive(rank_delta, "rank_delta")
     _check_deltas(delta, rank_delta)
@@ -258,6 +258,17 @@ def _run_all(
             pairs[a : a + rows], ranks[a : a + rows] = _run_chunk(dyn, y, *run)
             advance(y.shape[0])
     return pairs, ranks
+
+
+def _check_checkpoints(checkpoints: Any) -> int:
+    """At least 2 checkpoints: the grid ``linspace(0, time, checkpoints)`` spans [0, time] only then (1 read t = 0)."""
+    name = param("checkpoints", "checkpoints")
+    if isinstance(checkpoints, bool) or not isinstance(checkpoints, (int, np.integer)) or checkpoints < 2:
+        raise InputError(
+            f"{name} must be an integer >= 2 (the times read include 0 and time), got {checkpoints!r}; "
+            f"for the end of the run use 2 and read the last column"
+        )
+    return int(checkpoints)
 
 
 def _check_deltas(delta: float, rank_delta: float) -> None:

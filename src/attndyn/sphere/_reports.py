@@ -167,7 +167,8 @@ def orthogonal_start_report(traj: SphereTrajectory, b: int = 0, *, tol: float = 
 
 @dataclass(frozen=True)
 class ClusterReport(_Report):
-    r"""Clusters of sequence b at the end (tokens within ``angle`` radians, linked), the fraction of pairs with
+    r"""Clusters of sequence b at the end (tokens within ``angle`` radians, linked; each a sorted list of token
+    indices, padding left out), the fraction of pairs with
     :math:`\langle x_i, x_j\rangle > 1 - \delta`, the order parameter, and the cluster count over the kept times
     as plateaus (``staircase``: value, start, end, duration)."""
 
@@ -205,7 +206,8 @@ class ClusterReport(_Report):
 
 
 def cluster_report(traj: SphereTrajectory, b: int = 0, *, angle: float = 1e-3, delta: float = 1e-3) -> ClusterReport:
-    r"""Clusters (linked within ``angle`` radians) and the other statistics of sequence ``b``."""
+    r"""Clusters (linked within ``angle`` radians, numbered by token index: a masked run leaves the padding out
+    and keeps the real tokens' indices) and the other statistics of sequence ``b``."""
     traj = _check(traj, b)
     for name, v in (("angle", angle), ("delta", delta)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.pi:
@@ -220,7 +222,7 @@ def cluster_report(traj: SphereTrajectory, b: int = 0, *, angle: float = 1e-3, d
         hyp,
         float(angle),
         float(delta),
-        sphere_clusters(x[-1], angle),
+        [[int(real[k]) for k in c] for c in sphere_clusters(x[-1], angle)],  # positions among real -> indices
         float(clustered_fraction(x[-1], delta)),
         float(kuramoto(x[-1])),
         plateaus(traj.ts.tolist(), counts),

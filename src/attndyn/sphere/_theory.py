@@ -31,6 +31,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .._validation import InputError
+
 __all__ = [
     "energy",
     "kuramoto",
@@ -125,16 +127,23 @@ def threshold_rank(t: Tensor) -> Tensor:
 
 def sphere_clusters(x: Any, angle: float) -> list[list[int]]:
     r"""Clusters of unit tokens ``x`` (n, d): the connected components of the graph linking i and j when the angle
-    between them is at most ``angle`` (radians), :math:`\langle x_i, x_j\rangle \ge \cos\theta`; each cluster
-    is a sorted list of token indices, the clusters ordered by their first index.
+    between them is at most ``angle`` (radians), read as the chord :math:`\lVert x_i - x_j\rVert \le
+    2\sin(\theta/2)` (:math:`\theta` capped at :math:`\pi`) with 4 machine epsilons allowed for rounding: unlike
+    :math:`\langle x_i, x_j\rangle \ge \cos\theta`, whose cosine rounds to 1 below about 1.5e-8 radians, it
+    resolves small angles, and identical tokens always share a cluster. Each cluster is a sorted list of token
+    indices, the clusters ordered by their first index.
 
     >>> sphere_clusters(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1e-4]]), 1e-3)
     [[0, 2], [1]]
     """
     from scipy.sparse.csgraph import connected_components
+    from scipy.spatial.distance import cdist
 
+    if isinstance(angle, bool) or not isinstance(angle, (int, float, np.integer, np.floating)) or not angle >= 0:
+        raise InputError(f"angle must be a number >= 0 (radians), got {angle!r}")
     pts = np.asarray(x.detach().cpu() if isinstance(x, Tensor) else x, dtype=np.float64)
-    linked = pts @ pts.T >= math.cos(angle)
+    chord = 2.0 * math.sin(min(float(angle), math.pi) / 2.0)
+    linked = cdist(pts, pts) <= chord + 4 * np.finfo(np.float64).eps  # (n, n), the differences taken directly
     _, labels = connected_components(linked, directed=False)
     groups: dict[int, list[int]] = {}
     for i, lab in enumerate(labels):
