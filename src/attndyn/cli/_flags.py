@@ -49,6 +49,7 @@ _WORDS = {
     "attention.sa": "--attention sa",
     "rescaled": "--rescaled",
     "delta": "--delta",
+    "checkpoints": "--checkpoints",
     "save.layers": "run fewer --layers or fewer sequences (in Python, keep fewer with save=SaveAt(every=k))",
     "save.states": "ask for fewer steps (a shorter --time, a larger --step) or fewer sequences (in Python, keep fewer "
     "with save=SaveAt(every=k))",
