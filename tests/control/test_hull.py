@@ -118,3 +118,24 @@ def test_bad_input_is_named(call, match):
 
     with pytest.raises(InputError, match=match):
         call()
+
+
+def test_a_certificate_is_about_layer_0_only_and_the_refusal_says_so():
+    # token 5 lies in the hull of tokens 2, 3 and 4 (so no A makes it lead at layer 0), yet under this SPD A it
+    # leads from layer 1: choose_A's refusal must not claim that no A makes the target lead at all
+    import warnings
+
+    import attndyn
+    from attndyn.control import choose_A
+
+    Z = np.array([[2.5366441214319964, -1.4278565519369861], [0.2709608496501097, 0.7107438213949278],
+                  [0.1712685346067944, 0.07017421946686193], [-0.32252985452248023, 1.1569945879815653],
+                  [-1.7151649376547593, -1.0685159286712818], [-1.3315465903833874, -0.6410011019550628]])  # fmt: skip
+    A = np.array([[0.5090214020893938, -0.82529192783467], [-0.82529192783467, 1.7664555991421498]])
+    assert never_leads(Z, 5, spd=True) is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lead = attndyn.leaders(attndyn.hardmax(Z, alpha=0.5, layers=30, A=A))
+    assert 5 in lead.indices and lead.since[lead.indices.index(5)] == 1
+    res = choose_A(Z, [0, 5], spd=False)
+    assert res.verdict == "not_reached" and "a token can still come to lead at a later layer" in res.reason

@@ -183,7 +183,7 @@ def test_control_view_reaches_or_certifies():
     assert lines[0].startswith("reached") and "margin" in lines[1]
     cert = run_control(ControlState(Z, (3,)))
     assert cert.verdict == "not_reached" and cert.certificates[0].check(Z)
-    assert "token 3 can never lead" in control_summary(cert)[-1]
+    assert "token 3 cannot lead at layer 0" in control_summary(cert)[-1]
     with pytest.raises(InputError, match="no token is selected to lead"):
         run_control(ControlState(Z, ()))
     assert "A.npy" in control_inputs(ControlState(Z, (1, 2)), res)

@@ -126,7 +126,9 @@ def choose_A(
 
     Returns:
         A :class:`~attndyn.control.ControlResult`: A, the margin, the verdict and why, each round,
-        hull certificates of impossible leaders, the verification run and the identity baseline.
+        hull certificates of targets that cannot lead at layer 0 (the program asks every target to lead from
+        layer 0, so it stops there; such a token may still come to lead later under some A), the verification
+        run and the identity baseline.
 
     >>> from attndyn.control import choose_A
     >>> Z = [[2.0, 0.0], [0.0, 2.0], [-1.0, -1.5], [0.1, 0.2], [0.5, -0.3]]

@@ -17,6 +17,11 @@ __all__ = ["Round", "ControlResult", "VERDICTS"]
 
 #: ``reached``: the engine's leaders (every layer) are exactly the requested ones;
 #: ``layer0_only``: exactly the requested tokens lead at layer 0, but others emerge later;
+#: What a certificate does not say: the program stops at it, a token may still come to lead later.
+LATER = (
+    " (this program asks every target to lead from layer 0; a token can still come to lead at a later layer "
+    "under some A, which it does not search)"
+)
 #: ``not_reached``: no A was found (certificate, or no positive margin), or layer 0 already differs.
 VERDICTS = ("reached", "layer0_only", "not_reached")
 
@@ -159,9 +164,10 @@ class ControlResult:
     def unreachable(
         cls, problem: ControlProblem, certificates: tuple[HullCertificate, ...], **fields: Any
     ) -> ControlResult:
-        """The result for a target some of whose tokens can never lead: no A is solved for, the
-        certificates say why (identity A, no rounds, no verification run)."""
-        reason = "; ".join(c.sentence() for c in certificates)
+        """The result for a target some of whose tokens cannot lead at layer 0, where the program asks every
+        target to lead: no A is solved for, the certificates say why (identity A, no rounds, no verification
+        run). Not a proof that no A makes the target lead later: leaders can emerge at later layers."""
+        reason = "; ".join(c.sentence() for c in certificates) + LATER
         return cls.unverified(problem, -np.inf, reason, (), certificates, seconds=0.0, **fields)
 
     @classmethod

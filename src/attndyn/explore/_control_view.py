@@ -3,7 +3,8 @@ r"""The control view's logic: tokens and the ones that should lead -> :func:`att
 Scores :math:`\langle A z_i, z_j\rangle` are linear in A, so "token i leads, j does not" is a linear
 (or, for SPD A, semidefinite) program; ``choose_A`` solves it for the largest margin and verifies
 the answer with the exact hardmax engine (eq. (1.1) of the hardmax paper), or returns the
-certificate (convex weights) that a token inside the hull of the others can never lead.
+certificate (convex weights) that a token inside the hull of the others cannot lead at layer 0 (where the
+program asks every target to lead; it may still come to lead later under some A).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def control_summary(res: ControlResult) -> list[str]:
     for c in res.certificates:
         w = " + ".join(f"{v:.3g}·z{j}" for j, v in c.record()["weights"].items())
         origin = f" + {c.origin_weight:.3g}·0" if c.origin_weight > 1e-12 else ""
-        lines.append(f"certificate: z{c.token} = {w}{origin} (convex weights): token {c.token} can never lead")
+        lines.append(f"certificate: z{c.token} = {w}{origin} (convex weights): token {c.token} cannot lead at layer 0")
     return lines
 
 
