@@ -140,7 +140,7 @@ def world(tmp_path_factory, make_corpus, write_csv):
     (root / "binary.bin").write_bytes(b"\x00\x01\x02great\x00film")
     (root / "garbage.bin").write_bytes(bytes(range(128, 256)))
     (root / "empty.txt").write_text("  \n\n")
-    (root / "nocol.csv").write_text("review\ngreat film\n")
+    (root / "nocol.csv").write_text("comment\ngreat film\n")
     (root / "latin1.csv").write_bytes("review,sentiment\ncaf\xe9,positive\n".encode("latin-1"))
     (root / "rating_abc.csv").write_text("review,sentiment,split,rating\ngreat,positive,train,abc\n")
     (root / "badlabel.csv").write_text("review,sentiment\ngreat,maybe\n")
