@@ -159,7 +159,7 @@ def test_good_triple_at_most_three_hyperplanes_theorem_4_1():
 def test_paranormal_theorem_5_1():
     V = np.diag([1.0, 1.0, -0.5])
     assert attndyn.is_paranormal(V)
-    traj = attndyn.softmax(np.random.default_rng(11).standard_normal((30, 3)), time=10.0, V=V, rescaled=True)
+    traj = attndyn.softmax(np.random.default_rng(11).standard_normal((30, 3)), time=20.0, V=V, rescaled=True)
     report = attndyn.softmax_geometry(traj)
     assert report.regime == "paranormal" and report.holds
 

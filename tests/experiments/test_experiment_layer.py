@@ -119,7 +119,7 @@ def test_table_1_cell_is_the_shared_solve_on_the_first_sequence():
     mats = table1_instance("polytope", rng, 3)
     traj = table1_solve(rng.standard_normal((9, 3)), mats, "polytope", time=10.0, step=0.1)
     rep = attndyn.softmax_geometry(traj, 0, regime="polytope")
-    assert row["matches"] == rep.holds and row["vertices"] == rep.measured["vertices"]
+    assert row["matches"] == rep.measured_holds and row["vertices"] == rep.measured["vertices"]
 
 
 # The packages the experiment layer may import (modules of the core are single files); sentiment only inside the

@@ -81,7 +81,8 @@ EIGENVALUE_RTOL = 1e-6
 class GeometryReport:
     """The limit geometry a softmax-paper theorem predicts, measured on one sequence.
 
-    ``regime`` names the theorem; ``measured`` holds the numbers; ``holds`` what the final state shows;
+    ``regime`` names the theorem; ``measured`` holds the numbers; ``measured_holds`` what the final state shows,
+    ``holds`` the verdict (None when ``undecided``, as :class:`HardmaxTheoremReport`'s);
     ``head`` is the head whose (Q, K, V) was checked, out of ``heads``; ``hypotheses`` the theorem's conditions
     on them (:func:`hypotheses`: where one fails the theorem makes no claim, and :attr:`verdict` says so).
     ``undecided``: None when the run can
@@ -93,12 +94,17 @@ class GeometryReport:
 
     regime: str
     statement: str
-    holds: bool
+    measured_holds: bool
     measured: dict[str, Any]
     head: int = 0
     heads: int = 1
     undecided: str | None = None
     hypotheses: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def holds(self) -> bool | None:
+        """The verdict: what the final state shows (``measured_holds``), None when ``undecided``."""
+        return None if self.undecided is not None else self.measured_holds
 
     @property
     def reads_limit(self) -> bool:
@@ -113,7 +119,8 @@ class GeometryReport:
         return verdict_of(self.record()) or "undecided"
 
     def record(self) -> dict[str, Any]:
-        return asdict(self)
+        rec = asdict(self)
+        return {"regime": rec.pop("regime"), "statement": rec.pop("statement"), "holds": self.holds, **rec}
 
 
 def _final_points(traj: Trajectory, b: int) -> tuple[np.ndarray, np.ndarray]:
@@ -478,7 +485,10 @@ def _still_moving(s: _Sequence, regime: str) -> str | None:
             f"state was kept, so {READS[regime]} cannot be checked apart: keep more states (SaveAt(every=k)) or {fix}"
         )
     last, prev, first = (_read(s, regime, k) for k in (-1, -2, 0))
-    scale = max(float(np.abs(last).max(initial=0.0)), float(np.abs(first).max(initial=0.0)), 1e-300)
+    # relative to the configuration's size (as the hyperplane check's tolerance): coordinates that end at 0 (every
+    # token on the middle hyperplane) would otherwise count rounding-size moves as not settled
+    size = float(np.abs(s.initial()).max(initial=0.0)) if regime != "boolean" else 0.0
+    scale = max(float(np.abs(last).max(initial=0.0)), float(np.abs(first).max(initial=0.0)), size, 1e-300)
     dt = float(ts[-1] - ts[-2])
     change = float(np.abs(last - prev).max(initial=0.0)) / scale / dt
     if change <= limit:

@@ -73,10 +73,6 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
         from ._flags import FLAGS
 
         theorem = {"regime": None, "holds": None, "note": exc.worded(FLAGS)}
-    else:
-        if rep.undecided is not None:  # the theorem speaks of t -> infinity: no verdict on moving tokens
-            theorem["measured_holds"] = theorem["holds"]
-            theorem["holds"] = None
     P = traj.attention_final[b] if traj.attention_final is not None else None
     return {
         "final_tokens": pts.tolist(),

@@ -172,7 +172,7 @@ def table_1(seed: int, *, regime: str, n: int, d: int, time: float, collapse_tim
     m = rep.measured
     polytope = regime == "polytope"
     return {
-        "matches": bool(rep.holds),
+        "matches": rep.measured_holds,  # at the row's horizon; final_change says how settled
         "hyperplanes": m.get("hyperplanes") if regime == "hyperplanes" else None,
         "vertices": m.get("vertices") if polytope else None,
         "initial_hull_vertices": len(analysis.Polytope.from_points(x).vertices) if polytope else None,

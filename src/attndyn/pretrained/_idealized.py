@@ -60,7 +60,7 @@ class IdealizedRun:
             "step": self.step,
             "regime": self.regime,
             "statement": rep["statement"],
-            "holds": rep["holds"],
+            "holds": rep["measured_holds"],
             "measured": rep["measured"],
             "converged": self.trajectory.stats.converged,
             "final_change": self.trajectory.stats.final_change[0],
