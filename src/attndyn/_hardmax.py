@@ -124,7 +124,7 @@ def _check_step(z: Any, alpha: Any, A: Any, mask: Any, tol: Any) -> None:
     check_nonnegative(tol, "tol")
     d = z.shape[-1]
     if A is not None and (not isinstance(A, Tensor) or tuple(A.shape) != (d, d)):
-        got = tuple(A.shape) if isinstance(A, Tensor) else type(A).__name__
+        got = str(tuple(A.shape)) if isinstance(A, Tensor) else type(A).__name__
         raise InputError(f"A must be a ({d}, {d}) torch tensor for tokens of dimension d = {d}, got {got}")
     if mask is not None and (not isinstance(mask, Tensor) or mask.dtype != torch.bool or mask.shape != z.shape[:2]):
         got = f"{tuple(mask.shape)} {mask.dtype}" if isinstance(mask, Tensor) else type(mask).__name__
