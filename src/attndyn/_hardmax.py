@@ -237,7 +237,7 @@ class HardmaxAttention:
 
     with :math:`\mathcal A_i` the keys query i may attend (:func:`attndyn.attention.allowed`).
 
-    Inputs are taken as already validated (:func:`hardmax` checks them).
+    The settings are checked once, when it is made, and each :meth:`step` only checks that ``z`` fits them.
 
     >>> import torch
     >>> dyn = HardmaxAttention(A=torch.eye(2, dtype=torch.float64), alpha=1.0)
@@ -252,6 +252,13 @@ class HardmaxAttention:
     mask: Tensor | None = None
     causal: bool = False
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.A, Tensor) or self.A.ndim != 2 or self.A.shape[0] != self.A.shape[1]:
+            got = str(tuple(self.A.shape)) if isinstance(self.A, Tensor) else type(self.A).__name__
+            raise InputError(f"A must be a square (d, d) torch tensor, got {got}")
+        d = self.A.shape[0]
+        _check_step(torch.empty(1, 1, d, dtype=self.A.dtype), self.alpha, self.A, None, self.tol)
+
     def step(
         self,
         z: Tensor,
@@ -263,18 +270,12 @@ class HardmaxAttention:
     ) -> HardmaxStep:
         """One layer of eq. (1.1) on a batch ``z`` (B, n, d): :func:`hardmax_step` with this object's settings
         (``book``, ``layer``, ``out``: see there)."""
-        return hardmax_step(
-            z,
-            alpha=self.alpha,
-            A=self.A,
-            mask=self.mask,
-            tol=self.tol,
-            record_follow=record_follow,
-            book=book,
-            layer=layer,
-            out=out,
-            causal=self.causal,
-        )
+        m = self.mask
+        if not (isinstance(z, Tensor) and z.ndim == 3 and z.shape[-1] == self.A.shape[0]) or (
+            m is not None and m.shape != z.shape[:2]
+        ):  # what does not fit, named (the settings were checked when the object was made)
+            _check_step(z, self.alpha, self.A, m, self.tol)
+        return _hardmax_step(z, self.alpha, self.A, m, self.tol, record_follow, book, layer, out, self.causal)
 
     def follow_sets(self, z: Tensor) -> Tensor:
         r"""(B, n, n) bool, :math:`j \in C_i(Z)` (eq. (1.1b)) for the state ``z``, from one :meth:`step`."""

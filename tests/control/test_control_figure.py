@@ -14,7 +14,7 @@ def test_comparison_has_two_panels_with_the_leaders_in_the_titles(monkeypatch):
     res = choose_A([[2.0, 0.0], [0.0, 2.0], [-1.0, -1.5], [0.1, 0.2]], [1, 2], spd=False, layers=20)
 
     hm = importlib.import_module("attndyn._hardmax")  # the module (attndyn.hardmax is the function)
-    for name in ("hardmax", "hardmax_step"):
+    for name in ("hardmax", "hardmax_step", "_hardmax_step"):
         monkeypatch.setattr(hm, name, lambda *a, **k: pytest.fail("a plot ran the dynamics"))
     fig = control_comparison(res, title="t")
     titles = [ax.get_title() for ax in fig.axes]

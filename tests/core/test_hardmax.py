@@ -399,3 +399,13 @@ def test_follow_graph_and_matrix_name_an_index_out_of_range():
         attndyn.follow_graph(traj, 99)
     with pytest.raises(attndyn.InputError, match=r"index \(of the run's 4 kept states\)"):
         attndyn.analysis.follow_matrix(traj, 999)
+
+
+def test_hardmax_attention_checks_its_settings_once_and_each_state_against_them():
+    with pytest.raises(attndyn.InputError, match=r"A must be a square \(d, d\) torch tensor, got \(2, 3\)"):
+        attndyn.HardmaxAttention(A=torch.ones(2, 3, dtype=torch.float64), alpha=1.0)
+    with pytest.raises(attndyn.InputError, match="alpha must be a positive"):
+        attndyn.HardmaxAttention(A=torch.eye(2, dtype=torch.float64), alpha=0.0)
+    dyn = attndyn.HardmaxAttention(A=torch.eye(3, dtype=torch.float64), alpha=1.0)
+    with pytest.raises(attndyn.InputError, match=r"A must be a \(2, 2\) torch tensor for tokens of dimension d = 2"):
+        dyn.step(torch.zeros(1, 4, 2, dtype=torch.float64))
