@@ -200,6 +200,9 @@ def attribute(estimator: HardmaxSentimentClassifier, text: str) -> Attribution:
     r"""Exact word attributions of a fitted classifier's hardmax decision on ``text``:
     :math:`H = b + \sum_w u_w\langle v, z^0_w\rangle` (module docstring), per position and per word type.
 
+    A text with no known word is read as the single token ``<unk>``, so ``words == ['<unk>']`` and that
+    token gets all of H - b; :func:`~attndyn.sentiment.explain` reports no cluster for such a text.
+
     >>> from attndyn.sentiment import HardmaxSentimentClassifier
     >>> clf = HardmaxSentimentClassifier(d=2, epochs=2, min_freq=1, random_state=0)
     >>> clf = clf.fit(["great fun", "awful boring", "great acting", "boring awful mess"] * 10, [1, 0, 1, 0] * 10)

@@ -101,6 +101,10 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     the initial weights and every random draw come from CPU generators, so a seed gives the same
     batches on every device, and the predictions agree (logits to rounding).
 
+    Words are the runs of the letters a-z of the lower-cased text (:func:`~attndyn.sentiment._text.clean`):
+    any other character ends a word, non-ASCII letters included, so "génial" is read as the two words
+    ``g`` and ``nial`` and "café" as ``caf`` (accents are not stripped).
+
     Fitted attributes: ``classes_``, ``vocab_``, ``model_``, ``history_``, ``best_epoch_``, ``alpha_``,
     ``settings_`` (every setting as trained).
 
@@ -232,13 +236,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         return self.text_config.tokenizer()
 
     def _labels(self, y: Any, n: int) -> np.ndarray:
-        try:
-            arr = np.asarray(y)
-        except ValueError:  # ragged nested lists
-            raise InputError(f"y must be one label per text ({n}): integers, strings or finite numbers") from None
-        if arr.ndim != 1 or len(arr) != n:
-            raise InputError(f"y must be one label per text ({n}), got shape {arr.shape}")
-        arr = _checked_labels(arr)
+        arr = _label_array(y, n)
         classes = np.unique(arr)
         if len(classes) != 2:
             raise InputError(f"y must hold exactly two classes (e.g. 0 and 1), got {classes.tolist()}")
@@ -268,7 +266,20 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         A ``val_fraction`` part of ``X`` (seeded by ``random_state``) is held out for early
         stopping; the vocabulary comes from the rest only. ``tokens`` may pass the already
         tokenized texts (the same tokenizer) to skip tokenizing again.
+
+        A fit that fails (a refused input, an exception or an interrupt while training) leaves the
+        estimator as it was: the fitted attributes of an earlier fit (``classes_``, ``vocab_``,
+        ``model_``, ...) are put back, and an estimator that was not fitted stays unfitted.
         """
+        before = _fitted_state(self)
+        try:
+            return self._fit(X, y, tokens=tokens)
+        except BaseException:
+            _restore_fitted_state(self, before)
+            raise
+
+    def _fit(self, X: Any, y: Any, *, tokens: list[list[str]] | None = None) -> HardmaxSentimentClassifier:
+        """:meth:`fit`'s work; it sets the fitted attributes as it goes (``fit`` puts them back on failure)."""
         settings = self.check_params()
         texts = check_texts(X)
         labels = self._labels(y, len(texts))
@@ -395,6 +406,21 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self._check_fitted()
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """The accuracy of :meth:`predict` on texts ``X`` against labels ``y`` (scikit-learn's ``score``); an
+        InputError when ``y`` is not one label per text or its labels are not of the kind of ``classes_``."""
+        self._check_fitted()
+        texts = check_texts(X)
+        arr = _label_array(y, len(texts))
+        if (arr.dtype.kind == "U") != (self.classes_.dtype.kind == "U"):
+            kind = "strings" if arr.dtype.kind == "U" else "numbers"
+            raise InputError(
+                f"y holds {kind}, but the model's labels are {self.classes_.tolist()}; pass labels of that kind"
+            )
+        from sklearn.metrics import accuracy_score
+
+        return float(accuracy_score(arr, self.predict(texts), sample_weight=sample_weight))
+
     # ---- persistence (safetensors + JSON, never pickle) ------------------------------------
     def _config_record(self) -> dict:
         """``estimator``: every setting as used (the recipe for d filled in); ``params``: the
@@ -515,6 +541,42 @@ def positive_index(classes: np.ndarray, positive_label: Any = None) -> int:
         if name in _NEGATIVE_NAMES:
             return 1 - i
     return 1
+
+
+def _fitted_state(est: HardmaxSentimentClassifier) -> dict[str, Any]:
+    """The estimator's fitted attributes (public names ending in ``_``), as :meth:`fit` found them."""
+    return {k: v for k, v in vars(est).items() if k.endswith("_") and not k.startswith("_")}
+
+
+def _restore_fitted_state(est: HardmaxSentimentClassifier, state: dict[str, Any]) -> None:
+    """Put back the fitted attributes ``state`` (:func:`_fitted_state`): drop those a failed fit added."""
+    for k in list(_fitted_state(est)):
+        if k not in state:
+            delattr(est, k)
+    for k, v in state.items():
+        setattr(est, k, v)
+
+
+def _label_array(y: Any, n: int) -> np.ndarray:
+    """``y`` as a 1-D array of ``n`` labels checked by :func:`_checked_labels`; an InputError naming the lengths,
+    or the types of a list that mixes strings with numbers (which numpy would silently turn into strings)."""
+    if isinstance(y, (list, tuple)):
+        values = [v.item() if isinstance(v, np.generic) else v for v in y]
+        strings = {isinstance(v, str) for v in values if not isinstance(v, (list, tuple, np.ndarray))}
+        if len(strings) > 1:
+            types = sorted({type(v).__name__ for v in values})
+            raise InputError(
+                f"y mixes labels of types {types}; pass labels of one kind: integers (e.g. 0 and 1) or strings "
+                "(e.g. 'neg' and 'pos')"
+            )
+    try:
+        arr = np.asarray(y)
+    except ValueError:  # ragged nested lists
+        raise InputError(f"y must be one label per text ({n}): integers, strings or finite numbers") from None
+    if arr.ndim != 1 or len(arr) != n:
+        got = f"{len(arr)} labels" if arr.ndim == 1 else f"shape {arr.shape}"
+        raise InputError(f"y must be one label per text ({n} texts), got {got}")
+    return _checked_labels(arr)
 
 
 def _checked_labels(arr: np.ndarray) -> np.ndarray:

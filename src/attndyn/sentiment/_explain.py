@@ -67,7 +67,7 @@ class Explanation:
     alpha: float
     words: list[str]  # the model's tokens, in order
     leaders: list[str]
-    clusters: list[ClusterRecord]
+    clusters: list[ClusterRecord]  # empty when known_words == 0: H - bias is then <unk>'s term
     known_words: int = 0  # how many of the text's words the model knows (0: it read only <unk>)
 
     def to_dict(self) -> dict:
@@ -97,22 +97,32 @@ def _check_estimator(estimator: object) -> None:
     check()
 
 
+def _check_text(text: object, caller: str) -> None:
+    if not isinstance(text, str):
+        raise InputError(
+            f'text must be one review as a string, got {type(text).__name__}; pass e.g. {caller}(clf, "a wonderful film")'
+        )
+
+
 def explain(estimator: HardmaxSentimentClassifier, text: str) -> Explanation:
     r"""Explain the hardmax prediction of a fitted :class:`HardmaxSentimentClassifier` on ``text``.
 
     Every real token is attributed to the last-layer leader nearest to it (tokens converge to
     leaders' limits or to convex combinations of them, hardmax paper Theorem 1.1); copies of one
     leader word form one group. A group's contribution is :math:`\frac1n\sum_{i\in g}\langle v,
-    z^K_i\rangle`, so the contributions and the bias add up to H exactly.
+    z^K_i\rangle`, so the contributions and the bias add up to H exactly, for every text with at
+    least one known word.
 
-    A text with no known word (``known_words == 0``) has no leaders and no clusters: the model
-    read only ``<unk>``, and its probability is the same for every such text.
+    A text with no known word (``known_words == 0``) is the exception: the model read the single
+    token ``<unk>``, and ``explain`` reports no words, no leaders and no clusters, so the bias alone
+    does not add up to H: the missing term, H - bias = :math:`\langle v, z^K_{unk}\rangle`, is that
+    ``<unk>`` token's. :func:`~attndyn.sentiment.attribute` reports the same term as the word
+    ``'<unk>'`` (its contributions and bias do add up to H), and
+    :func:`~attndyn.sentiment.cluster_flow` refuses such a text. Its probability is the same for every
+    such text.
     """
     _check_estimator(estimator)
-    if not isinstance(text, str):
-        raise InputError(
-            f'text must be one review as a string, got {type(text).__name__}; pass e.g. explain(clf, "a wonderful film")'
-        )
+    _check_text(text, "explain")
     words, traj, H, ids = trajectory_of(estimator, text)
     model = estimator.model_
     v = model.decoder.weight.detach().double().cpu()[0].numpy()
@@ -173,6 +183,7 @@ def figure9_data(estimator: HardmaxSentimentClassifier, text: str) -> dict:
     decision value and alpha (JSON-able). Runs the hardmax dynamics once
     (:func:`trajectory_of`); :func:`attndyn.plotting._sentiment.figure9` draws the result."""
     _check_estimator(estimator)
+    _check_text(text, "figure9_data")
     words, traj, H, ids = trajectory_of(estimator, text)
     m = estimator.model_
     ys = traj.ys[:, 0].numpy()  # (K+1, n, d)

@@ -50,10 +50,29 @@ __all__ = ["FittedModel", "load_model", "seal_model_folder", "check_texts", "sig
 _NOT_A_MODEL = "give a folder written by save() or by `attndyn sentiment train`"
 
 
+#: The ``inference`` values: the paper's hardmax, or the softmax the model was trained with.
+INFERENCES = ("hardmax", "softmax")
+
+
 def check_texts(X: Any, name: str = "X") -> list[str]:
-    """A list of strings, or an InputError naming what is wrong."""
+    """A list of strings, or an InputError naming what is wrong. A one-column pandas DataFrame gives its rows
+    (iterating a DataFrame would give its column names); one of several columns is refused.
+
+    >>> import pandas as pd
+    >>> check_texts(pd.DataFrame({"review": ["great fun", "dull"]}))
+    ['great fun', 'dull']
+    """
     if isinstance(X, str):
         raise InputError(f"{name} must be a list of texts, got one string; wrap it in a list: [text]")
+    if getattr(X, "ndim", None) == 2 and hasattr(X, "columns") and hasattr(X, "iloc"):  # a pandas DataFrame
+        columns = [str(c) for c in X.columns]
+        if len(columns) != 1:
+            first = X.columns[0] if columns else "review"
+            raise InputError(
+                f"{name} is a DataFrame of {len(columns)} columns {columns}, not a list of texts; "
+                f"pass the one column of texts, e.g. df[{first!r}]"
+            )
+        X = X.iloc[:, 0]
     try:
         texts = list(X)
     except TypeError:
@@ -114,6 +133,11 @@ class FittedModel:
 
     def decision_function(self, X: Any) -> np.ndarray:
         """H per text (positive: ``classes[1]``)."""
+        if self.inference not in INFERENCES:  # set_params can change it after fit's check
+            raise InputError(
+                f"inference must be 'hardmax' or 'softmax', got {self.inference!r}; "
+                "set it with set_params(inference='hardmax')"
+            )
         return predict_logits(self.model, self.encode(X), hardmax=self.inference == "hardmax").numpy()
 
     def predict_proba(self, X: Any) -> np.ndarray:

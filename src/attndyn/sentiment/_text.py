@@ -1,8 +1,10 @@
 """Cleaning, tokenizing and encoding reviews, with nothing downloaded at run time.
 
-Pipeline (the paper's, minus NLTK): lower-case; drop links, HTML tags, digits, punctuation
-and non-ASCII; expand ``n't`` to `` not``; cut runs of one repeated character to two; split on
-non-letters; drop stop words (a built-in English list that *keeps negations* by default);
+Pipeline (the paper's, minus NLTK): lower-case; drop links and HTML tags; expand ``n't`` to
+`` not``; cut runs of one repeated character to two; keep the runs of the letters a-z as words: every
+other character (digits, punctuation, and any non-ASCII letter, accented ones included) ends a word, so
+"génial" gives the two words ``g`` and ``nial`` and "café" gives ``caf`` (accents are not stripped);
+drop stop words (a built-in English list that *keeps negations* by default);
 map words to indices of a vocabulary built on the training split only; cut or pad to
 ``max_len`` with a mask (True = real token). No lemmatizer: it would need downloaded data.
 """
@@ -53,10 +55,16 @@ _SPECIAL_NT = {"won't": "will not", "can't": "can not", "shan't": "shall not", "
 
 
 def clean(text: str) -> str:
-    """Lower-case text with links, tags, digits, punctuation and non-ASCII removed.
+    """Lower-case text with links and tags removed, as its runs of the letters a-z joined by single spaces.
+
+    Every other character separates words: digits and punctuation, and also non-ASCII letters, so an
+    accented word falls apart at its accent ("génial" → ``g nial``, "très" → ``tr s``); accents are not
+    stripped (that would change the words of the trained models).
 
     >>> clean("I didn't LIKE it!!<br />Sooooo bad: http://x.y 10/10")
     'i did not like it soo bad'
+    >>> clean("Un film génial, très café")
+    'un film g nial tr s caf'
     """
     t = text.lower()
     t = _URL.sub(" ", t)
