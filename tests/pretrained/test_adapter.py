@@ -107,7 +107,7 @@ def test_long_text_is_truncated_to_the_models_length(bert):
 
 
 def test_bad_input(bert):
-    with pytest.raises(InputError, match="TEXT must be a non-empty string"):
+    with pytest.raises(InputError, match="^text must be a non-empty string, got '   '$"):
         bert.run("   ")
     with pytest.raises(InputError, match="no tokenizer"):
         PretrainedModel(bert.model).run("film")
@@ -137,3 +137,13 @@ def test_attndyn_imports_without_transformers():
         "error: the pretrained-model tools need the 'transformers' package; "
         'install the extra with `pip install -e ".[pretrained]"`'
     ]
+
+
+def test_a_sentiment_model_folder_is_named_as_such(tmp_path):
+    from attndyn.pretrained import load_model
+    from attndyn.sentiment import HardmaxSentimentClassifier
+
+    clf = HardmaxSentimentClassifier(d=2, epochs=1, min_freq=1, min_log_odds=0, random_state=0)
+    folder = clf.fit(["great fun", "awful mess"] * 5, [1, 0] * 5).save(tmp_path / "sentiment")
+    with pytest.raises(InputError, match="holds no tokenizer: it looks like an attndyn sentiment model"):
+        load_model(folder)

@@ -75,6 +75,43 @@ def test_depth_clusters_bad_input():
         depth_clusters(np.ones((3, 4)))
 
 
+@pytest.mark.parametrize(
+    ("tokens", "message"),
+    [
+        (
+            [5],
+            r"tokens must be a list of distinct token indices from 0 to 2 \(hidden holds 3 tokens\); 5 is out of range",
+        ),
+        ([-1], r"from 0 to 2 \(hidden holds 3 tokens\); -1 is out of range"),
+        ([0.5], r"tokens must be a list of distinct token indices from 0 to 2 \(hidden holds 3 tokens\), got \[0\.5\]"),
+        ([], r"tokens must be a list of distinct token indices from 0 to 2"),
+        ([[0, 1]], r"tokens must be a list of distinct token indices"),
+        ([1, 1], r"\[1, 1\] repeats an index"),
+    ],
+)
+def test_depth_clusters_tokens_out_of_range_or_not_indices(tokens, message):
+    with pytest.raises(InputError, match=message):
+        depth_clusters(np.ones((2, 3, 4)), tokens=tokens)
+    assert depth_clusters(np.eye(3)[None], tokens=np.array([2, 0])).clusters == (2,)
+
+
+@pytest.mark.parametrize("head", ["2,0", (2,), (2, "0"), 2, (True, 0), (1, 0, 0)])
+def test_analyze_idealized_head_must_be_two_integers(bert, head):
+    with pytest.raises(
+        InputError, match=r"idealized_head must be \(layer, head\), two integers such as \(2, 0\), got "
+    ):
+        analyze("good film", bert, with_spectra=False, idealized_head=head)
+
+
+def test_idealized_run_layer_and_head_must_be_integers(bert):
+    fwd, weights = bert.run("good film"), bert.weights()
+    with pytest.raises(InputError, match=r"layer must be an integer index \(or None\), got '1'"):
+        idealized_run(fwd, weights, layer="1", head=0)
+    with pytest.raises(InputError, match=r"head must be an integer index \(or None\), got 0\.0"):
+        idealized_run(fwd, weights, layer=1, head=0.0)
+    assert analyze("good film", bert, with_spectra=False, idealized_head=(np.int64(1), 0)).idealized is not None
+
+
 def test_head_verdicts_on_the_reduced_triple_equal_the_full_ones(bert):
     """(W_Q W_O, W_K W_O, W_V W_O) (d_h x d_h) is a good triple / paranormal exactly when (W_Q, W_K, W_O W_V) is."""
     sp = spectra(bert.weights(), head_samples=0)

@@ -244,7 +244,7 @@ class PretrainedModel:
     def run(self, text: str) -> Forward:
         """Tokenize ``text`` with the model's own tokenizer (truncated to the model's length) and run it."""
         if not isinstance(text, str) or not text.strip():
-            raise InputError(f"TEXT must be a non-empty string, got {text!r}")
+            raise InputError(f"{param('text', 'text')} must be a non-empty string, got {text!r}")
         if self.tokenizer is None:
             raise InputError("this model has no tokenizer; build PretrainedModel(model, tokenizer) or use run_ids")
         enc = self.tokenizer(text, truncation=True, max_length=min(self.max_tokens, 512))
@@ -286,6 +286,12 @@ def load_model(path: str | os.PathLike | None = None) -> PretrainedModel:
         raise InputError(
             f"{param('model', 'model')} {str(folder)!r} is not a model folder (no config.json); give a local folder "
             "saved by transformers' save_pretrained"
+        )
+    if (folder / "weights.safetensors").is_file() and (folder / "vocab.json").is_file():
+        raise InputError(
+            f"{param('model', 'model')} {str(folder)!r} holds no tokenizer: it looks like an attndyn sentiment model "
+            "(weights.safetensors, vocab.json), which attndyn.sentiment loads; give a BERT-family model folder saved "
+            "by transformers' save_pretrained"
         )
     try:
         tok = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)

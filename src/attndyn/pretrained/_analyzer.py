@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from numbers import Integral
 from typing import Any
 
 from .._threads import limit_threads
@@ -93,6 +94,7 @@ def analyze(
     ``idealized_head=(layer, head)`` picks the head of the idealized run (default: the first good triple);
     ``idealized=False`` skips that run, ``with_spectra=False`` the spectra.
     """
+    head = None if idealized_head is None else _head_pair(idealized_head)
     pm = model if isinstance(model, PretrainedModel) else load_model(model)
     if isinstance(ginibre_samples, bool) or not isinstance(ginibre_samples, int) or ginibre_samples < 0:
         raise InputError(f"ginibre_samples must be a non-negative integer, got {ginibre_samples!r}")
@@ -104,10 +106,10 @@ def analyze(
         sp = spectra(weights, ginibre_samples=ginibre_samples, seed=seed) if with_spectra else None
         if not idealized:
             ideal = None
-        elif idealized_head is None:
+        elif head is None:
             ideal = idealized_run(fwd, weights)
         else:
-            ideal = idealized_run(fwd, weights, layer=idealized_head[0], head=idealized_head[1])
+            ideal = idealized_run(fwd, weights, layer=head[0], head=head[1])
     shape = {
         "layers": pm.layers,
         "heads": pm.heads,
@@ -118,3 +120,11 @@ def analyze(
     return PretrainedAnalysis(
         model=pm.name, text=text, forward=fwd, leaders=lm, clusters=dc, spectra=sp, idealized=ideal, shape=shape
     )
+
+
+def _head_pair(idealized_head: Any) -> tuple[int, int]:
+    """``idealized_head`` as (layer, head), two integers; an InputError naming the expected form."""
+    pair = tuple(idealized_head) if isinstance(idealized_head, (tuple, list)) else None
+    if pair is None or len(pair) != 2 or not all(isinstance(i, Integral) and not isinstance(i, bool) for i in pair):
+        raise InputError(f"idealized_head must be (layer, head), two integers such as (2, 0), got {idealized_head!r}")
+    return int(pair[0]), int(pair[1])

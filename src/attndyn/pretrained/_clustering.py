@@ -84,9 +84,26 @@ def depth_clusters(
     tol = float(tol)
     if not 0 < tol <= 2:
         raise InputError(f"tol={tol!r} is a distance between unit vectors; choose 0 < tol <= 2")
-    idx = np.arange(h.shape[1]) if tokens is None else np.asarray(tokens, dtype=int)
+    idx = np.arange(h.shape[1]) if tokens is None else _token_indices(tokens, h.shape[1])
     with limit_threads(blas_threads=1):
         return _per_depth(h[:, idx], idx, tol)
+
+
+def _token_indices(tokens: ArrayLike, n: int) -> np.ndarray:
+    """``tokens`` as distinct integer indices 0..n-1 of the tokens in ``hidden``; an InputError naming the range."""
+    want = f"tokens must be a list of distinct token indices from 0 to {n - 1} (hidden holds {n} tokens)"
+    try:
+        idx = np.asarray(tokens)
+    except ValueError:  # ragged nested lists
+        raise InputError(f"{want}, got {tokens!r}") from None
+    if idx.ndim != 1 or idx.size == 0 or idx.dtype.kind not in "iu":
+        raise InputError(f"{want}, got {tokens!r}")
+    bad = idx[(idx < 0) | (idx >= n)]
+    if bad.size:
+        raise InputError(f"{want}; {int(bad[0])} is out of range")
+    if len(np.unique(idx)) != idx.size:
+        raise InputError(f"{want}; {tokens!r} repeats an index")
+    return idx.astype(int)
 
 
 def _per_depth(h: np.ndarray, idx: np.ndarray, tol: float) -> DepthClusters:

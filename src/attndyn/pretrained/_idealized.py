@@ -105,6 +105,9 @@ def idealized_run(
     ``time = horizon / rho`` in ``steps`` layers (a positive multiple of V only rescales time).
     """
     L, H = len(weights), weights[0].heads
+    for name, index in (("layer", layer), ("head", head)):
+        if index is not None and (isinstance(index, bool) or not isinstance(index, (int, np.integer))):
+            raise InputError(f"{name} must be an integer index (or None), got {index!r}")
     if layer is not None and not 0 <= layer < L:
         raise InputError(f"layer={layer} is out of range; the model has layers 0..{L - 1}")
     if not 0 <= start <= L:
