@@ -83,7 +83,7 @@ def test_analyze_bad_input_is_one_line_exit_2(capsys, saved_bert, tmp_path):
         code, _, err = run(capsys, "pretrained", "analyze", TEXT, *args)
         assert code == 2 and msg in err and err.startswith("error: ") and err.count("\n") == 1, (args, err)
     code, _, err = run(capsys, "pretrained", "analyze", "   ", "--model", saved_bert)
-    assert code == 2 and "text must be a non-empty string" in err
+    assert code == 2 and "TEXT must be a non-empty string" in err
 
 
 def test_compare_imdb_needs_a_run_folder(capsys, tmp_path):

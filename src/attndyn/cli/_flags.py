@@ -66,6 +66,7 @@ _WORDS = {
     "model.path": "--model PATH",
     "imdb.run": "--sentiment-run",
     "reviews": "--reviews ",
+    "text": "TEXT",
 }
 
 
