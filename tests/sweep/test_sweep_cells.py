@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import attndyn
-from attndyn.experiments import EXPERIMENTS
+from attndyn.experiments import EXPERIMENTS, CellFailed
 from attndyn.experiments._samplers import random_matrix
 
 GT = EXPERIMENTS["good-triple"]
@@ -123,8 +123,25 @@ def test_sentiment_leaders_counts_the_explanations_leaders(sentiment_run):
         assert r["leaders_per_word"] == r["leaders"] / r["words"]
     first = explain(est, _review(sentiment_run, 0))
     assert rows[0]["leaders"] == len(first.leaders)
-    with pytest.raises(IndexError, match="seed 24 is beyond the 24 test reviews"):
+    with pytest.raises(CellFailed, match=r"seed 24 is past the 24 test reviews of .* \(seeds 0 to 23\)"):
         EXPERIMENTS["sentiment-leaders"](24, {"run": str(sentiment_run), "data": ""})
+
+
+def test_sentiment_leaders_on_a_review_of_no_known_word_is_a_failed_cell_not_retried(sentiment_run, tmp_path):
+    from attndyn.sweep import parse_spec, read_rows, run_sweep
+
+    data = tmp_path / "unknown.csv"
+    data.write_text("review,sentiment\n" + "qwerty zxcv blorp,negative\nblorp qwerty,positive\n" * 5)
+    fixed = {"data": str(data)}
+    spec = parse_spec({"experiment": "sentiment-leaders", "grid": {"run": [str(sentiment_run)]}, "fixed": fixed,
+                       "monte_carlo": {"seeds": 2}})  # fmt: skip
+    run = run_sweep(spec, tmp_path / "s", workers=0, log=lambda m: None)
+    rows = read_rows(tmp_path / "s", all_rows=True)
+    assert (run.ran, run.failed) == (2, 2) and list(rows["attempts"]) == [1, 1] and rows["words"].isna().all()
+    assert list(rows["status"]) == ["failed", "failed"]
+    assert list(rows["error"]) == [
+        f"CellFailed: test review {s} has no word the model knows, so no leaders to count" for s in (0, 1)
+    ]
 
 
 def _review(run, seed):

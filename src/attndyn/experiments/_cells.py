@@ -147,6 +147,7 @@ def theorem_1_1(seed: int, *, n: int, d: int, alpha: float, A: str, cond_max: fl
     outputs={"matches": "bool"}
     | dict.fromkeys(("hyperplanes", "vertices", "initial_hull_vertices"), "int64")
     | dict.fromkeys(("fraction_at_vertices", "final_change"), "float64"),
+    optional=("hyperplanes", "vertices", "initial_hull_vertices", "fraction_at_vertices"),
     primary="matches",
     title="Softmax paper Table 1: does the limit geometry match the row's theorem?",
 )
@@ -211,14 +212,18 @@ def _sentiment_run(run: str, data: str) -> tuple[HardmaxSentimentClassifier, Rev
 def sentiment_leaders(seed: int, *, run: str, data: str) -> dict:
     """Review number ``seed`` of the run's test split (in a fixed shuffled order) through the trained
     model's hardmax layers; ``leaders`` are the distinct leader words at the last layer
-    (:func:`attndyn.sentiment.explain`), ``correct`` whether the prediction is right."""
+    (:func:`attndyn.sentiment.explain`), ``correct`` whether the prediction is right. A seed past the test
+    split, or a review with no word the model knows (nothing to lead), is a failed cell (:class:`CellFailed`,
+    not retried: it would fail again)."""
     from ..sentiment import explain
 
     est, reviews, order = _sentiment_run(run, data)
     if seed >= len(order):
-        raise IndexError(f"seed {seed} is beyond the {len(order)} test reviews of {run}")
+        raise CellFailed(f"seed {seed} is past the {len(order)} test reviews of {run} (seeds 0 to {len(order) - 1})")
     i = int(order[seed])
     ex = explain(est, reviews.texts[i])
+    if not ex.words:
+        raise CellFailed(f"test review {seed} has no word the model knows, so no leaders to count")
     return {
         "d": int(est.model_.config.d),
         "words": len(ex.words),

@@ -40,14 +40,73 @@ __all__ = [
 REQUIRED = object()
 OUTPUT_TYPES = ("bool", "int64", "float64", "string")
 # A row's status: the cell's outputs; it raised (retried once: it may be a fault of the machine); its computation
-# failed in a way it reports itself (CellFailed: the same inputs fail again, so it is not retried).
+# failed in a way it reports itself, or its outputs do not match their declaration (CellFailed: the same inputs
+# fail again, so it is not retried).
 STATUSES = ("ok", "error", "failed")
 
 
 class CellFailed(Exception):
     """Raised by a cell function whose computation failed (a solve that diverged, an output that is NaN): the
     cell is recorded with ``status = "failed"`` and this message as its reason, and is not retried (a cell is a
-    pure function of its parameters and seed, so it would fail again)."""
+    pure function of its parameters and seed, so it would fail again). Outputs that do not match their
+    declaration (missing, extra, None, NaN, infinite, of another type) are reported the same way."""
+
+
+# What a value of each output type is, for the reasons of cells whose outputs are not.
+_OUTPUT_KINDS = {
+    "bool": "True or False",
+    "int64": "an integer in [-2**63, 2**63)",
+    "float64": "a finite number",
+    "string": "a string",
+}
+
+
+def _numpy_kind(value: Any) -> str:
+    """The dtype kind of a numpy scalar (``"b"``, ``"i"``, ``"u"``, ``"f"``, ...); "" for anything else."""
+    dtype = getattr(value, "dtype", None)
+    return dtype.kind if dtype is not None and getattr(value, "shape", None) == () else ""
+
+
+def output_value(name: str, kind: str, value: Any) -> Any:
+    """``value`` of the output ``name`` as the Python value its Parquet column of type ``kind`` stores, or a
+    :class:`CellFailed` naming the output, the value and what it must be. Strict: a bool (numpy's too, never
+    0 or 1) for "bool"; an integer in int64's range (not a bool) for "int64"; a finite number for "float64"
+    (an integer only when the float equals it); a string for "string". None is never a value.
+
+    >>> output_value("x", "float64", 2), output_value("ok", "bool", True)
+    (2.0, True)
+    >>> output_value("ok", "bool", 1)
+    Traceback (most recent call last):
+    ...
+    attndyn.experiments._registry.CellFailed: output ok = 1 (int) is not True or False (declared bool)
+    """
+    numpy = _numpy_kind(value)
+    is_int = (isinstance(value, int) and not isinstance(value, bool)) or numpy in ("i", "u")
+    if kind == "bool" and (isinstance(value, bool) or numpy == "b"):
+        return bool(value)
+    if kind == "int64" and is_int and -(2**63) <= int(value) < 2**63:
+        return int(value)
+    if kind == "float64" and (isinstance(value, float) or numpy == "f" or is_int):
+        number = _exact_float(value, is_int)
+        if number is not None and math.isfinite(number):
+            return number
+    if kind == "string" and isinstance(value, str):
+        return str(value)
+    shown = f"output {name} = {repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + '...'}"
+    if kind == "float64" and is_int:
+        raise CellFailed(f"{shown} is an integer that float64 cannot hold exactly; return float({name}) to round it")
+    raise CellFailed(f"{shown} ({type(value).__name__}) is not {_OUTPUT_KINDS[kind]} (declared {kind})")
+
+
+def _exact_float(value: Any, is_int: bool) -> float | None:
+    """``value`` as a Python float; an integer only when the float equals it exactly (else None)."""
+    if not is_int:
+        return float(value)
+    try:
+        number = float(int(value))
+    except OverflowError:
+        return None
+    return number if number == int(value) else None
 
 
 _KIND_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
@@ -126,17 +185,33 @@ class Experiment:
     primary: str
     title: str = ""
     reference: dict | None = None
+    optional: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "optional", tuple(self.optional))
         bad = {k: v for k, v in self.outputs.items() if v not in OUTPUT_TYPES}
         if bad:
-            raise ValueError(f"experiment {self.name!r}: output types {bad} not among {OUTPUT_TYPES}")
+            k, v = next(iter(bad.items()))
+            raise InputError(
+                f"experiment {self.name!r}: output {k} has type {v!r}, which is not an output type; "
+                f"declare one of {', '.join(map(repr, OUTPUT_TYPES))} (float64 for a number)"
+            )
         if self.primary not in self.outputs:
-            raise ValueError(f"experiment {self.name!r}: primary output {self.primary!r} is not an output")
+            raise InputError(
+                f"experiment {self.name!r}: primary = {self.primary!r} is not an output; "
+                f"give one of {', '.join(self.outputs)}"
+            )
+        unknown = [o for o in self.optional if o not in self.outputs]
+        if unknown:
+            raise InputError(
+                f"experiment {self.name!r}: optional output {unknown[0]!r} is not an output; "
+                f"give some of {', '.join(self.outputs)}"
+            )
         clash = set(self.params) & (set(self.outputs) | set(RESERVED) | set(SUMMARY_COLUMNS))
         if clash:
-            raise ValueError(
-                f"experiment {self.name!r}: {sorted(clash)} are both parameters and outputs/reserved columns"
+            raise InputError(
+                f"experiment {self.name!r}: {sorted(clash)} are both parameters and outputs/reserved columns; "
+                "rename them"
             )
 
     def arguments(self, params: dict[str, Any], where: str = "params") -> dict[str, Any]:
@@ -159,21 +234,34 @@ class Experiment:
         return out
 
     def __call__(self, seed: int, params: dict[str, Any]) -> dict:
-        """The cell's outputs; :class:`CellFailed` if the function says its computation failed or a number
-        output is NaN (a NaN is a failed computation, never a measurement)."""
+        """The cell's outputs, each as its declared type stores it (:func:`output_value`); :class:`CellFailed`
+        if the function says its computation failed, or returns outputs that do not match the declaration:
+        missing or extra names, None (except for the ``optional`` outputs, not measured at some parameters),
+        a number output that is NaN or infinite (a failed computation, never a measurement), a value of another
+        type. Such a cell would fail again, so it is not retried."""
         row = self.fn(seed, **params)
-        missing = set(self.outputs) - set(row)
-        extra = set(row) - set(self.outputs)
-        if missing or extra:
-            raise RuntimeError(
-                f"cell function {self.name!r} returned outputs {sorted(row)}; declared {sorted(self.outputs)}"
-            )
-        nan = [
-            k for k, t in self.outputs.items() if t == "float64" and isinstance(row[k], float) and math.isnan(row[k])
-        ]
-        if nan:
-            raise CellFailed(f"output {nan[0]} is NaN")
-        return row
+        if not isinstance(row, dict) or set(row) != set(self.outputs):
+            got = sorted(row) if isinstance(row, dict) else f"a {type(row).__name__}"
+            raise CellFailed(f"cell function {self.name!r} returned outputs {got}; declared {sorted(self.outputs)}")
+        out: dict[str, Any] = {}
+        for name, kind in self.outputs.items():
+            value = row[name]
+            if value is None and name in self.optional:
+                out[name] = None
+            elif value is None:
+                raise CellFailed(f"output {name} is None; return {_OUTPUT_KINDS[kind]} (declared {kind})")
+            elif kind == "float64" and _is_nan(value):
+                raise CellFailed(f"output {name} is NaN")
+            else:
+                out[name] = output_value(name, kind, value)
+        return out
+
+
+def _is_nan(value: Any) -> bool:
+    try:
+        return math.isnan(value)
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 # Columns every row has besides the grid parameters and the outputs.
@@ -240,12 +328,18 @@ def experiment(
     primary: str,
     title: str = "",
     reference: dict | None = None,
+    optional: tuple[str, ...] = (),
 ) -> Callable:
-    """Decorator registering ``fn(seed, **params) -> dict`` under ``name``."""
+    """Decorator registering ``fn(seed, **params) -> dict`` under ``name``.
+
+    ``outputs`` maps each output to its type, one of :data:`OUTPUT_TYPES` (``"bool"``, ``"int64"``,
+    ``"float64"``, ``"string"``); ``optional`` names the outputs a cell may leave None (not measured at some
+    parameters). A bad declaration is an :class:`InputError` when the decorator runs."""
 
     def register(fn: Callable[..., dict]) -> Callable[..., dict]:
+        title_ = title or (fn.__doc__ or "").split("\n")[0]
         EXPERIMENTS[name] = Experiment(
-            name, fn, dict(params), dict(outputs), primary, title or (fn.__doc__ or "").split("\n")[0], reference
+            name, fn, dict(params), dict(outputs), primary, title_, reference, tuple(optional)
         )
         return fn
 

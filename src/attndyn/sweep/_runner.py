@@ -7,8 +7,10 @@ the rows do not depend on where or how often they ran. At most a few chunks per 
 flight, so a sweep of millions of cells needs no more memory than one of thousands.
 
 A cell that raises is recorded with its error and retried once; a chunk lost twice to dead
-workers is recorded the same way; a cell that reports a failed computation (:class:`CellFailed`, a NaN
-output) is recorded with ``status = "failed"`` and its reason, and not retried (it would fail again).
+workers is recorded the same way; a cell that reports a failed computation (:class:`CellFailed`) or whose
+outputs do not match their declared types (None, NaN, infinite, another type: checked when the cell finishes, so
+a batch always writes) is recorded with ``status = "failed"`` and its reason, and not retried (it would fail
+again).
 Cells to run are enumerated lazily from the numbers of those finished, so planning a sweep of 10^9
 cells takes no more memory than one of ten. Rows are buffered and written in batches (every ``batch``
 rows and at least every ``flush_seconds``); a run that is killed loses at most the unwritten
@@ -32,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from .._progress import progress_bar
-from .._validation import InputError, check_int
+from .._validation import InputError, check_int, check_nonnegative
 from ..experiments._registry import get_experiment
 from ..experiments._run import cell_row, check_scheduler, connect
-from ._spec import SweepSpec, load_spec
+from ._spec import SweepSpec, load_spec, parse_spec
 from ._store import SweepStore, read_rows, require_extra
 
 __all__ = ["run_sweep", "SweepRun", "SweepInterrupted", "run_cells"]
@@ -174,7 +176,7 @@ def _rows_for_lost_chunk(experiment: str, chunk: list, attempt: int, exc: BaseEx
 
 
 def run_sweep(
-    spec: SweepSpec | str | os.PathLike,
+    spec: SweepSpec | dict | str | os.PathLike,
     out: str | os.PathLike,
     *,
     workers: int | None = 2,
@@ -192,7 +194,8 @@ def run_sweep(
     """Run the cells of ``spec`` not yet finished in ``out``; returns a :class:`SweepRun`.
 
     Args:
-        spec: a :class:`SweepSpec` or the path of a TOML spec.
+        spec: a :class:`SweepSpec`, a dict as :func:`~attndyn.sweep.parse_spec` takes (the parsed TOML), or the
+            path of a TOML spec.
         out: the sweep folder (created; a folder of another spec is refused, naming the difference).
         workers: worker processes of a new LocalCluster (one thread each), at most the cores of this
             machine (more are reduced to that, saying so); ``0`` runs the cells in this process without dask
@@ -201,7 +204,8 @@ def run_sweep(
             checked before anything is created, and reached before the folder is written.
         client: an existing :class:`distributed.Client` (tests, notebooks) instead of either.
         max_cells: run at most this many of the cells left (in sweep order).
-        chunk: cells per dask task. batch: rows per Parquet file. flush_seconds: write at least this often.
+        chunk: cells per dask task. batch: rows per Parquet file. flush_seconds: write at least this often
+            (a finite number >= 0).
         retry_failed: also rerun cells recorded as failed by earlier runs.
         progress: show a progress bar (cells done and left, rate) on standard error.
         log: where to say what is left (default: standard error); on_chunk: called with the number
@@ -214,9 +218,9 @@ def run_sweep(
             that finished were written; it says how many cells the folder keeps.
     """
     t_start = time.perf_counter()
-    if not isinstance(spec, SweepSpec):
-        spec = load_spec(spec)
+    spec = _as_spec(spec)
     chunk, batch, max_cells, workers = _check_options(chunk, batch, max_cells, workers, scheduler, client)
+    flush_seconds = check_nonnegative(flush_seconds, "flush_seconds")
     say = log or (lambda msg: print(msg, file=sys.stderr))
     store, workers, own_client = _open(spec, out, workers, scheduler, client, say)
     tally = _Tally()
@@ -256,6 +260,22 @@ def run_sweep(
         + f"; {n_left - tally.ran} left; rows in {store.out / 'rows'}"
     )
     return SweepRun(spec.n_cells, len(finished), tally.ran, tally.failed, n_left - tally.ran, seconds, store.out)
+
+
+def _as_spec(spec: Any) -> SweepSpec:
+    """``spec`` as a :class:`SweepSpec`: itself, parsed from a dict (:func:`parse_spec`) or read from a TOML path
+    (:func:`load_spec`); anything else is an :class:`InputError` saying what to pass."""
+    if isinstance(spec, SweepSpec):
+        return spec
+    if isinstance(spec, dict):
+        return parse_spec(spec)
+    if isinstance(spec, (str, os.PathLike)):
+        return load_spec(spec)
+    shown = repr(spec) if len(repr(spec)) <= 40 else repr(spec)[:37] + "..."
+    raise InputError(
+        f"spec = {shown} ({type(spec).__name__}) is not a spec; give a SweepSpec, a dict such as "
+        '{"experiment": "good-triple", "grid": {"d": [8]}, "monte_carlo": {"seeds": 10}}, or a TOML file\'s path'
+    )
 
 
 def _open(

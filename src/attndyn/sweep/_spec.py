@@ -224,6 +224,10 @@ def parse_spec(data: dict) -> SweepSpec:
     ...
     attndyn._validation.InputError: grid.d is an empty list; give at least one value
     """
+    if not isinstance(data, dict):
+        raise InputError(
+            f"the spec must be a table (a dict of experiment, grid, monte_carlo, fixed), got a {type(data).__name__}"
+        )
     unknown = sorted(set(data) - _TOP)
     if unknown:
         raise InputError(f"unknown key {unknown[0]!r} in the spec; allowed: {', '.join(sorted(_TOP))}")
