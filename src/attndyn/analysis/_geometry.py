@@ -85,11 +85,10 @@ class GeometryReport:
     ``holds`` the verdict (None when ``undecided``, as :class:`HardmaxTheoremReport`'s);
     ``head`` is the head whose (Q, K, V) was checked, out of ``heads``; ``hypotheses`` the theorem's conditions
     on them (:func:`hypotheses`: where one fails the theorem makes no claim, and :attr:`verdict` says so).
-    ``undecided``: None when the run can
-    decide the theorem, else why it cannot: the theorems speak of t -> infinity, and a check that reads the limit
-    off the final state (:attr:`reads_limit`) gives no verdict while what it reads (:data:`READS`) still moves
-    (relative change per unit time between the last two kept states above :data:`SETTLED_FRACTION` of ``rtol``);
-    :attr:`verdict` says which.
+    ``undecided``: None when the run can decide the theorem, else why it cannot: the theorems speak of
+    t -> infinity, and a check that reads the limit off the final state (:attr:`reads_limit`) gives no verdict
+    while what it reads (:data:`READS`) still moves (relative change per unit time between the last two kept
+    states above :data:`SETTLED_FRACTION` of ``rtol``, relative to the configuration's size).
     """
 
     regime: str
@@ -115,7 +114,8 @@ class GeometryReport:
 
     @property
     def verdict(self) -> str:
-        """``"holds"``, ``"does NOT hold"`` or ``"undecided: <reason>"``: what the command line prints."""
+        """``"holds"``, ``"does NOT hold"``, ``"makes no claim (...)"`` (a hypothesis fails) or
+        ``"undecided: <reason>"``: what the command line and the explorer print."""
         return verdict_of(self.record()) or "undecided"
 
     def record(self) -> dict[str, Any]:
