@@ -67,8 +67,7 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
     scale = max(1.0, float(np.abs(pts).max()))
     settled = sequence_settled(traj, b, SOFTMAX_SETTLED_RTOL)
     try:
-        rep = analysis.softmax_geometry(traj, b)
-        theorem = rep.record()
+        theorem = analysis.softmax_geometry(traj, b).record()  # holds None while undecided (the library decides)
     except InputError as exc:
         from ._flags import FLAGS
 
