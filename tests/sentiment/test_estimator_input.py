@@ -97,6 +97,16 @@ def test_a_dataframe_of_several_columns_is_refused(clf):
         small().fit(pd.DataFrame({"review": TEXTS, "stars": 1}), [1, 0, 1, 0] * 10)
 
 
+def test_an_array_of_one_column_is_read_by_its_rows_and_of_two_refused(clf):
+    col = np.array(PROBE, dtype=object)[:, None]  # shape (3, 1), as X[["review"]].to_numpy() gives
+    assert np.array_equal(clf.decision_function(col), clf.decision_function(PROBE))
+    assert np.array_equal(clf.decision_function(np.array(PROBE)[:, None]), clf.decision_function(PROBE))
+    two = np.array([[t, "5"] for t in PROBE])
+    msg = r"X is an array of shape \(3, 2\), not a list of texts; pass a 1-D array or list of strings, e\.g\. X\[:, 0\]"
+    with pytest.raises(InputError, match=msg):
+        clf.predict(two)
+
+
 @pytest.mark.parametrize("y", [[1, "neg"] * 20, [np.int64(1), "neg"] * 20, [1.0, "neg"] * 20])
 def test_labels_mixing_strings_and_numbers_are_refused(y):
     with pytest.raises(InputError, match=r"y mixes labels of types \['(float|int)', 'str'\]; pass labels of one kind"):

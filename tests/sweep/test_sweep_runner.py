@@ -12,7 +12,7 @@ from attndyn import InputError
 from attndyn.cli import main
 from attndyn.cli._flags import FLAGS
 from attndyn.experiments import Experiment, Param, registered, wilson_interval
-from attndyn.sweep import parse_spec, read_rows, run_sweep, summarize
+from attndyn.sweep import parse_spec, read_folder_spec, read_rows, run_sweep, summarize
 
 SPEC = {"experiment": "good-triple", "grid": {"d": [3, 6]}, "monte_carlo": {"seeds": 15}}
 
@@ -60,8 +60,26 @@ def test_a_changed_spec_is_refused_naming_the_difference(tmp_path):
     ) as err:
         run_sweep(changed, tmp_path / "s", workers=0)
     assert "; use a new --out folder, or restore the spec" in err.value.worded(FLAGS)  # the command line's words
-    with pytest.raises(InputError, match=r"monte_carlo.seeds: 15 -> 16"):
-        run_sweep(parse_spec({**SPEC, "monte_carlo": {"seeds": 16}}), tmp_path / "s", workers=0)
+    with pytest.raises(InputError, match=r"monte_carlo.seeds: 15 -> 14\); a sweep's seeds may grow, not shrink"):
+        run_sweep(parse_spec({**SPEC, "monte_carlo": {"seeds": 14}}), tmp_path / "s", workers=0)
+    with pytest.raises(InputError, match=r"monte_carlo.seeds: 15 -> 16; monte_carlo.first_seed: 0 -> 1\); use"):
+        run_sweep(parse_spec({**SPEC, "monte_carlo": {"seeds": 16, "first_seed": 1}}), tmp_path / "s", workers=0)
+    with pytest.raises(InputError, match=r"grid.d: \[3, 6\] -> \[3\]; monte_carlo.seeds: 15 -> 16\); use"):
+        run_sweep(parse_spec({**SPEC, "grid": {"d": [3]}, "monte_carlo": {"seeds": 16}}), tmp_path / "s", workers=0)
+
+
+def test_a_sweep_grows_by_seeds_on_its_folder_and_its_rows_are_a_fresh_runs(tmp_path):
+    more = parse_spec({**SPEC, "monte_carlo": {"seeds": 20}})
+    run_sweep(parse_spec(SPEC), tmp_path / "s", workers=0, max_cells=7, log=lambda m: None)
+    said: list[str] = []
+    grown = run_sweep(more, tmp_path / "s", workers=0, log=said.append)
+    assert (grown.done_before, grown.ran, grown.left) == (7, 33, 0)
+    assert read_folder_spec(tmp_path / "s").record() == more.record()  # spec.json says what the rows are
+    run_sweep(more, tmp_path / "ref", workers=0, log=lambda m: None)
+    a, b = read_rows(tmp_path / "s"), read_rows(tmp_path / "ref")
+    assert measurement_columns(a).equals(measurement_columns(b))
+    with pytest.raises(InputError, match=r"monte_carlo.seeds: 20 -> 15\); a sweep's seeds may grow, not shrink"):
+        run_sweep(parse_spec(SPEC), tmp_path / "s", workers=0)
 
 
 def test_a_folder_that_is_not_a_sweep_is_refused(tmp_path):

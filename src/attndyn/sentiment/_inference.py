@@ -56,7 +56,8 @@ INFERENCES = ("hardmax", "softmax")
 
 def check_texts(X: Any, name: str = "X") -> list[str]:
     """A list of strings, or an InputError naming what is wrong. A one-column pandas DataFrame gives its rows
-    (iterating a DataFrame would give its column names); one of several columns is refused.
+    (iterating a DataFrame would give its column names), and so does an array of shape (n, 1); one of several
+    columns is refused.
 
     >>> import pandas as pd
     >>> check_texts(pd.DataFrame({"review": ["great fun", "dull"]}))
@@ -73,6 +74,13 @@ def check_texts(X: Any, name: str = "X") -> list[str]:
                 f"pass the one column of texts, e.g. df[{first!r}]"
             )
         X = X.iloc[:, 0]
+    elif getattr(X, "ndim", None) == 2 and hasattr(X, "shape"):  # a 2-D array: its one column, as a DataFrame's
+        if X.shape[1] != 1:
+            raise InputError(
+                f"{name} is an array of shape {tuple(X.shape)}, not a list of texts; "
+                "pass a 1-D array or list of strings, e.g. X[:, 0]"
+            )
+        X = X[:, 0]
     try:
         texts = list(X)
     except TypeError:

@@ -13,6 +13,7 @@ fails any of these is named in one line with the fix: delete it, and the next ru
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -176,8 +177,16 @@ def _busy(out: Path, who: str, exclusive: bool) -> str:
     return f"{str(out)!r} is being written by {who}; wait for it to finish, or stop it"
 
 
+def _more_seeds(old: SweepSpec, new: SweepSpec) -> bool:
+    """Whether ``new`` is ``old`` with more seeds and nothing else changed. Cells are numbered seed-major
+    (:meth:`SweepSpec.cell`), so the cells of ``old`` keep their numbers and identities in ``new``: a folder's
+    sweep may grow by seeds, and its spec.json is then rewritten."""
+    return new.seeds > old.seeds and dataclasses.replace(old, seeds=new.seeds).record() == new.record()
+
+
 class SweepStore:
-    """Append-only Parquet storage of one sweep, refusing a spec other than the one it was started with.
+    """Append-only Parquet storage of one sweep, refusing a spec other than the one it was started with (but
+    for more seeds: :func:`_more_seeds`).
 
     :meth:`check` looks without writing; :meth:`open` takes the lock first, then checks again and writes
     ``spec.json`` (on a fresh folder), so that of two processes started at once on one folder one runs
@@ -203,9 +212,10 @@ class SweepStore:
         if (self.out / "spec.json").is_file():
             old = read_folder_spec(self.out)
             diff = spec_differences(old.record(), self.spec.record())
-            if diff:
+            if diff and not _more_seeds(old, self.spec):
+                fewer = "; a sweep's seeds may grow, not shrink" if _more_seeds(self.spec, old) else ""
                 raise InputError(
-                    f"{str(self.out)!r} holds a sweep of another spec ({'; '.join(diff)}); "
+                    f"{str(self.out)!r} holds a sweep of another spec ({'; '.join(diff)}){fewer}; "
                     f"use a new {param('out', 'out')} folder, or restore the spec to resume"
                 )
         elif others:
@@ -242,6 +252,8 @@ class SweepStore:
                 tmp.unlink()
             parts = _parts(self.out)
             self._next = int(_PART.fullmatch(parts[-1].name).group(1)) + 1 if parts else 0  # type: ignore[union-attr]
+            if _more_seeds(read_folder_spec(self.out), self.spec):  # last: nothing after it can fail
+                write_json(self.out / "spec.json", self.spec.record())
         except BaseException:
             self._undo(dirs, made)
             raise
