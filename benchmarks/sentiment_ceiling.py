@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from attndyn.sentiment import pin_kernels
+from attndyn.sentiment._checklist import CATEGORIES
 
 #: name -> (d of the recipe, text settings changed on top of it).
 VARIANTS: dict[str, tuple[int, dict]] = {
@@ -294,35 +295,60 @@ def other_dynamics(est: Any, test: Any, layers: int, alpha: float = 1.0) -> dict
 
 
 def register_probe(
-    z0: Any, counts: Any, w: Any, b: float, y: Any, e: Any, layers: int, specs: Any, alpha: float = 1.0
+    z0: Any, counts: Any, w: Any, b: float, y: Any, e: Any, layers: int, specs: Any, alpha: float = 1.0, est: Any = None
 ) -> dict:
     """Registers on fixed word vectors: R tokens r_k = L (cos t_k u + sin t_k e), t_k = k pi/(R + 1) (u = w/|w|,
     e a unit vector orthogonal to u), one more in every review, and every word shifted by c e; the decoder reads
     the words only. A word joins the register of its value's level unless another word outscores it. Test
-    accuracy and clusters per real word per (R, c, L) of ``specs``."""
+    accuracy and clusters per real word per (R, c, L) of ``specs``; with the fitted ``est``, also the behavioural
+    suites (tuning and held-out) of the register model (``<key>_checklist``)."""
+    from attndyn.sentiment import distinct_words
+    from attndyn.sentiment._checklist import score
+
+    B, n, d = z0.shape
+    out: dict[str, Any] = {}
+    for R, shift, L in specs:
+        traj, H = _register_run(z0, counts, w, b, e, layers, R, shift, L, alpha)
+        key = f"registers_R={R}_c={shift:g}_L={L:g}".replace(".", "_")
+        out[key] = float(((H > 0).numpy() == y).mean())
+        out[key + "_clusters_per_word"] = _clusters_per_word(traj.ys[0][:, :n], traj.ys[-1][:, :n], counts)
+        if est is not None:
+
+            def predict(texts: list[str], R=R, shift=shift, L=L) -> Any:
+                enc = est.encode(texts)
+                uid, c = distinct_words(enc.ids, enc.mask)
+                z = est.model_.embed.weight.detach().to(z0.dtype)[uid]
+                return (_register_run(z, c, w, b, e, layers, R, shift, L, alpha)[1] > 0).numpy().astype(int)
+
+            out[key + "_checklist"] = {
+                suite: {cat: r["accuracy"] for cat, r in score(predict, suite=suite).items()}
+                for suite in ("tuning", "heldout")
+            }
+        print(f"  registers R={R} c={shift:g} L={L:g}: {out[key]:.4f} at {out[key + '_clusters_per_word']:.3f}"
+              " clusters per word", out.get(key + "_checklist", ""), flush=True)  # fmt: skip
+    return out
+
+
+def _register_run(
+    z0: Any, counts: Any, w: Any, b: float, e: Any, layers: int, R: int, shift: float, L: float, alpha: float
+) -> tuple:
+    """The hardmax run of the distinct words ``z0`` (B, U, d) with R registers appended and every word shifted
+    by ``shift`` e, and the decision (B,) read from the words' final mean weighted by ``counts``."""
     import math
 
     import torch
 
     from attndyn import SaveAt, hardmax
 
-    c = counts.to(torch.float64)
     B, n, d = z0.shape
-    out: dict[str, float] = {}
-    for R, shift, L in specs:
-        t = torch.tensor([math.pi * (k + 1) / (R + 1) for k in range(R)], dtype=torch.float64)
-        regs = L * (torch.cos(t)[:, None] * (w / w.norm()) + torch.sin(t)[:, None] * e)
-        zs = torch.cat([z0 + shift * e * (counts[..., None] > 0), regs.expand(B, R, d)], dim=1)
-        ms = torch.cat([counts > 0, torch.ones(B, R, dtype=torch.bool)], dim=1)
-        traj = hardmax(zs, alpha=alpha, layers=layers, mask=ms, save=SaveAt(every=None), check_hypotheses=False)
-        zK = traj.ys[-1][:, :n]
-        H = ((zK * c[..., None]).sum(1) / c.sum(1, keepdim=True)) @ w + b
-        key = f"registers_R={R}_c={shift:g}_L={L:g}".replace(".", "_")
-        out[key] = float(((H > 0).numpy() == y).mean())
-        out[key + "_clusters_per_word"] = _clusters_per_word(traj.ys[0][:, :n], zK, c)
-        print(f"  registers R={R} c={shift:g} L={L:g}: {out[key]:.4f} at {out[key + '_clusters_per_word']:.3f}"
-              " clusters per word", flush=True)  # fmt: skip
-    return out
+    t = torch.tensor([math.pi * (k + 1) / (R + 1) for k in range(R)], dtype=torch.float64)
+    regs = L * (torch.cos(t)[:, None] * (w / w.norm()) + torch.sin(t)[:, None] * e)
+    zs = torch.cat([z0 + shift * e * (counts[..., None] > 0), regs.expand(B, R, d)], dim=1)
+    ms = torch.cat([counts > 0, torch.ones(B, R, dtype=torch.bool)], dim=1)
+    traj = hardmax(zs, alpha=alpha, layers=layers, mask=ms, save=SaveAt(every=None), check_hypotheses=False)
+    c = counts.to(torch.float64)
+    H = ((traj.ys[-1][:, :n] * c[..., None]).sum(1) / c.sum(1, keepdim=True)) @ w + b
+    return traj, H
 
 
 def _fixed_vectors(est: Any, test: Any) -> tuple:
@@ -391,7 +417,11 @@ def _merge(path: Path, key: str, entries: dict, command: str) -> None:
         res["registers_sweep_summary"] = {  # accuracy and clusters per word over the seeds of each setting
             f"R={R}_c={c:g}_L={L:g}".replace(".", "_"): {
                 value: _summary(res[key], f"registers_R={R}_c={c:g}_L={L:g}{suffix}".replace(".", "_"))
-                for value, suffix in (("accuracy", ""), ("clusters_per_word", "_clusters_per_word"))
+                for value, suffix in (
+                    ("accuracy", ""),
+                    ("clusters_per_word", "_clusters_per_word"),
+                    *((f"{suite}_{cat}", f"_checklist/{suite}/{cat}") for suite in ("tuning", "heldout") for cat in CATEGORIES),
+                )
             }
             for R, c, L in REGISTER_SWEEP
         }
@@ -442,7 +472,7 @@ def main() -> None:
             entry["at_alpha_1"] = other_dynamics(est, test, a.layers)
         if a.part == "registers":
             entry["layer0_accuracy"] = entry.pop("hardmax_accuracy")
-            entry.update(register_probe(*_fixed_vectors(est, test), a.layers, REGISTER_SWEEP))
+            entry.update(register_probe(*_fixed_vectors(est, test), a.layers, REGISTER_SWEEP, est=est))
         _merge(a.json, a.part, {key: entry}, command)
 
 
