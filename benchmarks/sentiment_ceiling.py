@@ -420,7 +420,11 @@ def _merge(path: Path, key: str, entries: dict, command: str) -> None:
                 for value, suffix in (
                     ("accuracy", ""),
                     ("clusters_per_word", "_clusters_per_word"),
-                    *((f"{suite}_{cat}", f"_checklist/{suite}/{cat}") for suite in ("tuning", "heldout") for cat in CATEGORIES),
+                    *(
+                        (f"{suite}_{cat}", f"_checklist/{suite}/{cat}")
+                        for suite in ("tuning", "heldout")
+                        for cat in CATEGORIES
+                    ),
                 )
             }
             for R, c, L in REGISTER_SWEEP
