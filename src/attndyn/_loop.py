@@ -152,8 +152,15 @@ class Run:
 
 def time_grid(time: float, step: float, method: str, max_steps: int) -> tuple[int, float]:
     """The grid of a run up to ``time``: N = ceil(time / step) steps of time / N, the same for softmax and the
-    sphere. A fixed-step ``method`` over ``max_steps`` steps is refused (an adaptive one is counted as it goes)."""
+    sphere. A fixed-step ``method`` over ``max_steps`` steps is refused (an adaptive one is counted as it goes), and
+    so is a ``"discrete"`` run whose time is not a whole number of layers (its step is the model's, not a grid's)."""
     N = math.ceil(time / step - 1e-9)
+    if method == "discrete" and abs(time / step - round(time / step)) > 1e-9 * max(1.0, time / step):
+        k = max(1, round(time / step))
+        raise InputError(
+            f'method="discrete" takes whole layers of step={step:g} (the step is part of the model, eq. (3)), and '
+            f"time={time:g} is {time / step:.4g} of them; give time = layers x step, e.g. time={k * step:g} for {k} layers"
+        )
     if method not in ADAPTIVE and N > max_steps:
         raise InputError(
             f"time={time:g} with step={step:g} needs {N:.3g} steps, over max_steps={max_steps}; "

@@ -107,7 +107,7 @@ def softmax(
 
     Args:
         tokens: one sequence ``(n, d)`` or a batch ``(B, n, d)``.
-        time: final time T > 0 (for ``method="discrete"``, T/step layers are taken).
+        time: final time T > 0 (for ``method="discrete"``, T/step layers: a whole number of them, else an InputError).
         Q, K: ``(d_q, d)`` query/key matrices or ``(H, d_q, d)`` stacks (identity if None).
         V: ``(d, d)`` value matrix or ``(H, d, d)`` stack (identity if None).
         beta: inverse temperature multiplying the scores, eq. (2).

@@ -248,3 +248,15 @@ def test_save_every_stop_and_stats():
 def test_softmax_bad_input(kw, match):
     with pytest.raises(attndyn.InputError, match=match):
         attndyn.softmax([[1.0, 0.0], [0.0, 1.0]], **kw)
+
+
+def test_the_discrete_model_takes_whole_layers_of_its_step():
+    x = [[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]
+    with pytest.raises(
+        attndyn.InputError,
+        match=r'method="discrete" takes whole layers of step=1 .*time=2.5 is 2.5 of them; give time = layers x step, e.g. time=2 for 2 layers',
+    ):
+        attndyn.softmax(x, time=2.5, step=1.0, method="discrete")  # was 3 layers of step 0.833, silently
+    three = attndyn.softmax(x, time=0.3, step=0.1, method="discrete")  # 0.3 / 0.1 = 2.9999999999999996: 3 layers
+    assert len(three.ts) == 4 and math.isclose(three.params.step, 0.1)
+    assert attndyn.softmax(x, time=2.5, step=1.0, method="rk4").params.step == 2.5 / 3  # a grid may move

@@ -207,3 +207,48 @@ def test_one_cluster_from_random_starts_where_the_theory_says_so(d, betas):
     reports = [sp.cluster_report(traj, b, angle=1e-3) for b in range(60)]
     assert all(r.applies for r in reports)
     assert [b for b, r in enumerate(reports) if not r.holds] == []
+
+
+def test_the_energy_at_beta_0_of_balanced_tokens_is_not_rounding_noise():
+    # a regular tetrahedron (mean 0) moved by 1e-9: E_0 = |mean|^2 / 2 ~ 2e-20, and the Gram sum cancels to -5e-18
+    tet = np.array([[1, 1, 1], [1, -1, -1], [-1, 1, -1], [-1, -1, 1]]) / np.sqrt(3)
+    x = tet + 1e-9 * np.random.default_rng(0).standard_normal((4, 3))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    e0 = float(sp.energy(torch.tensor(x), 0.0))
+    assert e0 >= 0 and math.isclose(e0, float(x.mean(0) @ x.mean(0)) / 2, rel_tol=1e-6)
+    rep = sp.energy_report(sp.evolve(x, time=5.0, beta=0.0, attention="usa", step=0.01, save=SaveAt(every=10)))
+    assert rep.applies and rep.holds and rep.largest_drop <= 1e-12  # was a "relative drop" of 3e290
+
+
+def test_reports_of_a_failed_run_or_of_one_state_are_undecided():
+    x = unit_tokens(np.random.default_rng(0), 8, 3)
+    failed = sp.evolve(x, time=50.0, beta=1.0, method="dopri5", max_steps=5, step=1.0, attention="usa")
+    assert failed.stats.stop_reason == "solver_failed"
+    for rep in (sp.cluster_report(failed), sp.energy_report(failed)):
+        assert rep.holds is None and rep.undecided.startswith("the run failed at t = ")
+        assert rep.record()["holds"] is None and rep.record()["measured_holds"] in (True, False)
+    assert sp.cluster_report(sp.evolve(x, time=1.0, beta=1.0)).undecided is None
+
+
+def test_a_float32_run_from_a_rotated_orthonormal_frame_is_an_orthogonal_start():
+    Q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((4, 4)))
+    rep = sp.orthogonal_start_report(sp.evolve(Q, time=2.0, beta=2.0, step=0.01, dtype=torch.float32))
+    assert rep.hypotheses["orthogonal_start"] and rep.applies and rep.holds is not None
+    bent = Q.copy()
+    bent[1] = Q[1] + 1e-3 * Q[0]
+    assert not sp.orthogonal_start_report(sp.evolve(bent, time=0.5, beta=2.0, dtype=torch.float32)).applies
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf"), True, "1e-6"])
+def test_report_tolerances_are_checked(bad):
+    traj = sp.evolve(np.eye(3), time=0.5, beta=1.0, attention="usa")
+    with pytest.raises(InputError, match=r"rtol must be a finite number >= 0"):
+        sp.energy_report(traj, rtol=bad)
+    with pytest.raises(InputError, match=r"tol must be a finite number >= 0"):
+        sp.orthogonal_start_report(traj, tol=bad)
+
+
+def test_the_clustering_theorem_asks_beta_at_least_0():
+    x = unit_tokens(np.random.default_rng(1), 6, 3)
+    assert sp.cluster_report(sp.evolve(x, time=1.0, beta=1.0)).applies
+    assert not sp.cluster_report(sp.evolve(x, time=1.0, beta=-1.0)).applies

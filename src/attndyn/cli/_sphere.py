@@ -73,7 +73,9 @@ def _text(rec: dict[str, Any], head: str) -> None:
         typer.echo(f"  cluster {k}: ({centre})  members {' '.join(map(str, c['members']))}")
     for name, th in rec["theorems"].items():
         verdict = "holds" if th["holds"] else "does NOT hold"
-        if not th["holds"] and th["applies"] and name == "clusters":  # a statement about t -> infinity
+        if th["holds"] is None:
+            verdict = f"undecided: {th['undecided']}"
+        elif not th["holds"] and th["applies"] and name == "clusters":  # a statement about t -> infinity
             verdict = (
                 f"not yet ({th['clusters']} clusters at the end of the run; the theorem speaks of t -> infinity: "
                 "run longer, a larger --time)"

@@ -87,6 +87,8 @@ def sphere_energy(seed: int, *, n: int, d: int, beta: float, time: float, step: 
     if traj.stats.stop_reason == "solver_failed":
         raise CellFailed(f"the solve failed: {traj.stats.message}")
     rep = energy_report(traj)
+    if rep.holds is None:
+        raise CellFailed(f"the energy check is undecided: {rep.undecided}")
     clusters = sphere_clusters(traj.final_tokens, 1e-3)
     return {
         "energy_monotone": rep.holds,

@@ -88,7 +88,7 @@ def evolve(
         tokens: one sequence ``(n, d)`` or a batch ``(B, n, d)`` of unit vectors. A token of norm 0 is refused;
             one whose norm differs from 1 by more than :data:`NORM_TOLERANCE` is refused unless ``normalize``
             (then every token is divided by its norm).
-        time: final time T > 0 (``method="discrete"``: T/step layers).
+        time: final time T > 0 (``method="discrete"``: T/step layers, a whole number of them).
         beta: one inverse temperature, or one per sequence (a ``(B,)`` sequence: a beta grid as one batch).
         attention: ``"sa"`` or ``"usa"``.
         method: ``"discrete"`` (layers, normalised by ``norm``), a fixed-step scheme (``"euler"``, ``"midpoint"``,

@@ -45,20 +45,32 @@ def _plain(traj: SphereTrajectory) -> dict[str, bool]:
     }
 
 
+#: The orthogonal start is checked to this many units of rounding of the run's dtype (1e-12 in float64 was
+#: absolute: a float32 run from a rotated orthonormal frame "did not apply").
+ORTHOGONAL_ULPS = 4096
+
+
 class _Report:
     """What every report here shares: its ``theorem``, ``applies`` when every one of its ``hypotheses`` holds (they
     are reported, not required), and ``record()``: these, ``holds`` and what the report measured."""
 
     theorem: ClassVar[str]
     hypotheses: dict[str, bool]
+    undecided: str | None
 
     @property
     def applies(self) -> bool:
         return all(self.hypotheses.values())
 
     @property
-    def holds(self) -> bool:
+    def measured_holds(self) -> bool:
+        """The conclusion as the kept states show it, decided or not."""
         raise NotImplementedError
+
+    @property
+    def holds(self) -> bool | None:
+        """The verdict: None when the run cannot decide it (``undecided`` says why), else :attr:`measured_holds`."""
+        return None if self.undecided else self.measured_holds
 
     def _details(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -69,8 +81,23 @@ class _Report:
             "hypotheses": self.hypotheses,
             "applies": self.applies,
             "holds": self.holds,
+            "measured_holds": self.measured_holds,
+            "undecided": self.undecided,
             **self._details(),
         }
+
+
+def _undecided(traj: SphereTrajectory, least_states: int = 1) -> str | None:
+    """Why a run cannot decide a verdict: it failed before its horizon (the verdicts read the whole run), or it
+    kept fewer than ``least_states`` states."""
+    if traj.stats.stop_reason == "solver_failed":
+        return (
+            f"the run failed at t = {float(traj.ts[-1]):g} before its horizon ({traj.stats.message}); "
+            "a verdict needs the whole run"
+        )
+    if len(traj.ts) < least_states:
+        return f"{len(traj.ts)} kept state(s), {least_states} needed; keep more (save=SaveAt(every=k))"
+    return None
 
 
 @dataclass(frozen=True)
@@ -85,9 +112,10 @@ class EnergyReport(_Report):
     largest_drop: float
     rtol: float
     beta: float
+    undecided: str | None = None
 
     @property
-    def holds(self) -> bool:
+    def measured_holds(self) -> bool:
         return self.largest_drop <= self.rtol
 
     def _details(self) -> dict[str, Any]:
@@ -105,12 +133,37 @@ def energy_report(traj: SphereTrajectory, b: int = 0, *, rtol: float | None = No
     traj = _check(traj, b)
     if rtol is None:
         rtol = 1e-12 if traj.ys.dtype == torch.float64 else 1e-5
+    _tolerance(rtol, "rtol")
     beta = float(traj.params.beta[b])
-    e = energy(traj.ys[:, b], beta).double().cpu()  # (T,)
-    scale = e.abs().clamp_min(torch.finfo(torch.float64).tiny)
+    x = traj.ys[:, b][:, traj.real_tokens(b)].double().cpu()  # (T, n', d): the tokens the dynamics moves
+    e = energy(x, beta)  # (T,)
+    scale = _energy_scale(x, beta, e)
     drops = ((e[:-1] - e[1:]) / scale[:-1]).clamp_min(0) if len(e) > 1 else torch.zeros(1, dtype=torch.float64)
     hyp = {**_plain(traj), "usa": traj.params.attention == "usa"}
-    return EnergyReport(hyp, traj.ts.tolist(), e.tolist(), float(drops.max()), rtol, beta)
+    return EnergyReport(
+        hyp, traj.ts.tolist(), e.tolist(), float(drops.max()), rtol, beta, undecided=_undecided(traj, 2)
+    )
+
+
+def _energy_scale(x: torch.Tensor, beta: float, e: torch.Tensor) -> torch.Tensor:
+    r"""The size of the terms of :math:`E_eta` at each kept time, what its rounding is relative to: :math:`|E|`
+        for :math:`eta
+    e 0` (its terms :math:`e^{eta\langle x_i, x_j
+    angle}/(2eta n^2)` share one sign), and
+        :math:`rac{1}{2n^2}\sum_{i,j}|\langle x_i, x_j
+    angle|` at :math:`eta = 0`, where :math:`E_0 =
+        |ar x|^2/2` may be 0 (balanced tokens) while its terms are not."""
+    if beta != 0:
+        return e.abs().clamp_min(torch.finfo(torch.float64).tiny)
+    n = x.shape[-2]
+    terms = (x @ x.transpose(-1, -2)).abs().sum(dim=(-1, -2)) / (2 * n * n)
+    return terms.clamp_min(torch.finfo(torch.float64).tiny)
+
+
+def _tolerance(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise InputError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -129,9 +182,10 @@ class OrthogonalStartReport(_Report):
     spread: float
     error: float
     tol: float
+    undecided: str | None = None
 
     @property
-    def holds(self) -> bool:
+    def measured_holds(self) -> bool:
         return self.error <= self.tol
 
     def _details(self) -> dict[str, Any]:
@@ -145,10 +199,12 @@ class OrthogonalStartReport(_Report):
 def orthogonal_start_report(traj: SphereTrajectory, b: int = 0, *, tol: float = 1e-6) -> OrthogonalStartReport:
     r"""Compare sequence ``b`` with the solution of the :math:`\gamma` ODE (scipy's DOP853 at rtol 1e-11)."""
     traj = _check(traj, b)
+    _tolerance(tol, "tol")
     x = traj.ys[:, b].double().cpu()  # (T, n, d)
     n = x.shape[1]
     if n < 2:
         raise InputError("the orthogonal-start check needs at least 2 tokens")
+    ortho_tol = ORTHOGONAL_ULPS * torch.finfo(traj.ys.dtype).eps  # the start's rounding in the run's dtype
     g = x @ x.transpose(-1, -2)  # (T, n, n)
     off = ~torch.eye(n, dtype=torch.bool)
     pairs = g[:, off]  # (T, n(n-1))
@@ -158,11 +214,13 @@ def orthogonal_start_report(traj: SphereTrajectory, b: int = 0, *, tol: float = 
     hyp = {
         **_plain(traj),
         "sa": traj.params.attention == "sa",
-        "orthogonal_start": bool((g[0] - torch.eye(n, dtype=g.dtype)).abs().max() <= 1e-12),
+        "orthogonal_start": bool((g[0] - torch.eye(n, dtype=g.dtype)).abs().max() <= ortho_tol),
     }
     spread = float((pairs - mean[:, None]).abs().max())
     error = max(float(np.max(np.abs(mean.numpy() - gam))), spread)
-    return OrthogonalStartReport(hyp, traj.ts.tolist(), mean.tolist(), gam.tolist(), spread, error, tol)
+    return OrthogonalStartReport(
+        hyp, traj.ts.tolist(), mean.tolist(), gam.tolist(), spread, error, tol, undecided=_undecided(traj)
+    )
 
 
 @dataclass(frozen=True)
@@ -173,7 +231,7 @@ class ClusterReport(_Report):
     as plateaus (``staircase``: value, start, end, duration)."""
 
     theorem: ClassVar[str] = (
-        "one cluster for Q = K = V = I when d >= 3, or d = 2 and 0 <= beta <= 1 (arXiv 2312.10794, Sections 4-7)"
+        "one cluster for Q = K = V = I and beta >= 0 when d >= 3, or d = 2 and beta <= 1 (arXiv 2312.10794, Sections 4-7)"
     )
     hypotheses: dict[str, bool]
     angle: float
@@ -182,9 +240,10 @@ class ClusterReport(_Report):
     clustered_fraction: float
     order_parameter: float
     staircase: list[dict[str, float]] = field(default_factory=list)
+    undecided: str | None = None
 
     @property
-    def holds(self) -> bool:
+    def measured_holds(self) -> bool:
         """One cluster at the end of the run."""
         return len(self.clusters) == 1
 
@@ -217,7 +276,7 @@ def cluster_report(traj: SphereTrajectory, b: int = 0, *, angle: float = 1e-3, d
     counts = [len(sphere_clusters(xt, angle)) for xt in x]
     beta = float(traj.params.beta[b])
     d = traj.dim
-    hyp = {**_plain(traj), "d>=3 or (d=2 and 0<=beta<=1)": d >= 3 or (d == 2 and 0 <= beta <= 1)}
+    hyp = {**_plain(traj), "beta>=0 and (d>=3 or (d=2 and beta<=1))": beta >= 0 and (d >= 3 or (d == 2 and beta <= 1))}
     return ClusterReport(
         hyp,
         float(angle),
@@ -226,4 +285,5 @@ def cluster_report(traj: SphereTrajectory, b: int = 0, *, angle: float = 1e-3, d
         float(clustered_fraction(x[-1], delta)),
         float(kuramoto(x[-1])),
         plateaus(traj.ts.tolist(), counts),
+        undecided=_undecided(traj),
     )

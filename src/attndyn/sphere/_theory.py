@@ -54,7 +54,8 @@ def _gram(x: Tensor) -> Tensor:
 def energy(x: Tensor, beta: float | Tensor) -> Tensor:
     r""":math:`E_\beta(x) = \frac{1}{2\beta n^2}\sum_{i,j} e^{\beta\langle x_i, x_j\rangle}` of unit tokens ``x``
     (..., n, d), one value per configuration. At :math:`\beta = 0` it is :math:`\frac{1}{2n^2}\sum_{i,j}
-    \langle x_i, x_j\rangle`, the limit of :math:`E_\beta - \frac{1}{2\beta}` (the same gradient ascent).
+    \langle x_i, x_j\rangle = \frac12|\bar x|^2`, the limit of :math:`E_\beta - \frac{1}{2\beta}` (the same gradient
+    ascent), computed in the second form (never negative).
     Computed as :math:`\exp(\mathrm{logsumexp})`: inf only where the energy itself overflows.
 
     >>> x = torch.tensor([[1.0, 0.0], [1.0, 0.0]], dtype=torch.float64)
@@ -67,7 +68,7 @@ def energy(x: Tensor, beta: float | Tensor) -> Tensor:
     b = b.reshape(b.shape + (1,) * 2) if b.ndim else b
     flat = (b * g).flatten(-2)
     big = torch.logsumexp(flat, dim=-1) - math.log(2 * n * n)
-    linear = g.flatten(-2).sum(-1) / (2 * n * n)
+    linear = x.mean(dim=-2).pow(2).sum(-1) / 2  # the sum of the Gram entries as |mean|^2 / 2: >= 0, no cancellation
     bb = b.reshape(b.shape[:-2]) if b.ndim else b
     safe = torch.where(bb == 0, torch.ones_like(bb), bb)
     return torch.where(bb == 0, linear, torch.exp(big) / safe)

@@ -81,7 +81,7 @@ class SpherePage:
             f'<b>beta</b> <span id="sphere-beta">{res.state.beta:g}</span>, <b>clusters at T:</b> '
             f'<span id="sphere-clusters">{len(c.clusters)}</span> '
             f"(order parameter {c.order_parameter:.4f}); longest metastable plateau: {escape(plateau)}<br>"
-            f'<b>E_beta nondecreasing:</b> <span id="sphere-energy">{"holds" if e.holds else "does not hold"}</span>'
+            f'<b>E_beta nondecreasing:</b> <span id="sphere-energy">{"undecided" if e.holds is None else "holds" if e.holds else "does not hold"}</span>'
             f"{'' if e.applies else ' (USA with Q = K = V = I is where the theorem applies)'}"
             f" <small>({1000 * res.seconds:.0f} ms)</small>"
         )
