@@ -60,14 +60,16 @@ def test_dense_output_is_exact_on_quartics(name):
 
 @pytest.mark.parametrize("name, tol", [("dopri5", 1e-7), ("dopri8", 1e-7), ("bosh3", 1e-6), ("adaptive_heun", 1e-4)])
 def test_equals_torchdiffeq_odeint(name, tol):
-    """The same algorithm and arithmetic as torchdiffeq's public odeint: equal bits at every grid time."""
+    """The same algorithm and arithmetic as torchdiffeq's public odeint: equal bits at every grid time. Its error
+    norm is the RMS of each sequence, the largest over the batch (torchdiffeq's ``norm`` option)."""
     rng = np.random.default_rng(3)
     x = torch.tensor(rng.standard_normal((2, 6, 2)))
     V = torch.tensor(rng.standard_normal((2, 2)))
     traj = attndyn.softmax(x, time=1.5, V=V, beta=2.0, rescaled=True, method=name, step=0.25, rtol=tol, atol=tol)
     dyn = SoftmaxAttention(Q=traj.params.Q, K=traj.params.K, V=traj.params.V, beta=2.0, rescaled=True)
     grid = torch.arange(7, dtype=torch.float64) * 0.25
-    ref = odeint(lambda t, y: dyn(float(t), y), x, grid, method=name, rtol=tol, atol=tol)
+    per_sequence = {"norm": lambda e: e.abs().pow(2).mean(dim=(1, 2)).sqrt().amax()}
+    ref = odeint(lambda t, y: dyn(float(t), y), x, grid, method=name, rtol=tol, atol=tol, options=per_sequence)
     assert torch.equal(traj.times, grid)
     assert torch.equal(traj.ys, ref)
 
@@ -122,3 +124,13 @@ def test_non_finite_field_fails_at_its_step():
     with pytest.raises(AdaptiveFailure, match="error estimate is not finite") as info:
         solve.at(1.0)
     assert info.value.t < 0.5 < info.value.t + info.value.dt
+
+
+@pytest.mark.parametrize("method", ["dopri5", "bosh3"])
+def test_a_sequence_is_solved_to_the_same_accuracy_whatever_its_batch_mates(method):
+    # calm sequences (every token the same: no velocity) used to dilute a batch-wide RMS error norm
+    y = np.random.default_rng(0).standard_normal((6, 2))
+    alone = attndyn.softmax(y, time=3.0, method=method).final_tokens
+    for B in (10, 100):
+        batch = np.concatenate([y[None], np.zeros((B - 1, 6, 2))])
+        assert torch.equal(attndyn.softmax(batch, time=3.0, method=method).final_tokens[0], alone)

@@ -261,3 +261,21 @@ def test_the_identity_sa_path_is_not_taken_for_negative_beta_masks_or_causal():
     assert not SphereAttention(A=None, V=None, beta=ok, causal=True)._identity_sa
     assert not SphereAttention(A=None, V=None, beta=ok, mask=torch.ones(2, 3, dtype=torch.bool))._identity_sa
     assert not SphereAttention(A=None, V=None, beta=ok, model="usa")._identity_sa
+
+
+@pytest.mark.parametrize("dtype, size", [(torch.float64, 1e200), (torch.float64, 1e-200), (torch.float64, 1e-310),
+                                         (torch.float32, 1e20), (torch.float32, 1e-25)])  # fmt: skip
+def test_normalize_takes_tokens_of_any_size(dtype, size):
+    traj = sp.evolve([[size, size], [1.0, 0.0]], time=1.0, normalize=True, dtype=dtype)
+    ref = sp.evolve([[1.0, 1.0], [1.0, 0.0]], time=1.0, normalize=True, dtype=dtype)
+    assert traj.stats.stop_reason == "completed"  # was NaN tokens (large) or "norm 0" (small)
+    assert torch.allclose(traj.ys, ref.ys, rtol=0, atol=4 * torch.finfo(dtype).eps)
+
+
+def test_retracting_tokens_is_dividing_by_their_norm_bit_for_bit():
+    from attndyn.sphere._engine import _on_sphere
+    from attndyn.sphere._field import unit
+
+    x = torch.randn(50, 7, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    for y in (x / torch.linalg.vector_norm(x, dim=-1, keepdim=True) * (1 + 1e-12), 1e3 * x, 1e-3 * x):
+        assert torch.equal(_on_sphere(y[None], True), unit(y[None]))  # the power-of-two scaling is exact

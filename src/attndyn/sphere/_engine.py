@@ -151,11 +151,18 @@ def evolve(
 
 
 def _on_sphere(y: Tensor, normalize: bool) -> Tensor:
-    """The tokens retracted onto the sphere; norm 0 refused, norm far from 1 refused unless ``normalize``."""
-    norms = torch.linalg.vector_norm(y, dim=-1)  # (B, n)
-    if bool((norms == 0).any()):
-        b, i = (int(v) for v in torch.nonzero(norms == 0)[0])
+    """The tokens retracted onto the sphere; norm 0 refused, norm far from 1 refused unless ``normalize``.
+
+    Each token is first divided by the power of two nearest its largest entry (exact: the same bits as dividing
+    by the norm directly), so that its norm neither overflows nor underflows: ``normalize`` works for every
+    finite nonzero token, of any size."""
+    big = y.abs().amax(dim=-1)  # (B, n)
+    if bool((big == 0).any()):
+        b, i = (int(v) for v in torch.nonzero(big == 0)[0])
         raise InputError(f"token {i} of sequence {b} has norm 0, so it has no point on the sphere; give nonzero tokens")
+    scale = torch.ldexp(torch.ones_like(big), torch.frexp(big).exponent)[..., None]  # 2^k > largest entry
+    y = y / scale
+    norms = torch.linalg.vector_norm(y, dim=-1) * scale[..., 0]  # (B, n): inf where the norm itself overflows
     off = (norms - 1).abs()
     if not normalize and bool((off > NORM_TOLERANCE).any()):
         b, i = (int(v) for v in torch.nonzero(off > NORM_TOLERANCE)[0])
