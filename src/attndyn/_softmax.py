@@ -282,11 +282,14 @@ class _SoftmaxRecord:
         y_prev, y = self.y, self.step(k - 1, self.y)
         if not bool(torch.isfinite(y).all()):
             t = (k - 1) * self.dt
+            rescale = "" if self.dyn.rescaled else (
+                ", or use the rescaled dynamics (rescaled=True; --rescaled on the command line)"
+            )  # fmt: skip
             raise StepFailure(
                 t,
                 self.dt,
                 f"non-finite tokens at t={t:.6g}: the scores overflowed or the solver diverged; "
-                "reduce step or time, or use the rescaled dynamics (rescaled=True; --rescaled on the command line)",
+                f"reduce step or time{rescale}",
             )
         self.track_leaders(k, y)
         self.y = y

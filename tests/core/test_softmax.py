@@ -260,3 +260,11 @@ def test_the_discrete_model_takes_whole_layers_of_its_step():
     three = attndyn.softmax(x, time=0.3, step=0.1, method="discrete")  # 0.3 / 0.1 = 2.9999999999999996: 3 layers
     assert len(three.ts) == 4 and math.isclose(three.params.step, 0.1)
     assert attndyn.softmax(x, time=2.5, step=1.0, method="rk4").params.step == 2.5 / 3  # a grid may move
+
+
+def test_an_overflow_of_the_rescaled_dynamics_does_not_advise_the_rescaled_dynamics():
+    x = np.random.default_rng(0).standard_normal((5, 2))
+    rescaled = attndyn.softmax(x, time=1000.0, rescaled=True, step=1.0)
+    assert rescaled.stats.stop_reason == "solver_failed" and rescaled.stats.message.endswith("reduce step or time")
+    plain = attndyn.softmax(x, time=1000.0, step=1.0)
+    assert plain.stats.message.endswith("or use the rescaled dynamics (rescaled=True; --rescaled on the command line)")

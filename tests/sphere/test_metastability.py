@@ -37,6 +37,7 @@ def test_on_the_circle_the_lifetime_grows_with_beta():
         ({"betas": [1.0, 2.0, float("nan")]}, r"betas must hold at least 3 finite numbers"),
         ({"betas": [1.0, 2.0, 3.0], "systems": 1}, r"systems must be an integer >= 2, got 1"),
         ({"betas": [0.0, 0.0, 0.0], "time": 30.0}, r"too few systems had several clusters to fit a slope"),
+        ({"betas": [1.0, 2.0, 3.0], "angle": 4.0}, r"angle must be at most pi \(radians between two tokens"),
     ],
 )
 def test_refusals(kwargs, match):

@@ -89,6 +89,12 @@ def test_gamma_curve_times_and_the_round_trip(tmp_path):
         ({"norm": "layer"}, r"unknown norm 'layer'"),
         ({"attention": "usa", "betas": [800.0]}, r"USA weights .* overflow"),
         ({"max_memory": 1000}, r"this run would keep about .* over the limit of 1 KB; use fewer systems"),
+        ({"time": 0.25, "step": 0.1}, r'method="discrete" takes whole layers of step=0.1 .* time=0.25 is 2.5 of them'),
+        pytest.param(
+            {"device": "cuda"},
+            r"device='cuda' but CUDA is not available on this machine",
+            marks=pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is here"),
+        ),  # fmt: skip
     ],
 )
 def test_phase_diagram_refusals(kwargs, match):

@@ -252,3 +252,47 @@ def test_the_clustering_theorem_asks_beta_at_least_0():
     x = unit_tokens(np.random.default_rng(1), 6, 3)
     assert sp.cluster_report(sp.evolve(x, time=1.0, beta=1.0)).applies
     assert not sp.cluster_report(sp.evolve(x, time=1.0, beta=-1.0)).applies
+
+
+def test_the_statistics_take_numpy_tokens_and_refuse_bad_ones_in_one_line():
+    x = unit_tokens(np.random.default_rng(2), 5, 3)
+    t = torch.tensor(x)
+    for fn in (lambda a: sp.energy(a, 1.0), sp.kuramoto, lambda a: sp.clustered_fraction(a, 0.1),
+               lambda a: sp.cluster_rank(a, 0.1)):  # fmt: skip
+        assert torch.equal(fn(x), fn(t)) and torch.equal(fn(x.tolist()), fn(t))
+        with pytest.raises(
+            InputError, match=r"x must be tokens of shape \(n, d\) or \(\.\.\., n, d\), got shape \(3,\)"
+        ):
+            fn(np.array([1.0, 0.0, 0.0]))
+        with pytest.raises(InputError, match=r"x holds NaN or inf; give finite tokens"):
+            fn(np.array([[1.0, 0.0], [np.nan, 1.0]]))
+    with pytest.raises(
+        InputError, match=r"x must be the tokens of one configuration, shape \(n, d\), got shape \(2, 5, 3\)"
+    ):
+        sp.sphere_clusters(np.stack([x, x]), 0.1)
+    with pytest.raises(InputError, match=r"x must be tokens of shape"):
+        sp.sphere_clusters(np.array([1.0, 0.0]), 0.1)
+    for delta in (0.0, 2.0, 3.0, float("nan")):
+        with pytest.raises(InputError, match=r"delta must be a number in \(0, 2\)"):
+            sp.clustered_fraction(x, delta)
+
+
+def test_the_gamma_curve_and_its_crossing_check_their_arguments():
+    assert sp.gamma_crossing(4, 1.0, 1.0, 10.0) == math.inf and sp.gamma_crossing(4, 1.0, 1.5, 10.0) == math.inf
+    for args, match in (((0, 1.0, 0.5, 10.0), r"n must be an integer >= 2"), ((4, 1.0, float("nan"), 10.0), r"level must be a number"),
+                        ((4, float("inf"), 0.5, 10.0), r"beta must be a finite number")):  # fmt: skip
+        with pytest.raises(InputError, match=match):
+            sp.gamma_crossing(*args)
+    with pytest.raises(InputError, match=r"n must be an integer >= 2"):
+        sp.gamma_curve([0.0, 1.0], 1, 0.0)
+    with pytest.raises(InputError, match=r"ts must be finite times >= 0 in increasing order, got \[1.0, 0.5\]"):
+        sp.gamma_curve([1.0, 0.5], 2, 0.0)
+
+
+def test_energy_report_reads_the_real_tokens_of_a_masked_run():
+    x = unit_tokens(np.random.default_rng(3), 6, 3)
+    mask = [True, True, False, True, True, False]
+    rep = sp.energy_report(sp.evolve(x, time=0.5, beta=1.0, attention="usa", mask=mask))
+    real = sp.evolve(x[[0, 1, 3, 4]], time=0.5, beta=1.0, attention="usa")
+    assert math.isclose(rep.energies[-1], float(sp.energy(real.final_tokens, 1.0)), rel_tol=1e-12)
+    assert not rep.applies  # a mask is outside the theorem, but its numbers are the system's that ran

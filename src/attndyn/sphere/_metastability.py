@@ -85,7 +85,7 @@ def metastability(
         raise InputError("betas must hold at least 3 finite numbers (a slope and its interval need them)")
     systems = check_int(systems, "systems", minimum=2)
     n, d = check_int(n, "n", minimum=2), check_int(d, "d", minimum=2)
-    time, step, angle = check_positive(time, "time"), check_positive(step, "step"), check_positive(angle, "angle")
+    time, step, angle = check_positive(time, "time"), check_positive(step, "step"), _angle(angle)
     rng = np.random.default_rng(check_int(seed, "seed"))
     x = rng.standard_normal((grid.size * systems, n, d))
     x /= np.linalg.norm(x, axis=-1, keepdims=True)
@@ -128,3 +128,10 @@ def _fit(grid: np.ndarray, life: np.ndarray, censored: float, settings: dict[str
         censored=float(censored),
         settings=settings,
     )
+
+
+def _angle(angle: Any) -> float:
+    a = check_positive(angle, "angle")
+    if a > math.pi:
+        raise InputError(f"angle must be at most pi (radians between two tokens on the sphere), got {angle!r}")
+    return a

@@ -32,8 +32,10 @@ import torch
 from torch import Tensor
 
 from .._budget import check_memory
+from .._devices import resolve_device
 from .._errors import param
 from .._io import write_json
+from .._loop import time_grid
 from .._progress import progress_bar
 from .._validation import InputError, check_int, check_positive
 from ..solvers import TABLEAUS, rk_step
@@ -163,8 +165,8 @@ def phase_diagram(
     _check_deltas(delta, rank_delta)
     seed, norm = check_int(seed, "seed"), resolve_norm(method, norm)
     step_fn = _layer(attention, method, norm)
-    dt = time / max(1, math.ceil(time / step - 1e-9))
-    dev = torch.device(device or "cpu")
+    dt = time_grid(time, step, method, max_steps=2**62)[1]  # a discrete diagram takes whole layers of step
+    dev = resolve_device(device or "cpu")
     B = systems * len(beta_grid)
     entries = _CHUNK_ENTRIES.get(dev.type, 1 << 20)
     rows = max(1, entries // (n * n)) if chunk is None else check_int(chunk, "chunk", minimum=1)

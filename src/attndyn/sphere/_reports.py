@@ -268,9 +268,10 @@ def cluster_report(traj: SphereTrajectory, b: int = 0, *, angle: float = 1e-3, d
     r"""Clusters (linked within ``angle`` radians, numbered by token index: a masked run leaves the padding out
     and keeps the real tokens' indices) and the other statistics of sequence ``b``."""
     traj = _check(traj, b)
-    for name, v in (("angle", angle), ("delta", delta)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.pi:
-            raise InputError(f"{name} must be a number in (0, pi), got {v!r}")
+    if isinstance(angle, bool) or not isinstance(angle, (int, float)) or not 0 < angle < math.pi:
+        raise InputError(f"angle must be a number in (0, pi), got {angle!r}")
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 2:
+        raise InputError(f"delta must be a number in (0, 2) (pairs with <x_i, x_j> > 1 - delta), got {delta!r}")
     real = traj.real_tokens(b)
     x = traj.ys[:, b][:, real].double().cpu()  # (T, n', d)
     counts = [len(sphere_clusters(xt, angle)) for xt in x]

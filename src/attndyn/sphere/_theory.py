@@ -51,6 +51,27 @@ def _gram(x: Tensor) -> Tensor:
     return x @ x.transpose(-1, -2)  # (..., n, n): <x_i, x_j>
 
 
+def _tokens(x: Any, name: str = "x") -> Tensor:
+    """Tokens (..., n, d) as a tensor (a numpy array or nested list: float64), refused with an InputError when they
+    have fewer than two axes or are not finite."""
+    if not isinstance(x, Tensor):
+        try:
+            x = torch.as_tensor(np.asarray(x, dtype=np.float64))
+        except (TypeError, ValueError):
+            raise InputError(f"{name} must be tokens (n, d) of numbers, got {type(x).__name__}") from None
+    if x.ndim < 2:
+        raise InputError(f"{name} must be tokens of shape (n, d) or (..., n, d), got shape {tuple(x.shape)}")
+    if not bool(torch.isfinite(x).all()):
+        raise InputError(f"{name} holds NaN or inf; give finite tokens")
+    return x
+
+
+def _delta(delta: Any) -> float:
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.integer, np.floating)) or not 0 < delta < 2:
+        raise InputError(f"delta must be a number in (0, 2) (pairs with <x_i, x_j> > 1 - delta), got {delta!r}")
+    return float(delta)
+
+
 def energy(x: Tensor, beta: float | Tensor) -> Tensor:
     r""":math:`E_\beta(x) = \frac{1}{2\beta n^2}\sum_{i,j} e^{\beta\langle x_i, x_j\rangle}` of unit tokens ``x``
     (..., n, d), one value per configuration. At :math:`\beta = 0` it is :math:`\frac{1}{2n^2}\sum_{i,j}
@@ -62,6 +83,7 @@ def energy(x: Tensor, beta: float | Tensor) -> Tensor:
     >>> round(float(energy(x, 2.0)), 6) == round(math.e**2 / 4, 6)
     True
     """
+    x = _tokens(x)
     g = _gram(x)
     n = x.shape[-2]
     b = torch.as_tensor(beta, dtype=x.dtype, device=x.device)
@@ -76,11 +98,12 @@ def energy(x: Tensor, beta: float | Tensor) -> Tensor:
 
 def kuramoto(x: Tensor) -> Tensor:
     r"""The order parameter :math:`r = \lVert\frac1n\sum_i x_i\rVert \in [0, 1]` (1: all tokens equal)."""
-    return torch.linalg.vector_norm(x.mean(dim=-2), dim=-1)
+    return torch.linalg.vector_norm(_tokens(x).mean(dim=-2), dim=-1)
 
 
 def clustered_fraction(x: Tensor, delta: float) -> Tensor:
     r"""Fraction of ordered pairs :math:`i \ne j` with :math:`\langle x_i, x_j\rangle > 1 - \delta` (1 for one token)."""
+    x, delta = _tokens(x), _delta(delta)
     n = x.shape[-2]
     if n < 2:
         return torch.ones(x.shape[:-2], dtype=x.dtype, device=x.device)
@@ -103,7 +126,7 @@ def cluster_rank(x: Tensor, delta: float) -> Tensor:
     >>> int(cluster_rank(x, 1e-4))
     2
     """
-    t = _gram(x) > 1 - delta  # (..., n, n)
+    t = _gram(_tokens(x)) > 1 - _delta(delta)  # (..., n, n)
     return threshold_rank(t.reshape(-1, *t.shape[-2:])).reshape(t.shape[:-2])
 
 
@@ -142,7 +165,9 @@ def sphere_clusters(x: Any, angle: float) -> list[list[int]]:
 
     if isinstance(angle, bool) or not isinstance(angle, (int, float, np.integer, np.floating)) or not angle >= 0:
         raise InputError(f"angle must be a number >= 0 (radians), got {angle!r}")
-    pts = np.asarray(x.detach().cpu() if isinstance(x, Tensor) else x, dtype=np.float64)
+    pts = _tokens(x.detach().cpu() if isinstance(x, Tensor) else x).to(torch.float64).numpy()
+    if pts.ndim != 2:
+        raise InputError(f"x must be the tokens of one configuration, shape (n, d), got shape {pts.shape}")
     chord = 2.0 * math.sin(min(float(angle), math.pi) / 2.0)
     linked = cdist(pts, pts) <= chord + 4 * np.finfo(np.float64).eps  # (n, n), the differences taken directly
     _, labels = connected_components(linked, directed=False)
@@ -187,7 +212,10 @@ def gamma_curve(ts: Any, n: int, beta: float, *, rtol: float = 1e-11, atol: floa
     """
     from scipy.integrate import solve_ivp
 
+    n, beta = _gamma_args(n, beta)
     t = np.asarray(ts, dtype=np.float64)
+    if t.ndim != 1 or not len(t) or not np.isfinite(t).all() or t[0] < 0 or bool(np.any(np.diff(t) < 0)):
+        raise InputError(f"ts must be finite times >= 0 in increasing order, got {_short(ts)}")
     if t[-1] == 0:
         return np.zeros_like(t)
     sol = solve_ivp(
@@ -212,8 +240,13 @@ def gamma_crossing(n: int, beta: float, level: float, t_max: float) -> float:
     >>> bool(abs(gamma_crossing(2, 0.0, 0.5, 10.0) - math.atanh(0.5)) < 1e-10)
     True
     """
+    n, beta = _gamma_args(n, beta)
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)) or math.isnan(level):
+        raise InputError(f"level must be a number, got {level!r}")
     if level <= 0:
         return 0.0 if level == 0 else math.inf  # gamma(0) = 0 and gamma increases
+    if level >= 1:
+        return math.inf  # gamma tends to 1 and never reaches it
     from scipy.integrate import quad
 
     def dt_du(u: float) -> float:
@@ -225,6 +258,20 @@ def gamma_crossing(n: int, beta: float, level: float, t_max: float) -> float:
     except OverflowError:
         return _gamma_event(n, beta, level, t_max)
     return t if t <= t_max else math.inf
+
+
+def _gamma_args(n: Any, beta: Any) -> tuple[int, float]:
+    """``n`` (at least 2 tokens: the curve is their common inner product) and a finite ``beta``, checked."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+        raise InputError(f"n must be an integer >= 2 (the orthogonal start's tokens), got {n!r}")
+    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.integer, np.floating)) or not math.isfinite(beta):
+        raise InputError(f"beta must be a finite number, got {beta!r}")
+    return int(n), float(beta)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _gamma_event(n: int, beta: float, level: float, t_max: float) -> float:
