@@ -158,3 +158,9 @@ def test_the_threshold_rank_equals_matrix_rank_on_random_boolean_matrices(n):
     sym = t | t.transpose(1, 2)
     for m in (t, sym, sym | torch.eye(n, dtype=torch.bool)):
         torch.testing.assert_close(threshold_rank(m), torch.linalg.matrix_rank(m.double()), rtol=0, atol=0)
+
+
+def test_the_diagram_records_the_times_its_checkpoints_are_read_at():
+    pd = sp.phase_diagram(systems=2, n=3, betas=[1.0], time=1.0, step=0.5, checkpoints=7)
+    assert pd.times.tolist() == pytest.approx([k / 6 for k in range(7)])
+    assert pd.settings["read_times"] == [0.5, 0.5, 0.5, 0.5, 1.0, 1.0, 1.0]

@@ -65,7 +65,9 @@ class PhaseDiagram:
         one_cluster: (nb, nc) fraction of systems in one cluster.
         gamma_times: (nb,) the time at which the orthogonal start reaches :math:`\gamma = 1 - \delta` (inf
             beyond the horizon).
-        settings: systems, n, d, step, time, delta, rank_delta, attention, method, norm, seed, dtype.
+        settings: systems, n, d, step, time, delta, rank_delta, attention, method, norm, seed, dtype, and
+            ``read_times``, the times the checkpoints are read at (the first step time at or after each, at least
+            one step: with more checkpoints than steps several read the same step).
     """
 
     betas: np.ndarray
@@ -192,6 +194,7 @@ def phase_diagram(
             "delta": delta, "rank_delta": rank_delta, "attention": attention, "method": method,
             "norm": norm if method == "discrete" else None, "kq": kq, "v": v, "seed": seed,
             "dtype": str(dtype).removeprefix("torch."),
+            "read_times": (read_at * dt).tolist(),  # the step times each checkpoint is read at (k dt >= t_c, k >= 1)
         },
     )  # fmt: skip
 
