@@ -146,13 +146,10 @@ def energy_report(traj: SphereTrajectory, b: int = 0, *, rtol: float | None = No
 
 
 def _energy_scale(x: torch.Tensor, beta: float, e: torch.Tensor) -> torch.Tensor:
-    r"""The size of the terms of :math:`E_eta` at each kept time, what its rounding is relative to: :math:`|E|`
-        for :math:`eta
-    e 0` (its terms :math:`e^{eta\langle x_i, x_j
-    angle}/(2eta n^2)` share one sign), and
-        :math:`rac{1}{2n^2}\sum_{i,j}|\langle x_i, x_j
-    angle|` at :math:`eta = 0`, where :math:`E_0 =
-        |ar x|^2/2` may be 0 (balanced tokens) while its terms are not."""
+    r"""The size of the terms of :math:`E_\beta` at each kept time, what its rounding is relative to: :math:`|E|`
+    for :math:`\beta \ne 0` (its terms :math:`e^{\beta\langle x_i, x_j\rangle}/(2\beta n^2)` share one sign), and
+    :math:`\frac{1}{2n^2}\sum_{i,j}|\langle x_i, x_j\rangle|` at :math:`\beta = 0`, where :math:`E_0 =
+    |\bar x|^2/2` may be 0 (balanced tokens) while its terms are not."""
     if beta != 0:
         return e.abs().clamp_min(torch.finfo(torch.float64).tiny)
     n = x.shape[-2]
