@@ -107,6 +107,14 @@ def load_phase_diagram(path: str | Path) -> PhaseDiagram:
         raise InputError(f"{str(path)!r} is not a phase diagram written by PhaseDiagram.save ({exc})") from None
 
 
+def _read_steps(time: float, step: float, method: str, checkpoints: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """The step dt (a discrete diagram takes whole layers of ``step``), the checkpoint times and the step each is
+    read at: the first k >= 1 with k dt >= t_c."""
+    dt = time_grid(time, step, method, max_steps=2**62)[1]
+    times = np.linspace(0.0, time, checkpoints)
+    return dt, times, np.maximum(1, np.ceil(times / dt - 1e-9).astype(np.int64))
+
+
 def _check_grid(betas: Any) -> np.ndarray:
     try:
         b = np.asarray(betas, dtype=np.float64).reshape(-1)
@@ -167,14 +175,12 @@ def phase_diagram(
     _check_deltas(delta, rank_delta)
     seed, norm = check_int(seed, "seed"), resolve_norm(method, norm)
     step_fn = _layer(attention, method, norm)
-    dt = time_grid(time, step, method, max_steps=2**62)[1]  # a discrete diagram takes whole layers of step
+    dt, times, read_at = _read_steps(time, step, method, checkpoints)
     dev = resolve_device(device or "cpu")
     B = systems * len(beta_grid)
     entries = _CHUNK_ENTRIES.get(dev.type, 1 << 20)
     rows = max(1, entries // (n * n)) if chunk is None else check_int(chunk, "chunk", minimum=1)
     _check_phase_memory(B, n, d, checkpoints, min(rows, B), dtype, dev, max_memory)
-    times = np.linspace(0.0, time, checkpoints)
-    read_at = np.maximum(1, np.ceil(times / dt - 1e-9).astype(np.int64))  # first step k >= 1 with k dt >= t_c
     x0, A, V = _draws(np.random.default_rng(seed), beta_grid, systems, n, d, kq, v, attention, dtype)
     beta_all = np.repeat(beta_grid, systems)  # (B,): sequence b has beta_grid[b // systems]
     run = (step_fn, dt, read_at, delta, rank_delta)
