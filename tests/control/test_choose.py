@@ -170,3 +170,22 @@ def test_the_problem_is_frozen_and_solves_under_its_own_bounds():
     prefs = leads(Z, 0)
     assert np.array_equal(problem.solve(prefs).A, solve_margin(prefs, 2, spd=False, min_eigenvalue=1e-3).A)
     assert problem.simulate(None).ys.shape == (11, 1, 3, 2)
+
+
+@pytest.mark.parametrize("spd", [False, True])
+def test_a_zero_token_that_is_not_asked_for_does_not_make_the_target_unreachable(spd):
+    Z = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]  # A = I already gives exactly {1, 2}: the zero token ties with all
+    res = choose_A(Z, [1, 2], spd=spd, layers=30)
+    assert res.verdict == "reached" and res.leaders_found == (1, 2)
+
+
+@pytest.mark.parametrize("spd", [False, True])
+@pytest.mark.parametrize(
+    "Z, target", [([[3e6], [-2e6], [-2e6]], [0]), ([[-1.0], [1.0], [1.0], [-2.0]], [3]), ([[3.0], [-2.0], [3.0]], [1])]
+)
+def test_copies_that_are_not_asked_for_never_lead_and_do_not_block_the_target(Z, target, spd):
+    # in d = 1 a = +1 or -1 decides everything: a = +1 (or -1) makes exactly the target lead, the copies tie forever
+    res = choose_A(Z, target, spd=spd, layers=30)
+    assert res.verdict == "reached" and list(res.leaders_found) == target
+    run = attndyn.hardmax(Z, alpha=0.5, layers=30, A=res.A, check_hypotheses=False)  # copies: a warning
+    assert attndyn.leaders(run).indices == tuple(target)

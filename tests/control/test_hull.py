@@ -139,3 +139,23 @@ def test_a_certificate_is_about_layer_0_only_and_the_refusal_says_so():
     assert 5 in lead.indices and lead.since[lead.indices.index(5)] == 1
     res = choose_A(Z, [0, 5], spd=False)
     assert res.verdict == "not_reached" and "a token can still come to lead at a later layer" in res.reason
+
+
+@pytest.mark.parametrize("offset", [1e-12, 1e-13, 1e-14])
+def test_a_token_just_outside_the_hull_gets_no_certificate(offset):
+    # 1e-13 off the segment of the other two: outside their hull, and an SPD A makes it lead (the engine proves it)
+    Z = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5 + offset]])
+    assert never_leads(Z, 2) is None and never_leads(Z, 2, spd=True) is None
+    assert leadable(Z, spd=True) == [0, 1, 2]
+    import attndyn
+
+    A = np.diag([2.0, 1.0 / (0.5 + offset)])
+    assert 2 in attndyn.leaders(attndyn.hardmax(Z, alpha=0.5, layers=5, A=A)).indices
+
+
+def test_a_token_exactly_on_the_hull_keeps_its_certificate():
+    Z = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [0.25, 0.75]])
+    assert never_leads(Z, 2).record()["weights"] == {0: 0.5, 1: 0.5}
+    cert = never_leads(Z, 3)
+    assert cert is not None and cert.check(Z) and cert.residual == 0
+    assert leadable(Z) == [0, 1]

@@ -24,10 +24,11 @@ for any weights when :math:`z_i = 0`. A single token is its own unique maximiser
 
 **Scale.** The weights are found on the tokens brought near 1 by a power of two
 (:func:`~attndyn.control._scale.unit_scale`), so the answer for ``2**k * Z`` is the answer for ``Z``
-bit for bit, and a certificate is issued only when its weights reproduce :math:`z_i` to within
-``rtol`` times the largest coordinate (the LP's solution is first polished on its support, a
-system of at most d + 1 points, by least squares). A token that lies outside the hull by less
-than that is not certified: it is left to the solver, whose margin then says how little it can lead.
+bit for bit, and a certificate is issued only when it is exact: the LP's weights, polished on their
+support (a system of at most d + 1 points) by least squares, must reproduce :math:`z_i` to within ``rtol``
+times the largest coordinate, and the same system must have a nonnegative solution in exact rational
+arithmetic on the tokens' floats (:func:`_exactly_convex`). A token that lies outside the hull, by however
+little, is not certified: it is left to the solver, whose margin then says how little it can lead.
 """
 
 from __future__ import annotations
@@ -155,7 +156,7 @@ def _certificate(Z: np.ndarray, i: int, spd: bool, rtol: float) -> HullCertifica
     w[others] = lam[: n - 1]
     w0 = float(lam[n - 1]) if spd else 0.0
     residual = float(np.abs(w @ Z - Z[i]).max())
-    if residual > rtol:
+    if residual > rtol or not _exactly_convex(A_eq, b_eq, np.flatnonzero(lam > 0)):
         return None
     top = float(np.abs(Z).max())  # in [0.5, 1) (z_i != 0): the residual relative to the largest coordinate
     return HullCertificate(token=i, weights=w, origin_weight=w0, residual=residual / top, spd=spd)
@@ -182,6 +183,31 @@ def _check_index(i: object, n: int) -> int:
     if not 0 <= i < n:
         raise InputError(f"token index i = {i} is out of range for {n} tokens; give 0 to {n - 1}")
     return int(i)
+
+
+def _exactly_convex(A_eq: np.ndarray, b_eq: np.ndarray, support: np.ndarray) -> bool:
+    r"""Whether ``A_eq[:, support] lam = b_eq`` has a solution with lam >= 0 in exact arithmetic on the floats as
+    given (rational Gauss-Jordan elimination): the proof behind a certificate. The LP's support is a basis, so
+    its columns are independent and the solution, when there is one, is unique; dependent columns, an
+    inconsistent system or a negative weight give False (no certificate: the token is left to the solver).
+    Floating-point weights that reproduce the token to 1e-12 are not a proof: a token 1e-13 off the segment
+    of two others is outside their hull, and some A makes it lead."""
+    from fractions import Fraction
+
+    k = len(support)
+    rows = [[Fraction(float(x)) for x in row[support]] + [Fraction(float(b))] for row, b in zip(A_eq, b_eq)]
+    for c in range(k):
+        p = next((r for r in range(c, len(rows)) if rows[r][c] != 0), None)
+        if p is None:
+            return False
+        rows[c], rows[p] = rows[p], rows[c]
+        rows[c] = [x / rows[c][c] for x in rows[c]]
+        for r in range(len(rows)):
+            if r != c and rows[r][c] != 0:
+                f = rows[r][c]
+                rows[r] = [a - f * b for a, b in zip(rows[r], rows[c])]
+    consistent = all(rows[r][k] == 0 for r in range(k, len(rows)))
+    return consistent and all(rows[r][k] >= 0 for r in range(k))
 
 
 def _polish(A_eq: np.ndarray, b_eq: np.ndarray, lam: np.ndarray) -> np.ndarray:

@@ -135,8 +135,9 @@ def lead_rows(Z: np.ndarray, i: int, layer: int = 0) -> list[Preference]:
 def not_lead_rows(Z: np.ndarray, i: int, layer: int = 0) -> list[Preference]:
     """Token i does not lead: its alternatives "i scores j at least as high as itself", j a vertex of the
     hull of the other tokens (any other token, up to :data:`REDUCE_ABOVE` tokens). Empty when no constraint
-    is needed: another token sits at z_i (they tie for every A, so i never leads alone) or i is not a vertex
-    of the hull of all tokens (it never leads at layer 0)."""
+    is needed: z_i = 0 or another token sits at z_i (they tie for every A, so i never leads alone; their rows
+    would be zero and, as a disjunction's only choices, make every A fail), or i is not a vertex of the hull
+    of all tokens (it never leads at layer 0)."""
     return [Preference(i, int(j), i, layer, Z) for j in not_lead_keys(Z, i)]
 
 
@@ -144,8 +145,10 @@ def not_lead_keys(Z: np.ndarray, i: int) -> np.ndarray:
     """The tokens j of :func:`not_lead_rows` (one constraint each), without building the rows: what a size
     check counts before anything is built."""
     others = np.flatnonzero(np.arange(len(Z)) != i)
+    if len(others) and (not Z[i].any() or (Z[others] == Z[i]).all(axis=1).any()):
+        return others[:0]  # a zero token or a copy ties with another token for every A: it never leads alone
     if len(Z) <= REDUCE_ABOVE:
         return others
-    if (Z[others] == Z[i]).all(axis=1).any() or i not in hull_vertices(Z):
+    if i not in hull_vertices(Z):
         return others[:0]
     return others[hull_vertices(Z[others])]
