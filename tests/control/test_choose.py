@@ -189,3 +189,38 @@ def test_copies_that_are_not_asked_for_never_lead_and_do_not_block_the_target(Z,
     assert res.verdict == "reached" and list(res.leaders_found) == target
     run = attndyn.hardmax(Z, alpha=0.5, layers=30, A=res.A, check_hypotheses=False)  # copies: a warning
     assert attndyn.leaders(run).indices == tuple(target)
+
+
+@pytest.mark.parametrize(
+    "leaders, match",
+    [("12", r"leaders must be a list of token indices \(integers\), got '12'"), (True, r"got True"),
+     ({1: 0}, r"got \{1: 0\}"), ([1, 2.5], r"got 2.5 in \[1, 2.5\]"), ([True], r"got True in \[True\]")],
+)  # fmt: skip
+def test_leaders_are_indices_not_strings_or_mappings(leaders, match):
+    with pytest.raises(InputError, match=match):
+        choose_A([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]], leaders, spd=False)
+
+
+def test_spd_is_a_bool_and_fractional_cluster_targets_are_refused():
+    from attndyn.control import choose_A_for_clusters, never_leads
+
+    Z = [[1.0, 0.0], [0.0, 1.0], [0.6, 0.5]]
+    with pytest.raises(InputError, match=r"spd must be True .* or False .*, got 'no'"):
+        choose_A(Z, [0, 1], spd="no")
+    with pytest.raises(InputError, match=r"targets must be token indices \(integers\), got 2.7"):
+        choose_A_for_clusters(Z, [0, 1, 2.7], spd=False)
+    with pytest.raises(InputError, match=r"targets must be a list of token indices"):
+        choose_A_for_clusters(Z, "010", spd=False)
+    with pytest.raises(InputError, match=r"spd must be True"):
+        leadable(Z, spd="x")
+    for rtol in (float("nan"), -1.0, 1.0):
+        with pytest.raises(InputError, match=r"rtol must be a number in \[0, 1\)"):
+            never_leads(Z, 2, rtol=rtol)
+
+
+def test_an_spd_no_names_the_eigenvalue_floor_it_is_relative_to():
+    Z = np.array([[1.0, 0.0], [0.5, 30.0]])  # token 0 leads only under A = R diag(1, mu) R^T with mu < 1/3600
+    res = choose_A(Z, [0], spd=True, layers=30)
+    assert res.verdict == "not_reached"
+    assert "no SPD A with eigenvalues in [0.001, 1] (condition number at most 1e+03; a smaller min_eigenvalue" in res.reason
+    assert choose_A(Z, [0], spd=True, layers=30, min_eigenvalue=1e-5).verdict == "reached"

@@ -47,7 +47,7 @@ def test_final_owners():
         ([0, 1, 1], "targets has 3 entries for 4 tokens"),
         ([0, 1, 2, 7], r"targets \[7\] out of range"),
         ([0, 2, 1, 1], r"targets\[1\] = 2 but targets\[2\] = 1"),
-        ("ab", "targets must be one token index per token"),
+        ("ab", r"targets must be a list of token indices \(integers\), got .ab."),
     ],
 )
 def test_malformed_targets(targets, match):

@@ -168,7 +168,7 @@ def solve_assignment(
 def _no_margin_reason(sol: MarginSolution, problem: ControlProblem) -> str:
     """Why :func:`solve_assignment` stopped: the invariant problem has no margin above ``problem.margin``."""
     return (
-        f"no {'SPD ' if problem.spd else ''}A within the norm bound keeps every token following only its leader "
+        f"no {problem.bound_words()} keeps every token following only its leader at every layer "
         f"with a margin above {problem.margin:g} (best margin {sol.margin:.3g}, {sol.status})"
     )
 

@@ -32,7 +32,7 @@ from .._validation import InputError, check_int, check_nonnegative
 from ._assign import Attempt, best_assignment, solve_assignment
 from ._constraints import Preference
 from ._hull import never_leads
-from ._problem import ControlProblem, check_request, simulate
+from ._problem import ControlProblem, check_request, simulate, token_indices
 from ._reduce import lead_rows, not_lead_keys
 from ._result import ControlResult, Round
 from ._scale import in_units, unit_scale
@@ -42,14 +42,9 @@ __all__ = ["choose_A", "solve_disjunctive"]
 
 
 def _check_leaders(leaders: Any, n: int) -> tuple[int, ...]:
-    if isinstance(leaders, (int, np.integer)):
+    if isinstance(leaders, (int, np.integer)) and not isinstance(leaders, (bool, np.bool_)):
         leaders = [leaders]
-    try:
-        S = [int(i) for i in leaders]
-        if any(float(i) != int(i) for i in leaders):
-            raise ValueError
-    except (TypeError, ValueError):
-        raise InputError(f"leaders must be token indices (integers), got {leaders!r}") from None
+    S = token_indices(leaders, "leaders")
     if not S:
         raise InputError("leaders is empty; name at least one token index, e.g. leaders=[0, 2]")
     bad = [i for i in S if not 0 <= i < n]
@@ -260,7 +255,7 @@ def _layer0_rounds(problem: ControlProblem, fixed: list[Preference], *, first_ro
         if not sol.margin > problem.margin:
             history.append(Round(idx, added, sol.margin, sol.status, secs, (), (), False))
             reason = (
-                f"no {'SPD ' if problem.spd else ''}A within the norm bound meets the layer-0 constraints with a "
+                f"no {problem.bound_words()} meets the layer-0 constraints with a "
                 f"margin above {problem.margin:g} (best margin {sol.margin:.3g}, {sol.status})"
                 + (" after adding later layers" if r else "")
             )

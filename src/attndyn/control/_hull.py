@@ -126,7 +126,15 @@ def never_leads(tokens: ArrayLike, i: int, *, spd: bool = False, rtol: float = 1
     'token 0 is the zero vector: <A z_0, z_j> = 0 for every token j, so it ties with every other token and no A makes it lead at layer 0'
     """
     Z, _ = unit_scale(_one_sequence(tokens))
+    _check_spd(spd)
+    if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not 0 <= rtol < 1:
+        raise InputError(f"rtol must be a number in [0, 1) (relative to the largest coordinate), got {rtol!r}")
     return _certificate(Z, _check_index(i, len(Z)), spd, rtol)
+
+
+def _check_spd(spd: object) -> None:
+    if not isinstance(spd, (bool, np.bool_)):
+        raise InputError(f"spd must be True (SPD A: the origin may join the hull) or False, got {spd!r}")
 
 
 def _certificate(Z: np.ndarray, i: int, spd: bool, rtol: float) -> HullCertificate | None:
@@ -237,4 +245,5 @@ def leadable(tokens: ArrayLike, *, spd: bool = False) -> list[int]:
     [1, 2]
     """
     Z, _ = unit_scale(_one_sequence(tokens))
+    _check_spd(spd)
     return [i for i in range(len(Z)) if _certificate(Z, i, spd, 1e-12) is None]

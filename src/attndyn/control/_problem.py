@@ -23,7 +23,7 @@ from .._validation import InputError, as_tokens, check_int, check_positive
 from ._constraints import Preference
 from ._solve import MarginSolution, check_size, require_cvxpy, solve_margin
 
-__all__ = ["ControlProblem", "check_request", "simulate"]
+__all__ = ["ControlProblem", "check_request", "simulate", "token_indices"]
 
 
 # (d, d) matrices a control problem holds at once: the solver's rows and copies, the runs' A: what
@@ -52,12 +52,32 @@ def check_request(
     alpha = check_positive(alpha, "alpha")
     layers = check_int(layers, "layers", minimum=1)
     rounds = check_int(rounds, "rounds", minimum=1)
+    if not isinstance(spd, (bool, np.bool_)):
+        raise InputError(f"spd must be True (an SPD A, by an SDP) or False (any A, by an LP), got {spd!r}")
     mu = check_positive(min_eigenvalue, "min_eigenvalue")
     if mu >= 1:
         raise InputError(f"min_eigenvalue must be below 1 (A is bounded by the identity), got {mu}")
     if spd:
         require_cvxpy()
     return Z, alpha, layers, rounds, mu
+
+
+def token_indices(values: Any, name: str) -> list[int]:
+    """A sequence of token indices, each an integer (a float only when whole): a string, a mapping, a bool or a
+    fractional index is refused (``"12"`` would read as tokens 1 and 2, ``2.7`` as 2)."""
+    if isinstance(values, (str, bytes, dict, bool, np.bool_)):
+        raise InputError(f"{name} must be a list of token indices (integers), got {values!r}")
+    try:
+        items = list(values)
+    except TypeError:
+        raise InputError(f"{name} must be a list of token indices (integers), got {values!r}") from None
+    out = []
+    for v in items:
+        ok = isinstance(v, (int, np.integer)) or (isinstance(v, (float, np.floating)) and float(v).is_integer())
+        if isinstance(v, (bool, np.bool_)) or not ok:
+            raise InputError(f"{name} must be token indices (integers), got {v!r} in {values!r}")
+        out.append(int(v))
+    return out
 
 
 def simulate(
@@ -102,6 +122,18 @@ class ControlProblem:
     def solver(self) -> str:
         """The solver's name, as the result reports it."""
         return "cvxpy/CLARABEL (SDP)" if self.spd else "scipy linprog/HiGHS (LP)"
+
+    def bound_words(self) -> str:
+        """The class of A searched, as a "no such A" reason names it: for SPD A the eigenvalue floor also bounds the
+        condition number, so a "no" is relative to it (a smaller ``min_eigenvalue`` searches more); for general A
+        the box loses nothing (the constraints are invariant under scaling A)."""
+        if self.spd:
+            mu = self.min_eigenvalue
+            return (
+                f"SPD A with eigenvalues in [{mu:g}, 1] (condition number at most {1 / mu:.3g}; "
+                "a smaller min_eigenvalue searches more)"
+            )
+        return "A with entries in [-1, 1] (no loss: the constraints are invariant under scaling A)"
 
     def solve(self, prefs: list[Preference]) -> MarginSolution:
         """:func:`~attndyn.control._solve.solve_margin` of ``prefs`` under this problem's bounds on A."""
