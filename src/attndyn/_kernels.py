@@ -437,17 +437,17 @@ def _certify_planar(b, lb, real, cand, nc, m, xr, yr, w0, w1, A, layer, book, kn
         a0 = abs(A[0, 0]) * x + abs(A[0, 1]) * y  # |A| |z_i|
         a1 = abs(A[1, 0]) * x + abs(A[1, 1]) * y
         bound = a0 * (x + big0) + a1 * (y + big1)
-        lb[i] = _certify_one(b, i, mu, bound, layer, book)
+        lb[i] = _certify_one(b, i, mu, bound, x + big0 + y + big1, layer, book)
 
 
 @njit(cache=True, inline="always")
-def _certify_one(b, i, mu, bound, layer, book):  # pragma: no cover - compiled
-    r"""Token (b, i), flagged C_i = {i} for the first time, with computed margin mu and the sum
-    of :math:`(|A||z_i|)\cdot(|z_i| + M)`: it leads from ``layer`` on when mu beats the rounding
-    bound (attndyn.margins), else the event is recorded as decided by rounding. Returns whether
-    it leads."""
+def _certify_one(b, i, mu, bound, span, layer, book):  # pragma: no cover - compiled
+    r"""Token (b, i), flagged C_i = {i} for the first time, with computed margin mu, the sum
+    of :math:`(|A||z_i|)\cdot(|z_i| + M)` and ``span`` the sum of :math:`|z_i| + M`: it leads from ``layer`` on
+    when mu beats the rounding bound (attndyn.margins, with its underflow term), else the event is recorded as
+    decided by rounding. Returns whether it leads."""
     since, margin, ev_layer, ev_mu, ev_bound, nev, g, known = book
-    bound = g[0] * bound
+    bound = g[0] * bound + g[1] * (span + 3.0)
     if mu > bound:
         since[b, i] = layer
         margin[b, i] = mu
@@ -697,6 +697,7 @@ def _certify_dense(b, i, ii, s, m, z, A, identity, big, layer, book):  # pragma:
     lanes = np.empty(8)
     rival = max(_rowmax(s[:ii], ii, lanes), _rowmax(s[ii + 1 :], m - ii - 1, lanes))
     t = 0.0
+    span = 0.0
     for k in range(d):
         if identity:
             a = abs(z[b, i, k])
@@ -705,7 +706,8 @@ def _certify_dense(b, i, ii, s, m, z, A, identity, big, layer, book):  # pragma:
             for l in range(d):
                 a += abs(A[k, l]) * abs(z[b, i, l])
         t += a * (abs(z[b, i, k]) + big[k])
-    return _certify_one(b, i, s[ii] - rival, t, layer, book)
+        span += abs(z[b, i, k]) + big[k]
+    return _certify_one(b, i, s[ii] - rival, t, span, layer, book)
 
 
 @njit(cache=True)
@@ -768,7 +770,7 @@ def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, 
     the run's record ``(since, margin, ev_layer, ev_mu, ev_bound, nev, g, known)`` (see
     :class:`attndyn.margins.LeaderBook`): a token flagged :math:`C_i = \{i\}` for the first time
     gets its margin over every other real token and leads from this layer on when the margin
-    beats ``g[0]`` times :math:`(|A||z_i|)\cdot(|z_i| + M)`, else the event is recorded (``ev_layer[b, i] = layer + 1``,
+    beats ``g[0]`` times :math:`(|A||z_i|)\cdot(|z_i| + M)` plus ``g[1]`` times :math:`\sum_k(|z_{ik}| + M_k) + 3`, else the event is recorded (``ev_layer[b, i] = layer + 1``,
     ``ev_mu``, ``ev_bound``, ``nev[b] += 1``) and it does not lead.
     """
     book = _no_book() if book is None else book

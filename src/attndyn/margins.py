@@ -34,7 +34,9 @@ positions the run holds. We use the bound
 
     b_i = 2\,\gamma_{2d+1}\,(|A|\,|z_i|)\cdot(|z_i| + M),\qquad M_k = \max_{j\ \mathrm{real}} |z_{jk}|,
 
-which covers every j at once; the factor 2 absorbs the rounding of :math:`b_i`'s own evaluation.
+which covers every j at once; the factor 2 absorbs the rounding of :math:`b_i`'s own evaluation. Where the scores
+reach the subnormal range, products also round with an absolute error, which :func:`underflow_term` adds
+(:math:`2d\eta(\sum_k(|z_{ik}| + M_k) + 3)`, :math:`\eta = 2^{-1074}` in float64: nothing unless scores underflow).
 A token flagged as a leader by the engine is reported as one only when
 :math:`\hat\mu_i = \min_{j\ne i}\hat\mu_{ij} > b_i`; otherwise the event is recorded as
 *decided by rounding* (:attr:`attndyn.analysis.LeaderSet.rounding`). Under a causal mask (token i
@@ -62,7 +64,7 @@ import torch
 from numba import njit, prange
 from torch import Tensor
 
-__all__ = ["unit_roundoff", "gamma", "leader_margins", "LeaderBook"]
+__all__ = ["unit_roundoff", "gamma", "underflow_term", "leader_margins", "LeaderBook"]
 
 # numba's OpenMP layer slows torch's small kernels afterwards (see attndyn._kernels).
 if "NUMBA_THREADING_LAYER" not in os.environ:
@@ -84,6 +86,18 @@ def gamma(m: int, dtype: torch.dtype) -> float:
     r""":math:`\gamma_m = m u / (1 - m u)`, the relative error bound of m successive roundings."""
     mu = m * unit_roundoff(dtype)
     return mu / (1.0 - mu)
+
+
+def underflow_term(d: int, dtype: torch.dtype) -> float:
+    r"""The coefficient :math:`c_d = 2 d\,\eta` of the bound's underflow term :math:`c_d(\sum_k (|z_{ik}| + M_k) + 3)`,
+    :math:`\eta` the smallest subnormal number of the dtype (:math:`2^{-1074}` in float64): with gradual underflow a
+    product rounds with an absolute error of at most :math:`\eta/2` besides its relative one, so the d products of
+    each entry of :math:`A z_i`, carried through the scores, and the d products of a score add at most
+    :math:`rac{d\eta}{2}(\sum_k |z_{ik}| + \sum_k |z_{jk}| + 2)` to a margin (doubled, and 3 for 2, for the
+    rounding of the term itself). Zero unless the scores reach the subnormal range: an A whose entries span 1e292
+    otherwise "proved" exact ties to be leaders by a margin of one subnormal."""
+    fi = torch.finfo(dtype)
+    return 2.0 * d * fi.tiny * fi.eps
 
 
 def leader_margins(
@@ -110,7 +124,7 @@ def leader_margins(
     # M: the largest coordinates of the real tokens, (B, 1, d); of the real tokens j <= i, (B, n, d), when causal
     M = absz.cummax(dim=1).values if causal else absz.amax(dim=1, keepdim=True)
     absA = None if A is None else A.detach().abs()
-    g = 2.0 * gamma(2 * d + 1, z.dtype)
+    g, g1 = 2.0 * gamma(2 * d + 1, z.dtype), underflow_term(d, z.dtype)
     margins, bounds = [], []
     step = max(1, _CHUNK_ENTRIES // max(1, n * d))
     for a in range(0, b.numel(), step):
@@ -128,7 +142,8 @@ def leader_margins(
             rival = rival.masked_fill(torch.arange(n, device=z.device)[None, :] > ii[:, None], -torch.inf)
         margins.append(own - rival.amax(dim=-1))
         aq = zi.abs() if absA is None else zi.abs() @ absA.T  # (c, d) |A| |z_i|
-        bounds.append(g * (aq * (zi.abs() + M[bb, ii if causal else 0])).sum(dim=-1))
+        span = zi.abs() + M[bb, ii if causal else 0]  # (c, d) |z_i| + M
+        bounds.append(g * (aq * span).sum(dim=-1) + g1 * (span.sum(dim=-1) + 3.0))
     if not margins:
         empty = torch.empty(0, dtype=z.dtype)
         return empty, empty.clone()
@@ -155,7 +170,8 @@ def _compiled(
         absz = absz.masked_fill_(~mask.cpu()[seqs][..., None], 0.0)
     big = np.zeros((B, d))
     big[seqs.numpy()] = absz.amax(dim=1).numpy()  # (B, d): the largest coordinates of the real tokens
-    run(zn, An, identity, m, big, bb, ii, 2.0 * gamma(2 * d + 1, torch.float64), causal, mu, bound)
+    g, g1 = 2.0 * gamma(2 * d + 1, torch.float64), underflow_term(d, torch.float64)
+    run(zn, An, identity, m, big, bb, ii, g, g1, causal, mu, bound)
     return torch.from_numpy(mu), torch.from_numpy(bound)
 
 
@@ -202,7 +218,7 @@ class LeaderBook:
         if self._kernel is None:
             B, n = self.since.shape
             ev = np.zeros((B, n), dtype=np.int64)  # 1 + the layer of the last event (calloc: untouched pages stay free)
-            g = np.array([2.0 * gamma(2 * d + 1, torch.float64)])
+            g = np.array([2.0 * gamma(2 * d + 1, torch.float64), underflow_term(d, torch.float64)])
             arrays = (self.since.numpy(), self.margin.numpy(), ev, np.empty((B, n)), np.empty((B, n)))
             # since >= 0, one byte a token: what the kernels read (all False while nothing was certified)
             known = np.zeros((B, n), dtype=np.bool_) if self._fresh else (self.since >= 0).numpy()
@@ -237,13 +253,14 @@ class _Pairs(NamedTuple):
     bb: np.ndarray  # (P,) the sequence of each query
     ii: np.ndarray  # (P,) the token of each query
     g: float  # 2 gamma_{2d+1}
+    g1: float  # the underflow term's coefficient (underflow_term)
     causal: bool  # competitors j < i only, and M over the real j <= i
 
 
 @njit(cache=True, fastmath=_FAST)
 def _margin_one(p: int, pairs: _Pairs, mu: np.ndarray, bound: np.ndarray) -> None:  # pragma: no cover - compiled
     r"""Pair p's strict margin :math:`\hat\mu_i` into ``mu[p]``, its rounding bound :math:`b_i` into ``bound[p]``."""
-    z, A, identity, mask, big, bb, ii, g, causal = pairs
+    z, A, identity, mask, big, bb, ii, g, g1, causal = pairs
     b, i = bb[p], ii[p]
     d = z.shape[2]
     n = i if causal else z.shape[1]  # the competitors j < n
@@ -279,6 +296,7 @@ def _margin_one(p: int, pairs: _Pairs, mu: np.ndarray, bound: np.ndarray) -> Non
         best = max(best, s)
     mu[p] = own - best
     t = 0.0
+    span = 0.0
     for k in range(d):
         M = big[b, k]
         if causal:  # the largest |coordinate| of the real tokens j <= i
@@ -286,7 +304,8 @@ def _margin_one(p: int, pairs: _Pairs, mu: np.ndarray, bound: np.ndarray) -> Non
             for j in range(i):
                 M = max(M, abs(z[b, j, k])) if mask[b, j] else M
         t += aq[k] * (abs(z[b, i, k]) + M)
-    bound[p] = g * t
+        span += abs(z[b, i, k]) + M
+    bound[p] = g * t + g1 * (span + 3.0)
 
 
 def _pair_loop(parallel: bool) -> Callable[..., None]:
@@ -309,11 +328,12 @@ def _pair_loop(parallel: bool) -> Callable[..., None]:
         bb: np.ndarray,
         ii: np.ndarray,
         g: float,
+        g1: float,
         causal: bool,
         mu: np.ndarray,
         bound: np.ndarray,
     ) -> None:  # pragma: no cover - compiled
-        pairs = _Pairs(z, A, identity, mask, big, bb, ii, g, causal)
+        pairs = _Pairs(z, A, identity, mask, big, bb, ii, g, g1, causal)
         for p in loop(bb.shape[0]):
             _margin_one(p, pairs, mu, bound)
 

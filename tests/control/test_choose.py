@@ -222,5 +222,8 @@ def test_an_spd_no_names_the_eigenvalue_floor_it_is_relative_to():
     Z = np.array([[1.0, 0.0], [0.5, 30.0]])  # token 0 leads only under A = R diag(1, mu) R^T with mu < 1/3600
     res = choose_A(Z, [0], spd=True, layers=30)
     assert res.verdict == "not_reached"
-    assert "no SPD A with eigenvalues in [0.001, 1] (condition number at most 1e+03; a smaller min_eigenvalue" in res.reason
+    assert (
+        "no SPD A with eigenvalues in [0.001, 1] (condition number at most 1e+03; a smaller min_eigenvalue"
+        in res.reason
+    )
     assert choose_A(Z, [0], spd=True, layers=30, min_eigenvalue=1e-5).verdict == "reached"

@@ -215,3 +215,20 @@ def test_serial_and_parallel_loops_agree_and_are_cached_apart(monkeypatch):
     assert loops[0].signatures == loops[1].signatures
     keys = {f._cache._index_key(f.signatures[0], f.targetctx.codegen()) for f in loops}
     assert len(keys) == 2
+
+
+@pytest.mark.parametrize("grad", [False, True])  # the compiled kernel, and the torch path
+def test_scores_in_the_subnormal_range_do_not_prove_a_tie_to_be_a_leader(grad):
+    # tokens 0 and 1 tie exactly under this A (its rows 1 and 2 are equal, and both tokens' coordinates sum to the
+    # same number): their scores are subnormal, and a margin of one subnormal was certified as a leader
+    t = 4.283405830518434e-292
+    A = np.array([[1.0, 0, 0], [0, t, t], [0, t, t]])
+    Z = np.array([[0.0, 6.790228541743641e-13, 5.097983233761694e-13],
+                  [0.0, 6.480977426534275e-13, 5.40723434897106e-13], [1.0, 0.0, 0.0]])  # fmt: skip
+    z = torch.tensor(Z, requires_grad=grad)
+    found = attndyn.leaders(attndyn.hardmax(z, alpha=1.0, layers=0, A=A, check_hypotheses=False))
+    assert found.indices == (2,)
+    mu, bound = margins.leader_margins(
+        torch.tensor(Z)[None], torch.tensor(A), None, torch.tensor([0]), torch.tensor([0])
+    )
+    assert float(mu[0]) <= float(bound[0])  # within the bound: decided by rounding
