@@ -147,3 +147,9 @@ def test_two_identical_points_are_one_cluster_without_warning():
     # scipy would take a (2, 2) array of points with a zero diagonal for a distance matrix
     assert [c.members for c in clusters([[0.0, 0.0], [0.0, 0.0]])] == [(0, 1)]
     assert [c.members for c in clusters([[0.0, 1.0], [1.0, 0.0]], tol=0.5)] == [(0,), (1,)]
+
+
+@pytest.mark.parametrize("members", [[5, 5], [-3, 99], [0.5, 1.0]])
+def test_cluster_members_are_distinct_token_indices(members):
+    with pytest.raises(attndyn.InputError, match=r"members (repeats a token index|must be token indices)"):
+        clusters([[0.0, 0.0], [1.0, 1.0]], members=members)

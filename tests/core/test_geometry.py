@@ -44,7 +44,7 @@ def test_radius_decay_without_enough_points_or_at_the_origin():
     few = radius_decay([0.0, 1.0, 2.0], [1.0, 0.5, 0.4])
     assert few.exponent is None and not few.matches and np.isnan(few.fitted([1.0])).all()
     assert radius_decay([0.0, 1.0, 2.0], [1.0, 0.5, 0.0]).matches  # reached the origin exactly
-    with pytest.raises(ValueError, match=r"two equal, non-empty sequences, got \(2,\) and \(3,\)"):
+    with pytest.raises(InputError, match=r"two equal, non-empty 1-d sequences, got \(2,\) and \(3,\)"):
         radius_decay([0.0, 1.0], [1.0, 0.5, 0.2])
 
 
@@ -162,3 +162,24 @@ def test_collapse_without_enough_kept_states_is_judged_without_the_rate_and_says
     kept = attndyn.softmax(x, time=12.0, V=-np.eye(2), save=SaveAt(every=10))
     full = attndyn.softmax_geometry(kept)
     assert full.holds and full.measured["decay_matches"] is True and "rate not tested" not in full.statement
+
+
+def test_the_collapse_rate_is_not_tested_on_identical_tokens():
+    # C_0 = 0: the mean decays like e^(-t), and the t^(-1/2) law of the deviations has nothing to act on
+    for x in ([[1.0, 0.5]], [[1.0, 0.5]] * 3):
+        fit = collapse_decay(attndyn.softmax(x, time=20.0, V=-np.eye(2), save=SaveAt(every=10)))
+        assert not fit.has_fit and fit.record()["decay_matches"] is None
+        assert fit.untested.startswith("the tokens start identical (C_0 = 0)")
+
+
+@pytest.mark.parametrize(
+    "times, radius, match",
+    [([0, 1, 2], [1, float("nan"), 1], "finite numbers >= 0"), ([0, 1, 2], [1, -1, 1], "finite numbers >= 0"),
+     ([2, 1, 0], [1, 1, 1], "increasing order"), ([0, 1], [1, 2, 3], r"got \(2,\) and \(3,\)"),
+     ([[0, 1]], [[1, 2]], "1-d sequences")],
+)  # fmt: skip
+def test_radius_decay_checks_its_input(times, radius, match):
+    with pytest.raises(InputError, match=match):
+        radius_decay(times, radius)
+    with pytest.raises(InputError, match=r"fit_from must be a fraction of the run in \[0, 1\]"):
+        radius_decay([0, 1, 2, 3], [1, 1, 1, 1], fit_from=2)

@@ -81,6 +81,10 @@ def clusters(
     idx = np.arange(len(p)) if members is None else np.asarray(members)
     if len(idx) != len(p):
         raise InputError(f"members has {len(idx)} entries for {len(p)} points")
+    if members is not None and (idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer) or (idx < 0).any()):
+        raise InputError(f"members must be token indices (integers >= 0), one per point, got {list(members)!r}")
+    if len(np.unique(idx)) != len(idx):
+        raise InputError(f"members repeats a token index ({list(members or [])!r}); give each point its own index")
     if len(p) == 0:
         return []
     if not np.isfinite(p).all():

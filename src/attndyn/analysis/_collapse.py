@@ -20,6 +20,7 @@ of the cloud decays *algebraically*, :math:`r(t) \sim t^{-1/2}`. A straight-line
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +67,7 @@ class RadiusDecay:
     log_prefactor: float | None
     fit_rms: float | None
     fit_window: tuple[float, float]
+    untested: str | None = None  # why the rate does not apply to this run (no fit then), e.g. identical tokens
 
     @property
     def has_fit(self) -> bool:
@@ -110,6 +112,7 @@ class RadiusDecay:
             "fit_window": list(self.fit_window),
             "fit_rms": self.fit_rms,
             "decay_matches": self.matches if self.has_fit or self.reached_origin else None,
+            "rate_untested": self.untested,
         }
 
 
@@ -123,10 +126,7 @@ def radius_decay(times: ArrayLike, radius: ArrayLike, *, fit_from: float = COLLA
     >>> radius_decay(t, [3.0, 2.0, 1.0, 1.0, 1.0, 1.0]).matches   # stalls: exponent 0
     False
     """
-    ts = np.asarray(times, dtype=np.float64).reshape(-1)
-    r = np.asarray(radius, dtype=np.float64).reshape(-1)
-    if ts.shape != r.shape or ts.size == 0:
-        raise ValueError(f"times and radius must be two equal, non-empty sequences, got {ts.shape} and {r.shape}")
+    ts, r = _decay_input(times, radius, fit_from)
     window = (ts >= fit_from * ts[-1]) & (ts > 0) & (r > 0)
     start = float(ts[window][0]) if window.any() else float(ts[-1])
     exponent = prefactor = rms = None
@@ -143,6 +143,24 @@ def radius_decay(times: ArrayLike, radius: ArrayLike, *, fit_from: float = COLLA
         fit_rms=rms,
         fit_window=(start, float(ts[-1])),
     )
+
+
+def _decay_input(times: ArrayLike, radius: ArrayLike, fit_from: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Times (finite, >= 0, nondecreasing) and radii (finite, >= 0) as two equal 1-d arrays, and ``fit_from`` in
+    [0, 1], checked (InputError)."""
+    try:
+        ts, r = np.asarray(times, dtype=np.float64), np.asarray(radius, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError("times and radius must be sequences of numbers") from None
+    if ts.ndim != 1 or ts.shape != r.shape or ts.size == 0:
+        raise InputError(f"times and radius must be two equal, non-empty 1-d sequences, got {ts.shape} and {r.shape}")
+    if not (np.isfinite(ts).all() and np.isfinite(r).all()) or (ts < 0).any() or (r < 0).any():
+        raise InputError("times and radius must be finite numbers >= 0 (a radius is a norm)")
+    if (np.diff(ts) < 0).any():
+        raise InputError("times must be in increasing order (the kept times of one run)")
+    if isinstance(fit_from, bool) or not isinstance(fit_from, (int, float)) or not 0 <= fit_from <= 1:
+        raise InputError(f"fit_from must be a fraction of the run in [0, 1], got {fit_from!r}")
+    return ts, r
 
 
 def collapse_decay(
@@ -168,4 +186,10 @@ def collapse_decay(
     b = _one_sequence(traj, sequence)
     idx = traj.real_tokens(b).numpy()
     states = traj.ys[:, b].detach().cpu().numpy()[:, idx]  # (T, m, d)
-    return radius_decay(traj.ts.detach().cpu().numpy(), np.abs(states).max(axis=(1, 2)), fit_from=fit_from)
+    fit = radius_decay(traj.ts.detach().cpu().numpy(), np.abs(states).max(axis=(1, 2)), fit_from=fit_from)
+    if not (states[0] != states[0][:1]).any():  # one token, or all equal: C_0 = 0
+        why = (
+            "the tokens start identical (C_0 = 0): their mean decays exponentially, and the t^(-1/2) law needs a spread"
+        )
+        return dataclasses.replace(fit, exponent=None, log_prefactor=None, fit_rms=None, untested=why)
+    return fit

@@ -275,7 +275,8 @@ def _collapse(s: _Sequence) -> tuple[str, bool, dict[str, Any]]:
     tested = decay.has_fit or decay.reached_origin
     statement = "Thm C.5: V = -I, every token tends to the origin (the radius shrinks to 0, like t^(-1/2) near 0)"
     if not tested:
-        statement += " [rate not tested: fewer than 3 kept times after T/4; keep more states, e.g. SaveAt(every=10)]"
+        why = decay.untested or "fewer than 3 kept times after T/4; keep more states, e.g. SaveAt(every=10)"
+        statement += f" [rate not tested: {why}]"
     return (
         statement,
         shrinking and ratio <= s.collapse_ratio and (decay.matches or not tested),
