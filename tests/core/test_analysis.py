@@ -153,3 +153,27 @@ def test_two_identical_points_are_one_cluster_without_warning():
 def test_cluster_members_are_distinct_token_indices(members):
     with pytest.raises(attndyn.InputError, match=r"members (repeats a token index|must be token indices)"):
         clusters([[0.0, 0.0], [1.0, 1.0]], members=members)
+
+
+@pytest.mark.parametrize(
+    "fn, P, match",
+    [(boolean_distance, np.stack([np.eye(3), np.ones((3, 3)) / 3]), r"one \(n, n\) attention matrix, got shape \(2, 3, 3\)"),
+     (attention_rank, np.stack([np.eye(3), np.ones((3, 3)) / 3]), r"one \(n, n\) attention matrix, got shape \(2, 3, 3\)"),
+     (boolean_distance, [[2.0, -1.0], [0.0, 5.0]], r"row-stochastic .* not scores"),  # was a "distance" of -2
+     (attention_rank, np.ones((2, 3)), r"got shape \(2, 3\)"), (attention_rank, [[np.inf, 0.0], [0.0, 1.0]], "NaN or inf"),
+     (boolean_distance, 0.5, r"got shape \(\)")],
+)  # fmt: skip
+def test_the_theorem_2_1_measures_take_one_attention_matrix(fn, P, match):
+    with pytest.raises(attndyn.InputError, match=match):
+        fn(P)
+
+
+def test_the_theorem_2_1_measures_check_their_settings():
+    P = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.9, 0.1, 0.0]])
+    assert boolean_distance(P, free_rows=1) == pytest.approx(0.2)
+    for bad in (-1, 1.5, True):
+        with pytest.raises(attndyn.InputError, match=r"free_rows must be an integer >= 0"):
+            boolean_distance(P, free_rows=bad)
+    for bad in (-1.0, float("nan"), 1.0):
+        with pytest.raises(attndyn.InputError, match=r"rtol must be a number in \[0, 1\)"):
+            attention_rank(P, rtol=bad)

@@ -183,3 +183,33 @@ def test_radius_decay_checks_its_input(times, radius, match):
         radius_decay(times, radius)
     with pytest.raises(InputError, match=r"fit_from must be a fraction of the run in \[0, 1\]"):
         radius_decay([0, 1, 2, 3], [1, 1, 1, 1], fit_from=2)
+
+
+def test_a_jordan_block_at_the_top_is_not_a_good_triple_in_any_basis():
+    # rounding splits the double eigenvalue by ~1e-8 (more than a fixed 1e-9 gap): left and right eigenvectors are
+    # then nearly orthogonal, which tells it from a simple eigenvalue
+    I3 = np.eye(3)
+    rng = np.random.default_rng(0)
+    J = np.array([[2.0, 1.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 0.5]])
+    D = np.diag([2.0, 1.9, 0.5])
+    for _ in range(200):
+        S = rng.standard_normal((3, 3))
+        V, W = S @ J @ np.linalg.inv(S), S @ D @ np.linalg.inv(S)
+        assert not attndyn.analysis.is_good_triple(I3, I3, V) and not attndyn.analysis.is_good_triple(I3, I3, V * 1e-6)
+        assert attndyn.analysis.is_good_triple(I3, I3, W)
+    assert regime_of(I3, I3, S @ J @ np.linalg.inv(S)) != "hyperplanes"
+
+
+def test_theorem_5_1_reads_f_in_a_real_basis_whatever_basis_v_comes_in():
+    # V = diag(1, 1, -1/2) in a random basis: rounding can make the double eigenvalue a pair 1 +- 1e-14 i, whose
+    # real eigen-coordinates are one column (a square read as a line, a token inside it "on the boundary")
+    rng = np.random.default_rng(0)
+    F = np.array([[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [0.3, 0.2]])
+    for _ in range(100):
+        S = rng.standard_normal((3, 3))
+        V = S @ np.diag([1.0, 1.0, -0.5]) @ np.linalg.inv(S)
+        x = (S @ np.hstack([F, rng.standard_normal((5, 1))]).T).T
+        rep = attndyn.softmax_geometry(
+            attndyn.softmax(x, time=1e-8, step=1e-8, V=V, rescaled=True), regime="paranormal"
+        )
+        assert rep.measured["vertices"] == 4 and not rep.measured_holds  # the fifth token is inside the square

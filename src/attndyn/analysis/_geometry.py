@@ -37,6 +37,7 @@ from ._collapse import collapse_decay
 from ._leaders import _one_sequence
 from ._polytope import Polytope
 from ._spectral import (
+    EIGEN_GROUP_RTOL,
     SCALAR_RTOL,
     _triple,
     is_good_triple,
@@ -73,8 +74,6 @@ BOOLEAN_MAX_RANK = 3
 MAX_PARALLEL_SETS = 3
 # Thm C.5: between two kept states the radius may grow by at most this times the initial radius (rounding).
 MONOTONE_RTOL = 1e-12
-# Thm 5.1: eigenvalues within this relative distance of lambda_1 span F (V = lambda Id on F).
-EIGENVALUE_RTOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -159,9 +158,30 @@ def _attention_at(traj: SoftmaxTrajectory, b: int, head: int, k: int) -> np.ndar
     return dyn.attention(float(traj.ts[k]), traj.ys[k, b : b + 1].detach())[0].cpu().numpy()
 
 
+def _attention_matrix(P: Any, *, stochastic: bool) -> np.ndarray:
+    """One (n, n) attention matrix as float64, checked: square, finite, and with ``stochastic`` its rows
+    nonnegative and summing to 1 (a probability matrix, not scores); an InputError names what is wrong."""
+    try:
+        a = np.asarray(P.detach().cpu() if isinstance(P, torch.Tensor) else P, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"P must be an (n, n) attention matrix of numbers, got {type(P).__name__}") from None
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise InputError(f"P must be one (n, n) attention matrix, got shape {a.shape}; pass one matrix at a time")
+    if not np.isfinite(a).all():
+        raise InputError("P holds NaN or inf; pass a finite attention matrix")
+    if stochastic and a.size and ((a < 0).any() or not np.allclose(a.sum(axis=1), 1.0, rtol=0, atol=1e-6)):
+        raise InputError(
+            "P must be row-stochastic (entries >= 0, rows summing to 1): an attention matrix, not scores; "
+            "pass the softmax of the scores"
+        )
+    return a
+
+
 def attention_rank(P: Any, *, rtol: float = 1e-6) -> int:
     """Numerical rank of an (n, n) attention matrix: singular values above ``rtol * largest``."""
-    a = np.asarray(P.detach().cpu() if isinstance(P, torch.Tensor) else P, dtype=np.float64)
+    a = _attention_matrix(P, stochastic=False)
+    if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not 0 <= rtol < 1:
+        raise InputError(f"rtol must be a number in [0, 1) (relative to the largest singular value), got {rtol!r}")
     s = np.linalg.svd(a, compute_uv=False)
     return int((s > rtol * s.max()).sum()) if s.size and s.max() > 0 else 0
 
@@ -173,7 +193,9 @@ def boolean_distance(P: Any, *, free_rows: int = 0) -> float:
     distance of a row is :math:`\lVert P_i - e_{\arg\max P_i}\rVert_1 = 2(1 - \max_j P_{ij})`, and
     the matrix distance is the largest row distance. Theorem 2.1 allows one free row (asterisks).
     """
-    a = np.asarray(P.detach().cpu() if isinstance(P, torch.Tensor) else P, dtype=np.float64)
+    a = _attention_matrix(P, stochastic=True)
+    if isinstance(free_rows, bool) or not isinstance(free_rows, (int, np.integer)) or free_rows < 0:
+        raise InputError(f"free_rows must be an integer >= 0 (rows left out of the distance), got {free_rows!r}")
     row = 2.0 * (1.0 - a.max(axis=-1))
     row = np.sort(row)
     if free_rows:
@@ -326,12 +348,20 @@ def _hyperplanes(s: _Sequence) -> tuple[str, bool, dict[str, Any]]:
 
 
 def _f_coordinates(V: np.ndarray, pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Which eigenvalues of V span F (within EIGENVALUE_RTOL of the largest modulus), and the coordinates of
-    ``pts`` (m, d) in F, (m, dim F)."""
-    lam = float(np.abs(np.linalg.eigvals(V)).max())
-    w, R = np.linalg.eig(V)
-    top = np.abs(w - lam) < EIGENVALUE_RTOL * lam
-    return top, np.real(np.linalg.solve(R, pts.T.astype(complex)).T)[:, top]
+    r"""Which eigenvalues of V span F (within ``EIGEN_GROUP_RTOL`` of the largest modulus, the grouping of
+    :func:`~attndyn.analysis.is_paranormal`), and the coordinates of ``pts`` (m, d) in F along G, (m, dim F), in a
+    real basis: R spans F = ker(V - lambda I) and L the left kernel (both from an SVD), and the coordinates are
+    :math:`(L^\top R)^{-1} L^\top x` (the spectral projector onto F along G). Never the real part of complex
+    eigen-coordinates: where rounding turns the double eigenvalue into a pair lambda +- 1e-14 i, the two real parts
+    are one column, F is read as a line, and every point lies "on the boundary" of its flat hull."""
+    w = np.linalg.eigvals(V)
+    lam = float(np.abs(w).max())
+    top = np.abs(w - lam) <= EIGEN_GROUP_RTOL * lam
+    m = int(top.sum())
+    B = V - lam * np.eye(len(V))
+    R = np.linalg.svd(B)[2][len(V) - m :].T  # (d, m): the right singular vectors of the m smallest singular values
+    L = np.linalg.svd(B.T)[2][len(V) - m :].T  # (d, m): the left kernel
+    return top, np.linalg.solve(L.T @ R, L.T @ pts.T).T
 
 
 def _paranormal(s: _Sequence) -> tuple[str, bool, dict[str, Any]]:
