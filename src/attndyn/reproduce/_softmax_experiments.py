@@ -69,7 +69,23 @@ def _table1_figure(
     x = rng.standard_normal((40, d))
     grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS[regime]))
     traj = _run(x, grid, V=V, rescaled=True)
-    return V, grid, traj, analysis.softmax_geometry(traj, regime=regime, **check)
+    rep = analysis.softmax_geometry(traj, regime=regime, **check)
+    _settling(res, rep)
+    return V, grid, traj, rep
+
+
+def _settling(res: SectionResult, rep: GeometryReport) -> None:
+    """A row shown, not judged: whether what the theorem's check reads has settled by the horizon (the library's
+    gate, :attr:`~attndyn.analysis.GeometryReport.undecided`). The theorems are limits; the section's checks read
+    the tokens at the horizon, and where they still move the library's own verdict is "undecided"."""
+    res.checks.append(
+        Check(
+            "what the check reads has settled by the horizon (a limit verdict needs it)",
+            "the theorems speak of t -> infinity; the checks of this section read the tokens at the horizon",
+            "yes" if rep.undecided is None else f"no: {rep.verdict}",
+            None,
+        )
+    )
 
 
 def _time_slider(ctx: Context, res: SectionResult, traj: SoftmaxTrajectory, *, title: str, stem: str) -> None:
@@ -226,6 +242,7 @@ def thm3_1(ctx: Context, res: SectionResult) -> None:
     grid = _grid(ctx, ctx.pick(*TABLE1_HORIZONS["polytope"]))
     traj = _run(x, grid, rescaled=True)
     rep = analysis.softmax_geometry(traj)
+    _settling(res, rep)
     m = rep.measured
     hull0 = len(analysis.Polytope.from_points(x).vertices)
     res.figures.append(
