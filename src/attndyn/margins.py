@@ -93,7 +93,7 @@ def underflow_term(d: int, dtype: torch.dtype) -> float:
     :math:`\eta` the smallest subnormal number of the dtype (:math:`2^{-1074}` in float64): with gradual underflow a
     product rounds with an absolute error of at most :math:`\eta/2` besides its relative one, so the d products of
     each entry of :math:`A z_i`, carried through the scores, and the d products of a score add at most
-    :math:`rac{d\eta}{2}(\sum_k |z_{ik}| + \sum_k |z_{jk}| + 2)` to a margin (doubled, and 3 for 2, for the
+    :math:`\frac{d\eta}{2}(\sum_k |z_{ik}| + \sum_k |z_{jk}| + 2)` to a margin (doubled, and 3 for 2, for the
     rounding of the term itself). Zero unless the scores reach the subnormal range: an A whose entries span 1e292
     otherwise "proved" exact ties to be leaders by a margin of one subnormal."""
     fi = torch.finfo(dtype)
