@@ -111,13 +111,11 @@ SIMPLE_GAP_FACTOR = 1e3
 
 def _numerically_simple(A: np.ndarray, ev: np.ndarray, phi: np.ndarray, psi: np.ndarray) -> bool:
     r"""Whether the leading eigenvalue is simple beyond rounding. A Jordan block's double eigenvalue splits under
-        rounding by about :math:`\sqrt{arepsilon}\lVert V
-    Vert` (1e-8, more than a fixed 1e-9 gap), and its left and
-        right eigenvectors are then nearly orthogonal: the eigenvalue's condition number :math:`1/\cos(\psi, arphi)`
-        is about :math:`1/\sqrt{arepsilon}`. So the gap to the next modulus must exceed
-        ``SIMPLE_GAP_FACTOR`` :math:`arepsilon\lVert V
-    Vert_2/\cos(\psi, arphi)`, the size of the eigenvalue's own
-        rounding error; a simple eigenvalue of a reasonable V passes by many orders of magnitude."""
+    rounding by about :math:`\sqrt{\varepsilon}\lVert V\rVert` (1e-8, more than a fixed 1e-9 gap), and its left and
+    right eigenvectors are then nearly orthogonal: the eigenvalue's condition number :math:`1/\cos(\psi, \varphi)`
+    is about :math:`1/\sqrt{\varepsilon}`. So the gap to the next modulus must exceed ``SIMPLE_GAP_FACTOR``
+    :math:`\varepsilon\lVert V\rVert_2/\cos(\psi, \varphi)`, the size of the eigenvalue's own rounding error; a
+    simple eigenvalue of a reasonable V passes by many orders of magnitude."""
     cos = abs(float(psi @ phi)) / max(float(np.linalg.norm(psi)), 1e-300)  # phi is a unit vector
     gap = abs(ev[0]) - (abs(ev[1]) if len(ev) > 1 else 0.0)
     err = np.finfo(np.float64).eps * float(np.linalg.norm(A, 2)) / max(cos, 1e-300)
