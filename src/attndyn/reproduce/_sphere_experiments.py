@@ -45,7 +45,7 @@ def gamma(ctx: Context, res: SectionResult) -> None:
                 f"n = {n}, beta = {beta:g}: max |<x_i, x_j> - gamma(t)| over pairs and t <= {T:g}",
                 f"0 (theorem); judged <= {GAMMA_TOL:g}",
                 fmt(rep.error),
-                rep.applies and rep.holds,
+                rep.applies and rep.holds is True,
             )
         )
         ax.plot(rep.times, rep.predicted, color=color(k), lw=2, alpha=0.4)
@@ -54,7 +54,12 @@ def gamma(ctx: Context, res: SectionResult) -> None:
     x = two.final_tokens
     tanh_err = abs(float(x[0] @ x[1]) - math.tanh(T))
     res.checks.append(
-        Check(f"n = 2, beta = 0: <x_1, x_2>(t = {T:g}) = tanh t", "tanh 5", fmt(tanh_err), tanh_err < 1e-9)
+        Check(
+            f"n = 2, beta = 0: <x_1, x_2>(t = {T:g}) = tanh t",
+            f"tanh {T:g}; pass: |measured - tanh {T:g}| < 1e-9",
+            f"{float(x[0] @ x[1]):.12f} (error {fmt(tanh_err)})",
+            tanh_err < 1e-9,
+        )
     )
     ax.set_xlabel("$t$")
     ax.set_ylabel(r"$\gamma(t)$")
