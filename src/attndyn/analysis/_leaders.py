@@ -180,7 +180,10 @@ def follow_matrix(traj: Trajectory, index: int, sequence: int | None = None) -> 
     Hardmax: :math:`j\in C_i(Z^k)` (eq. (1.1b); the kept follow sets, or the exact rule on the kept
     state, over :math:`j \le i` for a causal run). Softmax: j is the arg-max of row i of the first head's attention (kept, or read off the
     kept state's scores, the same index: the softmax is monotone), the head whose leaders
-    :func:`attndyn.softmax` tracks (:func:`self_attending`). Plots read this; they decide nothing.
+    :func:`attndyn.softmax` tracks (:func:`self_attending`): an exact tie goes to the first index, where the
+    hardmax relation lists every tied token. Plots read this; they decide nothing. Rows and columns are the real
+    tokens in order, ``traj.real_tokens(b)``: on a masked run row r is token ``real_tokens(b)[r]``, where
+    :func:`follow_graph` keeps the (n, n) token indices (padding rows all False).
     """
     b = _one_sequence(traj, sequence)
     index = _kept_index(traj, index, "index")
