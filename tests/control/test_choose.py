@@ -227,3 +227,12 @@ def test_an_spd_no_names_the_eigenvalue_floor_it_is_relative_to():
         in res.reason
     )
     assert choose_A(Z, [0], spd=True, layers=30, min_eigenvalue=1e-5).verdict == "reached"
+
+
+def test_a_preference_that_no_a_can_meet_names_its_layer():
+    from attndyn.control._constraints import Preference
+
+    Z = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])  # tokens 0 and 1 coincide at these positions
+    sol = solve_margin([Preference(2, 0, 1, 3, Z)], 2, spd=False)
+    assert sol.margin == -np.inf
+    assert sol.status == "token 2 cannot prefer 0 to 1: at the positions of layer 3 the two score the same for every A"

@@ -171,7 +171,8 @@ def _constant_preference(prefs: list[Preference], G: np.ndarray, d: int) -> Marg
         return MarginSolution(
             np.eye(d),
             -np.inf,
-            f"token {bad.i} cannot prefer {bad.j} to {bad.l}: the two score the same for every A",
+            f"token {bad.i} cannot prefer {bad.j} to {bad.l}: at the positions of layer {bad.layer} the two score "
+            "the same for every A",
             0.0,
             "none",
         )
