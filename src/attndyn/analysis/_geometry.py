@@ -283,7 +283,8 @@ def _boolean(s: _Sequence) -> tuple[str, bool, dict[str, Any]]:
     P = _final_attention(s.traj, s.b, s.head)[np.ix_(s.idx, s.idx)]
     dist, rank = boolean_distance(P, free_rows=1), attention_rank(P)
     return (
-        "Thm 2.1: P(t) tends to a Boolean matrix of rank <= 3 except one free row",
+        "Thm 2.1: P(t) tends to a Boolean matrix of rank <= 3 except one free row (necessary for Fig. 2's class, which "
+        "also asks the Boolean rows to point at no more than two columns)",
         dist <= BOOLEAN_MAX_DISTANCE and rank <= BOOLEAN_MAX_RANK,
         {"boolean_distance": dist, "rank": rank, "boolean_distance_all_rows": boolean_distance(P)},
     )
