@@ -65,3 +65,9 @@ def test_a_softmax_section_shows_whether_its_run_has_settled(quick_report, name)
     assert row.passed is None and (
         row.measured == "yes" or row.measured.startswith("no: undecided: what the check reads")
     )
+
+
+def test_fig4_shows_how_boolean_p_is_beside_its_rank(quick_report):
+    # rank <= 2 also holds for uniform attention (rank 1): the Boolean distance beside it tells clusters apart
+    row = _check(quick_report["softmax-fig4"], "distance of P(T) to a Boolean matrix")
+    assert row.passed is None and "uniform attention: 2(1 - 1/n) = 1.90" in row.paper and 0 <= float(row.measured) <= 2

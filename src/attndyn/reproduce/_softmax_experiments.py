@@ -220,9 +220,18 @@ def fig4(ctx: Context, res: SectionResult) -> None:
         )
     )
     assert traj.attention_final is not None  # kept with the attention
-    rank = attention_rank(traj.attention_final[0].numpy(), rtol=1e-3)
+    P = traj.attention_final[0].numpy()
+    rank = attention_rank(P, rtol=1e-3)
     res.checks.append(
         Check("numerical rank of P(T) (singular values > 1e-3 of the largest)", "<= 2", str(rank), rank <= 2)
+    )
+    res.checks.append(  # a low rank alone does not tell clusters from uniform attention (rank 1): shown beside it
+        Check(
+            "distance of P(T) to a Boolean matrix, the worst row left out",
+            f"near 0 when the tokens cluster; uniform attention: 2(1 - 1/n) = {2 * (1 - 1 / len(P)):.2f}",
+            fmt(boolean_distance(P, free_rows=1)),
+            None,
+        )
     )
     res.params = {"n": 20, "d": 2, "Q": Q.round(4).tolist(), "K": "I", "V": V.round(4).tolist(), **grid}
 
