@@ -100,7 +100,7 @@ def choose_A_for_clusters(
 
 
 #: What a "no A" of a cluster target means: the invariant is sufficient, not necessary (a token may follow others
-#: for a while and still end with its target, as random search finds for about one "no" in six).
+#: for a while and still end with its target).
 SUFFICIENT = (
     "; this invariant (each token follows only its target from layer 0 on) is sufficient, not necessary: "
     "the partition may still be reached by an A under which tokens follow others on the way"

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from .._validation import InputError
-from ._theory import clustered_fraction, energy, gamma_curve, kuramoto, plateaus, sphere_clusters
+from ._theory import _delta, clustered_fraction, energy, gamma_curve, kuramoto, plateaus, sphere_clusters
 from ._trajectory import SphereTrajectory
 
 
@@ -267,8 +267,7 @@ def cluster_report(traj: SphereTrajectory, b: int = 0, *, angle: float = 1e-3, d
     traj = _check(traj, b)
     if isinstance(angle, bool) or not isinstance(angle, (int, float)) or not 0 < angle < math.pi:
         raise InputError(f"angle must be a number in (0, pi), got {angle!r}")
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 2:
-        raise InputError(f"delta must be a number in (0, 2) (pairs with <x_i, x_j> > 1 - delta), got {delta!r}")
+    delta = _delta(delta)
     real = traj.real_tokens(b)
     x = traj.ys[:, b][:, real].double().cpu()  # (T, n', d)
     counts = [len(sphere_clusters(xt, angle)) for xt in x]
