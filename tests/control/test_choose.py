@@ -7,7 +7,7 @@ import pytest
 
 import attndyn
 from attndyn import InputError
-from attndyn.control import VERDICTS, choose_A, leadable
+from attndyn.control import VERDICTS, choose_A, choose_A_for_clusters, leadable
 from attndyn.control._choose import solve_disjunctive
 from attndyn.control._constraints import follows, leads, margins
 from attndyn.control._problem import ControlProblem
@@ -124,13 +124,21 @@ def test_zero_token_cannot_lead():
         ({"leaders": [0], "alpha": 0}, "alpha must be a positive"),
         ({"leaders": [0], "layers": 0}, "layers must be an integer >= 1"),
         ({"leaders": [0], "rounds": 0}, "rounds must be an integer >= 1"),
-        ({"leaders": [0], "min_eigenvalue": 2.0}, "min_eigenvalue must be below 1"),
+        ({"leaders": [0], "min_eigenvalue": 1e-2}, "bounds an SPD A only, and spd=False searches any A"),
         ({"leaders": [0], "margin": "big"}, "margin must be a non-negative number"),
     ],
 )
 def test_malformed_requests(kwargs, match):
     with pytest.raises(InputError, match=match):
         choose_A(Z5, spd=False, **kwargs)
+
+
+def test_min_eigenvalue_is_checked_before_the_sdp_is_built():
+    """An SPD request's eigenvalue bound must lie in (0, 1); it is refused before cvxpy is needed."""
+    with pytest.raises(InputError, match="min_eigenvalue must be below 1"):
+        choose_A(Z5, [0], spd=True, min_eigenvalue=2.0)
+    with pytest.raises(InputError, match="bounds an SPD A only"):
+        choose_A_for_clusters(Z5, [0, 0, 0, 0, 0], spd=False, min_eigenvalue=1e-3)
 
 
 def test_malformed_tokens():

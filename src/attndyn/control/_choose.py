@@ -98,7 +98,7 @@ def choose_A(
     alpha: float = 0.5,
     layers: int = 60,
     rounds: int = 5,
-    min_eigenvalue: float = 1e-3,
+    min_eigenvalue: float | None = None,
     margin: float = 0.0,
     max_constraints: int = MAX_CONSTRAINTS,
 ) -> ControlResult:
@@ -112,7 +112,9 @@ def choose_A(
             Theorem 1.1 applies; False: any A with :math:`|A_{ab}| \le 1` (a linear program).
         alpha, layers: step and depth of the verification run (hardmax paper eq. (1.1)).
         rounds: at most this many solve-and-simulate rounds.
-        min_eigenvalue: :math:`\mu`, the smallest eigenvalue allowed for SPD A.
+        min_eigenvalue: :math:`\mu`, the smallest eigenvalue allowed for SPD A (default
+            :data:`~attndyn.control._problem.MIN_EIGENVALUE`, 1e-3); refused with ``spd=False``, which has no
+            eigenvalue bound.
         margin: accept only solutions whose normalised margin (:mod:`~attndyn.control._constraints`)
             exceeds this (default 0: any strictly positive margin); larger values buy robustness.
         max_constraints: a margin problem with more constraints (after the reduction to hull vertices of

@@ -51,7 +51,7 @@ def choose_A_for_clusters(
     alpha: float = 0.5,
     layers: int = 60,
     rounds: int = 5,
-    min_eigenvalue: float = 1e-3,
+    min_eigenvalue: float | None = None,
     margin: float = 0.0,
     max_constraints: int = MAX_CONSTRAINTS,
 ) -> ControlResult:

@@ -30,6 +30,9 @@ __all__ = ["ControlProblem", "check_request", "simulate", "token_indices"]
 # :func:`attndyn._budget.check_matrix_memory` counts.
 CONTROL_MATRIX_COPIES = 16
 
+#: The smallest eigenvalue :math:`\mu` an SPD A may have when the caller names none (:math:`\mu I \preceq A \preceq I`).
+MIN_EIGENVALUE = 1e-3
+
 
 def check_request(
     tokens: Any, alpha: Any, layers: Any, rounds: Any, min_eigenvalue: Any, spd: bool
@@ -54,7 +57,12 @@ def check_request(
     rounds = check_int(rounds, "rounds", minimum=1)
     if not isinstance(spd, (bool, np.bool_)):
         raise InputError(f"spd must be True (an SPD A, by an SDP) or False (any A, by an LP), got {spd!r}")
-    mu = check_positive(min_eigenvalue, "min_eigenvalue")
+    if min_eigenvalue is not None and not spd:
+        raise InputError(
+            f"min_eigenvalue={min_eigenvalue!r} bounds an SPD A only, and spd=False searches any A with entries in "
+            "[-1, 1]: drop min_eigenvalue, or pass spd=True"
+        )
+    mu = check_positive(MIN_EIGENVALUE if min_eigenvalue is None else min_eigenvalue, "min_eigenvalue")
     if mu >= 1:
         raise InputError(f"min_eigenvalue must be below 1 (A is bounded by the identity), got {mu}")
     if spd:
