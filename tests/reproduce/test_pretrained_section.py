@@ -39,3 +39,13 @@ def test_figure10_section_on_minilm(quick_report):
     ]
     fr = r.params["fractions"]
     assert 0 <= fr["heads"]["good_triple"] <= fr["heads"]["leading_real_positive_simple"] <= 1
+
+
+def test_baselines_show_their_sample_size_and_interval():
+    """A --quick baseline of a few Ginibre samples reads as few: its 99% Wilson interval is printed beside it."""
+    from attndyn.experiments import wilson_interval
+
+    base = {"samples": 5, "fraction": 0.2, "interval_99": list(wilson_interval(1, 5, confidence_level=0.99))}
+    text = pretrained_experiments._interval(base)
+    lo, hi = base["interval_99"]
+    assert text.startswith("5 samples, 99% interval ") and lo < 0.2 < hi and hi - lo > 0.5

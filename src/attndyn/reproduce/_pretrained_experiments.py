@@ -79,6 +79,12 @@ def figure10(ctx: Context, res: SectionResult) -> None:
     res.seed = ctx.seed + 141
 
 
+def _interval(baseline: dict) -> str:
+    """A random baseline's sample size and 99% Wilson interval, so that a few samples (``--quick``) read as few."""
+    lo, hi = baseline["interval_99"]
+    return f"{baseline['samples']} samples, 99% interval {fmt(lo)}-{fmt(hi)}"
+
+
 def _spectrum_checks(sp: Spectra, width: int) -> list[Check]:
     """Section 4's assumption (a real, positive, simple eigenvalue of largest modulus) counted over the layers'
     W_V and the heads' W_O^h W_V^h, each beside its random baseline, and the good triples (Definition 1)."""
@@ -94,13 +100,13 @@ def _spectrum_checks(sp: Spectra, width: int) -> list[Check]:
         ),
         Check(
             f"layer value matrices W_V with that property, beside real Ginibre at d = {width}",
-            f"Ginibre: {fmt(gl['fraction'])} ({gl['samples']} samples; d = 128: about 0.14)",
+            f"Ginibre: {fmt(gl['fraction'])} ({_interval(gl)}; d = 128: about 0.14)",
             f"{fmt(nl / L)} ({nl}/{L})",
             None,
         ),
         Check(
             "head value matrices W_O^h W_V^h with that property, beside random products of the same shapes",
-            f"random: {fmt(gh['fraction'])} ({gh['samples']} samples)",
+            f"random: {fmt(gh['fraction'])} ({_interval(gh)})",
             f"{fmt(nh / (L * H))} ({nh}/{L * H})",
             None,
         ),
