@@ -261,3 +261,17 @@ def test_the_server_refuses_values_outside_the_widgets_ranges(playground):
     page.n.value = 10_000  # the slider answers on release (value_throttled): the next rerun reads it
     page.guard(page.rerun)
     assert "n tokens = 10000 is outside its range (2 to 200)" in page.guard.pane.object
+
+
+def test_every_softmax_preset_runs_to_its_own_horizon():
+    """A preset longer than the last run (collapse's T = 20 after V = I's 15) must stretch "time shown" first: the
+    server's range check refused it ("outside its range"), and the page kept the last run."""
+    from attndyn.explore._pages.softmax import SoftmaxPage
+    from attndyn.explore._softmax_view import V_PRESETS, V_preset
+
+    page = SoftmaxPage()
+    for name in (*V_PRESETS, V_PRESETS[0], V_PRESETS[4], V_PRESETS[1]):
+        page.preset.value = name
+        T = V_preset(name)[3]
+        assert page.guard.pane.object == "", (name, page.guard.pane.object)
+        assert page.result.state.time == page.result.state.at == T == page.at.end

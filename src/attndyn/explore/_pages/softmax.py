@@ -48,11 +48,12 @@ class SoftmaxPage:
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
         self.result: SoftmaxResult | None = None
         self._build_plots()
+        self._hold = False  # a preset fills several boxes: one run at the end, none on the way (Q 1 x 1, V 2 x 2)
         self.preset.param.watch(lambda e: self.guard(self._load_preset), "value")
         for wdg in (self.Q, self.K, self.V, self.beta, self.method, self.step, self.rescaled, self.regime, self.seed):
-            wdg.param.watch(lambda e: self.guard(self.rerun), "value")
+            wdg.param.watch(lambda e: None if self._hold else self.guard(self.rerun), "value")
         for wdg in (self.n, self.time, self.at):
-            wdg.param.watch(lambda e: self.guard(self.rerun), "value_throttled")
+            wdg.param.watch(lambda e: None if self._hold else self.guard(self.rerun), "value_throttled")
         self.guard(self._load_preset, now=True)
 
     def _build_plots(self) -> None:
@@ -82,9 +83,14 @@ class SoftmaxPage:
         V, rescaled, regime, T = V_preset(self.preset.value)
         d = len(V)
         I = matrix_text(np.eye(d))
-        self.Q.value, self.K.value, self.V.value = I, I, matrix_text(V)
-        self.rescaled.value, self.regime.value = rescaled, regime or "infer"
-        self.time.value, self.at.value = T, T
+        self._hold = True
+        try:
+            self.Q.value, self.K.value, self.V.value = I, I, matrix_text(V)
+            self.rescaled.value, self.regime.value = rescaled, regime or "infer"
+            self.at.end = max(self.at.end, T)  # a preset longer than the last run: "time shown" must reach T first
+            self.time.value, self.at.value = T, T
+        finally:
+            self._hold = False
         self.rerun()
 
     def state(self) -> SoftmaxState:
