@@ -113,13 +113,34 @@ def test_theorem_1_1_cell_is_the_shared_instance_check():
 
 
 def test_table_1_cell_is_the_shared_solve_on_the_first_sequence():
-    params = {"regime": "polytope", "n": 9, "d": 3, "time": 10.0, "collapse_time": 20.0, "step": 0.1}
+    params = {"regime": "polytope", "n": 9, "d": 3, "time": 15.0, "collapse_time": 20.0, "step": 0.1}
     row = EXPERIMENTS["table-1"](2, params)
     rng = np.random.default_rng(2)
     mats = table1_instance("polytope", rng, 3)
-    traj = table1_solve(rng.standard_normal((9, 3)), mats, "polytope", time=10.0, step=0.1)
+    traj = table1_solve(rng.standard_normal((9, 3)), mats, "polytope", time=15.0, step=0.1)
     rep = attndyn.softmax_geometry(traj, 0, regime="polytope")
+    assert rep.undecided is None
     assert row["matches"] == rep.measured_holds and row["vertices"] == rep.measured["vertices"]
+
+
+def test_cells_never_store_an_undecided_verdict_as_a_measurement():
+    """Pass 6, H1-H3: a run the library calls undecided (not converged, not settled) or a step that does not resolve
+    the dynamics was stored as holds = False / matches = False / an energy decrease, with status ok: a failed
+    cell now, with the reason."""
+    from attndyn.experiments import CellFailed
+
+    def cell(name: str, seed: int, **params: object) -> dict:
+        exp = EXPERIMENTS[name]
+        return exp(seed, exp.arguments(params))
+
+    with pytest.raises(CellFailed, match="Theorem 1.1's check is undecided"):  # alpha small: 20 layers move little
+        cell("theorem-1.1", 0, n=8, d=2, alpha=0.003, layers=20)
+    with pytest.raises(CellFailed, match="the limit verdict is undecided: what the check reads"):
+        cell("table-1", 2, regime="polytope", n=9, d=3, time=3.0, step=0.1)
+    with pytest.raises(CellFailed, match=r"one rk4 step moved a token by .* lower step"):
+        cell("sphere-energy", 0, n=16, d=3, beta=8.0, time=1.0, step=0.01)
+    row = cell("sphere-energy", 0, n=16, d=3, beta=8.0, time=1.0, step=0.0005)
+    assert row["energy_monotone"]  # the same system, resolved: the energy never decreases
 
 
 # The packages the experiment layer may import (modules of the core are single files); sentiment only inside the

@@ -70,7 +70,7 @@ def test_theorem_1_1_single_token_is_its_own_leader():
 @pytest.mark.parametrize("regime", ["polytope", "hyperplanes", "paranormal", "collapse"])
 def test_table_1_cell_matches_its_row(regime):
     row = EXPERIMENTS["table-1"](
-        1, {"regime": regime, "n": 8, "d": 3, "time": 10.0, "collapse_time": 20.0, "step": 0.1}
+        1, {"regime": regime, "n": 8, "d": 3, "time": 15.0, "collapse_time": 20.0, "step": 0.1}
     )
     assert row["matches"] is True
     assert (row["hyperplanes"] is not None) == (regime == "hyperplanes")

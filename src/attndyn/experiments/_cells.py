@@ -63,8 +63,9 @@ def table1_solve(
 ) -> SoftmaxTrajectory:
     """One Table 1 instance ``mats`` (see :func:`~attndyn.experiments._samplers.table1_instance`) on the
     sequences ``x`` ((n, d) or (M, n, d)) with rk4 steps ``step`` up to ``time``: the rescaled dynamics (4)
-    of the softmax paper, last state only, except V = -I (``collapse``): the original dynamics (1),
-    every 5th step kept."""
+    of the softmax paper, one state kept per unit of time (so that :func:`attndyn.softmax_geometry` can tell
+    whether what its check reads has settled), except V = -I (``collapse``): the original dynamics (1), every 5th
+    step kept."""
     collapse = regime == "collapse"
     return softmax(
         x,
@@ -74,7 +75,7 @@ def table1_solve(
         V=mats["V"],
         step=step,
         rescaled=not collapse,
-        save=SaveAt(every=5 if collapse else None),
+        save=SaveAt(every=5 if collapse else max(1, round(1.0 / step))),
     )
 
 
@@ -128,10 +129,15 @@ def good_triple(seed: int, *, d: int, ensemble: str, qk: str) -> dict:
 )
 def theorem_1_1(seed: int, *, n: int, d: int, alpha: float, A: str, cond_max: float, layers: int, rtol: float) -> dict:
     """n tokens uniform in [-1, 1]^d and A = Q diag(U[1, cond_max]) Q^T (the instances of ``attndyn
-    reproduce``'s hardmax-theorem-1.1), checked by :func:`theorem_1_1_run`."""
+    reproduce``'s hardmax-theorem-1.1), checked by :func:`theorem_1_1_run`. A run the check cannot decide (not
+    converged within ``layers``: :attr:`~attndyn.analysis.HardmaxTheoremReport.undecided`) is a failed cell
+    (:class:`CellFailed`, with the reason), never ``holds = False``."""
     rng = np.random.default_rng(seed)
     z, Am = theorem_1_1_instance(rng, n, d, spd=A == "spd", cond_max=cond_max)
-    return theorem_1_1_run(z, Am, alpha=alpha, layers=layers, rtol=rtol)[0]
+    row, rep = theorem_1_1_run(z, Am, alpha=alpha, layers=layers, rtol=rtol)
+    if rep.holds is None:  # stored as holds = False it read as a counterexample to a proven theorem
+        raise CellFailed(f"Theorem 1.1's check is undecided: {rep.undecided}")
+    return row
 
 
 @experiment(
@@ -140,7 +146,7 @@ def theorem_1_1(seed: int, *, n: int, d: int, alpha: float, A: str, cond_max: fl
         "regime": Param(str, choices=TABLE1_REGIMES, help="row of Table 1"),
         "n": Param(int, 12, minimum=1, maximum=1024, help="tokens"),
         "d": Param(int, 3, minimum=2, maximum=64, help="dimension"),
-        "time": Param(float, 10.0, minimum=1e-12, maximum=1e4, help="horizon (rescaled dynamics (4))"),
+        "time": Param(float, 15.0, minimum=1e-12, maximum=1e4, help="horizon (rescaled dynamics (4))"),
         "collapse_time": Param(float, 20.0, minimum=1e-12, maximum=1e4, help="horizon of V = -I (dynamics (1))"),
         "step": Param(float, 0.1, minimum=1e-6, maximum=10.0, help="rk4 step"),
     },
@@ -154,7 +160,9 @@ def theorem_1_1(seed: int, *, n: int, d: int, alpha: float, A: str, cond_max: fl
 def table_1(seed: int, *, regime: str, n: int, d: int, time: float, collapse_time: float, step: float) -> dict:
     """One random (Q, K, V) satisfying the hypotheses of the Table 1 row ``regime`` (the instances of
     ``attndyn reproduce``'s softmax-table1) and n standard normal tokens, solved by :func:`table1_solve`;
-    ``matches`` is the verdict of :func:`attndyn.softmax_geometry` on the row's regime; it also measures the
+    ``matches`` is the verdict of :func:`attndyn.softmax_geometry` on the row's regime, read at the horizon; an
+    instance whose tokens have not settled there (the library's gate,
+    :attr:`~attndyn.analysis.GeometryReport.undecided`) is a failed cell with the reason. It also measures the
     parallel hyperplanes the tokens approach (good triples), and for V = I the vertices of K, of the initial hull
     conv(x_i(0)), and the fraction of tokens at a vertex of K (None where the row does not measure them)."""
     rng = np.random.default_rng(seed)
@@ -170,10 +178,12 @@ def table_1(seed: int, *, regime: str, n: int, d: int, time: float, collapse_tim
             "the dynamics, so the verdict would be noise; lower step"
         )
     rep = analysis.softmax_geometry(traj, 0, regime=regime)
+    if rep.undecided is not None:  # a mismatch read on tokens still moving is not a counterexample to the row
+        raise CellFailed(f"the limit verdict is undecided: {rep.undecided}")
     m = rep.measured
     polytope = regime == "polytope"
     return {
-        "matches": rep.measured_holds,  # at the row's horizon; final_change says how settled
+        "matches": rep.measured_holds,
         "hyperplanes": m.get("hyperplanes") if regime == "hyperplanes" else None,
         "vertices": m.get("vertices") if polytope else None,
         "initial_hull_vertices": len(analysis.Polytope.from_points(x).vertices) if polytope else None,
