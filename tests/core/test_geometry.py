@@ -213,3 +213,34 @@ def test_theorem_5_1_reads_f_in_a_real_basis_whatever_basis_v_comes_in():
             attndyn.softmax(x, time=1e-8, step=1e-8, V=V, rescaled=True), regime="paranormal"
         )
         assert rep.measured["vertices"] == 4 and not rep.measured_holds  # the fifth token is inside the square
+
+
+def test_a_collapse_still_on_its_way_is_undecided_not_refuted():
+    """Pass 6, M1: V = -I from tokens a quarter of the usual size shrinks at every kept time, but at T = 20 its
+    radius is 0.57 of the start and its fitted exponent -0.27 (the t^(-1/2) regime starts later for a small C_0):
+    "does NOT hold" then; undecided now, and the same tokens run to T = 400 hold with an exponent near -1/2."""
+    x = 0.25 * np.random.default_rng(0).standard_normal((40, 2))
+    short = attndyn.softmax(x, V=-np.eye(2), time=20.0, step=0.1, save=SaveAt(every=5))
+    rep = attndyn.softmax_geometry(short, regime="collapse")
+    assert rep.holds is None and rep.measured["monotone"] and not rep.measured_holds
+    assert rep.verdict.startswith("undecided: the radius shrinks at every kept time") and "run longer" in rep.verdict
+    long = attndyn.softmax(x, V=-np.eye(2), time=400.0, step=0.1, save=SaveAt(every=50))
+    rep = attndyn.softmax_geometry(long, regime="collapse")
+    assert rep.holds is True and abs(rep.measured["decay_exponent"] + 0.5) <= 0.1
+    grow = attndyn.softmax(x, V=np.eye(2), time=2.0, step=0.1, save=SaveAt(every=5))  # a growing radius: decided
+    rep = attndyn.softmax_geometry(grow, regime="collapse")
+    assert rep.holds is False and not rep.measured["monotone"]
+
+
+def test_a_summary_run_is_judged_by_its_last_step_not_by_its_whole_journey():
+    """A run that keeps only its first and last states (SaveAt(every=None)) was always "not settled": the gate
+    divided the whole journey from t = 0 by T. Its last step decides now, as for a run that kept one state."""
+    x = np.random.default_rng(3).standard_normal((12, 3))
+    kept = attndyn.softmax(x, time=15.0, step=0.05, rescaled=True, save=SaveAt(every=20))
+    summary = attndyn.softmax(x, time=15.0, step=0.05, rescaled=True, save=SaveAt(every=None))
+    assert len(summary.ts) == 2 and summary.stats.steps == 300
+    assert attndyn.softmax_geometry(kept, regime="polytope").undecided is None
+    rep = attndyn.softmax_geometry(summary, regime="polytope")
+    assert rep.undecided is None and rep.holds is True
+    early = attndyn.softmax(x, time=1.0, step=0.05, rescaled=True, save=SaveAt(every=None))
+    assert "only the first and last states were kept" in attndyn.softmax_geometry(early, regime="polytope").undecided

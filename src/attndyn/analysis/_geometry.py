@@ -33,7 +33,7 @@ from .._errors import param
 from .._trajectory import SoftmaxTrajectory, Trajectory
 from .._validation import InputError, check_nonnegative, check_positive
 from ._clusters import clusters
-from ._collapse import collapse_decay
+from ._collapse import COLLAPSE_EXPONENT, COLLAPSE_EXPONENT_ATOL, collapse_decay
 from ._leaders import _one_sequence
 from ._polytope import Polytope
 from ._spectral import (
@@ -87,7 +87,9 @@ class GeometryReport:
     ``undecided``: None when the run can decide the theorem, else why it cannot: the theorems speak of
     t -> infinity, and a check that reads the limit off the final state (:attr:`reads_limit`) gives no verdict
     while what it reads (:data:`READS`) still moves (relative change per unit time between the last two kept
-    states above :data:`SETTLED_FRACTION` of ``rtol``, relative to the configuration's size).
+    states above :data:`SETTLED_FRACTION` of ``rtol``, relative to the configuration's size); the collapse, whose
+    check measures a rate, is undecided while its radius shrinks but has not reached the t^(-1/2) regime
+    (:func:`_collapse_pending`).
     """
 
     regime: str
@@ -462,7 +464,29 @@ def softmax_geometry(
         )
     hyp = hypotheses(regime, Q, K, V, seq.initial())
     report = GeometryReport(regime, statement, bool(holds), measured, head=head, heads=heads, hypotheses=hyp)
-    return replace(report, undecided=_still_moving(seq, regime)) if report.reads_limit else report
+    pending = _still_moving(seq, regime) if report.reads_limit else _collapse_pending(measured, collapse_ratio)
+    return replace(report, undecided=pending)
+
+
+def _collapse_pending(measured: dict[str, Any], collapse_ratio: float) -> str | None:
+    """Why a collapse run (Thm C.5) cannot be judged yet: its radius shrank at every kept time, but has not fallen
+    below ``collapse_ratio`` of its start or not reached the t^(-1/2) regime (a fitted exponent above -1/2 + atol).
+    Near the origin the cloud decays like (I + 2t C_0)^(-1/2) (:mod:`attndyn.analysis._collapse`): small or close
+    tokens (a small C_0) enter that regime late, so a finite horizon shows a slower decay that is no evidence
+    against the theorem. A radius that grows, or decays faster than t^(-1/2), is decided (does not hold)."""
+    if not measured["monotone"]:
+        return None
+    ratio, p = measured["final_over_initial_radius"], measured["decay_exponent"]
+    shallow = p is not None and p > COLLAPSE_EXPONENT + COLLAPSE_EXPONENT_ATOL
+    if ratio <= collapse_ratio and not shallow:
+        return None
+    shown = "none" if p is None else f"{p:.3g}"
+    return (
+        f"the radius shrinks at every kept time but has not reached the t^(-1/2) regime by the horizon (final / "
+        f"initial radius {ratio:.3g}, limit {collapse_ratio:g}; fitted exponent {shown}, predicted "
+        f"{COLLAPSE_EXPONENT:g} +- {COLLAPSE_EXPONENT_ATOL:g}): small or close tokens enter it late; run longer "
+        "(a larger time, --time on the command line)"
+    )
 
 
 #: What each limit check reads (the collapse's check is a rate measured along the run: no settling needed).
@@ -508,9 +532,10 @@ def _still_moving(s: _Sequence, regime: str) -> str | None:
     if grow and len(np.unique(s.pts, axis=0)) < len(np.unique(s.initial(), axis=0)):
         return f"rounding has merged tokens that grew to {np.abs(s.pts).max():.3g}: {fix}"
     ts = traj.ts.detach().cpu().double()
-    # A summary run (SaveAt(every=None)) keeps the first and the last state only: their difference is the whole
-    # journey, not the motion at the horizon, so the whole tokens' last step must settle instead.
-    if len(ts) < 3 or not float(ts[-1] - ts[-2]) > 0:
+    # A summary run (SaveAt(every=None)) of several steps keeps the first and the last state only: their difference
+    # is the whole journey, not the motion at the horizon, so the whole tokens' last step must settle instead.
+    summary = len(ts) == 2 and traj.stats.steps > 1
+    if len(ts) < 2 or summary or not float(ts[-1] - ts[-2]) > 0:
         change = traj.stats.final_change[s.b] if traj.stats.final_change else float("inf")
         if change <= limit:
             return None
