@@ -261,3 +261,14 @@ def test_table1_value_matrix_names_a_bad_row_and_a_missing_generator():
         table1_value_matrix("cube")
     with pytest.raises(attndyn.InputError, match=r"^regime = 'codimension' draws V at random; give rng"):
         table1_value_matrix("codimension")
+
+
+def test_sphere_phase_reads_gamma_on_the_curve_of_its_attention():
+    """Pass 6, M2: the USA orthogonal start (n = 3, beta = 5) reaches 1 - delta at t = 0.30, but the cell read SA's
+    curve (t = 17.6) and said False at t = 9; with random K^T Q no curve applies: None, not False."""
+    exp = EXPERIMENTS["sphere-phase"]
+    base = {"beta": 5.0, "time": 9.0, "systems": 2, "n": 3, "d": 3, "step": 0.1}
+    assert exp(0, exp.arguments({**base, "attention": "usa"}))["gamma_reached"] is True
+    assert exp(0, exp.arguments({**base, "attention": "sa"}))["gamma_reached"] is False
+    kq = next(k for k in attndyn.sphere.KQ_ENSEMBLES if k != "identity")
+    assert exp(0, exp.arguments({**base, "kq": kq}))["gamma_reached"] is None

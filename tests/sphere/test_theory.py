@@ -296,3 +296,23 @@ def test_energy_report_reads_the_real_tokens_of_a_masked_run():
     real = sp.evolve(x[[0, 1, 3, 4]], time=0.5, beta=1.0, attention="usa")
     assert math.isclose(rep.energies[-1], float(sp.energy(real.final_tokens, 1.0)), rel_tol=1e-12)
     assert not rep.applies  # a mask is outside the theorem, but its numbers are the system's that ran
+
+
+@pytest.mark.parametrize("n, beta", [(3, 5.0), (4, 1.0), (8, -1.0)])
+def test_the_usa_orthogonal_start_follows_its_own_curve(n, beta):
+    """Pass 6, M2: USA's weights are not normalised, so its orthogonal start follows
+    gamma' = 2 e^(beta gamma)(1 - gamma)((n - 1) gamma + 1) / n, not SA's curve (n = 3, beta = 5 reaches 1 - 1e-3 at
+    t = 0.30 under USA and 17.6 under SA); the engine, from e_1..e_n, agrees with it to rk4's error."""
+    from attndyn.sphere import evolve
+
+    T = 2.0
+    run = evolve(np.eye(n), time=T, beta=beta, attention="usa", step=0.001)
+    x = run.ys[-1, 0].double().numpy()
+    engine = (x @ x.T)[~np.eye(n, dtype=bool)].mean()
+    assert abs(engine - sp.gamma_curve([0.0, T], n, beta, attention="usa")[-1]) < 1e-9
+    level = sp.gamma_curve([0.0, 0.25], n, beta, attention="usa")[-1]
+    assert abs(sp.gamma_crossing(n, beta, level, 10.0, attention="usa") - 0.25) < 1e-8
+    if (n, beta) == (3, 5.0):
+        assert sp.gamma_crossing(3, 5.0, 1 - 1e-3, 30.0, attention="usa") < 0.31 < 17 < sp.gamma_crossing(3, 5.0, 1 - 1e-3, 30.0)
+    with pytest.raises(InputError, match="attention must be 'sa' or 'usa'"):
+        sp.gamma_crossing(n, beta, 0.5, 1.0, attention="SA")

@@ -40,6 +40,7 @@ __all__ = ["sphere_phase", "sphere_energy"]
     },
     outputs={"fraction_clustered": "float64", "clusters_median": "float64", "one_cluster": "float64"}
     | {"gamma_reached": "bool"},
+    optional=("gamma_reached",),
     primary="fraction_clustered",
     title="Tokens on the sphere: clustered pairs and clusters at (t, beta) (arXiv 2312.10794, Section 6)",
 )
@@ -50,7 +51,8 @@ def sphere_phase(
     r"""One point (t, beta) of the authors' phase diagram: ``systems`` random systems (seeded) run by layers with
     ``norm`` up to ``time``; the fraction of clustered pairs, the median cluster count (rank of the thresholded
     Gram matrix, threshold :math:`10^{-4}`), the fraction of systems in one cluster, and whether the orthogonal
-    start has reached :math:`\gamma = 1 - \delta` by ``time`` (the curve :math:`\Gamma` as a boolean field)."""
+    start has reached :math:`\gamma = 1 - \delta` by ``time`` (the curve :math:`\Gamma` of the cell's attention as a
+    boolean field; None with random ``kq`` or ``v``, where no such curve applies)."""
     pd = phase_diagram(
         systems=systems, n=n, d=d, betas=[beta], time=time, step=step, checkpoints=2, delta=delta,
         attention=attention, norm=norm, kq=kq, v=v, seed=seed,
@@ -59,7 +61,7 @@ def sphere_phase(
         "fraction_clustered": float(pd.fraction[0, -1]),
         "clusters_median": float(pd.clusters[0, -1]),
         "one_cluster": float(pd.one_cluster[0, -1]),
-        "gamma_reached": bool(np.isfinite(pd.gamma_times[0])),
+        "gamma_reached": None if np.isnan(pd.gamma_times[0]) else bool(np.isfinite(pd.gamma_times[0])),
     }
 
 

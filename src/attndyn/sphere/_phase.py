@@ -64,7 +64,8 @@ class PhaseDiagram:
         clusters: (nb, nc) median cluster count (rank).
         one_cluster: (nb, nc) fraction of systems in one cluster.
         gamma_times: (nb,) the time at which the orthogonal start reaches :math:`\gamma = 1 - \delta` (inf
-            beyond the horizon).
+            beyond the horizon), on the curve of the run's attention (SA or USA, Q = K = V = I); NaN where no
+            curve applies (``kq`` or ``v`` random: ``settings["gamma_applies"]`` is False).
         settings: systems, n, d, step, time, delta, rank_delta, attention, method, norm, seed, dtype, and
             ``read_times``, the times the checkpoints are read at (the first step time at or after each, at least
             one step: with more checkpoints than steps several read the same step).
@@ -101,7 +102,8 @@ def load_phase_diagram(path: str | Path) -> PhaseDiagram:
         rec = json.loads(Path(path).read_text(encoding="utf-8"))
         arrays = {k: np.asarray(rec[k], dtype=np.float64) for k in ("betas", "times", "fraction", "clusters")}
         one = np.asarray(rec["one_cluster"], dtype=np.float64)
-        gamma = np.asarray([math.inf if v is None else v for v in rec["gamma_times"]], dtype=np.float64)
+        none = math.inf if rec["settings"].get("gamma_applies", True) else math.nan  # null: after the horizon, or n/a
+        gamma = np.asarray([none if v is None else v for v in rec["gamma_times"]], dtype=np.float64)
         return PhaseDiagram(one_cluster=one, gamma_times=gamma, settings=dict(rec["settings"]), **arrays)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise InputError(f"{str(path)!r} is not a phase diagram written by PhaseDiagram.save ({exc})") from None
@@ -194,15 +196,24 @@ def phase_diagram(
         fraction=per_beta.sum(axis=1) / (systems * n * (n - 1)) if n > 1 else np.ones((nb, checkpoints)),
         clusters=np.median(rank_b, axis=1),
         one_cluster=(rank_b == 1).mean(axis=1),
-        gamma_times=np.array([gamma_crossing(n, float(b), 1 - delta, time) for b in beta_grid]),
+        gamma_times=_gamma_times(n, beta_grid, delta, time, attention, kq, v),
         settings={
             "systems": systems, "n": n, "d": d, "time": time, "step": dt, "checkpoints": checkpoints,
             "delta": delta, "rank_delta": rank_delta, "attention": attention, "method": method,
             "norm": norm if method == "discrete" else None, "kq": kq, "v": v, "seed": seed,
             "dtype": str(dtype).removeprefix("torch."),
             "read_times": (read_at * dt).tolist(),  # the step times each checkpoint is read at (k dt >= t_c, k >= 1)
+            "gamma_applies": kq == v == "identity",
         },
     )  # fmt: skip
+
+
+def _gamma_times(n: int, betas: np.ndarray, delta: float, time: float, attention: str, kq: str, v: str) -> np.ndarray:
+    """When the orthogonal start of each beta reaches 1 - delta (inf: after ``time``), on the curve of the run's
+    attention (:func:`~attndyn.sphere.gamma_crossing`); NaN where no curve applies (random K^T Q or V)."""
+    if not kq == v == "identity":
+        return np.full(len(betas), np.nan)
+    return np.array([gamma_crossing(n, float(b), 1 - delta, time, attention) for b in betas])
 
 
 Layer = Callable[[SphereAttention, Tensor, int, float], Tensor]

@@ -197,15 +197,21 @@ def plateaus(ts: Any, values: Any) -> list[dict[str, float]]:
     return out
 
 
-def gamma_rhs(gamma: float, n: int, beta: float) -> float:
-    r""":math:`\gamma' = 2e^{\beta\gamma}(1-\gamma)((n-1)\gamma+1)/(e^\beta + (n-1)e^{\beta\gamma})`, written with
-    :math:`e^{\beta(\gamma - 1)}` so that no beta overflows it."""
+def gamma_rhs(gamma: float, n: int, beta: float, attention: str = "sa") -> float:
+    r""":math:`\gamma' = 2e^{\beta\gamma}(1-\gamma)((n-1)\gamma+1)/Z` with :math:`Z = e^\beta + (n-1)e^{\beta\gamma}`
+    for SA (written with :math:`e^{\beta(\gamma - 1)}` so that no beta overflows it) and :math:`Z = n` for USA, whose
+    weights are not normalised (the orthogonal start keeps every pair's inner product equal to :math:`\gamma`)."""
+    if attention == "usa":
+        return 2 * math.exp(beta * gamma) * (1 - gamma) * ((n - 1) * gamma + 1) / n
     e = math.exp(beta * (gamma - 1))  # e^{beta gamma} / e^{beta}
     return 2 * e * (1 - gamma) * ((n - 1) * gamma + 1) / (1 + (n - 1) * e)
 
 
-def gamma_curve(ts: Any, n: int, beta: float, *, rtol: float = 1e-11, atol: float = 1e-13) -> np.ndarray:
-    """:math:`\\gamma(t)` of the orthogonal start at the times ``ts`` (increasing, from 0), by scipy's DOP853.
+def gamma_curve(
+    ts: Any, n: int, beta: float, *, attention: str = "sa", rtol: float = 1e-11, atol: float = 1e-13
+) -> np.ndarray:
+    """:math:`\\gamma(t)` of the orthogonal start at the times ``ts`` (increasing, from 0), by scipy's DOP853, for
+    ``attention`` "sa" or "usa" (:func:`gamma_rhs`) with Q = K = V = I.
 
     >>> bool(abs(gamma_curve([0.0, 1.0], 2, 0.0)[1] - math.tanh(1.0)) < 1e-9)
     True
@@ -213,19 +219,20 @@ def gamma_curve(ts: Any, n: int, beta: float, *, rtol: float = 1e-11, atol: floa
     from scipy.integrate import solve_ivp
 
     n, beta = _gamma_args(n, beta)
+    attention = _gamma_attention(attention)
     t = np.asarray(ts, dtype=np.float64)
     if t.ndim != 1 or not len(t) or not np.isfinite(t).all() or t[0] < 0 or bool(np.any(np.diff(t) < 0)):
         raise InputError(f"ts must be finite times >= 0 in increasing order, got {_short(ts)}")
     if t[-1] == 0:
         return np.zeros_like(t)
     sol = solve_ivp(
-        lambda _, g: [gamma_rhs(float(g[0]), n, beta)], (0.0, float(t[-1])), [0.0], t_eval=t, method="DOP853",
+        lambda _, g: [gamma_rhs(float(g[0]), n, beta, attention)], (0.0, float(t[-1])), [0.0], t_eval=t, method="DOP853",
         rtol=rtol, atol=atol,
     )  # fmt: skip
     return np.asarray(sol.y[0])
 
 
-def gamma_crossing(n: int, beta: float, level: float, t_max: float) -> float:
+def gamma_crossing(n: int, beta: float, level: float, t_max: float, attention: str = "sa") -> float:
     r"""The first time :math:`\gamma_\beta(t) = ` ``level`` (< 1), or inf if after ``t_max``: a point of the curve
     :math:`\Gamma = \{(t, \beta): \gamma_\beta(t) = 1 - \delta\}` drawn over the phase diagrams.
 
@@ -233,14 +240,16 @@ def gamma_crossing(n: int, beta: float, level: float, t_max: float) -> float:
     :math:`\int_0^{\ell} d\gamma / g(\gamma)`, taken in :math:`u = -\log(1 - \gamma)` (:math:`d\gamma = (1-\gamma)
     du` cancels the factor :math:`1 - \gamma` of g: a smooth integrand up to :math:`\ell` near 1):
 
-    .. math:: t(\ell) = \int_0^{-\log(1-\ell)} \frac{e^{\beta e^{-u}} + n - 1}{2\big((n-1)(1 - e^{-u}) + 1\big)}\,du.
+    .. math:: t(\ell) = \int_0^{-\log(1-\ell)} \frac{e^{\beta e^{-u}} + n - 1}{2\big((n-1)(1 - e^{-u}) + 1\big)}\,du
 
-    Where :math:`e^{\beta}` overflows, the ODE is solved to the event instead.
+    for SA; for USA the numerator is :math:`n e^{-\beta(1 - e^{-u})}`. Where an exponential overflows, the ODE is
+    solved to the event instead.
 
     >>> bool(abs(gamma_crossing(2, 0.0, 0.5, 10.0) - math.atanh(0.5)) < 1e-10)
     True
     """
     n, beta = _gamma_args(n, beta)
+    attention = _gamma_attention(attention)
     if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)) or math.isnan(level):
         raise InputError(f"level must be a number, got {level!r}")
     if level <= 0:
@@ -251,12 +260,13 @@ def gamma_crossing(n: int, beta: float, level: float, t_max: float) -> float:
 
     def dt_du(u: float) -> float:
         e = math.exp(-u)  # 1 - gamma
-        return (math.exp(beta * e) + n - 1) / (2 * ((n - 1) * (1 - e) + 1))
+        top = n * math.exp(-beta * (1 - e)) if attention == "usa" else math.exp(beta * e) + n - 1
+        return top / (2 * ((n - 1) * (1 - e) + 1))
 
     try:
         t, _ = quad(dt_du, 0.0, -math.log1p(-level), epsabs=1e-13, epsrel=1e-12, limit=200)
     except OverflowError:
-        return _gamma_event(n, beta, level, t_max)
+        return _gamma_event(n, beta, level, t_max, attention)
     return t if t <= t_max else math.inf
 
 
@@ -269,12 +279,18 @@ def _gamma_args(n: Any, beta: Any) -> tuple[int, float]:
     return int(n), float(beta)
 
 
+def _gamma_attention(attention: Any) -> str:
+    if attention not in ("sa", "usa"):
+        raise InputError(f"attention must be 'sa' or 'usa' (the orthogonal start's curve), got {attention!r}")
+    return str(attention)
+
+
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _gamma_event(n: int, beta: float, level: float, t_max: float) -> float:
+def _gamma_event(n: int, beta: float, level: float, t_max: float, attention: str = "sa") -> float:
     """:func:`gamma_crossing` by solving the ODE to the event gamma = ``level`` (for beta too large for the
     quadrature's :math:`e^{\beta}`)."""
     from scipy.integrate import solve_ivp
@@ -284,6 +300,11 @@ def _gamma_event(n: int, beta: float, level: float, t_max: float) -> float:
 
     hit.terminal = True  # type: ignore[attr-defined]
     sol = solve_ivp(
-        lambda _, g: [gamma_rhs(float(g[0]), n, beta)], (0.0, t_max), [0.0], events=hit, rtol=1e-10, atol=1e-12
+        lambda _, g: [gamma_rhs(float(g[0]), n, beta, attention)],
+        (0.0, t_max),
+        [0.0],
+        events=hit,
+        rtol=1e-10,
+        atol=1e-12,
     )
     return float(sol.t_events[0][0]) if len(sol.t_events[0]) else math.inf
