@@ -281,3 +281,20 @@ def test_clusters_and_polytopes_by_default_are_the_same_at_every_scale(scale):
 def test_clusters_and_polytopes_refuse_what_is_not_points(call, match):
     with pytest.raises(attndyn.InputError, match=match):
         call()
+
+
+@pytest.mark.parametrize("alpha, layers", [(1000.0, 2), (1000.0, 3), (200.0, 2), (50.0, 3), (0.5, 80)])
+def test_a_large_alpha_follower_is_clustered_with_its_leader(alpha, layers):
+    """Pass 7, F2: the last change is the step Z^K -> Z^(K+1) after the kept state, alpha / (1 + alpha) of the way,
+    so the final follower is change (1 + alpha) / alpha from its leader, not change / alpha: at alpha = 1000 it
+    was a cluster, a vertex of K and "does NOT hold". z_3 = (0.5, 0.1) follows z_1 at every layer (scores 0.5,
+    0.1, 0.26); the limits are z_1 and z_2, and the theorem holds."""
+    import attndyn
+
+    traj = attndyn.hardmax([[1.0, 0.0], [0.0, 1.0], [0.5, 0.1]], alpha=alpha, layers=layers)
+    last = traj.tokens[-1].numpy()
+    gap = float(np.abs(last[2] - last[0]).max())
+    change = traj.stats.final_change[0]
+    assert gap == pytest.approx(change * (1 + alpha) / alpha, rel=1e-6)  # what the final follower has left
+    rep = attndyn.analysis.hardmax_theorem(traj)
+    assert rep.holds is True and [c.members for c in rep.clusters] == [(0, 2), (1,)]

@@ -154,9 +154,10 @@ def hardmax_theorem(
 
     The limits are estimated by the clusters of the final tokens (single linkage at
     ``cluster_tol``), and K is the convex hull of the leaders' limits. A token that keeps following
-    the same tokens approaches them geometrically with ratio :math:`1/(1+\alpha)`, so it has at most
-    ``change / alpha`` (relative) left to travel; the default tolerance is ten times that, and at
-    least ``1e-9`` relative. ``settled`` means the last layer's relative change is at most
+    the same tokens approaches them geometrically with ratio :math:`1/(1+\alpha)`; the run's last ``change`` is
+    the step :math:`Z^K \to Z^{K+1}` computed after the kept final state :math:`Z^K`, which covers
+    :math:`\alpha/(1+\alpha)` of the way, so the final tokens have at most ``change (1 + alpha) / alpha``
+    (relative) left to travel; the default tolerance is ten times that, and at least ``1e-9`` relative. ``settled`` means the last layer's relative change is at most
     ``settled_rtol`` (deprecated: ``converged_rtol``, which warns and wins when given);
     ``converged`` is the run's own verdict, ``traj.stats.converged`` of the sequence.
 
@@ -198,9 +199,11 @@ def hardmax_theorem(
     big = float(np.abs(pts).max()) if pts.size else 0.0
     scale = big if big > 0 else 1.0  # relative, as the change is: tiny configurations are not swallowed
     alpha = traj.params.alpha
-    # What the tokens may still travel, relative to their size: change / alpha, plus what rounding hides
-    # (a step of less than half an ulp leaves a token unchanged, so a zero change proves nothing at tiny alpha).
-    travel = (change + unit_roundoff(traj.ys.dtype)) / alpha
+    # What the final (kept) tokens Z^K may still travel, relative to their size: the last change is the step
+    # Z^K -> Z^(K+1), alpha / (1 + alpha) of the way, so (1 + alpha) / alpha of it (change / alpha undercounted by
+    # 1 + alpha: at alpha = 1000 a follower 5e-7 from its leader was a cluster and a vertex of its own); plus what
+    # rounding hides (a step of less than half an ulp leaves a token unchanged: a zero change proves nothing).
+    travel = (change + unit_roundoff(traj.ys.dtype)) * (1.0 + alpha) / alpha
     tol = cluster_tol if cluster_tol is not None else _limit_tolerance(travel, scale, z0)
     cl = clusters(pts, members=idx, tol=tol)
     lead = leaders(traj, b)
@@ -270,7 +273,8 @@ def _undecided(
         size = float(np.ldexp(size_u, e))
     if size_u > 0 and 10.0 * float(np.ldexp(travel, -e)) > LIMIT_RESOLUTION * size_u:
         return (
-            f"the tokens may still travel up to {travel:.3g} (the last change over alpha = {traj.params.alpha:g}), "
+            f"the tokens may still travel up to {travel:.3g} (the last change times (1 + alpha) / alpha, alpha = "
+            f"{traj.params.alpha:g}), "
             f"not small beside the configuration's size {size:.3g}: the final tokens are not yet their limits; "
             "run more layers or a larger alpha"
         )
