@@ -271,7 +271,9 @@ class HardmaxTrajectory(Trajectory):
             margin larger than the rounding bound (:mod:`attndyn.margins`), or -1.
         leader_margin: ``(B, n)`` float, the computed margin :math:`\\hat\\mu_i` at layer
             ``leader_since`` (NaN for tokens that never led).
-        leader_mask: ``(T, B, n)`` bool, leaders at each kept layer (those that have led for sure).
+        leader_mask: ``(T, B, n)`` bool, the leaders certified at each kept layer (:math:`C_i = \\{i\\}` there by a
+            margin above the rounding bound; a leader whose follower has reached its float value ties with it and
+            drops out of the mask, though it leads still: ``leader_since`` keeps it).
         rounding_at: ``(E, 3)`` int, one row ``(sequence, token, layer)`` per layer at which the
             engine found :math:`C_i = \\{i\\}` for a token not yet known to lead, with a margin
             within the rounding bound: decided by rounding, not reported as a leader.

@@ -190,3 +190,26 @@ def test_animate_takes_frames_without_a_trajectory(tmp_path):
     with pytest.raises(attndyn.InputError, match="needs a trajectory or pre-rendered frames"):
         animate(None, tmp_path / "g.gif")
     assert not (tmp_path / "g.gif").exists()
+
+
+def test_a_leader_keeps_its_star_when_a_follower_reaches_its_float_value():
+    """Pass 7, F1: after 120 layers of Fig. 2's triangle (alpha = 0.5) a follower is within rounding of leader 1, their
+    scores tie, and the picture lost that leader's star and the shaded triangle K. Stars come from the run's
+    certified leaders now (a strict leader stays one)."""
+    from matplotlib.patches import Polygon
+
+    from attndyn.experiments._configurations import FIG2_CONFIGS
+    from attndyn.plotting import plot_trajectory
+
+    z = np.array(FIG2_CONFIGS["triangle polytope"], dtype=float)
+    traj = attndyn.hardmax(z, alpha=0.5, layers=120, save=attndyn.SaveAt(follow=True))
+    last = traj.tokens[-1].numpy()
+    assert traj.follow[-1, 0, 1].sum() == 2 and not traj.leader_mask[-1, 0, 1]  # the tie that hid the star
+    fig = plot_trajectory(traj)
+    ax = fig.axes[0]
+    stars = [
+        (float(line.get_xdata()[0]), float(line.get_ydata()[0])) for line in ax.get_lines() if line.get_marker() == "*"
+    ]
+    assert sorted(stars) == sorted(tuple(map(float, last[i])) for i in (0, 1, 2))
+    hull = [p for p in ax.patches if isinstance(p, Polygon)]
+    assert len(hull) == 1 and len(hull[0].get_xy()) - 1 == 3

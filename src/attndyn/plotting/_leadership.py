@@ -20,10 +20,10 @@ import numpy as np
 import torch
 
 from .. import attention
-from .._trajectory import SoftmaxTrajectory, Trajectory
+from .._trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
 from ..analysis import follow_matrix
 
-__all__ = ["DISTINCT_RATIO", "distinct_rows", "drawn_follow"]
+__all__ = ["DISTINCT_RATIO", "distinct_rows", "drawn_follow", "run_leaders"]
 
 DISTINCT_RATIO = 2.0  # largest over smallest attention weight of a row that singles a token out
 
@@ -56,3 +56,14 @@ def distinct_rows(traj: Trajectory, index: int, b: int) -> np.ndarray:
 def drawn_follow(traj: Trajectory, index: int, b: int) -> np.ndarray:
     """:func:`attndyn.analysis.follow_matrix` with the rows that single nobody out emptied: (m, m) bool."""
     return follow_matrix(traj, index, b) & distinct_rows(traj, index, b)[:, None]
+
+
+def run_leaders(traj: Trajectory, index: int, b: int) -> np.ndarray | None:
+    """(m,) bool over the real tokens: the tokens a hardmax run certified as leaders at or before the layer of kept
+    state ``index`` (``leader_since``), None for other runs. A strict leader stays one (C_i = {i} at layer k: z_i
+    stays, and every other token moves to a convex combination of points scoring below it), but a follower that
+    reaches its leader's float value ties with it in the follow sets, so the state alone would lose the star."""
+    if not isinstance(traj, HardmaxTrajectory) or traj.leader_since is None:
+        return None
+    since = traj.leader_since[b].detach().cpu().numpy()[traj.real_tokens(b).numpy()]
+    return np.asarray((since >= 0) & (since <= float(traj.ts[index])))

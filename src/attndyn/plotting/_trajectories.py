@@ -21,7 +21,7 @@ from .._validation import InputError
 from ..analysis import follow_matrix
 from ._coordinates import coordinates, eigen_coordinates
 from ._labels import place_labels
-from ._leadership import distinct_rows, drawn_follow
+from ._leadership import distinct_rows, drawn_follow, run_leaders
 from ._style import (
     HULL_COLOR,
     LEADER_SIZE,
@@ -56,19 +56,25 @@ def state_index(traj: Trajectory, layer_or_time: float) -> int:
     return int(np.argmin(np.abs(ts - float(layer_or_time))))
 
 
-def _token_colours(follow: np.ndarray) -> tuple[list[list[str]], list[str], np.ndarray]:
+def _token_colours(
+    follow: np.ndarray, certified: np.ndarray | None = None
+) -> tuple[list[list[str]], list[str], np.ndarray]:
     """Interior colours (one per followed token), edge colour, leader flags (Fig. 2 convention).
 
     Tokens that someone follows get their own palette colour; a token is painted inside with the
-    colour(s) of the token(s) it follows and edged with its own colour when others follow it.
+    colour(s) of the token(s) it follows and edged with its own colour when others follow it. A leader is a token
+    that follows only itself, or one the run ``certified`` (:func:`._leadership.run_leaders`: a follower that has
+    reached its float value ties with it, and the leader stays one); a leader is painted in its own colour.
     """
     n = len(follow)
     followed = np.nonzero(follow.any(axis=0))[0]
     own = {int(j): color(k) for k, j in enumerate(followed)}
     leader = np.array([follow[i].sum() == 1 and follow[i, i] for i in range(n)])
+    if certified is not None:
+        leader |= certified
     inner, edge = [], []
     for i in range(n):
-        targets = [int(j) for j in np.nonzero(follow[i])[0]]
+        targets = [i] if leader[i] and i in own else [int(j) for j in np.nonzero(follow[i])[0]]
         inner.append([own[j] for j in targets[:2]] or ["#bbbbbb"])
         others = follow[:, i].copy()
         others[i] = False
@@ -227,7 +233,7 @@ def draw_state(
     if d == 1:
         raise InputError("one-dimensional tokens: use attndyn.plotting.coordinates(traj) instead")
     index = index % T
-    inner, edge, leader = _token_colours(drawn_follow(traj, index, b))
+    inner, edge, leader = _token_colours(drawn_follow(traj, index, b), run_leaders(traj, index, b))
     three = d >= 3 and getattr(ax, "name", "") == "3d"
     k = 3 if three else 2
     z = states[index, :, :k]
