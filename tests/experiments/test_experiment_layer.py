@@ -272,3 +272,23 @@ def test_sphere_phase_reads_gamma_on_the_curve_of_its_attention():
     assert exp(0, exp.arguments({**base, "attention": "sa"}))["gamma_reached"] is False
     kq = next(k for k in attndyn.sphere.KQ_ENSEMBLES if k != "identity")
     assert exp(0, exp.arguments({**base, "kq": kq}))["gamma_reached"] is None
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, match",
+    [
+        ((2.7, 10), {}, r"k = 2\.7 must be a count"),
+        ((3, 2), {}, "k must be at most n"),
+        ((-1, 2), {}, r"k = -1 must be a count"),
+        ((1, 2), {"confidence_level": 1.0}, "strictly between 0 and 1"),
+        ((1, 2), {"confidence_level": 95}, "strictly between 0 and 1"),
+    ],
+)
+def test_wilson_interval_refuses_what_is_not_a_count_or_a_level(args, kwargs, match):
+    """Pass 6, L4: 2.7 successes were read as 2, a level of 1 gave (nan, nan) and k > n scipy's raw ValueError."""
+    from attndyn import InputError
+    from attndyn.experiments import wilson_interval
+
+    with pytest.raises(InputError, match=match):
+        wilson_interval(*args, **kwargs)
+    assert wilson_interval(np.int64(3), np.int64(3))[1] == 1.0  # numpy counts are counts

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
 
 import attndyn
+from attndyn import InputError
 from attndyn.experiments import EXPERIMENTS, CellFailed
 from attndyn.experiments._samplers import random_matrix
 
@@ -149,3 +151,27 @@ def _review(run, seed):
 
     _, reviews, order = _sentiment_run(str(run), "")
     return reviews.texts[int(order[seed])]
+
+
+def test_parameters_that_cannot_run_together_are_refused_with_the_spec(tmp_path):
+    """Pass 6, L3: a sphere-phase time that is not a whole number of layers, and theorem-1.1's rtol = 0, were each in
+    their declared range and failed in every cell; they are refused when the spec is read now."""
+    from attndyn.sweep import load_spec
+
+    spec = tmp_path / "s.toml"
+    head = "[monte_carlo]\nseeds = 1\n"
+    spec.write_text(f'experiment = "sphere-phase"\n[grid]\nbeta = [1.0]\n{head}[fixed]\ntime = 1.0\nstep = 0.3\n')
+    with pytest.raises(
+        InputError, match=r"grid point beta = 1\.0: method=\"discrete\" takes whole layers of step=0\.3"
+    ):
+        load_spec(spec)
+    spec.write_text(f'experiment = "theorem-1.1"\n[grid]\nn = [4]\n{head}[fixed]\nd = 2\nalpha = 1.0\nrtol = 0.0\n')
+    with pytest.raises(InputError, match=r"fixed\.rtol = 0\.0 must be >= 1e-300"):
+        load_spec(spec)
+
+
+def test_minus_zero_is_zero_in_a_cell_id():
+    """Pass 6, L2: -0.0 and 0.0 are one value (the resume accepted the spec) but hashed to two cell ids, and the
+    folder then read as damaged: a float parameter is canonical now."""
+    p = EXPERIMENTS["sphere-energy"].params["beta"]
+    assert math.copysign(1.0, p.check(-0.0, "beta")) == 1.0

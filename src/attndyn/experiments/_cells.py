@@ -120,7 +120,9 @@ def good_triple(seed: int, *, d: int, ensemble: str, qk: str) -> dict:
         "A": Param(str, "spd", choices=("spd", "identity"), help="random SPD A (cond <= cond_max) or I"),
         "cond_max": Param(float, 10.0, minimum=1.0, maximum=1e12, help="eigenvalues of A uniform in [1, cond_max]"),
         "layers": Param(int, 2000, minimum=1, maximum=1_000_000, help="layers at most"),
-        "rtol": Param(float, 1e-13, minimum=0.0, maximum=1.0, help="stop when the relative change is below this"),
+        "rtol": Param(
+            float, 1e-13, minimum=1e-300, maximum=1.0, help="stop when the relative change is below this (> 0)"
+        ),
     },
     outputs={"holds": "bool", "converged": "bool"}
     | dict.fromkeys(("leaders", "vertices", "late_leaders", "clusters", "layers_used"), "int64"),

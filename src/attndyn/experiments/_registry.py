@@ -152,6 +152,8 @@ class Param:
         if not ok:
             raise InputError(f"{where} = {value!r} must be {_KIND_NAMES[kind]}")
         value = kind(value)
+        if kind is float:
+            value += 0.0  # -0.0 is 0.0: a cell's id hashes the value's text, and "-0.0" would be another cell
         if self.choices is not None and value not in self.choices:
             raise InputError(f"{where} = {value!r} is not allowed; choose among {', '.join(map(repr, self.choices))}")
         if kind is float and not math.isfinite(value):
@@ -186,6 +188,7 @@ class Experiment:
     title: str = ""
     reference: dict | None = None
     optional: tuple[str, ...] = ()
+    requires: Callable[[dict[str, Any]], Any] | None = None  # raises InputError on parameters that do not go together
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "optional", tuple(self.optional))
@@ -231,7 +234,18 @@ class Experiment:
                 raise InputError(f"experiment {self.name!r} needs parameter {name!r} ({p.help}); give {where}.{name}")
             else:
                 out[name] = p.default
+        self.check_together(out, where)
         return out
+
+    def check_together(self, params: dict[str, Any], where: str = "params") -> None:
+        """The cross-parameter condition of the experiment (``requires``: values each in range that no cell can run
+        together, e.g. a time that is not a whole number of layers), as an :class:`InputError` naming ``where``."""
+        if self.requires is None:
+            return
+        try:
+            self.requires(params)
+        except InputError as exc:
+            raise InputError(f"{where}: {exc}") from None
 
     def __call__(self, seed: int, params: dict[str, Any]) -> dict:
         """The cell's outputs, each as its declared type stores it (:func:`output_value`); :class:`CellFailed`
@@ -329,17 +343,20 @@ def experiment(
     title: str = "",
     reference: dict | None = None,
     optional: tuple[str, ...] = (),
+    requires: Callable[[dict[str, Any]], Any] | None = None,
 ) -> Callable:
     """Decorator registering ``fn(seed, **params) -> dict`` under ``name``.
 
     ``outputs`` maps each output to its type, one of :data:`OUTPUT_TYPES` (``"bool"``, ``"int64"``,
     ``"float64"``, ``"string"``); ``optional`` names the outputs a cell may leave None (not measured at some
-    parameters). A bad declaration is an :class:`InputError` when the decorator runs."""
+    parameters); ``requires(params)`` raises an :class:`InputError` where parameters each in range cannot run
+    together (checked on every grid point when a sweep's spec is read, and by :meth:`Experiment.arguments`). A bad
+    declaration is an :class:`InputError` when the decorator runs."""
 
     def register(fn: Callable[..., dict]) -> Callable[..., dict]:
         title_ = title or (fn.__doc__ or "").split("\n")[0]
         EXPERIMENTS[name] = Experiment(
-            name, fn, dict(params), dict(outputs), primary, title_, reference, tuple(optional)
+            name, fn, dict(params), dict(outputs), primary, title_, reference, tuple(optional), requires
         )
         return fn
 

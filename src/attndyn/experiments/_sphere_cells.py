@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._loop import time_grid
 from .._options import SaveAt
 from ..sphere import KQ_ENSEMBLES, V_ENSEMBLES, energy_report, evolve, phase_diagram, sphere_clusters
 from ..sphere._field import ATTENTIONS
@@ -41,6 +42,7 @@ __all__ = ["sphere_phase", "sphere_energy"]
     outputs={"fraction_clustered": "float64", "clusters_median": "float64", "one_cluster": "float64"}
     | {"gamma_reached": "bool"},
     optional=("gamma_reached",),
+    requires=lambda p: time_grid(p["time"], p["step"], "discrete", max_steps=2**62),  # whole layers of step
     primary="fraction_clustered",
     title="Tokens on the sphere: clustered pairs and clusters at (t, beta) (arXiv 2312.10794, Section 6)",
 )

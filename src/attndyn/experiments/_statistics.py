@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import numbers
+
+from .._validation import InputError
 
 __all__ = ["wilson_interval"]
 
@@ -19,9 +22,17 @@ def wilson_interval(k: int, n: int, *, confidence_level: float = 0.95) -> tuple[
     >>> wilson_interval(0, 10, confidence_level=0.99)[0]
     0.0
     """
+    for name, v in (("k", k), ("n", n)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+            raise InputError(f"{name} = {v!r} must be a count (an integer >= 0)")
+    if k > n:
+        raise InputError(f"k = {k} successes out of n = {n} trials: k must be at most n")
+    level = confidence_level
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
+        raise InputError(f"confidence_level = {level!r} must be a number strictly between 0 and 1 (e.g. 0.95)")
     if n == 0:
         return math.nan, math.nan
     from scipy.stats import binomtest  # deferred: scipy.stats takes a second to import
 
-    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence_level, method="wilson")
+    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=float(level), method="wilson")
     return float(ci.low), float(ci.high)

@@ -278,6 +278,9 @@ def parse_spec(data: dict) -> SweepSpec:
     spec = SweepSpec(exp.name, grid, seeds, first, fixed, title)
     if spec.n_cells >= MAX_SEED:
         raise InputError(f"the spec has {spec.n_cells} cells, more than 2**53; give fewer grid values or seeds")
+    if exp.requires is not None:  # values each in range that no cell can run together: refused now, not per cell
+        for point in spec.points:
+            exp.check_together({**fixed, **point}, "grid point " + ", ".join(f"{k} = {v!r}" for k, v in point.items()))
     return spec
 
 
