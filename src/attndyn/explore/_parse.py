@@ -63,9 +63,15 @@ def parse_matrix(text: str, name: str, *, d: int | None = None) -> np.ndarray:
 
 
 def matrix_text(M: np.ndarray) -> str:
-    """The typed form of a matrix, rows joined by ``;`` (what :func:`parse_matrix` reads back).
+    """The typed form of a matrix, rows joined by ``;``: each entry in the fewest digits that read back to the same
+    float (:func:`parse_matrix` gives ``M`` bit for bit; six digits changed a control answer's leaders).
 
-    >>> matrix_text(np.array([[2.0, 1.0], [1.0, 1.0]]))
-    '2 1; 1 1'
+    >>> matrix_text(np.array([[2.0, 1.0], [1.0, 0.1 + 0.2]]))
+    '2 1; 1 0.30000000000000004'
     """
-    return "; ".join(" ".join(f"{v:.6g}" for v in row) for row in np.asarray(M, dtype=np.float64))
+    return "; ".join(" ".join(_shortest(v) for v in row) for row in np.asarray(M, dtype=np.float64))
+
+
+def _shortest(v: float) -> str:
+    text = repr(float(v))  # the shortest string that round-trips
+    return text[:-2] if text.endswith(".0") else text
