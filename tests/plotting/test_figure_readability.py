@@ -38,7 +38,7 @@ def test_collapse_draws_no_leader_stars_no_follow_colours_and_labels_its_axes(co
     assert _markers(ax, "*") == []
     dots = _markers(ax, "o")
     assert len(dots) == 12 and {d.get_markerfacecolor() for d in dots} == {"#bbbbbb"}  # nobody followed
-    assert (ax.get_xlabel(), ax.get_ylabel()) == ("$x_{1}$", "$x_{2}$")
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("coordinate 1 of $x_i$", "coordinate 2 of $x_i$")
     assert ax.get_title().splitlines() == ["t = 20", "attention nearly uniform: no token leads"]
 
 
@@ -50,7 +50,10 @@ def test_stars_follow_the_state_not_the_experiment(collapse):
     cluster = attndyn.softmax(x, time=6.0, step=0.1, rescaled=True, save=SaveAt(every=20))
     ax = plotting.plot_trajectory(cluster, hull=False).axes[0]
     assert len(_markers(ax, "*")) >= 2 and "no token leads" not in ax.get_title()
-    assert (ax.get_xlabel(), ax.get_ylabel()) == ("$z_{1}$", "$z_{2}$")  # the rescaled run evolves z (eq. (4))
+    assert (ax.get_xlabel(), ax.get_ylabel()) == (
+        "coordinate 1 of $z_i$",
+        "coordinate 2 of $z_i$",
+    )  # the rescaled run evolves z (eq. (4))
 
 
 @pytest.mark.parametrize("rescaled", [False, True])
@@ -190,7 +193,11 @@ def test_clustering_3d_tokens_are_drawn_to_scale():
     assert spans == pytest.approx(np.full(3, spans[0]))  # one scale on the three axes
     assert ax.get_box_aspect() == pytest.approx(ax.get_box_aspect()[0] * np.ones(3))
     assert "not to scale" not in ax.get_title() and "diverge" not in ax.get_title()
-    assert [ax.get_xlabel(), ax.get_ylabel(), ax.get_zlabel()] == ["$z_{1}$", "$z_{2}$", "$z_{3}$"]
+    assert [ax.get_xlabel(), ax.get_ylabel(), ax.get_zlabel()] == [
+        "coordinate 1 of $z_i$",
+        "coordinate 2 of $z_i$",
+        "coordinate 3 of $z_i$",
+    ]
 
 
 def test_eigenbasis_draws_c_equal_R_inverse_z_with_one_axis_per_eigenvalue():
@@ -248,8 +255,8 @@ def test_hardmax_grid_labels_every_panel_and_names_each_row():
     fig = plotting.hardmax_grid(runs, (0, 2, 5))
     assert len(fig.axes) == 6 and _unlabelled(fig) == []
     first = [ax.get_ylabel() for ax in fig.axes[::3]]
-    assert first == ["square\n$z_{2}$", "line\n$z_{2}$"]
-    assert {ax.get_xlabel() for ax in fig.axes} == {"$z_{1}$"}
+    assert first == ["square\ncoordinate 2 of $z_i$", "line\ncoordinate 2 of $z_i$"]
+    assert {ax.get_xlabel() for ax in fig.axes} == {"coordinate 1 of $z_i$"}
 
 
 def test_value_matrix_spectra_read_re_and_im_lambda():
@@ -273,4 +280,8 @@ def test_slider_frames_name_their_coordinates():
 
     traj = attndyn.softmax(np.random.default_rng(1).standard_normal((5, 3)), time=1.0, step=0.5)
     ax = _draw_frame(traj, 1, None, ((-3, 3), (-3, 3)), 3, "x", 3.0).axes[0]
-    assert [ax.get_xlabel(), ax.get_ylabel(), ax.get_zlabel()] == ["$x_{1}$", "$x_{2}$", "$x_{3}$"]
+    assert [ax.get_xlabel(), ax.get_ylabel(), ax.get_zlabel()] == [
+        "coordinate 1 of $x_i$",
+        "coordinate 2 of $x_i$",
+        "coordinate 3 of $x_i$",
+    ]

@@ -33,7 +33,7 @@ def test_theorem_c5_plot_has_axis_labels_and_no_leader_stars(tmp_path):
     ax = fig.axes[0]
     assert [ln for ln in ax.get_lines() if ln.get_marker() == "*"] == []
     assert len([ln for ln in ax.get_lines() if ln.get_marker() == "o"]) == 40
-    assert (ax.get_xlabel(), ax.get_ylabel()) == ("$x_{1}$", "$x_{2}$")
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("coordinate 1 of $x_i$", "coordinate 2 of $x_i$")
     assert "no token leads" in ax.get_title() and "No token leads" in caption
 
 
@@ -88,4 +88,6 @@ def test_fig2_slider_frames_label_every_axis(tmp_path):
     ctx = Context(out=tmp_path, quick=True)
     fig = _fig2_frame(_fig2_runs(ctx), 5, hull=True)
     assert len(fig.axes) == 4
-    assert all(ax.get_xlabel() == "$z_{1}$" and ax.get_ylabel() == "$z_{2}$" for ax in fig.axes)
+    assert all(
+        ax.get_xlabel() == "coordinate 1 of $z_i$" and ax.get_ylabel() == "coordinate 2 of $z_i$" for ax in fig.axes
+    )

@@ -313,6 +313,11 @@ def test_the_usa_orthogonal_start_follows_its_own_curve(n, beta):
     level = sp.gamma_curve([0.0, 0.25], n, beta, attention="usa")[-1]
     assert abs(sp.gamma_crossing(n, beta, level, 10.0, attention="usa") - 0.25) < 1e-8
     if (n, beta) == (3, 5.0):
-        assert sp.gamma_crossing(3, 5.0, 1 - 1e-3, 30.0, attention="usa") < 0.31 < 17 < sp.gamma_crossing(3, 5.0, 1 - 1e-3, 30.0)
+        assert (
+            sp.gamma_crossing(3, 5.0, 1 - 1e-3, 30.0, attention="usa")
+            < 0.31
+            < 17
+            < sp.gamma_crossing(3, 5.0, 1 - 1e-3, 30.0)
+        )
     with pytest.raises(InputError, match="attention must be 'sa' or 'usa'"):
         sp.gamma_crossing(n, beta, 0.5, 1.0, attention="SA")

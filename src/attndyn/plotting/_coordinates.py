@@ -21,15 +21,16 @@ if TYPE_CHECKING:
 __all__ = ["eigen_coordinates", "coordinates"]
 
 
-def eigen_coordinates(states: np.ndarray, V: np.ndarray | None) -> tuple[np.ndarray, list[str]]:
-    """(T, n, d) states to (T, n, d') coordinates and their labels (eigenvalue of each)."""
+def eigen_coordinates(states: np.ndarray, V: np.ndarray | None, x: str = "x") -> tuple[np.ndarray, list[str]]:
+    """(T, n, d) states to (T, n, d') coordinates and their labels (eigenvalue of each; without a V with real
+    eigenvalues, "coordinate j of x_i" with ``x`` the tokens' name)."""
     d = states.shape[-1]
     if V is None or np.allclose(V, V[0, 0] * np.eye(d)):
-        return states, [f"$x_{{{j + 1}}}$" for j in range(d)]
+        return states, [f"coordinate {j + 1} of ${x}_i$" for j in range(d)]
     w, R = np.linalg.eig(V)
     real = np.abs(w.imag) < 1e-9 * max(1.0, np.abs(w).max())
     if not real.any():
-        return states, [f"$x_{{{j + 1}}}$" for j in range(d)]
+        return states, [f"coordinate {j + 1} of ${x}_i$" for j in range(d)]
     order = [j for j in np.argsort(-w.real) if real[j]]
     c = np.real(np.einsum("ij,tnj->tni", np.linalg.inv(R), states.astype(complex)))
     labels = [f"eigenvalue {w[j].real:.3g}" for j in order]
@@ -57,7 +58,8 @@ def coordinates(
         raise InputError(f"coordinates() needs a trajectory, got {type(traj).__name__}")
     states, _ = sequence_states(traj, sequence)
     V = to_numpy(traj.params.V[0]) if isinstance(traj, SoftmaxTrajectory) else None  # (d, d), the first head
-    c, labels = eigen_coordinates(states, V)
+    x = "x" if isinstance(traj, SoftmaxTrajectory) and not traj.params.rescaled else "z"
+    c, labels = eigen_coordinates(states, V, x)
     ts = to_numpy(traj.ts)
     d = c.shape[-1]
     fig = new_figure(3.2 * min(d, 4), 2.8)

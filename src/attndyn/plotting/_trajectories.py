@@ -161,6 +161,12 @@ def _draw_space(
             )
 
 
+def coordinate_name(j: int, x: str = "z") -> str:
+    """The axis label of coordinate ``j`` (from 0) of the tokens ``x``: "coordinate 1 of $z_i$". The papers name the
+    tokens z_1, ..., z_n (x_1, ..., x_n), so an axis called z_1 would read as token 1."""
+    return f"coordinate {j + 1} of ${x}_i$"
+
+
 def drawn_states(traj: Trajectory, sequence: int | None, eigenbasis: bool) -> tuple[np.ndarray, int, list[str]]:
     """(T, m, d) kept states of one sequence as drawn, its index, and the names of the d coordinates.
 
@@ -173,7 +179,7 @@ def drawn_states(traj: Trajectory, sequence: int | None, eigenbasis: bool) -> tu
     d = states.shape[-1]
     if not eigenbasis:
         x = "x" if isinstance(traj, SoftmaxTrajectory) and not traj.params.rescaled else "z"
-        return states, b, [f"${x}_{{{j + 1}}}$" for j in range(d)]
+        return states, b, [coordinate_name(j, x) for j in range(d)]
     if not isinstance(traj, SoftmaxTrajectory):
         raise InputError(f"eigenbasis=True needs a softmax run (its value matrix V); got a {type(traj).__name__}")
     V = to_numpy(traj.params.V[0])  # (d, d), the first head
@@ -304,7 +310,7 @@ def plot_trajectory(
     >>> traj = attndyn.hardmax([[1, 0], [0, 1], [0.3, 0.3]], alpha=0.5, layers=10)
     >>> fig = plot_trajectory(traj, title="three tokens")
     >>> fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel()
-    ('$z_{1}$', '$z_{2}$')
+    ('coordinate 1 of $z_i$', 'coordinate 2 of $z_i$')
     """
     if not isinstance(traj, (HardmaxTrajectory, SoftmaxTrajectory)):
         raise InputError(
