@@ -82,11 +82,13 @@ def test_measured_truth_values_are_spelt_yes_or_no(quick_report):
         ("softmax-thm4.1", "(Q, K, V) is a good triple"),
         ("softmax-thm5.1", "V is paranormal"),
         ("softmax-thmC.5", "the radius of the cloud never grows"),
-        ("hardmax-fig1", "A = I: attracting tokens lie in H_1"),
     }
     for name, claim in truth:
         (check,) = [c for c in quick_report[name].checks if c.claim == claim]
         assert check.measured == ("yes" if check.passed else "no")
+    # shown, not judged (true by the definition of C_1), and still spelt yes or no
+    (check,) = [c for c in quick_report["hardmax-fig1"].checks if c.claim == "A = I: attracting tokens lie in H_1"]
+    assert check.passed is None and check.measured == "yes"
 
 
 # --- quick verdicts with their sample ----------------------------------------------------------------------------

@@ -29,7 +29,9 @@ _PANELS = {
 
 def phase_diagram_figure(pd: PhaseDiagram, statistics: tuple[str, ...] = ("fraction", "clusters")) -> Figure:
     r"""Heatmaps of ``statistics`` over (t, beta), the curve :math:`\Gamma = \{\gamma_\beta(t) = 1 - \delta\}`
-    of the orthogonal start drawn over each (where it is reached within the horizon)."""
+    of the orthogonal start drawn over each (where it is reached within the horizon). Each column stands at the
+    time its statistics were read (``settings["read_times"]``: the first checkpoint is read after one layer, as in
+    the authors' loop), whole cells shown."""
     if not isinstance(pd, PhaseDiagram):
         raise InputError(f"expected a PhaseDiagram (attndyn.sphere.phase_diagram), got {type(pd).__name__}")
     bad = [s for s in statistics if s not in _PANELS]
@@ -39,9 +41,10 @@ def phase_diagram_figure(pd: PhaseDiagram, statistics: tuple[str, ...] = ("fract
     axes = fig.subplots(1, len(statistics), squeeze=False)[0]
     reached = np.isfinite(pd.gamma_times)
     s = pd.settings
+    x = np.asarray(s.get("read_times", pd.times), dtype=np.float64)  # older files: the checkpoint times
     for ax, name in zip(axes, statistics):
         label, cmap = _PANELS[name]
-        mesh = ax.pcolormesh(pd.times, pd.betas, getattr(pd, name), cmap=cmap, shading="nearest", rasterized=True)
+        mesh = ax.pcolormesh(x, pd.betas, getattr(pd, name), cmap=cmap, shading="nearest", rasterized=True)
         fig.colorbar(mesh, ax=ax, label=label)
         if reached.any():
             ax.plot(
@@ -50,7 +53,6 @@ def phase_diagram_figure(pd: PhaseDiagram, statistics: tuple[str, ...] = ("fract
             ax.legend(loc="lower right", fontsize=8)
         ax.set_xlabel("$t$")
         ax.set_ylabel(r"$\beta$")
-        ax.set_xlim(pd.times[0], pd.times[-1])
     fig.suptitle(
         f"{s.get('systems')} systems of n = {s.get('n')} in d = {s.get('d')}, {s.get('attention')}, "
         f"{s.get('method')}{' ' + str(s.get('norm')) + '-LN' if s.get('norm') else ''}, step {s.get('step', 0):.3g}",

@@ -66,7 +66,14 @@ def fig1(ctx: Context, res: SectionResult) -> None:
         Am = np.eye(2) if A is None else A.numpy()
         a = Am @ np.array(FIG1_TOKENS[0])
         inside = all(a @ (np.array(FIG1_TOKENS[j - 1]) - FIG1_TOKENS[0]) >= 0 for j in C)
-        res.checks.append(Check(f"{name}: attracting tokens lie in H_1", "yes", "yes" if inside else "no", inside))
+        res.checks.append(  # shown: z_1 scores <A z_1, z_1> itself, so every arg-max lies in H_1 by definition
+            Check(
+                f"{name}: attracting tokens lie in H_1",
+                "yes (by the definition of C_1: z_1 itself scores <A z_1, z_1>)",
+                "yes" if inside else "no",
+                None,
+            )
+        )
     res.params = {"tokens": FIG1_TOKENS, "i": 1, "A": {"left": "I", "right": FIG1_A}}
 
 
@@ -95,7 +102,7 @@ def fig2(ctx: Context, res: SectionResult) -> None:
         res.checks.append(
             Check(
                 f"{name}: Theorem 1.1 (leaders exist; limits on the boundary of K = conv(leaders' "
-                f"limits); vertices of K are leaders' limits)",
+                f"limits); the vertices of the hull of all limits are leaders' limits)",
                 "holds",
                 rep.verdict if rep.holds is not False else f"fails: {rep.record()}",
                 rep.holds is True,
@@ -198,12 +205,14 @@ def emerging_leader(ctx: Context, res: SectionResult) -> None:
     )
     lead = analysis.leaders(traj)
     since = dict(zip(lead.indices, lead.since))
+    C = [tuple(int(j) for j in np.nonzero(traj.follow[k, 0, 0].numpy())[0]) for k in (0, 1)]  # C_1 at layers 0, 1
+    shown = ", ".join(f"C_1(Z^{k}) = {{{', '.join(str(j + 1) for j in c)}}}" for k, c in enumerate(C))
     res.checks.append(
         Check(
-            "z_1 is not a leader at layer 0 and is one from layer 1",
+            "z_1 follows z_2 at layer 0 and only itself from layer 1 on",
             "C_1(Z^0) = {2}, C_1(Z^1) = {1}",
-            f"first leader layer of z_1: {since.get(0, 'never')}",
-            since.get(0) == 1,
+            f"{shown}; first leader layer of z_1: {since.get(0, 'never')}",
+            C == [(1,), (0,)] and since.get(0) == 1,
         )
     )
     rep = analysis.hardmax_theorem(traj)

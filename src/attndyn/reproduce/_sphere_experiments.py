@@ -85,7 +85,8 @@ def energy(ctx: Context, res: SectionResult) -> None:
     the end."""
     seeds = ctx.pick(*ENERGY_RUNS)
     params = [{"n": 16, "d": 3, "beta": b, "time": ctx.pick(5.0, 10.0), "step": 0.01} for b in (0.5, 1.0, 2.0, 4.0)]
-    rows = ctx.cells("sphere-energy", [(ctx.seed + s, params[s % 4]) for s in range(seeds)])
+    rng = ctx.rng(151, res)  # drawn seeds: runs at --seed 0 and --seed 1 shared all but one start
+    rows = ctx.cells("sphere-energy", [(int(rng.integers(2**32)), params[s % 4]) for s in range(seeds)])
     monotone = sum(bool(r["energy_monotone"]) for r in rows)
     one = sum(bool(r["one_cluster"]) for r in rows)
     res.checks.append(
@@ -98,12 +99,16 @@ def energy(ctx: Context, res: SectionResult) -> None:
         )
     )
     res.checks.append(
-        Check("largest relative decrease of E_beta", "0 (rounding)", fmt(max(r["largest_drop"] for r in rows)), None)
+        Check(
+            "largest relative decrease of E_beta",
+            "0 (rounding)",
+            fmt(max((r["largest_drop"] for r in rows if r["status"] == "ok"), default=math.nan)),
+            None,
+        )
     )
     res.checks.append(
         Check("runs in one cluster at the end (d = 3)", "almost all (theorem, t -> infinity)", str(one), None)
     )
-    res.seed = ctx.seed
     res.params = {"cells": cell_inputs("sphere-energy", rows)}
 
 
