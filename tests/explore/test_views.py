@@ -234,3 +234,9 @@ def test_a_matrix_typed_by_the_page_reads_back_bit_for_bit():
         M = rng.standard_normal((3, 3)) * 10.0 ** rng.integers(-8, 8)
         assert np.array_equal(parse_matrix(matrix_text(M), "A"), M)
     assert matrix_text(np.eye(2)) == "1 0; 0 1"
+
+
+@pytest.mark.parametrize("text", ["  ;  ", ";", " ; ; "])
+def test_a_matrix_of_empty_rows_says_no_numbers_were_typed(text):
+    with pytest.raises(InputError, match="A: no numbers typed; type a square matrix"):
+        parse_matrix(text, "A")

@@ -282,3 +282,33 @@ def test_summary_of_a_grid_with_a_parameter_named_n_and_points_without_rows(tmp_
     assert math.isnan(s.table["holds_frac"].iloc[3]) and math.isnan(s.table["leaders_mean"].iloc[3])
     assert len(sweep_figure(s).axes[0].get_lines()) >= 2  # one line per alpha, NaN points left out
     assert "-" in s.text().splitlines()[-1]
+
+
+def test_an_optional_output_states_its_own_denominator_and_one_cell_has_no_interval(tmp_path):
+    """Pass 6, L5: an optional bool measured in fewer cells than cells_ok gave count and frac without the number of
+    cells that measured it (count / cells_ok read wrong), and one cell's mean printed as "[nan, nan]"."""
+    exp = Experiment(
+        "half",
+        lambda seed, *, mu: {"x": float(seed), "b": None if seed % 2 else bool(seed % 4)},
+        {"mu": Param(float)},
+        {"x": "float64", "b": "bool"},
+        primary="x",
+        optional=("b",),
+    )
+    with registered(exp):
+        run_sweep(
+            parse_spec({"experiment": "half", "grid": {"mu": [0]}, "monte_carlo": {"seeds": 8}}),
+            tmp_path / "s",
+            workers=0,
+            log=lambda m: None,
+        )
+        r = summarize(tmp_path / "s", plot=False).table.iloc[0]
+        assert (r["cells_ok"], r["b_n"], r["b_count"], r["b_frac"], r["x_n"]) == (8, 4, 2, 0.5, 8)
+        run_sweep(
+            parse_spec({"experiment": "half", "grid": {"mu": [0]}, "monte_carlo": {"seeds": 1}}),
+            tmp_path / "one",
+            workers=0,
+            log=lambda m: None,
+        )
+        text = summarize(tmp_path / "one", plot=False).text()
+    assert "0.0000 (one cell)" in text and "nan" not in text

@@ -50,6 +50,8 @@ def parse_matrix(text: str, name: str, *, d: int | None = None) -> np.ndarray:
     """
     rows = _rows(text, name)
     widths = {len(r) for r in rows}
+    if not widths or widths == {0}:
+        raise InputError(f"{name}: no numbers typed; type a square matrix, rows split by ';', e.g. 1 0; 0 1")
     if len(widths) != 1:
         raise InputError(f"{name}: the rows have different lengths {sorted(widths)}; type a square matrix")
     M = np.array(rows, dtype=np.float64)

@@ -40,7 +40,7 @@ class SweepSummary:
             if stat is None:
                 continue
             show[o if t == "bool" else f"mean {o}"] = [
-                "-" if math.isnan(v) else f"{v:.4f} [{lo:.4f}, {hi:.4f}]"
+                "-" if math.isnan(v) else f"{v:.4f} (one cell)" if math.isnan(lo) else f"{v:.4f} [{lo:.4f}, {hi:.4f}]"
                 for v, lo, hi in zip(self.table[f"{o}_{stat}"], self.table[f"{o}_lo"], self.table[f"{o}_hi"])
             ]
         head = (
@@ -78,12 +78,13 @@ def summarize(out: str | os.PathLike, *, write: bool = True, plot: bool = True) 
             if t == "bool":
                 hits, n = int(col.astype(bool).sum()), int(len(col))
                 lo, hi = wilson_interval(hits, n)
-                rec |= {f"{o}_count": hits, f"{o}_frac": hits / n if n else math.nan, f"{o}_lo": lo, f"{o}_hi": hi}
+                rec |= {f"{o}_count": hits, f"{o}_n": n, f"{o}_frac": hits / n if n else math.nan}
+                rec |= {f"{o}_lo": lo, f"{o}_hi": hi}  # _n: the cells that measured it (an optional output: fewer)
             elif t in ("int64", "float64"):
                 x = col.to_numpy(dtype=float)
                 m = float(x.mean()) if len(x) else math.nan
                 h = Z95 * float(x.std(ddof=1)) / math.sqrt(len(x)) if len(x) > 1 else math.nan
-                rec |= {f"{o}_mean": m, f"{o}_lo": m - h, f"{o}_hi": m + h}
+                rec |= {f"{o}_n": len(x), f"{o}_mean": m, f"{o}_lo": m - h, f"{o}_hi": m + h}
         records.append(rec)
     table = pd.DataFrame.from_records(records)
     summary = SweepSummary(spec, table, rows=int(len(rows)), failed=int((rows["status"] != "ok").sum()))
