@@ -205,14 +205,15 @@ def emerging_leader(ctx: Context, res: SectionResult) -> None:
     )
     lead = analysis.leaders(traj)
     since = dict(zip(lead.indices, lead.since))
-    C = [tuple(int(j) for j in np.nonzero(traj.follow[k, 0, 0].numpy())[0]) for k in (0, 1)]  # C_1 at layers 0, 1
-    shown = ", ".join(f"C_1(Z^{k}) = {{{', '.join(str(j + 1) for j in c)}}}" for k, c in enumerate(C))
+    assert traj.follow is not None  # SaveAt(follow=True)
+    C1 = [tuple(int(j) for j in np.nonzero(traj.follow[k, 0, 0].numpy())[0]) for k in (0, 1)]  # layers 0 and 1
+    shown = ", ".join(f"C_1(Z^{k}) = {{{', '.join(str(j + 1) for j in c)}}}" for k, c in enumerate(C1))
     res.checks.append(
         Check(
             "z_1 follows z_2 at layer 0 and only itself from layer 1 on",
             "C_1(Z^0) = {2}, C_1(Z^1) = {1}",
             f"{shown}; first leader layer of z_1: {since.get(0, 'never')}",
-            C == [(1,), (0,)] and since.get(0) == 1,
+            C1 == [(1,), (0,)] and since.get(0) == 1,
         )
     )
     rep = analysis.hardmax_theorem(traj)
