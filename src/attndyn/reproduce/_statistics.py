@@ -42,6 +42,11 @@ GINIBRE_SAMPLES = (100, 3000)
 #: time until the levels along phi_1 can no longer be counted.
 PARANORMAL_TIME = 25.0
 
+#: The largest fraction of a Table 1 row's instances that may be undecided (tokens still moving at the horizon,
+#: :attr:`attndyn.analysis.GeometryReport.undecided`) for the row to pass on the others: good triples whose other
+#: eigenvalues have modulus near 1 spread without settling (2 of 100 in the full run at T = 15, still at T = 40).
+UNDECIDED_MAX = 0.1
+
 _SAMPLING = {  # how each row's random (Q, K, V) are drawn (see table1_instance)
     "polytope": "Q random SPD (cond <= 3), K = I",
     "hyperplanes": "Q, K, V Gaussian, rejected until a good triple, V scaled to lambda_1 = 1",
@@ -75,20 +80,16 @@ def table1(ctx: Context, res: SectionResult) -> None:
         rows_of[row["regime"]].append(row)
     counts = {}
     for regime, rows in rows_of.items():
-        ok = sum(r["matches"] is True for r in rows)  # a failed cell (an undecided verdict, a failed solve) does not
-        failed = sum(r["status"] != "ok" for r in rows)  # match: the row passes only when every instance matched
-        counts[regime] = (ok, len(rows))
-        v, qk, geom, thm = REGIMES[regime]
-        sample = ctx.sample(N, full=TABLE1_INSTANCES[1], decided=every_instance_decided(ok, N))
-        measured = f"{fmt(ok / N)} ({ok}/{N}" + (f"; {failed} undecided or failed: params.failures)" if failed else ")")
-        res.checks.append(Check(f"{thm}: V: {v}; Q, K: {qk}; limit: {geom}", "1 (theorem)", measured, ok == N, sample))
+        counts[regime] = _row_counts(rows)
+        res.checks.append(_row_check(ctx, regime, *counts[regime]))
     res.checks.extend(_aggregate_checks(ctx, rows_of, n))
     res.figures.append(
         ctx.figure(
             fractions_figure(counts),
             "softmax_table1",
-            "Measured fraction per row of Table 1: k/n instances whose limit matches the row, with the "
-            f"{FIGURE_CONFIDENCE:.0%} Wilson interval (N = {N} random instances per row).",
+            "Measured fraction per row of Table 1: k/n decided instances whose limit matches the row, with the "
+            f"{FIGURE_CONFIDENCE:.0%} Wilson interval (N = {N} random instances per row; undecided ones, still "
+            "moving at the horizon, left out).",
         )
     )
     keep = ("seed", "matches", "hyperplanes", "vertices", "final_change", "status", "error")
@@ -97,7 +98,7 @@ def table1(ctx: Context, res: SectionResult) -> None:
         **fixed,
         "time": horizon,
         "method": "rk4",
-        "rows": {r: {"matching": k, "total": t} for r, (k, t) in counts.items()},
+        "rows": {r: {"matching": k, "decided": t, "total": N} for r, (k, t) in counts.items()},
         "failures": [
             {k: r[k] for k in ("regime", *keep)} for rows in rows_of.values() for r in rows if not r["matches"]
         ][:5],
@@ -110,6 +111,27 @@ def table1(ctx: Context, res: SectionResult) -> None:
         "experiment": "table-1",
         "cells": cell_inputs("table-1", [r for rows in rows_of.values() for r in rows]),
     }
+
+
+def _row_counts(rows: list[dict]) -> tuple[int, int]:
+    """(instances that match, instances decided) of one row: a cell whose verdict the library calls undecided (the
+    tokens still moved at the horizon) is left out of both; a failed solve is decided and does not match."""
+    undecided = sum(r["status"] == "failed" and "undecided" in str(r["error"]) for r in rows)
+    return sum(r["matches"] is True for r in rows), len(rows) - undecided
+
+
+def _row_check(ctx: Context, regime: str, ok: int, decided: int) -> Check:
+    """A row of Table 1 passes when every decided instance matches it and at most :data:`UNDECIDED_MAX` of its N
+    instances are undecided (more: the horizon is too short for the row, and the row fails on it)."""
+    N = ctx.pick(*TABLE1_INSTANCES)
+    v, qk, geom, thm = REGIMES[regime]
+    undecided = N - decided
+    measured = f"{fmt(ok / decided) if decided else '-'} ({ok}/{decided} decided"
+    measured += f"; {undecided} undecided: params.failures)" if undecided else ")"
+    passed = ok == decided and undecided <= UNDECIDED_MAX * N
+    sample = ctx.sample(decided, full=TABLE1_INSTANCES[1], decided=every_instance_decided(ok, decided))
+    paper = f"1 (theorem; over the instances settled by the horizon, at most {UNDECIDED_MAX:.0%} undecided)"
+    return Check(f"{thm}: V: {v}; Q, K: {qk}; limit: {geom}", paper, measured, passed, sample)
 
 
 def _aggregate_checks(ctx: Context, rows_of: dict[str, list[dict]], n: int) -> list[Check]:
@@ -163,7 +185,7 @@ def fractions_figure(counts: dict[str, tuple[int, int]]) -> Figure:
     ax = fig.add_subplot()
     rows = [r for r in REGIMES if r in counts]
     y = np.arange(len(rows))
-    frac = np.array([counts[r][0] / counts[r][1] for r in rows])
+    frac = np.array([counts[r][0] / counts[r][1] if counts[r][1] else np.nan for r in rows])
     ci = [wilson_interval(*counts[r], confidence_level=FIGURE_CONFIDENCE) for r in rows]
     err = np.array([[f - lo for f, (lo, _) in zip(frac, ci)], [hi - f for f, (_, hi) in zip(frac, ci)]])
     ax.barh(y, frac, color=[color(k) for k in range(len(rows))], alpha=0.85)
