@@ -6,6 +6,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import os
 import stat
 import tempfile
@@ -220,7 +221,26 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> Path:
-    return write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+    """``obj`` as strict JSON, atomically: a NaN or infinite number is written as null (Python's bare ``NaN`` is not
+    JSON, and strict parsers refuse the whole file).
+
+    >>> import json, tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "x.json"
+    >>> json.loads(write_json(f, {"a": [1.0, float("nan")], "b": float("inf")}).read_text())
+    {'a': [1.0, None], 'b': None}
+    """
+    return write_text(path, json.dumps(finite_json(obj), indent=2, sort_keys=False, allow_nan=False) + "\n")
+
+
+def finite_json(obj: Any) -> Any:
+    """``obj`` with every float that is not finite (NaN, +-inf) replaced by None, through dicts, lists and tuples."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_json(v) for v in obj]
+    return obj
 
 
 def file_sha256(path: str | os.PathLike, *, chunk: int = 1 << 20) -> str:

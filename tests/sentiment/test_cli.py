@@ -116,6 +116,7 @@ def test_explain_json_and_figures(run_dir, tmp_path, capsys):
     )
     e = json.loads(capsys.readouterr().out)
     assert e["clusters"] and fig.stat().st_size > 0 and gif.read_bytes()[:3] == b"GIF"
+    assert e["label"] == ("positive" if e["probability"] > 0.5 else "negative")  # as `predict --json` names it
     assert main(["sentiment", "explain", "--model", str(run_dir), "great film"]) == 0
     assert "share" in capsys.readouterr().out
 

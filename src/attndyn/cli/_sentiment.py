@@ -333,9 +333,7 @@ def predict(
         proba = fitted.predict_proba(texts)[:, 1]
         known = fitted.known_words(texts)
         for t, p, k in zip(texts, proba, known):
-            label = fitted.classes[int(p > 0.5)]
-            label = label.item() if hasattr(label, "item") else label
-            name = {1: "positive", 0: "negative"}.get(label, label) if not isinstance(label, str) else label
+            name = _label_name(fitted.classes[int(p > 0.5)])
             if as_json:
                 typer.echo(
                     json.dumps({"text": t, "label": name, "probability_positive": float(p), "known_words": len(k)})
@@ -410,9 +408,16 @@ def explain(
             if gif:
                 figs.figure9_gif(data, gif)
     if as_json:
-        typer.echo(json.dumps({**e.to_dict(), "attributions": att.to_dict()}, indent=2))
+        record = {**e.to_dict(), "label": _label_name(e.label), "attributions": att.to_dict()}
+        typer.echo(json.dumps(record, indent=2))  # the label named as `predict --json` names it
         return
     _echo_explanation(e, att)
+
+
+def _label_name(label: Any) -> Any:
+    """A class as the command line prints it: 1 / 0 as "positive" / "negative", a string as it is."""
+    label = label.item() if hasattr(label, "item") else label
+    return {1: "positive", 0: "negative"}.get(label, label) if not isinstance(label, str) else label
 
 
 def _echo_explanation(e: Any, att: Any) -> None:
