@@ -500,8 +500,8 @@ def test_the_sanity_check_gives_kernelshap_fresh_coalitions(fitted, corpus, monk
     monkeypatch.setattr(faith_module, "captum_scores", spy)
     texts, _ = corpus
     faithfulness(fitted, texts[:3], StudySettings(methods=("kernelshap",), baselines=QUICK, sanity_reviews=3))
-    trained = {s for own, s in seeds if own}
-    fresh = {s for own, s in seeds if not own}
+    trained = {s % 2**32 for own, s in seeds if own}  # torch's CPU generator keeps a seed's low 32 bits
+    fresh = {s % 2**32 for own, s in seeds if not own}
     assert len(trained) == len(fresh) == 3 and not trained & fresh
 
 
