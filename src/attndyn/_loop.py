@@ -154,6 +154,10 @@ def time_grid(time: float, step: float, method: str, max_steps: int) -> tuple[in
     """The grid of a run up to ``time``: N = ceil(time / step) steps of time / N, the same for softmax and the
     sphere. A fixed-step ``method`` over ``max_steps`` steps is refused (an adaptive one is counted as it goes), and
     so is a ``"discrete"`` run whose time is not a whole number of layers (its step is the model's, not a grid's)."""
+    if not math.isfinite(time / step):  # 1e308 / 0.1: no number of steps, and math.ceil(inf) would raise
+        raise InputError(
+            f"time={time:g} with step={step:g} needs more steps than a float can count; lower time or raise step"
+        )
     N = math.ceil(time / step - 1e-9)
     if method == "discrete" and abs(time / step - round(time / step)) > 1e-9 * max(1.0, time / step):
         k = max(1, round(time / step))

@@ -170,3 +170,26 @@ def test_a_file_that_is_not_utf8_names_the_byte_and_the_fix(capsys, tmp_path):
     p.write_bytes(b"1,2\n\xff3,4\n")
     code, _, err = run(capsys, "hardmax", p)
     assert code == 2 and "is not UTF-8 text (byte 4: b'\\xff'); save it as UTF-8" in err
+
+
+def test_small_softmax_tokens_are_not_one_cluster_at_the_origin(capsys, tmp_path):
+    """Pass 8, item 3: the softmax summary clustered with an absolute floor of 1e-3, so 40 distinct tokens of size
+    1e-4 were one cluster printed at (0, 0, 0); the tolerance is relative to the tokens now, as the API's."""
+    x = 1e-4 * np.random.default_rng(0).standard_normal((40, 3))
+    path = tmp_path / "small.npy"
+    np.save(path, x)
+    code, out, _ = run(capsys, "softmax", path, "--rescaled", "--time", "3", "--json")
+    assert code == 0
+    rec = json.loads(out)
+    assert len(rec["clusters"]) == 40 and rec["cluster_tol"] < 1e-6
+
+
+@pytest.mark.parametrize("args", [("softmax", "--time", "1e308"), ("sphere", "--time", "1e308")])
+def test_a_time_no_float_can_count_in_steps_is_one_line(capsys, square, args):
+    """Pass 8, item 4: time / step overflowed to inf and math.ceil raised OverflowError (a traceback, exit 1)."""
+    tokens = square
+    if args[0] == "sphere":
+        tokens = square.parent / "unit.npy"
+        np.save(tokens, np.eye(3))
+    code, out, err = run(capsys, args[0], tokens, *args[1:])
+    assert code == 2 and "needs more steps than a float can count" in err and "Traceback" not in err

@@ -54,3 +54,12 @@ def test_minilm_end_to_end():
     f = rec["spectra"]["fractions"]
     assert rec["spectra"]["layers"][2]["leading_real_positive_simple"] and f["heads"]["good_triple"] > 0
     assert rec["idealized"]["regime"] == "hyperplanes" and rec["idealized"]["holds"]
+
+
+@pytest.mark.slow
+def test_an_idealized_run_still_moving_is_undecided_not_refuted():
+    """Pass 8, item 1: head (1, 3)'s idealized run still moves at its horizon; the library calls it undecided, but its
+    record copied the measured verdict into ``holds`` and `pretrained analyze` printed "does not hold"."""
+    a = analyze(TEXT, load_model(), with_spectra=False, idealized_head=(1, 3))
+    rec = a.record()["idealized"]
+    assert rec["holds"] is None and rec["measured_holds"] is False and "run longer" in rec["undecided"]

@@ -165,3 +165,14 @@ def test_train_options_become_the_estimators_parameters():
     assert _train_estimator({**options, "stop_words": "english"}).get_params()["stop_words"] == "english"
     with pytest.raises(InputError, match=r"epochs must be an integer >= 1, got 0"):
         _train_estimator({**options, "epochs": 0})
+
+
+def test_explain_refuses_one_file_for_two_figures(run_dir, tmp_path, capsys):
+    """Pass 8, item 6: --figure F --words-figure F wrote both and kept the second, exit 0: refused before any work."""
+    same = tmp_path / "same.png"
+    code = main(
+        ["sentiment", "explain", "--model", str(run_dir), "great film", "--figure", str(same)]
+        + ["--words-figure", str(same)]
+    )
+    assert code == 2 and "--figure and --words-figure name the same file" in capsys.readouterr().err
+    assert not same.exists()

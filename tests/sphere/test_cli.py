@@ -211,3 +211,17 @@ def test_figure_of_a_run(capsys, files):
 
     with Image.open("run.gif") as gif:
         assert gif.format == "GIF" and gif.n_frames == 24
+
+
+def test_json_is_strict_and_theorems_that_do_not_apply_make_no_claim(capsys, tmp_path):
+    """Pass 8, items 5 and 8: SA at beta = 800 overflows the energy: --json printed NaN and Infinity (not JSON), and
+    the text said "does NOT hold" for theorems whose hypotheses fail (SA, a start that is not orthogonal)."""
+    x = np.random.default_rng(0).standard_normal((16, 3))
+    path = tmp_path / "u16.npy"
+    np.save(path, x / np.linalg.norm(x, axis=1, keepdims=True))
+    code, out, _ = run(capsys, "sphere", path, "--beta", "800", "--time", "1", "--step", "0.01", "--json")
+    assert code == 0
+    json.loads(out, parse_constant=lambda c: pytest.fail(f"bare {c} in --json"))
+    code, out, _ = run(capsys, "sphere", path, "--beta", "2", "--time", "5", "--attention", "usa")
+    assert code == 0 and "does NOT hold (its hypotheses" not in out
+    assert "orthogonal_start: makes no claim (its hypotheses do not all hold here)" in out

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .._errors import InputError
+from .._io import finite_json as strict_json  # --json prints strict JSON: a non-finite number as null
 
 if TYPE_CHECKING:
     import torch
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
 METHODS = ("discrete", "euler", "midpoint", "heun", "rk4", "dopri5", "dopri8", "bosh3", "adaptive_heun")
 
 console = Console(stderr=False)
+
+#: The clusters of a softmax run's final tokens: linked within this fraction of the tokens' largest coordinate
+#: (relative only: tokens of size 1e-4 are not one cluster at the origin).
+CLUSTER_RTOL = 1e-3
 
 
 def _floats(t: torch.Tensor) -> Any:
@@ -64,7 +69,7 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
 
     real = traj.real_tokens(b)
     pts = traj.ys[-1, b][real].detach().cpu().numpy()
-    scale = max(1.0, float(np.abs(pts).max()))
+    tol = analysis.cluster_tolerance(pts, CLUSTER_RTOL, floor=np.finfo(np.float64).tiny)  # relative to the tokens
     settled = sequence_settled(traj, b, SOFTMAX_SETTLED_RTOL)
     try:
         theorem = analysis.softmax_geometry(traj, b).record()  # holds None while undecided (the library decides)
@@ -76,7 +81,8 @@ def softmax_summary(traj: SoftmaxTrajectory, b: int) -> dict[str, Any]:
     return {
         "final_tokens": pts.tolist(),
         "leaders": analysis.leaders(traj, b).records(),
-        "clusters": [c.record() for c in analysis.clusters(pts, members=real.numpy(), tol=1e-3 * scale)],
+        "clusters": [c.record() for c in analysis.clusters(pts, members=real.numpy(), tol=tol)],
+        "cluster_tol": tol,
         "converged": sequence_converged(traj, b),
         "settled": settled,
         "settled_rtol": SOFTMAX_SETTLED_RTOL,
@@ -104,24 +110,9 @@ _RATE = "the tokens still move; what the theorem's check reads has settled, or i
 
 def _zero_below(rec: dict[str, Any]) -> float:
     """Coordinates of a cluster center at most this size print as 0: the tolerance the clusters were found with
-    (the theorem's ``cluster_tol``; else the 1e-3 relative of :func:`softmax_summary`)."""
+    (the theorem's ``cluster_tol`` of a hardmax run; the record's own of :func:`softmax_summary`)."""
     tol = (rec.get("theorem") or {}).get("cluster_tol")
-    if tol is None:
-        big = max((abs(v) for t in rec["final_tokens"] for v in (t if isinstance(t, list) else [t])), default=0.0)
-        tol = 1e-3 * max(1.0, big)
-    return float(tol)
-
-
-def strict_json(obj: Any) -> Any:
-    """``obj`` with every non-finite float as None, so that the ``--json`` output is JSON that every parser reads
-    (a leader's margin is +inf when no other key competes: a token alone, or the first token under a causal mask)."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: strict_json(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [strict_json(v) for v in obj]
-    return obj
+    return float(rec.get("cluster_tol", 0.0) if tol is None else tol)
 
 
 def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: str) -> None:

@@ -171,7 +171,8 @@ def _summary(r: dict) -> None:
         i = r["idealized"]
         typer.echo(
             f"idealized model, head ({i['layer']}, {i['head']}) in every layer from depth {i['start_depth']}: "
-            f"regime {i['regime']}; {i['statement']}: {'holds' if i['holds'] else 'does not hold'}"
+            f"regime {i['regime']}; {i['statement']}: "
+            + ("holds" if i["holds"] else "does not hold" if i["holds"] is False else f"undecided: {i['undecided']}")
             + (f" (measured: {_measured(i['measured'])})" if i["measured"] else "")
         )
 

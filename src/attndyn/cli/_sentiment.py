@@ -390,6 +390,9 @@ def explain(
     _check_figure_path(figure, "--figure")
     _check_figure_path(gif, "--gif", ("gif",))
     _check_figure_path(words_figure, "--words-figure")
+    named = [(f, p.resolve()) for f, p in (("--figure", figure), ("--words-figure", words_figure)) if p is not None]
+    if len(named) == 2 and named[0][1] == named[1][1]:  # the second figure would overwrite the first
+        raise InputError("--figure and --words-figure name the same file; give two names")
     with _reading(model):
         est = _estimator(model, device)
         if (figure or gif) and est.model_.config.d != 2:

@@ -18,6 +18,7 @@ from typing import Any
 import typer
 
 from .._errors import InputError
+from .._io import finite_json
 from ._groups import run_by_default
 
 __all__ = ["app", "run_cmd", "phase_cmd", "register", "sphere_summary"]
@@ -73,6 +74,10 @@ def _text(rec: dict[str, Any], head: str) -> None:
         typer.echo(f"  cluster {k}: ({centre})  members {' '.join(map(str, c['members']))}")
     for name, th in rec["theorems"].items():
         verdict = "holds" if th["holds"] else "does NOT hold"
+        if not th["applies"]:  # as the hardmax command says it: no claim, and what is seen
+            seen = "is seen" if th["holds"] else "is not seen" if th["holds"] is False else "is not measured"
+            typer.echo(f"  {name}: makes no claim (its hypotheses do not all hold here); its conclusion {seen}")
+            continue
         if th["holds"] is None:
             verdict = f"undecided: {th['undecided']}"
         elif not th["holds"] and th["applies"] and name == "clusters":  # a statement about t -> infinity
@@ -85,8 +90,7 @@ def _text(rec: dict[str, Any], head: str) -> None:
                 f" (largest error {th['error']:.2g} against tol {th['tol']:g}; the solver's own error counts in it: "
                 "a smaller --step shows whether it is the step's)"
             )
-        applies = "" if th["applies"] else " (its hypotheses do not all hold here)"
-        typer.echo(f"  {name}: {verdict}{applies}")
+        typer.echo(f"  {name}: {verdict}")
 
 
 def _beta_grid(beta_min: float, beta_max: float | None, betas: int) -> list[float]:
@@ -163,7 +167,7 @@ def run_cmd(
         else:
             save_figure(sphere_tokens_figure(traj), figure.with_suffix(""), formats=("png",))
     if as_json:
-        print(json.dumps({"sequences": recs} if traj.batched else recs[0]))
+        print(json.dumps(finite_json({"sequences": recs} if traj.batched else recs[0]), allow_nan=False))
         return
     for b, rec in enumerate(recs):
         _text(rec, f"sphere ({attention}, {method})" + (f" — sequence {b}" if traj.batched else ""))
@@ -222,7 +226,7 @@ def phase_cmd(
     run = {"seconds": time_module.perf_counter() - t0, "load_1min_before": load, "cpus": os.cpu_count()}
     config = write_json(out / "config.json", {"command": command, **pd.settings, "run": run})
     if as_json:
-        print(json.dumps(pd.record()))
+        print(json.dumps(finite_json(pd.record()), allow_nan=False))
     else:
         typer.echo(f"written: {path}, {pngs[0]}, {config}")
 

@@ -60,7 +60,9 @@ class IdealizedRun:
             "step": self.step,
             "regime": self.regime,
             "statement": rep["statement"],
-            "holds": rep["measured_holds"],
+            "holds": rep["holds"],  # None while the tokens still move (the library's gate): never a refutation
+            "measured_holds": rep["measured_holds"],
+            "undecided": rep["undecided"],
             "measured": rep["measured"],
             "converged": self.trajectory.stats.converged,
             "final_change": self.trajectory.stats.final_change[0],
