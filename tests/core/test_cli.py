@@ -193,3 +193,13 @@ def test_a_time_no_float_can_count_in_steps_is_one_line(capsys, square, args):
         np.save(tokens, np.eye(3))
     code, out, err = run(capsys, args[0], tokens, *args[1:])
     assert code == 2 and "needs more steps than a float can count" in err and "Traceback" not in err
+
+
+def test_reproduce_refuses_an_empty_out_before_any_work(capsys, tmp_path):
+    """Pass 8, item 10: `reproduce --out ''` wrote report.html, results.json and figures/ into the current folder."""
+    code, _, err = run(capsys, "reproduce", "--quick", "--out", "", "--only", "hardmax-fig1")
+    assert code == 2 and "--out needs a folder name" in err
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, _, err = run(capsys, "reproduce", "--quick", "--out", blocker / "sub", "--only", "hardmax-fig1")
+    assert code == 2 and "is a file, not a folder" in err

@@ -176,3 +176,13 @@ def test_explain_refuses_one_file_for_two_figures(run_dir, tmp_path, capsys):
     )
     assert code == 2 and "--figure and --words-figure name the same file" in capsys.readouterr().err
     assert not same.exists()
+
+
+def test_evaluate_refuses_an_out_below_a_file_before_it_evaluates(run_dir, tmp_path, capsys):
+    """Pass 8, items 9-10: `evaluate --out FILE/sub` failed with a raw [Errno 20] after the evaluation; `--out ''`
+    wrote into the current folder."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for out in (str(blocker / "sub"), ""):
+        assert main(["sentiment", "evaluate", str(run_dir), "--no-figures", "--out", out]) == 2
+        assert "--out" in capsys.readouterr().err

@@ -17,7 +17,6 @@ from rich.console import Console
 from rich.table import Table
 
 from .._errors import InputError
-from .._io import finite_json as strict_json  # --json prints strict JSON: a non-finite number as null
 
 if TYPE_CHECKING:
     import torch
@@ -113,6 +112,14 @@ def _zero_below(rec: dict[str, Any]) -> float:
     (the theorem's ``cluster_tol`` of a hardmax run; the record's own of :func:`softmax_summary`)."""
     tol = (rec.get("theorem") or {}).get("cluster_tol")
     return float(rec.get("cluster_tol", 0.0) if tol is None else tol)
+
+
+def strict_json(obj: Any) -> Any:
+    """``obj`` with every non-finite float as None (:func:`attndyn._io.finite_json`), so that ``--json`` prints JSON
+    that every parser reads (a leader's margin is +inf when no other key competes)."""
+    from .._io import finite_json  # numpy behind it: not imported for --help
+
+    return finite_json(obj)
 
 
 def _emit(records: list[dict[str, Any]], batched: bool, as_json: bool, title: str) -> None:

@@ -41,6 +41,9 @@ def reproduce_cmd(
         for name, exp in SECTIONS.items():
             typer.echo(f"{name:26s} {exp.title}")
         return
+    from ._dynamics import check_out_folder
+
+    check_out_folder(out, "--out")  # empty ('' wrote into this folder), a file, or below a file
     config = ReproduceConfig(
         only=tuple(only) if only else None,
         out=out,

@@ -235,8 +235,10 @@ def _evaluated_run(run_arg: Path | None, run_opt: Path | None, out: Path | None)
         raise InputError("give the run folder once: attndyn sentiment evaluate RUN (or --run RUN)")
     run = run_arg or run_opt
     assert run is not None  # exactly one of RUN and --run (checked above)
-    if out is not None and out.exists() and not out.is_dir():
-        raise InputError(f"--out {str(out)!r} is a file; give a folder for evaluation.json and the figures")
+    if out is not None:  # empty, a file, or below a file: refused before the evaluation runs
+        from ._dynamics import check_out_folder
+
+        check_out_folder(out, "--out")
     return run
 
 
@@ -601,8 +603,9 @@ def faithfulness_command(
 
     settings = _faithfulness_settings(dict(locals()))
     check_threads(threads)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {str(out)!r} is a file; give a folder for the table, the figure and the report")
+    from ._dynamics import check_out_folder
+
+    check_out_folder(out, "--out")  # empty, a file, or below a file: refused before the study runs
     with _reading(model):
         est = _estimator(model)
         texts, rows, pool, path = sample_run_texts(est, model, reviews, seed, data)

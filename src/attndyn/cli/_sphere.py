@@ -18,7 +18,6 @@ from typing import Any
 import typer
 
 from .._errors import InputError
-from .._io import finite_json
 from ._groups import run_by_default
 
 __all__ = ["app", "run_cmd", "phase_cmd", "register", "sphere_summary"]
@@ -167,7 +166,9 @@ def run_cmd(
         else:
             save_figure(sphere_tokens_figure(traj), figure.with_suffix(""), formats=("png",))
     if as_json:
-        print(json.dumps(finite_json({"sequences": recs} if traj.batched else recs[0]), allow_nan=False))
+        from ._dynamics import strict_json
+
+        print(json.dumps(strict_json({"sequences": recs} if traj.batched else recs[0]), allow_nan=False))
         return
     for b, rec in enumerate(recs):
         _text(rec, f"sphere ({attention}, {method})" + (f" — sequence {b}" if traj.batched else ""))
@@ -197,7 +198,7 @@ def phase_cmd(
     """Phase diagram over (t, beta): fraction of clustered pairs and cluster count, every beta in one batch;
     writes OUT/phase.json and OUT/phase.png (heatmaps with the orthogonal-start curve)."""
     from .. import sphere as sp
-    from ._dynamics import check_out_folder
+    from ._dynamics import check_out_folder, strict_json
 
     if out is None:
         raise InputError("give the output folder: attndyn sphere phase --out DIR")
@@ -226,7 +227,7 @@ def phase_cmd(
     run = {"seconds": time_module.perf_counter() - t0, "load_1min_before": load, "cpus": os.cpu_count()}
     config = write_json(out / "config.json", {"command": command, **pd.settings, "run": run})
     if as_json:
-        print(json.dumps(finite_json(pd.record()), allow_nan=False))
+        print(json.dumps(strict_json(pd.record()), allow_nan=False))
     else:
         typer.echo(f"written: {path}, {pngs[0]}, {config}")
 
