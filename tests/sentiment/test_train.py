@@ -59,6 +59,9 @@ def test_resume_after_interruption_is_bit_identical(splits, tmp_path):
     assert [r["epoch"] for r in resumed.history] == [1, 2, 3]
     for k, v in full.model.state_dict().items():
         torch.testing.assert_close(v, resumed.model.state_dict()[k], rtol=0, atol=0)
+    # pass 8, item 11: the seconds count both sessions (the resumed one restarted at 0)
+    seconds = [r["seconds"] for r in resumed.history]
+    assert seconds == sorted(seconds) and resumed.seconds >= seconds[-1] > seconds[1]
 
 
 def test_resume_with_lr_decay_is_bit_identical(splits, tmp_path):

@@ -570,6 +570,8 @@ def train(
     opt = _optimizer(model, config)
     run = Path(run_dir) if run_dir is not None else None
     state = _start_state(model, opt, g, run, resume, config.epochs)
+    # seconds count the whole training, earlier sessions of a resumed run included (they restarted at 0)
+    earlier = float(state.history[-1].get("seconds", 0.0)) if state.history else 0.0
     train_eval = _train_eval_subset(train_data, config)
     for epoch in range(state.start, config.epochs):
         tau = _tau(config, model, epoch)
@@ -587,7 +589,7 @@ def train(
             val_data=val_data,
             prior=prior,
         )
-        row["seconds"] = time.perf_counter() - t0
+        row["seconds"] = earlier + time.perf_counter() - t0
         improved, stopped = _record_epoch(state, row, model, config, epoch, tau)
         if log is not None:
             log(_format_row(row))
@@ -603,7 +605,7 @@ def train(
         history=state.history,
         best_epoch=state.best["epoch"],
         stop_reason=state.stop_reason,
-        seconds=time.perf_counter() - t0,
+        seconds=earlier + time.perf_counter() - t0,
     )
 
 
