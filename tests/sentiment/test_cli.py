@@ -186,3 +186,14 @@ def test_evaluate_refuses_an_out_below_a_file_before_it_evaluates(run_dir, tmp_p
     for out in (str(blocker / "sub"), ""):
         assert main(["sentiment", "evaluate", str(run_dir), "--no-figures", "--out", out]) == 2
         assert "--out" in capsys.readouterr().err
+
+
+def test_a_negative_seed_is_named_by_its_flag(tmp_path, capsys):
+    """Pass 8, item 12: `train --seed -1` said "random_state must be ...", a name the command line does not have."""
+    data = tmp_path / "t.csv"
+    data.write_text("review,sentiment\ngood film,positive\nbad film,negative\n")
+    code = main(
+        ["sentiment", "train", "--run", str(tmp_path / "r"), "--data", str(data), "--seed", "-1", "--no-progress"]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "--seed must be an integer >= 0, got -1" in err and "random_state" not in err

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._devices import resolve_device
+from .._errors import param
 from .._validation import InputError
 from ._config import check_integer
 from ._model import SentimentConfig
@@ -207,7 +208,7 @@ def check_params(params: Mapping[str, Any]) -> dict[str, Any]:
         raise InputError(f"verbose must be True or False, got {p['verbose']!r}")
     if p["run_dir"] is not None and not isinstance(p["run_dir"], (str, os.PathLike)):
         raise InputError(f"run_dir must be a folder path or None, got {p['run_dir']!r}")
-    check_integer(p["random_state"], "random_state", low=0)
+    check_integer(p["random_state"], param("setting.random_state", "random_state"), low=0)  # CLI: --seed
     _check_positive_label(p["positive_label"])
     resolve_device(p["device"])
     settings = resolve(p)
