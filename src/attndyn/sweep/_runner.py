@@ -399,6 +399,7 @@ def _execute(
     inflight = 0
     last_flush = time.monotonic()
     interrupted = False
+    old_sigint = _quiet_on_sigint() if isinstance(ex, _Dask) and _main_thread() else None
     try:
         with progress_bar(
             done_before + n_todo, f"{spec.experiment}", enabled=progress, completed=done_before, unit="cells"
@@ -436,6 +437,8 @@ def _execute(
             store.append(buffer)  # what finished is kept, also on Ctrl-C or an error
         finally:
             _close_executor(ex, own_client, cluster, quiet=interrupted)
+            if old_sigint is not None:
+                signal.signal(signal.SIGINT, old_sigint)
 
 
 def _open_executor(client: Any, own_client: Any, workers: int | None) -> tuple[Any, int, Any, Any]:
@@ -477,12 +480,31 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+_DASK_LOGGERS = ("distributed", "tornado", "tornado.application", "asyncio")
+
+
+def _silence_dask() -> None:
+    for name in _DASK_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _quiet_on_sigint() -> Any:
+    """While a dask sweep runs, Ctrl-C first silences dask's loggers, then interrupts: distributed's event loop
+    can log a traceback of its own (a NameError in ``sync``'s cancel callback) as the interruption unwinds, before
+    this process catches it. Returns the previous handler."""
+
+    def handler(signum: int, frame: Any) -> None:
+        _silence_dask()
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGINT, handler)
+
+
 def _close_executor(ex: Any, own_client: Any, cluster: Any, *, quiet: bool = False) -> None:
     """Close the executor, then the client and the cluster opened for it; ``quiet`` (after an interruption):
     dask's own messages about the tasks it drops are not shown."""
     if quiet:
-        for name in ("distributed", "tornado", "asyncio"):
-            logging.getLogger(name).setLevel(logging.CRITICAL)
+        _silence_dask()
     ex.close()
     if own_client is not None:
         own_client.close()
