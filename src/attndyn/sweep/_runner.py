@@ -134,6 +134,7 @@ class _Dask:
         self.client = client
         self._meta: dict[str, tuple[list, int]] = {}
         self._ac = as_completed()
+        self._sigint = _quiet_on_sigint() if _main_thread() else None  # restored by close()
 
     def submit(self, experiment: str, chunk: list, attempt: int) -> None:
         key = f"attndyn-sweep-{experiment}-{chunk[0][0]}-{len(chunk)}-a{attempt}-{os.getpid()}-{time.monotonic_ns()}"
@@ -153,7 +154,8 @@ class _Dask:
         return chunk, attempt, result
 
     def close(self) -> None:
-        pass
+        if self._sigint is not None:
+            signal.signal(signal.SIGINT, self._sigint)
 
 
 def _rows_for_lost_chunk(experiment: str, chunk: list, attempt: int, exc: BaseException) -> list[dict]:
@@ -399,7 +401,6 @@ def _execute(
     inflight = 0
     last_flush = time.monotonic()
     interrupted = False
-    old_sigint = _quiet_on_sigint() if isinstance(ex, _Dask) and _main_thread() else None
     try:
         with progress_bar(
             done_before + n_todo, f"{spec.experiment}", enabled=progress, completed=done_before, unit="cells"
@@ -437,8 +438,6 @@ def _execute(
             store.append(buffer)  # what finished is kept, also on Ctrl-C or an error
         finally:
             _close_executor(ex, own_client, cluster, quiet=interrupted)
-            if old_sigint is not None:
-                signal.signal(signal.SIGINT, old_sigint)
 
 
 def _open_executor(client: Any, own_client: Any, workers: int | None) -> tuple[Any, int, Any, Any]:
