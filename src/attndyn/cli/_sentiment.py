@@ -126,6 +126,9 @@ _SETTING_HELP = {
     "alpha_min": "Lower bound of the learned attention step alpha (alpha = alpha_min + softplus).",
     "alpha_init": "Initial alpha (greater than alpha_min).",
     "embed_init_std": "Std of the initial word vectors (none: sqrt(2/d)).",
+    "registers": "R > 0: R register tokens of graded value in every review, placed after the words are trained as the layers=0 control; 0: none.",
+    "register_shift": "Registers: how far every word is moved beside the decision's direction.",
+    "register_length": "Registers: their norm.",
     "patience": "Stop after this many epochs without a better validation hardmax accuracy.",
     "val_fraction": "Fraction of the training reviews held out for early stopping.",
     "weight_decay": "Decoupled weight decay of the word vectors.",
@@ -141,7 +144,13 @@ def _train_estimator(options: dict[str, Any]) -> HardmaxSentimentClassifier:
     taking the recipe for d; --seed as random_state, --run as run_dir, --progress as verbose), its parameters checked."""
     from ..sentiment import HardmaxSentimentClassifier
     from ..sentiment._recipes import SETTINGS
+    from ._flags import FLAGS, settings_as_flags
 
+    if options["tau_start"] is not None and options["anneal_epochs"] == 0:  # both given: the defaults are None
+        raise InputError(
+            f"--tau-start {options['tau_start']:g} anneals the temperature over --anneal-epochs, and --anneal-epochs 0 "
+            "turns annealing off; drop --tau-start, or give --anneal-epochs 1 or more"
+        )
     settings = {name: options[name] for name in SETTINGS}
     settings["stop_words"] = _stop_words(settings["stop_words"])
     est = HardmaxSentimentClassifier(
@@ -152,7 +161,10 @@ def _train_estimator(options: dict[str, Any]) -> HardmaxSentimentClassifier:
         verbose=options["progress"],
         device=options["device"],
     )
-    est.check_params()
+    try:
+        est.check_params()
+    except InputError as exc:  # the settings' checks name them as Python does: say the train flags
+        raise InputError(settings_as_flags(exc.worded(FLAGS), ["d", *SETTINGS])) from None
     return est
 
 
@@ -192,6 +204,9 @@ def train(
     alpha_min: float | None = _recipe_option("alpha_min"),
     alpha_init: float | None = _recipe_option("alpha_init"),
     embed_init_std: float | None = _recipe_option("embed_init_std"),
+    registers: int | None = _recipe_option("registers"),
+    register_shift: float | None = _recipe_option("register_shift"),
+    register_length: float | None = _recipe_option("register_length"),
     patience: int | None = _recipe_option("patience"),
     val_fraction: float | None = _recipe_option("val_fraction"),
     weight_decay: float | None = _recipe_option("weight_decay"),

@@ -25,6 +25,14 @@ on). The follow sets are the core engine's own (``SaveAt(follow=True)``): nothin
 dynamics a second time. The attribution is exact for this input and local: deleting or adding a
 word changes the follow sets, and so every :math:`W_k`.
 
+**Registers** (a model with ``registers`` > 0, :mod:`attndyn.sentiment._model`): the run holds the R registers
+after the n words and the decoder reads the words only, so :math:`u = \frac1n\mathbf 1_{\text{words}}^\top M`
+over the n + R tokens and :math:`H = b + \sum_w u_w\langle v, z^0_w\rangle + \sum_k u_k\langle v, r_k\rangle`.
+The registers' terms are credited to the words that carry them: :math:`\sum_k u_k\langle v, r_k\rangle =
+\frac1n\sum_w \sum_k M_{wk}\langle v, r_k\rangle`, so word w gets :math:`\frac1n\sum_k M_{wk}\langle v,
+r_k\rangle` (the value of the levels its own token joined, :func:`register_credit`) on top of its own term, and
+the word attributions still add up to H - b.
+
 Copies of a word are identical tokens; they stay identical and every token that follows one
 follows all, so the copies get the same :math:`u_w` and the same :math:`a_w`: a word type's total
 is its count times its per-position attribution (:attr:`Attribution.by_word`).
@@ -39,7 +47,7 @@ are the word attributions :math:`a_w`; both add up to :math:`H - b`.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -67,6 +75,8 @@ __all__ = [
     "contributions",
     "ExactRun",
     "relative_residual",
+    "word_rows",
+    "register_credit",
 ]
 
 
@@ -102,16 +112,18 @@ def layer_matrices(traj: HardmaxTrajectory, *, keep: float | None = None) -> Ten
     return W
 
 
-def influence(traj: HardmaxTrajectory, *, keep: float | None = None) -> Tensor:
+def influence(traj: HardmaxTrajectory, *, keep: float | None = None, reads: Tensor | None = None) -> Tensor:
     r"""Each position's weight in the final mean, :math:`u = \frac1n\mathbf 1_{\text{real}}^\top
     W_{K-1}\cdots W_0`, (B, n) float64 (zero on padding; each row sums to 1).
 
     Computed backwards, :math:`u^{(k)} = W_k^\top u^{(k+1)}`, so O(K n^2) per review; ``keep`` as
-    in :func:`layer_matrices` (0.5: attention rollout's column means)."""
+    in :func:`layer_matrices` (0.5: attention rollout's column means). ``reads`` (B, n) bool: the tokens the
+    decoder's mean reads (None: every real token; a model with registers reads its words only, and the
+    registers then get the influence their followers carry)."""
     W = layer_matrices(traj, keep=keep)
     B, n = W.shape[1], W.shape[2]
     real = torch.ones((B, n), dtype=torch.bool) if traj.mask is None else traj.mask.cpu()
-    u = real.to(torch.float64)
+    u = (real if reads is None else reads.cpu() & real).to(torch.float64)
     u = u / u.sum(dim=1, keepdim=True)
     for k in reversed(range(W.shape[0])):
         u = torch.einsum("bi,bij->bj", u, W[k])
@@ -148,11 +160,41 @@ def contributions(model: SentimentTransformer, ids: Tensor, mask: Tensor) -> Exa
     r"""Every position's exact contribution :math:`a_w = u_w\langle v, z^0_w\rangle` (0 on padding),
     its influence u and the model's decision value H, from one hardmax run
     (:meth:`~attndyn.sentiment._model.SentimentTransformer.hardmax_run`, every layer, follow sets
-    kept); ``a.sum(1) + bias == H`` to rounding (:func:`relative_residual`)."""
+    kept); ``a.sum(1) + bias == H`` to rounding (:func:`relative_residual`). With registers, a word's
+    contribution also holds the value of the levels it joined (:func:`register_credit`); ``u`` then covers
+    the n + R tokens of the run."""
     H, traj = model.hardmax_run(ids, mask, every=1, follow=True)
     v, b = _decoder(model)
-    u = influence(traj)
-    return ExactRun(u * (traj.ys[0] @ v), u, H.to(torch.float64), b, traj)
+    u = influence(traj, reads=word_rows(model, mask))
+    values = traj.ys[0] @ v
+    n = ids.shape[1]
+    a = u[:, :n] * values[:, :n]
+    if model.config.registers:
+        a = a + register_credit(traj, values, n)
+    return ExactRun(a, u, H.to(torch.float64), b, traj)
+
+
+def word_rows(model: SentimentTransformer, mask: Tensor) -> Tensor:
+    """The rows of :meth:`~attndyn.sentiment._model.SentimentTransformer.hardmax_run`'s trajectory that the decoder
+    reads, (B, n + R) bool: the real words, not the R registers."""
+    R = model.config.registers
+    return torch.cat([mask.cpu().bool(), torch.zeros((mask.shape[0], R), dtype=torch.bool)], dim=1)
+
+
+def register_credit(traj: HardmaxTrajectory, values: Tensor, n: int) -> Tensor:
+    r"""The registers' terms of the decision, credited to the words that carry them, (B, n) float64.
+
+    The decoder reads the words' final tokens, :math:`z^K_w = \sum_j M_{wj} z^0_j` over the words and the
+    registers, so the registers' part of :math:`H - b` is :math:`\frac1n\sum_w\sum_{k} M_{wk}\langle v,
+    r_k\rangle`: word w is credited with :math:`\frac1n (M x)_w`, x the registers' values (0 on the words),
+    the value of the levels its own token joined. One product :math:`W_{K-1}\cdots W_0 x`, O(K n^2)."""
+    W = layer_matrices(traj)
+    x = values.clone()
+    x[:, :n] = 0.0
+    for k in range(W.shape[0]):
+        x = torch.einsum("bij,bj->bi", W[k], x)
+    real = traj.mask[:, :n].cpu() if traj.mask is not None else torch.ones(x.shape[0], n, dtype=torch.bool)
+    return torch.where(real, x[:, :n], 0.0) / real.sum(dim=1, keepdim=True).clamp(min=1)
 
 
 def relative_residual(a: Tensor, b: float, H: Tensor) -> Tensor:
@@ -176,16 +218,21 @@ class Attribution:
     text: str
     words: list[str]  # the model's tokens, in order (the positions)
     contributions: list[float]  # a_w per position
-    influence: list[float]  # u_w per position (sums to 1)
+    influence: list[float]  # u_w per position (sums to 1; with registers, they hold the rest)
     values: list[float]  # <v, z^0_w> per position
     bias: float
     decision_value: float  # H of the model's hardmax run
     residual: float  # |sum a + b - H| / (sum |a| + |b|)
     by_word: list[WordTotal]  # per word type, largest |contribution| first
     known_words: int = 0  # 0: the model read only <unk>
+    # a model with registers: the part of each position's contribution that is the value of the levels it joined
+    via_registers: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if not self.via_registers:  # the model has none: the record is the paper model's
+            del d["via_registers"]
+        return d
 
 
 def _by_word(words: list[str], a: np.ndarray) -> list[WordTotal]:
@@ -218,9 +265,11 @@ def attribute(estimator: HardmaxSentimentClassifier, text: str) -> Attribution:
     words, traj, H, ids = trajectory_of(estimator, text)
     model = estimator.model_
     v, b = _decoder(model)
-    u = influence(traj)[0]
+    n = len(words)
+    u = influence(traj, reads=word_rows(model, torch.ones_like(ids, dtype=torch.bool)))[0, :n]
     values = traj.ys[0, 0] @ v
-    a = u * values
+    via = register_credit(traj, values[None], n)[0] if model.config.registers else torch.zeros(0, dtype=torch.float64)
+    a = u * values[:n] + (via if len(via) else 0.0)
     res = float(relative_residual(a[None], b, torch.tensor([H], dtype=torch.float64))[0])
     known = 0 if words == [UNK] else len(words)
     return Attribution(
@@ -228,12 +277,13 @@ def attribute(estimator: HardmaxSentimentClassifier, text: str) -> Attribution:
         words=words,
         contributions=a.tolist(),
         influence=u.tolist(),
-        values=values.tolist(),
+        values=values[:n].tolist(),
         bias=b,
         decision_value=H,
         residual=res,
         by_word=_by_word(words, a.numpy()),
         known_words=known,
+        via_registers=via.tolist(),
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
@@ -70,7 +71,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 
     Every setting is a keyword parameter named and documented as in the dataclass that holds it
     and its default: the model's in :class:`~attndyn.sentiment._model.SentimentConfig` (``layers``,
-    ``tau``, ``alpha_init``, ``alpha_min``, ``embed_init_std``), the text's in
+    ``tau``, ``alpha_init``, ``alpha_min``, ``embed_init_std``, ``registers``, ``register_shift``,
+    ``register_length``), the text's in
     :class:`~attndyn.sentiment._text.TextConfig` (``max_len``, ``min_freq``, ``max_vocab``,
     ``min_log_odds``, ``stop_words``, ``keep_negations``, ``negation_scope``, ``merge_negations``,
     ``bigrams``, ``lexicon``, ``lexicon_examples``), the loop's in
@@ -108,6 +110,10 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
     Fitted attributes: ``classes_``, ``vocab_``, ``model_``, ``history_``, ``best_epoch_``, ``alpha_``,
     ``settings_`` (every setting as trained).
 
+    With ``registers`` > 0 :meth:`fit` trains in two stages: the word vectors and decoder as the ``layers=0``
+    control (``history_`` and ``best_epoch_`` are that stage's), then the model with ``layers`` layers and its
+    registers placed on them (:meth:`SentimentTransformer.place_registers`, seeded by ``random_state``).
+
     ``model_class``: the module :meth:`fit` builds from the :class:`SentimentConfig` (a subclass of
     :class:`SentimentTransformer`: a study of another architecture subclasses the estimator and sets it;
     :meth:`save` and :meth:`load` know only the base class).
@@ -124,6 +130,9 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         alpha_init: float | None = None,
         alpha_min: float | None = None,
         embed_init_std: float | None = None,
+        registers: int | None = None,
+        register_shift: float | None = None,
+        register_length: float | None = None,
         max_len: int | None = None,
         min_freq: int | None = None,
         max_vocab: int | None = None,
@@ -163,6 +172,9 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.alpha_init = alpha_init
         self.alpha_min = alpha_min
         self.embed_init_std = embed_init_std
+        self.registers = registers
+        self.register_shift = register_shift
+        self.register_length = register_length
         self.max_len = max_len
         self.min_freq = min_freq
         self.max_vocab = max_vocab
@@ -309,7 +321,9 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 
         mc, _, _ = self._configs(settings, vocab_size=len(self.vocab_))
         self.settings_ = {k: v for k, v in settings.items() if k in SETTINGS or k == "d"}
-        model = self.model_class(mc, generator=torch.Generator().manual_seed(int(self.random_state)))
+        # with registers, the first stage trains the word vectors and decoder as the layers=0 control
+        first = replace(mc, layers=0, registers=0) if mc.registers else mc
+        model = self.model_class(first, generator=torch.Generator().manual_seed(int(self.random_state)))
         model = model.to(resolve_device(self.device))  # initialised on the CPU: the same weights on every device
         kernels = kernel_paths()  # the CPU code paths in force: the same weights on every machine when pinned
         self.kernels_ = kernels.to_json()
@@ -335,6 +349,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
                 prior=prior,
             )
         trained = cast(SentimentTransformer, result.model)  # the model built above
+        if mc.registers:
+            trained = self._with_registers(trained, mc)
         self._keep_model(trained, result.history, result.best_epoch)
         self.stop_reason_ = result.stop_reason
         self.fit_seconds_ = result.seconds
@@ -373,6 +389,16 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             return None
         ids, mask = encode([t for t, _ in known], self.vocab_, text.max_len)
         return EncodedSplit(ids, mask, torch.tensor([float(y) for _, y in known]))
+
+    def _with_registers(self, first: SentimentTransformer, mc: SentimentConfig) -> SentimentTransformer:
+        """The second stage of a model with registers: the model of ``mc`` with the first stage's word vectors,
+        decoder and alpha, and its registers placed (:meth:`SentimentTransformer.place_registers`, seeded by
+        ``random_state``); nothing is trained."""
+        model = self.model_class(mc).to(next(first.parameters()).device)
+        missing, unexpected = model.load_state_dict(first.state_dict(), strict=False)
+        assert set(missing) == {"registers"} and not unexpected, (missing, unexpected)  # configs differ in layers only
+        model.place_registers(seed=int(self.random_state))
+        return model
 
     def _keep_model(self, model: SentimentTransformer, history: list[dict], best_epoch: int) -> None:
         """Keep a trained ``model`` (``model_``), its training ``history_`` and ``best_epoch_``, and its learned

@@ -74,11 +74,12 @@ def hardmax_statistics(
     for a in range(0, len(data), batch_size):
         part = data.take(order[a : a + batch_size])
         logits, traj = model.hardmax_run(part.ids, part.mask, follow=True)
-        z0, zK = traj.ys[0].numpy(), traj.ys[-1].numpy()  # (B, n, d)
-        lead = word_leaders(traj, part.ids)  # (2, B, n): layer 0 and the last layer
+        n = part.ids.shape[1]  # the words (a model with registers has R more tokens after them)
+        z0, zK = traj.ys[0, :, :n].numpy(), traj.ys[-1, :, :n].numpy()  # (B, n, d)
+        lead = word_leaders(traj, model.token_ids(part.ids))[..., :n]  # (2, B, n): layer 0 and the last layer
         lead_last, lead0 = lead[-1].numpy(), lead[0].numpy()  # (B, n)
         m = part.mask.numpy()
-        Hz = (traj.ys[-1] @ v + b).numpy()  # (B, n): H at every token
+        Hz = (traj.ys[-1, :, :n] @ v + b).numpy()  # (B, n): H at every token
         p = torch.sigmoid(logits).numpy()
         y = part.labels.numpy()
         for i in range(len(part)):

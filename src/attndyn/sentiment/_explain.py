@@ -97,6 +97,17 @@ def _check_estimator(estimator: object) -> None:
     check()
 
 
+def check_no_registers(estimator: HardmaxSentimentClassifier, caller: str) -> None:
+    """An InputError for a model with registers where ``caller`` reads the words' clusters and leaders only."""
+    R = estimator.model_.config.registers
+    if R:
+        raise InputError(
+            f"{caller} does not read models with registers yet (this one has {R}); its exact word attributions "
+            "are attndyn.sentiment.attribute (the registers' terms are in its 'registers'), and its predictions "
+            "predict / predict_proba"
+        )
+
+
 def _check_text(text: object, caller: str) -> None:
     if not isinstance(text, str):
         raise InputError(
@@ -122,6 +133,7 @@ def explain(estimator: HardmaxSentimentClassifier, text: str) -> Explanation:
     such text.
     """
     _check_estimator(estimator)
+    check_no_registers(estimator, "explain")
     _check_text(text, "explain")
     words, traj, H, ids = trajectory_of(estimator, text)
     model = estimator.model_
@@ -183,6 +195,7 @@ def figure9_data(estimator: HardmaxSentimentClassifier, text: str) -> dict:
     decision value and alpha (JSON-able). Runs the hardmax dynamics once
     (:func:`trajectory_of`); :func:`attndyn.plotting._sentiment.figure9` draws the result."""
     _check_estimator(estimator)
+    check_no_registers(estimator, "figure9_data")
     _check_text(text, "figure9_data")
     words, traj, H, ids = trajectory_of(estimator, text)
     m = estimator.model_

@@ -13,6 +13,15 @@ weights; both are the core engine's code path (:mod:`attndyn.attention`, :mod:`a
 :math:`\alpha = \alpha_{\min} + \mathrm{softplus}(\rho)` stays positive by construction, and the
 floor :math:`\alpha_{\min}` keeps the dynamics from switching themselves off.
 
+**Registers** (``registers = R > 0``; Darcet et al., ICLR 2024, "Vision transformers need registers"): R more
+tokens in every review, :math:`r_k = L(\cos t_k\,u + \sin t_k\,e)`, :math:`t_k = k\pi/(R+1)`, with
+:math:`u = v/|v|` the decision's direction and e a unit vector orthogonal to it, and every word shifted by
+:math:`c\,e` (its value :math:`\langle v, z_w\rangle` unchanged). A word that no other word outscores then
+joins the register of its own value's level, so the decision becomes a vote of the strong words (they lead
+themselves) and of levels of the weak ones. The registers attend and are attended like words; the decoder
+reads the words only. They are placed once, after the word vectors are trained
+(:meth:`SentimentTransformer.place_registers`).
+
 Hook points (``hook_embed``, ``hook_layer.{k}``, ``hook_mean``, ``hook_logit``) name what we
 interpret; :meth:`SentimentTransformer.run_with_cache` returns them all.
 """
@@ -39,6 +48,7 @@ __all__ = ["SentimentConfig", "SentimentTransformer", "HookPoint", "word_leaders
 
 MAX_D = 65_536  # 30,000 words x 65,536 x 4 bytes is already 7.9 GB of embedding
 MAX_LAYERS = 10_000
+MAX_REGISTERS = 4_096
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,11 @@ class SentimentConfig(JsonConfig):
             sqrt(2/d), so that E|z|^2 = 2 and the scores <z_i, z_j>/tau start on the same scale
             for every d (1.0 at d = 2; N(0, 1) in 16-D makes almost every word an extreme point
             of its review, a leader of itself, and nothing clusters).
+        registers: R, register tokens appended to every review (0: none, the paper's model). With R > 0
+            the model is trained in two stages: the word vectors and decoder as the ``layers=0``
+            control, then the registers placed on them (module docstring); needs d >= 2 and layers >= 1.
+        register_shift: c, how far every word is moved along e when the registers are placed.
+        register_length: L, the registers' norm.
     """
 
     _kind = "model config"
@@ -69,14 +84,18 @@ class SentimentConfig(JsonConfig):
     alpha_init: float = 1.0
     alpha_min: float = 0.5
     embed_init_std: float | None = None
+    registers: int = 0
+    register_shift: float = 8.0
+    register_length: float = 16.0
 
     def __post_init__(self) -> None:
-        for name, least in (("vocab_size", 1), ("d", 1), ("layers", 0)):
+        for name, least in (("vocab_size", 1), ("d", 1), ("layers", 0), ("registers", 0)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < least:
-                kind = "a positive integer" if least else "an integer >= 0 (0: no attention, the linear control)"
+                zero = {"layers": " (0: no attention, the linear control)", "registers": " (0: none)"}.get(name, "")
+                kind = "a positive integer" if least else f"an integer >= 0{zero}"
                 raise InputError(f"{name} must be {kind}, got {v!r}")
-        for name, most in (("d", MAX_D), ("layers", MAX_LAYERS)):
+        for name, most in (("d", MAX_D), ("layers", MAX_LAYERS), ("registers", MAX_REGISTERS)):
             if getattr(self, name) > most:
                 raise InputError(
                     f"{name} = {getattr(self, name)} is beyond what this model can run (at most {most:,}; "
@@ -87,6 +106,13 @@ class SentimentConfig(JsonConfig):
         for name in ("tau", "alpha_init", "embed_init_std"):
             check_number(getattr(self, name), name, low=0, low_open=True)
         check_number(self.alpha_min, "alpha_min", low=0, low_open=True)
+        for name in ("register_shift", "register_length"):
+            check_number(getattr(self, name), name, low=0, low_open=True)
+        if self.registers and (self.d < 2 or self.layers < 1):
+            raise InputError(
+                f"registers = {self.registers} needs d >= 2 (a direction beside the decision's) and layers >= 1 "
+                f"(got d = {self.d}, layers = {self.layers}); set registers to 0"
+            )
         if not self.alpha_min < self.alpha_init:
             raise InputError(
                 f"alpha_min must satisfy 0 < alpha_min < alpha_init={self.alpha_init}, got {self.alpha_min!r}"
@@ -115,6 +141,8 @@ class SentimentTransformer(nn.Module):
         self.hook_layer = nn.ModuleList(HookPoint() for _ in range(c.layers))
         self.hook_mean = HookPoint()
         self.hook_logit = HookPoint()
+        if c.registers:  # placed by place_registers(); absent (not zero-sized) without registers: older files load
+            self.register_buffer("registers", torch.zeros(c.registers, c.d))
         with torch.no_grad():
             assert c.embed_init_std is not None  # SentimentConfig.__post_init__ fills in the default
             self.embed.weight.normal_(0.0, c.embed_init_std, generator=generator)
@@ -131,6 +159,48 @@ class SentimentTransformer(nn.Module):
     def embedding_parameters(self) -> list[Tensor]:
         """The word vectors: the parameters with their own learning rate and weight decay."""
         return [self.embed.weight]
+
+    # ---- registers ------------------------------------------------------------------------
+    @torch.no_grad()
+    def place_registers(self, seed: int = 0) -> None:
+        r"""Place the R registers on the trained word vectors and decoder (module docstring):
+        :math:`r_k = L(\cos t_k\,u + \sin t_k\,e)`, :math:`t_k = k\pi/(R+1)`, k = 1..R, u = v/|v|, e a seeded
+        unit vector orthogonal to u, and every word (not the padding row) moved by c e, which leaves its value
+        :math:`\langle v, z_w\rangle` as it was (to float32 rounding). Call it once."""
+        c = self.config
+        if not c.registers:
+            raise InputError("this model has no registers to place (registers = 0)")
+        w = self.decoder.weight.detach().to("cpu", torch.float64)[0]
+        if not bool(torch.isfinite(w).all()) or float(w.norm()) == 0.0:
+            raise InputError("the decoder's direction v is zero or not finite: registers need a trained decoder")
+        u = w / w.norm()
+        e = torch.randn(c.d, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+        e = e - (e @ u) * u
+        e = e / e.norm()
+        t = torch.arange(1, c.registers + 1, dtype=torch.float64) * (math.pi / (c.registers + 1))
+        regs = c.register_length * (torch.cos(t)[:, None] * u + torch.sin(t)[:, None] * e)
+        dev = self.embed.weight.device
+        self.embed.weight[1:] += (c.register_shift * e).to(dev, self.embed.weight.dtype)
+        self.registers.copy_(regs.to(dev, self.registers.dtype))
+
+    def with_registers(self, z: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        """``z`` (B, n, d) and ``mask`` (B, n) with the R registers appended as tokens n..n+R-1 (unchanged when
+        R = 0); a mask of counts gets count 1 per register."""
+        R = self.config.registers
+        if not R:
+            return z, mask
+        B = z.shape[0]
+        regs = self.registers.to(z)[None].expand(B, R, z.shape[-1])
+        return torch.cat([z, regs], dim=1), torch.cat([mask, torch.ones((B, R), dtype=mask.dtype, device=mask.device)], 1)
+
+    def token_ids(self, ids: Tensor) -> Tensor:
+        """``ids`` (B, n) with the registers' ids appended (vocab_size + k), as the tokens of :meth:`hardmax_run`'s
+        trajectory: every register is a word of its own (for :func:`word_leaders`)."""
+        R = self.config.registers
+        if not R:
+            return ids
+        extra = torch.arange(R, dtype=ids.dtype, device=ids.device) + self.config.vocab_size
+        return torch.cat([ids, extra[None].expand(ids.shape[0], R)], dim=1)
 
     # ---- the pieces -------------------------------------------------------------------
     @property
@@ -161,9 +231,11 @@ class SentimentTransformer(nn.Module):
         tau = self.config.tau if tau is None else tau
         z = self.hook_embed(self.embed(ids))  # (B, n, d)
         yield z
+        n = z.shape[1]
+        z, full = self.with_registers(z, mask)  # the words' tokens are the first n
         for k in range(self.config.layers):
-            z = self.hook_layer[k](self.attention_layer(z, mask, tau))
-            yield z
+            z = self.hook_layer[k](self.attention_layer(z, full, tau))
+            yield z[:, :n]
 
     def forward(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> Tensor:
         """Logits (B,) of the softmax model; ``ids``/``mask`` are (B, n)."""
@@ -206,19 +278,20 @@ class SentimentTransformer(nn.Module):
         Returns ``(logits (B,), trajectory)``; ``every=1`` keeps every layer (for explanations),
         None only the first and last (fast); ``follow`` also keeps the follow sets (see
         :func:`word_leaders`). Runs on the CPU whatever the model's device (the trajectory is
-        for analysis; the compiled kernel gives the same bits as any device).
+        for analysis; the compiled kernel gives the same bits as any device). With registers the
+        trajectory holds n + R tokens, the words first (their ids: :meth:`token_ids`).
         """
         ids, mask = ids.cpu(), mask.cpu()
-        z0 = self.embed.weight.detach().to("cpu", torch.float64)[ids]  # (B, n, d)
+        z0, full = self.with_registers(self.embed.weight.detach().to("cpu", torch.float64)[ids], mask)  # (B, n+R, d)
         traj = hardmax(
             z0,
             alpha=float(self.alpha.detach()),
             layers=self.config.layers,
-            mask=mask,
+            mask=full,
             save=SaveAt(every=every, follow=follow),
             check_hypotheses=False,  # repeated words are legitimate exact ties
         )
-        zK = traj.ys[-1]  # (B, n, d)
+        zK = traj.ys[-1][:, : ids.shape[1]]  # (B, n, d): the words
         return self.decode(zK, mask), traj
 
     @torch.no_grad()
@@ -231,16 +304,16 @@ class SentimentTransformer(nn.Module):
         """
         dev = self.embed.weight.device  # runs where the model is
         uid, counts = distinct_words(ids.to(dev), mask.to(dev))
-        z0 = self.embed.weight.detach().to(torch.float64)[uid]
+        z0, real = self.with_registers(self.embed.weight.detach().to(torch.float64)[uid], counts > 0)
         traj = hardmax(
             z0,
             alpha=float(self.alpha.detach()),
             layers=self.config.layers,
-            mask=counts > 0,
+            mask=real,
             save=SaveAt(every=None),
             check_hypotheses=False,
         )
-        return self.decode(traj.ys[-1], counts)
+        return self.decode(traj.ys[-1][:, : uid.shape[1]], counts)
 
 
 def distinct_words(ids: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:

@@ -27,6 +27,9 @@ ABSENT_SETTINGS = {
     "lexicon_examples": 0,
     "prior_weight": 0.0,
     "prior_margin": 2.0,
+    "registers": 0,
+    "register_shift": 8.0,
+    "register_length": 16.0,
 }
 
 

@@ -1,0 +1,149 @@
+"""Registers: R tokens r_k = L (cos t_k u + sin t_k e) appended to every review, the words shifted by c e
+(attndyn.sentiment._model's docstring), placed on the word vectors of a trained layers=0 stage."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import attndyn
+from attndyn import InputError
+from attndyn.sentiment import HardmaxSentimentClassifier, attribute, explain
+from attndyn.sentiment._attribution import contributions, propagation_matrix, relative_residual
+from attndyn.sentiment._explain import figure9_data
+from attndyn.sentiment._model import SentimentConfig, SentimentTransformer
+
+TEXTS = ["great fun film", "awful boring mess", "great acting", "boring awful plot", "fine but dull", "lovely story"]
+LABELS = [1, 0, 1, 0, 0, 1]
+SMALL = {"d": 3, "epochs": 2, "min_freq": 1, "register_shift": 2.0, "register_length": 4.0}
+
+
+def _placed(R=5, d=3, vocab=12, shift=2.0, length=4.0, seed=0):
+    """A random model with its registers placed, and its word vectors before placement."""
+    m = SentimentTransformer(
+        SentimentConfig(vocab_size=vocab, d=d, registers=R, register_shift=shift, register_length=length),
+        generator=torch.Generator().manual_seed(seed),
+    )
+    before = m.embed.weight.detach().clone()
+    m.place_registers(seed=seed)
+    return m, before
+
+
+@pytest.fixture(scope="module")
+def pair():
+    """The layers=0 control and the register model of the same seed and settings."""
+    control = HardmaxSentimentClassifier(layers=0, random_state=0, **SMALL).fit(TEXTS * 8, LABELS * 8)
+    reg = HardmaxSentimentClassifier(registers=4, random_state=0, **SMALL).fit(TEXTS * 8, LABELS * 8)
+    return control, reg
+
+
+@pytest.mark.parametrize(
+    "changes, words",
+    [
+        ({"registers": -1}, "registers must be an integer >= 0 (0: none)"),
+        ({"registers": 2, "d": 1}, "needs d >= 2"),
+        ({"registers": 2, "layers": 0}, "layers >= 1"),
+        ({"registers": 2, "register_shift": 0.0}, "register_shift"),
+        ({"registers": 2, "register_length": float("nan")}, "register_length"),
+    ],
+)
+def test_config_refuses_registers_it_cannot_place(changes, words):
+    with pytest.raises(InputError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        SentimentConfig(vocab_size=5, **{"d": 2, **changes})
+
+
+def test_placement_keeps_every_word_value_and_sets_the_levels():
+    m, before = _placed(R=5)
+    v = m.decoder.weight.detach().double()[0]
+    after = m.embed.weight.detach()
+    shift = (after[1:] - before[1:]).double()
+    assert torch.allclose(shift, shift[:1].expand_as(shift), atol=1e-6)  # one vector c e for every word
+    assert float(shift[0].norm()) == pytest.approx(2.0, rel=1e-6) and abs(float(shift[0] @ v)) < 1e-5
+    assert torch.equal(after[0], before[0])  # padding stays zero
+    assert torch.allclose(after.double()[1:] @ v, before.double()[1:] @ v, atol=1e-5)  # values unchanged
+    r = m.registers.double()
+    t = torch.arange(1, 6, dtype=torch.float64) * math.pi / 6
+    assert torch.allclose(r.norm(dim=1), torch.full((5,), 4.0, dtype=torch.float64), rtol=1e-6)
+    assert torch.allclose(r @ v / v.norm(), 4.0 * torch.cos(t), atol=1e-5)  # graded levels of value
+
+
+def test_no_registers_no_buffer_and_placing_none_is_refused():
+    m = SentimentTransformer(SentimentConfig(vocab_size=5, d=2))
+    assert "registers" not in m.state_dict()  # a model without registers saves what it always saved
+    with pytest.raises(InputError, match="no registers"):
+        m.place_registers()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hardmax_inference_is_the_engine_on_words_and_registers(seed):
+    """Differential: the model's two hardmax paths against attndyn.hardmax run by hand on the words with the
+    registers appended, the decoder reading the words' final mean."""
+    m, _ = _placed(R=4, d=3, vocab=10, seed=seed)
+    g = np.random.default_rng(seed)
+    ids = torch.from_numpy(g.integers(1, 10, size=(5, 7)))
+    mask = torch.from_numpy(g.random((5, 7)) < 0.8)
+    mask[:, 0] = True
+    fast = m.hardmax_logits(ids, mask)
+    full, traj = m.hardmax_run(ids, mask, every=1, follow=True)
+    assert traj.ys.shape[2] == 7 + 4
+    z = m.embed.weight.detach().double()[ids]
+    regs = m.registers.double()[None].expand(5, 4, 3)
+    zs = torch.cat([z, regs], 1)
+    ms = torch.cat([mask, torch.ones(5, 4, dtype=torch.bool)], 1)
+    out = attndyn.hardmax(zs, alpha=float(m.alpha.detach()), layers=8, mask=ms, check_hypotheses=False)
+    zk = out.ys[-1][:, :7]
+    w = mask.double()[..., None]
+    v, b = m.decoder.weight.detach().double()[0], float(m.decoder.bias.detach()[0])
+    naive = ((zk * w).sum(1) / w.sum(1)) @ v + b
+    assert torch.allclose(full, naive, rtol=1e-12, atol=1e-12)
+    assert torch.allclose(fast, naive, rtol=1e-12, atol=1e-12)
+
+
+def test_exact_attributions_credit_the_levels_to_the_words_that_joined_them():
+    m, _ = _placed(R=6, d=3, vocab=12, seed=3)
+    g = np.random.default_rng(3)
+    ids = torch.from_numpy(g.integers(1, 12, size=(4, 9)))
+    mask = torch.from_numpy(g.random((4, 9)) < 0.8)
+    mask[:, 0] = True
+    run = contributions(m, ids, mask)
+    assert run.a.shape == (4, 9) and bool((run.a[~mask] == 0).all())
+    assert float(relative_residual(run.a, run.bias, run.H).max()) < 1e-12
+    assert torch.allclose(run.u.sum(1), torch.ones(4, dtype=torch.float64))  # words and registers share the mean
+    v = m.decoder.weight.detach().double()[0]
+    for b in range(4):  # differential: the propagation matrix M over the real tokens, words first
+        M = propagation_matrix(run.traj, b)
+        real = np.flatnonzero(mask[b].numpy())
+        x = (m.registers.double() @ v).numpy()
+        via = M[: len(real), len(real) :] @ x / len(real)
+        own = run.u[b, real].numpy() * (run.traj.ys[0, b, real] @ v).numpy()
+        np.testing.assert_allclose(run.a[b, real].numpy(), own + via, rtol=1e-10, atol=1e-13)
+
+
+def test_fit_is_the_control_then_the_registers(pair):
+    control, reg = pair
+    assert reg.model_.config.layers == 8 and reg.model_.config.registers == 4
+    untimed = [[{k: v for k, v in r.items() if k != "seconds"} for r in e.history_] for e in (control, reg)]
+    assert untimed[0] == untimed[1] and reg.best_epoch_ == control.best_epoch_  # the first stage
+    diff = (reg.model_.embed.weight - control.model_.embed.weight).detach()[1:]
+    assert torch.allclose(diff, diff[:1].expand_as(diff), atol=1e-6)  # the words moved by one vector c e
+    assert torch.equal(reg.model_.decoder.weight, control.model_.decoder.weight)
+
+
+def test_a_register_model_attributes_exactly_saves_and_loads(pair, tmp_path):
+    _, reg = pair
+    att = attribute(reg, "great fun but a boring awful mess")
+    assert len(att.via_registers) == len(att.words) == 5  # "but" and "a" are stop words
+    assert math.fsum(att.contributions) + att.bias == pytest.approx(att.decision_value, abs=1e-12)
+    assert att.residual < 1e-12 and "via_registers" in att.to_dict()
+    loaded = HardmaxSentimentClassifier.load(reg.save(tmp_path / "m"))
+    assert loaded.model_.config.registers == 4
+    assert np.array_equal(loaded.decision_function(TEXTS), reg.decision_function(TEXTS))
+
+
+def test_readers_of_clusters_refuse_a_register_model_in_one_line(pair):
+    control, reg = pair
+    assert "via_registers" not in attribute(control, "great fun").to_dict()  # the paper model's record is unchanged
+    for call in (explain, figure9_data):
+        with pytest.raises(InputError, match="does not read models with registers yet"):
+            call(reg, "great fun")
