@@ -444,6 +444,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="*", default=[0])
     ap.add_argument("--changes", nargs="*", default=[], help="settings on top of the recipe, NAME=VALUE")
     ap.add_argument("--layers", type=int, default=8, help="hardmax layers of the dynamics part")
+    ap.add_argument("--specs", nargs="*", default=None, help="the registers part's R,c,L triples (default: REGISTER_SWEEP)")
     ap.add_argument("--json", type=Path, required=True)
     a = ap.parse_args()
     pin_kernels()
@@ -476,7 +477,9 @@ def main() -> None:
             entry["at_alpha_1"] = other_dynamics(est, test, a.layers)
         if a.part == "registers":
             entry["layer0_accuracy"] = entry.pop("hardmax_accuracy")
-            entry.update(register_probe(*_fixed_vectors(est, test), a.layers, REGISTER_SWEEP, est=est))
+            specs = REGISTER_SWEEP if a.specs is None else [tuple(float(x) for x in t.split(",")) for t in a.specs]
+            specs = [(int(R), c, L) for R, c, L in specs]
+            entry.update(register_probe(*_fixed_vectors(est, test), a.layers, specs, est=est))
         _merge(a.json, a.part, {key: entry}, command)
 
 

@@ -1,6 +1,7 @@
 """Registers: R tokens r_k = L (cos t_k u + sin t_k e) appended to every review, the words shifted by c e
 (attndyn.sentiment._model's docstring), placed on the word vectors of a trained layers=0 stage."""
 
+import json
 import math
 
 import numpy as np
@@ -147,3 +148,26 @@ def test_readers_of_clusters_refuse_a_register_model_in_one_line(pair):
     for call in (explain, figure9_data):
         with pytest.raises(InputError, match="does not read models with registers yet"):
             call(reg, "great fun")
+
+
+def test_the_command_line_trains_evaluates_and_predicts_with_registers(tmp_path, make_corpus, write_csv, capsys):
+    from attndyn.cli import main
+
+    texts, labels = make_corpus(120)
+    data = write_csv(tmp_path / "imdb.csv.gz", texts, labels, gz=True)
+    run = tmp_path / "run"
+    argv = ["sentiment", "train", "--run", str(run), "--data", str(data), "--epochs", "2", "--min-freq", "1"]
+    assert main([*argv, "--registers", "5", "--register-shift", "2", "--no-progress", "--threads", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] > 0  # the test report
+    config = json.loads((run / "config.json").read_text())
+    assert config["model"]["registers"] == 5 and config["estimator"]["register_shift"] == 2.0
+    assert main(["sentiment", "evaluate", str(run), "--json", "--no-figures"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert 0 < rep["clusters_per_token_mean"] <= 1 and 0 <= rep["hardmax_acc"] <= 1
+    assert main(["sentiment", "predict", "--model", str(run), "--json", "a wonderful film"]) == 0
+    assert json.loads(capsys.readouterr().out)["label"] in ("positive", "negative")
+    assert main(["sentiment", "explain", "--model", str(run), "a wonderful film"]) == 2
+    err = capsys.readouterr().err
+    assert "does not read models with registers yet" in err and len(err.strip().splitlines()) == 1
+    assert main([*argv, "--registers", "-1", "--overwrite"]) == 2
+    assert "--registers" in capsys.readouterr().err
