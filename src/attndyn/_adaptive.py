@@ -27,7 +27,10 @@ from torch import Tensor
 
 from .solvers import EmbeddedTableau, TableauTensors, embedded_step
 
-__all__ = ["AdaptiveSolve", "AdaptiveFailure"]
+__all__ = ["AdaptiveSolve", "AdaptiveFailure", "RAISE_BUDGET"]
+
+#: The advice that ends the reason of a solve out of steps (a command line names its flag for it instead).
+RAISE_BUDGET = "raise max_steps"
 
 _SAFETY, _GROW, _SHRINK = 0.9, 10.0, 0.2  # step-size controller: safety factor, largest growth, largest cut
 
@@ -116,7 +119,7 @@ class AdaptiveSolve:
         t0, y0, f0, dt = self.t1, self.y, self.f0, self.dt
         if self.steps >= self.max_steps:
             raise AdaptiveFailure(
-                float(t0), float(dt), f"step budget exhausted ({self.max_steps} steps); raise max_steps"
+                float(t0), float(dt), f"step budget exhausted ({self.max_steps} steps); {RAISE_BUDGET}"
             )
         if not torch.isfinite(y0).all():
             raise AdaptiveFailure(float(t0), float(dt), "non-finite values in the state")

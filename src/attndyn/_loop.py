@@ -26,6 +26,7 @@ import torch
 from torch import Tensor
 
 from ._budget import check_run_budget
+from ._errors import param
 from ._options import SaveAt, StopOnConvergence
 from ._progress import progress_bar
 from ._trajectory import RunStats
@@ -154,21 +155,23 @@ def time_grid(time: float, step: float, method: str, max_steps: int) -> tuple[in
     """The grid of a run up to ``time``: N = ceil(time / step) steps of time / N, the same for softmax and the
     sphere. A fixed-step ``method`` over ``max_steps`` steps is refused (an adaptive one is counted as it goes), and
     so is a ``"discrete"`` run whose time is not a whole number of layers (its step is the model's, not a grid's)."""
+    T, S = param("time", "time"), param("step", "step")  # a command line names its flags (attndyn._errors.param)
     if not math.isfinite(time / step):  # 1e308 / 0.1: no number of steps, and math.ceil(inf) would raise
         raise InputError(
-            f"time={time:g} with step={step:g} needs more steps than a float can count; lower time or raise step"
+            f"{T}={time:g} with {S}={step:g} needs more steps than a float can count; lower {T} or raise {S}"
         )
     N = math.ceil(time / step - 1e-9)
     if method == "discrete" and abs(time / step - round(time / step)) > 1e-9 * max(1.0, time / step):
-        k = max(1, round(time / step))
+        k, discrete = max(1, round(time / step)), param("method.discrete", 'method="discrete"')
         raise InputError(
-            f'method="discrete" takes whole layers of step={step:g} (the step is part of the model, eq. (3)), and '
-            f"time={time:g} is {time / step:.4g} of them; give time = layers x step, e.g. time={k * step:g} for {k} layers"
+            f"{discrete} takes whole layers of {S}={step:g} (the step is part of "
+            f"the model, eq. (3)), and {T}={time:g} is {time / step:.4g} of them; give {T} = layers x {S}, e.g. "
+            f"{T}={k * step:g} for {k} layers"
         )
     if method not in ADAPTIVE and N > max_steps:
         raise InputError(
-            f"time={time:g} with step={step:g} needs {N:.3g} steps, over max_steps={max_steps}; "
-            "raise step, lower time or raise max_steps"
+            f"{T}={time:g} with {S}={step:g} needs {N:.3g} steps, over {param('max_steps.over', 'max_steps=')}{max_steps}; "
+            f"lower {T} or raise {S}{param('max_steps.raise', ', or raise max_steps')}"
         )
     N = max(1, N)
     return N, time / N

@@ -156,11 +156,11 @@ def softmax(
     # torch threads: one below TORCH_MIN_WORK multiply-adds per field evaluation (docs/benchmarks.md, "Threads")
     threads = torch_threads_for(B * n * n * d) if y.device.type == "cpu" else torch.get_num_threads()
     with limit_torch_threads(threads):
-        time, step = check_positive(time, "time"), check_positive(step, "step")
-        beta = check_finite_number(beta, "beta")
+        time, step = check_positive(time, param("time", "time")), check_positive(step, param("step", "step"))
+        beta = check_finite_number(beta, param("beta", "beta"))
         if method not in METHODS:
             raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-        max_steps = check_int(max_steps, "max_steps", minimum=1)
+        max_steps = check_int(max_steps, param("max_steps", "max_steps"), minimum=1)
         rtol, atol = check_positive(rtol, "rtol"), check_positive(atol, "atol")
         check_options(save, stop)
         heads = max((m.shape[0] for m in (Q, K, V) if m is not None and np.ndim(m) == 3), default=1)

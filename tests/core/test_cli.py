@@ -203,3 +203,27 @@ def test_reproduce_refuses_an_empty_out_before_any_work(capsys, tmp_path):
     blocker.write_text("x")
     code, _, err = run(capsys, "reproduce", "--quick", "--out", blocker / "sub", "--only", "hardmax-fig1")
     assert code == 2 and "is a file, not a folder" in err
+
+
+def test_the_step_budget_is_named_by_its_flag(capsys, square):
+    """New-user pass: `attndyn softmax` said "raise max_steps" (before and during the run) and
+    "max_steps must be ...": Python names, where the command line has --max-steps."""
+    code, _, err = run(capsys, "softmax", square, "--max-steps", "5")
+    assert code == 2 and err == (
+        "error: --time=10 with --step=0.1 needs 100 steps, over --max-steps 5; lower --time or raise --step, "
+        "or raise --max-steps\n"
+    )
+    code, _, err = run(capsys, "softmax", square, "--max-steps", "5", "--method", "dopri5")
+    assert code == 2 and err.startswith("error: dopri5 failed at t=") and err.count("\n") == 1
+    assert err.endswith("step budget exhausted (5 steps); raise --max-steps\n")
+    code, _, err = run(capsys, "softmax", square, "--max-steps", "0")
+    assert code == 2 and err == "error: --max-steps must be an integer >= 1, got 0\n"
+
+
+def test_the_library_keeps_naming_its_parameters():
+    import attndyn
+
+    with pytest.raises(attndyn.InputError, match=r"over max_steps=5; lower time or raise step, or raise max_steps$"):
+        attndyn.softmax(np.eye(2), time=10.0, step=0.1, max_steps=5)
+    traj = attndyn.softmax(np.eye(2), V=2 * np.eye(2), time=5.0, method="dopri5", max_steps=2, rtol=1e-12)
+    assert traj.stats.message.endswith("step budget exhausted (2 steps); raise max_steps")

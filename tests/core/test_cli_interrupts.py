@@ -90,3 +90,56 @@ def test_pretrained_summary_prints_plain_numbers(capsys):
     out = capsys.readouterr().out
     assert "np." not in out and "{" not in out
     assert out.splitlines()[-1].endswith("Theorem 4.1: holds (measured: radius ratio 0.1235, clusters 3, flat no)")
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line():
+    """New-user pass: Ctrl-C in the first ~0.1 s printed a traceback: it came during the imports of the script's
+    entry point (typer, click, rich), before attndyn.cli's handler. Here the import of typer waits for the signal;
+    the child runs the line pip's ``attndyn`` script runs, for the entry point pyproject.toml names."""
+    import subprocess
+    import sys
+    import tomllib
+    from pathlib import Path
+
+    import attndyn
+
+    root = Path(attndyn.__file__).parents[2]
+    module, function = tomllib.loads((root / "pyproject.toml").read_text())["project"]["scripts"]["attndyn"].split(":")
+    code = (
+        "import sys, time\n"
+        "class SlowTyper:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'typer':\n"
+        "            print('loading', flush=True)\n"
+        "            time.sleep(60)\n"
+        "sys.meta_path.insert(0, SlowTyper())\n"
+        f"from {module} import {function}\n"
+        f"sys.exit({function}())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "--version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "loading\n"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert (proc.returncode, err, out) == (130, "interrupted\n", "")
+
+
+def test_the_script_entry_point_turns_a_late_or_early_ctrl_c_into_one_line(monkeypatch, capsys):
+    """The entry point wraps attndyn.cli.main: a KeyboardInterrupt it lets through (before its own handler is
+    installed, or after) ends with the same line and status."""
+    import attndyn.cli
+    from attndyn.__main__ import main as entry
+
+    def interrupted(argv=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(attndyn.cli, "main", interrupted)
+    assert entry() == 130
+    assert capsys.readouterr() == ("", "interrupted\n")

@@ -32,6 +32,23 @@ def test_bad_options_exit_2(capsys, tmp_path):
     assert "is not a folder" in capsys.readouterr().err
 
 
+def test_a_folder_that_is_not_a_trained_run_is_refused_before_anything_starts(capsys, tmp_path, monkeypatch):
+    """New-user pass: `explore --model FOLDER` without config.json started the app anyway."""
+    pytest.importorskip("panel")
+    import attndyn.explore._app as explore_app
+
+    monkeypatch.setattr(explore_app, "serve", lambda *a, **k: pytest.fail("the server was started"))
+    assert main(["explore", "--no-browser", "--model", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --model {str(tmp_path)!r} has no config.json, so it is not a trained run folder; give a run folder "
+        "written by attndyn sentiment train --run RUN\n"
+    )
+    (tmp_path / "config.json").write_text("{}")  # the rest is checked as `attndyn sentiment predict` checks it
+    assert main(["explore", "--no-browser", "--model", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --model: ") and "has no vocab.json" in err and err.count("\n") == 1
+
+
 def test_help_does_not_import_panel():
     code = "import sys; from attndyn.cli import main; main(['explore', '--help']); print('panel' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

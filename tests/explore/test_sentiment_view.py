@@ -132,3 +132,21 @@ def test_place_labels_never_overlaps_and_keeps_the_most_important_first():
         for bx, by, bw, bh in boxes[:j]:
             assert not (x < bx + bw and bx < x + w and y < by + bh and by < y + h)
     assert place_labels(points, texts, (300, 300)) == kept  # deterministic
+
+
+def test_explore_takes_a_trained_run_folder(run_folder, monkeypatch):
+    """`attndyn explore --model RUN` loads RUN before it starts (a folder that is not one is refused: test_cli.py)."""
+    pytest.importorskip("panel")
+    import attndyn.explore._app as explore_app
+    from attndyn.cli import main
+
+    class Started(Exception):
+        pass
+
+    def serve(port, *, open_browser, model):
+        assert model == run_folder
+        raise Started
+
+    monkeypatch.setattr(explore_app, "serve", serve)
+    with pytest.raises(Started):
+        main(["explore", "--no-browser", "--model", str(run_folder)])

@@ -139,13 +139,13 @@ def test_train_rejects_bad_model_settings_before_reading_data(tmp_path, capsys):
     data.write_text("review,sentiment\ngood,positive\nbad,negative\n")
     argv = ["sentiment", "train", "--run", str(tmp_path / "r"), "--data", str(data), "--no-progress"]
     assert main(argv + ["--embed-init-std", "-1"]) == 2
-    assert "embed_init_std must be a positive number" in capsys.readouterr().err
+    assert "--embed-init-std must be a positive number" in capsys.readouterr().err
     assert main(argv + ["--negation-scope", "-1"]) == 2
-    assert "negation_scope must be an integer >= 0" in capsys.readouterr().err
+    assert "--negation-scope must be an integer >= 0" in capsys.readouterr().err
     assert main(argv + ["--bigrams", "-2"]) == 2
-    assert "bigrams must be an integer >= 0" in capsys.readouterr().err
+    assert "--bigrams must be an integer >= 0" in capsys.readouterr().err
     assert main(argv + ["--lr-decay", "1.5"]) == 2
-    assert "lr_decay must be a number in (0, 1]" in capsys.readouterr().err
+    assert "--lr-decay must be a number in (0, 1]" in capsys.readouterr().err
     assert not (tmp_path / "r" / "cache").exists()  # nothing was tokenized
 
 
@@ -197,3 +197,38 @@ def test_a_negative_seed_is_named_by_its_flag(tmp_path, capsys):
     )
     err = capsys.readouterr().err
     assert code == 2 and "--seed must be an integer >= 0, got -1" in err and "random_state" not in err
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_train_settings_are_named_by_their_flags(tmp_path, capsys, value):
+    """New-user pass: `train --alpha-init 0` said "alpha_init must be ...", a name the command line does not have."""
+    data = tmp_path / "t.csv"
+    data.write_text("review,sentiment\ngood film,positive\nbad film,negative\n")
+    argv = ["sentiment", "train", "--run", str(tmp_path / "r"), "--data", str(data), "--no-progress"]
+    assert main([*argv, "--alpha-init", value]) == 2
+    assert capsys.readouterr().err == f"error: --alpha-init must be a positive number, got {float(value)!r}\n"
+    for flags in (["--alpha-min", "2"], ["--tau", value], ["--anneal-epochs", "-1"], ["--d", "0"]):
+        assert main([*argv, *flags]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {flags[0]} ") and err.count("\n") == 1, (flags, err)
+        assert "alpha_" not in err and "anneal_" not in err, err
+    assert not (tmp_path / "r").exists()
+
+
+def test_tau_start_with_no_annealing_is_refused(tmp_path, capsys):
+    """New-user pass: `--tau-start 0.5 --anneal-epochs 0` was accepted, and --tau-start silently did nothing."""
+    data = tmp_path / "t.csv"
+    data.write_text("review,sentiment\ngood film,positive\nbad film,negative\n")
+    argv = ["sentiment", "train", "--run", str(tmp_path / "r"), "--data", str(data), "--no-progress"]
+    assert main([*argv, "--tau-start", "0.5", "--anneal-epochs", "0"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --tau-start 0.5 anneals the temperature over --anneal-epochs, and --anneal-epochs 0 turns annealing "
+        "off; drop --tau-start, or give --anneal-epochs 1 or more\n"
+    )
+    assert not (tmp_path / "r").exists()
+    from attndyn.cli._sentiment import _train_estimator
+    from attndyn.sentiment._recipes import SETTINGS
+
+    options = {**dict.fromkeys(SETTINGS), "d": 2, "seed": 0, "run": tmp_path / "r", "progress": False, "device": "cpu"}
+    for given in ({"tau_start": 0.5}, {"anneal_epochs": 0}, {"tau_start": 0.5, "anneal_epochs": 2}):
+        _train_estimator({**options, **given})  # one flag alone, or annealing on: no conflict

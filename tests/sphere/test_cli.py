@@ -225,3 +225,41 @@ def test_json_is_strict_and_theorems_that_do_not_apply_make_no_claim(capsys, tmp
     code, out, _ = run(capsys, "sphere", path, "--beta", "2", "--time", "5", "--attention", "usa")
     assert code == 0 and "does NOT hold (its hypotheses" not in out
     assert "orthogonal_start: makes no claim (its hypotheses do not all hold here)" in out
+
+
+def test_a_run_over_the_step_budget_says_what_the_flags_can_change(capsys, files, monkeypatch):
+    """New-user pass: `attndyn sphere run` said "raise max_steps", a Python parameter it has no flag for."""
+    code, _, err = run(capsys, "sphere", "s.npy", "--time", "100000")
+    assert code == 2 and err == (
+        "error: --time=100000 with --step=0.1 needs 1e+06 steps, over the step budget of 100000; "
+        "lower --time or raise --step\n"
+    )
+    import functools
+
+    import attndyn.sphere as sp
+
+    monkeypatch.setattr(sp, "evolve", functools.partial(sp.evolve, max_steps=5))  # an adaptive solve out of steps
+    code, _, err = run(capsys, "sphere", "s.npy", "--method", "dopri5", "--time", "50")
+    assert code == 2 and err.count("\n") == 1 and "max_steps" not in err, err
+    assert err.endswith(
+        "step budget exhausted (5 steps); use a fixed-step --method (rk4, the default) or a shorter --time\n"
+    )
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_phase_and_run_name_their_flags_not_python_parameters(capsys, files, value):
+    """New-user pass: `sphere phase --delta 0` said "delta must be ...", and --time, --step, --beta, --n said theirs
+    the same way."""
+    for argv, flag in (
+        (["phase", "--out", "ph", "--delta", value], "--delta"),
+        (["phase", "--out", "ph", "--time", value], "--time"),
+        (["run", "s.npy", "--step", value], "--step"),
+        (["run", "s.npy", "--noise", "-1"], "--noise"),
+        (["run", "s.npy", "--beta", "nan"], "--beta"),
+    ):
+        code, _, err = run(capsys, "sphere", *argv)
+        assert code == 2 and err.startswith(f"error: {flag} must be a ") and err.count("\n") == 1, (argv, err)
+    if value != "nan":  # an integer option
+        code, _, err = run(capsys, "sphere", "phase", "--out", "ph", "--n", value)
+        assert code == 2 and err == f"error: --n must be an integer >= 1, got {value}\n"
+    assert not Path("ph").exists()

@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .._errors import InputError
+from .._errors import InputError, param
 
 if TYPE_CHECKING:
     import torch
@@ -259,7 +259,16 @@ def softmax_cmd(
     recs = [softmax_summary(traj, b) for b in range(traj.batch_size)]
     _emit(recs, traj.batched, as_json, f"softmax ({method})")
     if traj.stats.stop_reason == "solver_failed":
-        raise InputError(traj.stats.message)
+        raise solver_failed(traj.stats.message)
+
+
+def solver_failed(message: str) -> InputError:
+    """The refusal of a run whose solver failed: its message (``stats.message``, worded for a Python caller), the
+    advice to raise the step budget in it marked as the parameter ``max_steps`` (:func:`attndyn._errors.param`),
+    which the command line words as its flag."""
+    from .._adaptive import RAISE_BUDGET
+
+    return InputError(message.replace(RAISE_BUDGET, param("max_steps.spent", RAISE_BUDGET)))
 
 
 # Built-in configurations of the hardmax paper's Figure 2 (alpha = 0.5, A = I).

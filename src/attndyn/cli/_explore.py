@@ -35,10 +35,7 @@ def explore_cmd(
         raise InputError('attndyn explore needs Panel: pip install -e ".[explore]" (or pip install panel)')
     if not 0 <= port <= 65535:
         raise InputError(f"--port {port}: choose 0 (a free port) to 65535")
-    if model is not None and not model.is_dir():
-        raise InputError(
-            f"--model {str(model)!r} is not a folder; give a run folder written by attndyn sentiment train"
-        )
+    _check_model(model)
     from ..explore._app import serve
 
     try:
@@ -67,6 +64,28 @@ def explore_cmd(
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)
+
+
+def _check_model(model: Path | None) -> None:
+    """A --model that is not a trained run folder is refused before the server starts. A folder without
+    config.json is named so at once; any other is loaded the way ``attndyn sentiment predict --model`` loads it
+    (the same checks: config.json, vocab.json and the weights, their sha256, no training in progress)."""
+    if model is None:
+        return
+    from ..sentiment._layout import CONFIG
+
+    fix = "give a run folder written by attndyn sentiment train --run RUN"
+    if not model.is_dir():
+        raise InputError(f"--model {str(model)!r} is not a folder; {fix}")
+    if not (model / CONFIG).is_file():
+        raise InputError(f"--model {str(model)!r} has no {CONFIG}, so it is not a trained run folder; {fix}")
+    from ..explore._sentiment_view import load_model
+    from ._flags import FLAGS
+
+    try:
+        load_model(model)
+    except InputError as exc:
+        raise InputError(f"--model: {exc.worded(FLAGS)}") from None
 
 
 def process_age() -> tuple[float, str]:

@@ -9,9 +9,13 @@ command line prints :meth:`~attndyn.InputError.worded` with :data:`FLAGS`, its o
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 
-__all__ = ["FLAGS", "flag_of"]
+from .._errors import InputError
+
+__all__ = ["FLAGS", "SPHERE_RUN_FLAGS", "flag_of", "settings_as_flags", "worded_by"]
 
 _SETTING_FLAGS = {"random_state": "--seed", "data.sha256": "--data (sha256)", "data.size": "--data (size in bytes)"}
 
@@ -41,6 +45,17 @@ _WORDS = {
     "columns": " (the header's first line)",
     "split.random": "--split random",
     # attndyn sphere, softmax
+    "time": "--time",
+    "step": "--step",
+    "beta": "--beta",
+    "noise": "--noise",
+    "max_steps": "--max-steps",
+    "max_steps.over": "--max-steps ",
+    "max_steps.raise": ", or raise --max-steps",
+    "max_steps.spent": "raise --max-steps",
+    "systems": "--systems",
+    "n": "--n",
+    "d": "--d",
     "normalize": "--normalize",
     "norm": "--norm ",
     "seed": "--seed 0",
@@ -61,6 +76,7 @@ _WORDS = {
     "out": "--out",
     "sweep.folder": "the --out folder of `attndyn sweep`",
     # attndyn pretrained
+    "cluster_tol": "--cluster-tol",
     "model": "--model",
     "seal": "`attndyn sentiment seal FOLDER`",
     "model.path": "--model PATH",
@@ -76,18 +92,61 @@ def flag_of(setting: str) -> str:
 
 
 class _Flags(Mapping[str, str]):
-    """:data:`_WORDS`, and ``setting.NAME`` → :func:`flag_of` ``(NAME)``."""
+    """:data:`_WORDS` (``own`` words first: a command's own), and ``setting.NAME`` → :func:`flag_of` ``(NAME)``."""
+
+    def __init__(self, own: Mapping[str, str] | None = None) -> None:
+        self._words = {**_WORDS, **(own or {})}
 
     def __getitem__(self, key: str) -> str:
         if key.startswith("setting."):
             return flag_of(key.removeprefix("setting."))
-        return _WORDS[key]
+        return self._words[key]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_WORDS)
+        return iter(self._words)
 
     def __len__(self) -> int:
-        return len(_WORDS)
+        return len(self._words)
 
 
 FLAGS: Mapping[str, str] = _Flags()
+
+#: ``attndyn sphere run`` has no --max-steps (it keeps the library's budget): its refusals say what its flags can
+#: change instead.
+SPHERE_RUN_FLAGS: Mapping[str, str] = _Flags(
+    {
+        "max_steps.over": "the step budget of ",
+        "max_steps.raise": "",
+        "max_steps.spent": "use a fixed-step --method (rk4, the default) or a shorter --time",
+    }
+)
+
+
+@contextmanager
+def worded_by(words: Mapping[str, str]) -> Iterator[None]:
+    """Inside the block, an :class:`~attndyn.InputError` names its parameters by ``words`` (a command's own
+    :data:`FLAGS`, such as :data:`SPHERE_RUN_FLAGS`) instead of by :data:`FLAGS`."""
+    try:
+        yield
+    except InputError as exc:
+        raise InputError(exc.worded(words)) from None
+
+
+def settings_as_flags(message: str, settings: Iterable[str]) -> str:
+    """A message of the sentiment model's settings checks, which name a setting as Python does (``alpha_init must be
+    a positive number``), with each named by its train flag (:func:`flag_of`): every name with an underscore (no
+    word of prose has one), and a one-word name (``tau``, ``d``) where it opens the message.
+
+    >>> settings_as_flags("alpha_min must satisfy 0 < alpha_min < alpha_init=1.0, got 2", ["alpha_min", "alpha_init"])
+    '--alpha-min must satisfy 0 < --alpha-min < --alpha-init=1.0, got 2'
+    >>> settings_as_flags("tau must be a positive number, got 0.0 (a tau of 0 is the hardmax)", ["tau"])
+    '--tau must be a positive number, got 0.0 (a tau of 0 is the hardmax)'
+    """
+    names = sorted(settings, key=len, reverse=True)  # the longest first: tau_start before tau
+    joined = [n for n in names if "_" in n]
+    if joined:
+        message = re.sub(r"(?<![\w-])(" + "|".join(map(re.escape, joined)) + r")\b", lambda m: flag_of(m[1]), message)
+    first = message.split(" ", 1)[0]
+    if first in names:
+        message = flag_of(first) + message[len(first) :]
+    return message

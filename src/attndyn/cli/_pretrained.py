@@ -46,6 +46,11 @@ def _check_analyze(ginibre_samples: int, spectra: bool, out: Path | None, head: 
     """The options of ``analyze`` checked before any work; returns the parsed ``--head``."""
     if isinstance(ginibre_samples, int) and ginibre_samples < 0:
         raise InputError(f"--ginibre-samples {ginibre_samples}: give a non-negative integer")
+    if ginibre_samples > 0 and not spectra:  # the default is 0: a positive number was given
+        raise InputError(
+            f"--ginibre-samples {ginibre_samples} samples the baseline of the value spectra, and --no-spectra skips "
+            "the spectra; drop one of the two"
+        )
     if ginibre_samples > MAX_GINIBRE and spectra:
         raise InputError(
             f"--ginibre-samples {ginibre_samples}: at most {MAX_GINIBRE} (about 0.2 s each at d = 384, so about "

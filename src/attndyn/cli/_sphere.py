@@ -107,6 +107,18 @@ def _beta_grid(beta_min: float, beta_max: float | None, betas: int) -> list[floa
     return [beta_min + (beta_max - beta_min) * k / max(1, betas - 1) for k in range(betas)]
 
 
+def _check_figure(figure: Path | None, z: Any) -> None:
+    """A --figure of run refused before the run: a .png or .gif file name in a folder, for tokens of dimension 2 or 3."""
+    if figure is None:
+        return
+    if figure.suffix.lower() not in (".png", ".gif"):
+        raise InputError(f"--figure {str(figure)!r}: give a .png or .gif file name")
+    if figure.is_dir() or (figure.parent.exists() and not figure.parent.is_dir()):
+        raise InputError(f"--figure {str(figure)!r} is not a file name in a folder; choose another")
+    if z.ndim in (2, 3) and z.shape[-1] not in (2, 3):
+        raise InputError(f"--figure draws tokens of dimension 2 or 3, these have dimension {z.shape[-1]}")
+
+
 _METHOD_HELP = "discrete, euler, midpoint, heun, rk4, dopri5, dopri8, ... (default: rk4; discrete with --norm)."
 
 
@@ -137,24 +149,21 @@ def run_cmd(
     """Run tokens on the sphere (arXiv 2312.10794); report clusters, the energy and the theorems' verdicts."""
     from .. import sphere as sp
     from .._io import load_array
+    from ._dynamics import solver_failed
+    from ._flags import SPHERE_RUN_FLAGS, worded_by
 
     z = load_array(tokens, "TOKENS")
-    if figure is not None:
-        if figure.suffix.lower() not in (".png", ".gif"):
-            raise InputError(f"--figure {str(figure)!r}: give a .png or .gif file name")
-        if figure.is_dir() or (figure.parent.exists() and not figure.parent.is_dir()):
-            raise InputError(f"--figure {str(figure)!r} is not a file name in a folder; choose another")
-        if z.ndim in (2, 3) and z.shape[-1] not in (2, 3):
-            raise InputError(f"--figure draws tokens of dimension 2 or 3, these have dimension {z.shape[-1]}")
+    _check_figure(figure, z)
     method = method or ("rk4" if norm is None else "discrete")  # --norm names layers: the discrete method's
     if not (isinstance(angle, float) and 0 < angle < math.pi):
         raise InputError(f"--angle must be in (0, pi) radians, got {angle!r}")
-    traj = sp.evolve(
-        z, beta=beta, time=time, attention=attention, method=method, step=step, norm=norm, causal=causal,
-        noise=noise, seed=seed, normalize=normalize, progress=sys.stderr.isatty(),
-    )  # fmt: skip
-    if traj.stats.stop_reason == "solver_failed":
-        raise InputError(traj.stats.message)
+    with worded_by(SPHERE_RUN_FLAGS):  # no --max-steps here: the step budget is worded as what the flags change
+        traj = sp.evolve(
+            z, beta=beta, time=time, attention=attention, method=method, step=step, norm=norm, causal=causal,
+            noise=noise, seed=seed, normalize=normalize, progress=sys.stderr.isatty(),
+        )  # fmt: skip
+        if traj.stats.stop_reason == "solver_failed":
+            raise solver_failed(traj.stats.message)
     recs = [sphere_summary(traj, b, angle) for b in range(traj.batch_size)]
     if figure is not None:
         from ..plotting._animation import animate

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
 
+from .._errors import param
 from .._threads import limit_threads
 from .._validation import InputError
 from ._adapter import Forward, PretrainedModel, load_model
-from ._clustering import DEFAULT_TOL, DepthClusters, depth_clusters
+from ._clustering import DEFAULT_TOL, DepthClusters, check_tol, depth_clusters
 from ._idealized import IdealizedRun, idealized_run
 from ._leaders import LeaderMap, leader_map
 from ._spectra import Spectra, spectra
@@ -95,6 +96,7 @@ def analyze(
     ``idealized=False`` skips that run, ``with_spectra=False`` the spectra.
     """
     head = None if idealized_head is None else _head_pair(idealized_head)
+    cluster_tol = check_tol(cluster_tol, param("cluster_tol", "cluster_tol"))  # before the model is loaded
     pm = model if isinstance(model, PretrainedModel) else load_model(model)
     if isinstance(ginibre_samples, bool) or not isinstance(ginibre_samples, int) or ginibre_samples < 0:
         raise InputError(f"ginibre_samples must be a non-negative integer, got {ginibre_samples!r}")

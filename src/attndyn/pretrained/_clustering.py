@@ -28,7 +28,7 @@ from ..analysis import clusters
 if TYPE_CHECKING:
     from torch import Tensor
 
-__all__ = ["DepthClusters", "depth_clusters", "effective_rank", "DEFAULT_TOL"]
+__all__ = ["DepthClusters", "depth_clusters", "effective_rank", "check_tol", "DEFAULT_TOL"]
 
 DEFAULT_TOL = 0.5  # cosine >= 0.875 within a chain of neighbours
 
@@ -81,12 +81,26 @@ def depth_clusters(
     h = np.asarray(hidden.detach().cpu() if hasattr(hidden, "detach") else hidden, dtype=np.float64)
     if h.ndim != 3:
         raise InputError(f"hidden must have shape (depths, n, d), got {h.shape}")
-    tol = float(tol)
-    if not 0 < tol <= 2:
-        raise InputError(f"tol={tol!r} is a distance between unit vectors; choose 0 < tol <= 2")
+    tol = check_tol(tol)
     idx = np.arange(h.shape[1]) if tokens is None else _token_indices(tokens, h.shape[1])
     with limit_threads(blas_threads=1):
         return _per_depth(h[:, idx], idx, tol)
+
+
+def check_tol(tol: float, name: str = "tol") -> float:
+    """``tol`` as a float in (0, 2], the distances between unit vectors; else an InputError naming it ``name``
+    (:func:`attndyn._errors.param` marks a parameter a command line names by its flag).
+
+    >>> check_tol(0.5)
+    0.5
+    """
+    try:
+        value = float(tol)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number in (0, 2], got {tol!r}") from None
+    if not 0 < value <= 2:
+        raise InputError(f"{name}={value!r} is a distance between unit vectors; choose 0 < {name} <= 2")
+    return value
 
 
 def _token_indices(tokens: ArrayLike, n: int) -> np.ndarray:

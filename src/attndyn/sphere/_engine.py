@@ -117,10 +117,10 @@ def evolve(
     y, batched = as_tokens(tokens, dtype=dtype, device=device)
     B, n, d = y.shape
     y = _on_sphere(y, bool(normalize))
-    time, step = check_positive(time, "time"), check_positive(step, "step")
+    time, step = check_positive(time, param("time", "time")), check_positive(step, param("step", "step"))
     settings = _check_settings(attention, method, norm, noise, seed, causal, mask)
     method, norm, noise = settings["method"], settings["norm"], settings["noise"]
-    max_steps = check_int(max_steps, "max_steps", minimum=1)
+    max_steps = check_int(max_steps, param("max_steps", "max_steps"), minimum=1)
     rtol, atol = check_positive(rtol, "rtol"), check_positive(atol, "atol")
     check_options(save, stop)
     betas = _betas(beta, B, y)
@@ -181,7 +181,7 @@ def _check_settings(
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     norm = resolve_norm(method, norm)
-    noise = check_nonnegative(noise, "noise")
+    noise = check_nonnegative(noise, param("noise", "noise"))
     if noise > 0 and (method in ADAPTIVE or norm in ("pre", "peri")):
         raise InputError(
             "noise is defined for fixed-step schemes and post-LN/nGPT layers; "
@@ -200,7 +200,7 @@ def _check_settings(
 def _betas(beta: Any, B: int, y: Tensor) -> Tensor:
     """(B,) inverse temperatures from one number or one per sequence."""
     if isinstance(beta, (int, float)) and not isinstance(beta, bool):
-        return torch.full((B,), check_finite_number(beta, "beta"), dtype=y.dtype, device=y.device)
+        return torch.full((B,), check_finite_number(beta, param("beta", "beta")), dtype=y.dtype, device=y.device)
     if isinstance(beta, (str, bytes, bool)) or beta is None:
         raise InputError(f"beta must be a finite number or one per sequence, got {beta!r}")
     try:

@@ -170,11 +170,10 @@ def phase_diagram(
     ((2, 3), (2, 3))
     """
     beta_grid = _check_grid(np.linspace(0.1, 9.0, 90) if betas is None else betas)
-    systems, n, d = (check_int(v, k, minimum=1) for v, k in ((systems, "systems"), (n, "n"), (d, "d")))
+    systems, n, d = (check_int(v, param(k, k), minimum=1) for v, k in ((systems, "systems"), (n, "n"), (d, "d")))
     checkpoints = _check_checkpoints(checkpoints)
-    time, step = check_positive(time, "time"), check_positive(step, "step")
-    delta, rank_delta = check_positive(delta, "delta"), check_positive(rank_delta, "rank_delta")
-    _check_deltas(delta, rank_delta)
+    time, step = check_positive(time, param("time", "time")), check_positive(step, param("step", "step"))
+    delta, rank_delta = _check_deltas(delta, rank_delta)
     seed, norm = check_int(seed, "seed"), resolve_norm(method, norm)
     step_fn = _layer(attention, method, norm)
     dt, times, read_at = _read_steps(time, step, method, checkpoints)
@@ -293,11 +292,15 @@ def _check_checkpoints(checkpoints: Any) -> int:
     return int(checkpoints)
 
 
-def _check_deltas(delta: float, rank_delta: float) -> None:
-    """Both thresholds below 2: for unit vectors <x_i, x_j> >= -1 > 1 - delta would hold for every pair."""
-    for name, value in ((param("delta", "delta"), delta), (param("rank_delta", "rank_delta"), rank_delta)):
+def _check_deltas(delta: Any, rank_delta: Any) -> tuple[float, float]:
+    """Both thresholds positive and below 2 (for unit vectors <x_i, x_j> >= -1 > 1 - delta would hold for every
+    pair), as floats."""
+    names = (param("delta", "delta"), param("rank_delta", "rank_delta"))
+    checked = [check_positive(v, name) for name, v in zip(names, (delta, rank_delta), strict=True)]
+    for name, value in zip(names, checked, strict=True):
         if not value < 2:
             raise InputError(f"{name} must be below 2 (inner products of unit tokens are >= -1), got {value:g}")
+    return checked[0], checked[1]
 
 
 def _layer(attention: Any, method: Any, norm: Any) -> Layer:
