@@ -235,6 +235,11 @@ def train(
     est = _train_estimator(options)
     with on_interrupt(lambda: interrupted_line(run)):
         rep, complete = train_run(est, run, data=data, split=split, threads=threads, overwrite=overwrite)
+    _print_trained(run, rep, complete)
+
+
+def _print_trained(run: Path, rep: dict, complete: bool) -> None:
+    """The test report of a training; first, for a folder that was complete already, that nothing changed."""
     if complete:
         typer.echo(
             f"run folder {str(run)!r} is complete; nothing was changed (its test report is printed as recorded). "

@@ -321,10 +321,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 
         mc, _, _ = self._configs(settings, vocab_size=len(self.vocab_))
         self.settings_ = {k: v for k, v in settings.items() if k in SETTINGS or k == "d"}
-        # with registers, the first stage trains the word vectors and decoder as the layers=0 control
-        first = replace(mc, layers=0, registers=0) if mc.registers else mc
-        model = self.model_class(first, generator=torch.Generator().manual_seed(int(self.random_state)))
-        model = model.to(resolve_device(self.device))  # initialised on the CPU: the same weights on every device
+        model = self._initial_model(mc)
         kernels = kernel_paths()  # the CPU code paths in force: the same weights on every machine when pinned
         self.kernels_ = kernels.to_json()
         log = (lambda s: print(s, flush=True)) if self.verbose else None
@@ -349,8 +346,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
                 prior=prior,
             )
         trained = cast(SentimentTransformer, result.model)  # the model built above
-        if mc.registers:
-            trained = self._with_registers(trained, mc)
+        trained = self._with_registers(trained, mc)
         self._keep_model(trained, result.history, result.best_epoch)
         self.stop_reason_ = result.stop_reason
         self.fit_seconds_ = result.seconds
@@ -390,10 +386,19 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         ids, mask = encode([t for t, _ in known], self.vocab_, text.max_len)
         return EncodedSplit(ids, mask, torch.tensor([float(y) for _, y in known]))
 
+    def _initial_model(self, mc: SentimentConfig) -> SentimentTransformer:
+        """The model :meth:`fit` trains, initialised on the CPU (the same weights on every device), then moved to
+        ``device``; with registers, the first stage: the word vectors and decoder as the layers=0 control."""
+        first = replace(mc, layers=0, registers=0) if mc.registers else mc
+        model = self.model_class(first, generator=torch.Generator().manual_seed(int(self.random_state)))
+        return model.to(resolve_device(self.device))
+
     def _with_registers(self, first: SentimentTransformer, mc: SentimentConfig) -> SentimentTransformer:
         """The second stage of a model with registers: the model of ``mc`` with the first stage's word vectors,
         decoder and alpha, and its registers placed (:meth:`SentimentTransformer.place_registers`, seeded by
-        ``random_state``); nothing is trained."""
+        ``random_state``); nothing is trained. Without registers, ``first`` itself."""
+        if not mc.registers:
+            return first
         model = self.model_class(mc).to(next(first.parameters()).device)
         missing, unexpected = model.load_state_dict(first.state_dict(), strict=False)
         assert set(missing) == {"registers"} and not unexpected, (missing, unexpected)  # configs differ in layers only

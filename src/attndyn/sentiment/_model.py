@@ -191,7 +191,9 @@ class SentimentTransformer(nn.Module):
             return z, mask
         B = z.shape[0]
         regs = self.registers.to(z)[None].expand(B, R, z.shape[-1])
-        return torch.cat([z, regs], dim=1), torch.cat([mask, torch.ones((B, R), dtype=mask.dtype, device=mask.device)], 1)
+        return torch.cat([z, regs], dim=1), torch.cat(
+            [mask, torch.ones((B, R), dtype=mask.dtype, device=mask.device)], 1
+        )
 
     def token_ids(self, ids: Tensor) -> Tensor:
         """``ids`` (B, n) with the registers' ids appended (vocab_size + k), as the tokens of :meth:`hardmax_run`'s

@@ -75,7 +75,15 @@ HASHED = (WEIGHTS, VOCAB)
 FLOAT32_MAX = float(torch.finfo(torch.float32).max)
 #: The dtypes a weights file may hold (loaded as float32).
 WEIGHT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
-_AGREE = ("d", "layers", "tau", "alpha_min", "registers", "register_shift", "register_length")  # model settings the estimator must state identically
+_AGREE = (
+    "d",
+    "layers",
+    "tau",
+    "alpha_min",
+    "registers",
+    "register_shift",
+    "register_length",
+)  # model settings the estimator must state identically
 
 
 #: The largest config.json or vocab.json read, and the largest weights file: larger ones are refused unread.
