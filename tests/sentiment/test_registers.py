@@ -11,7 +11,7 @@ import torch
 import attndyn
 from attndyn import InputError
 from attndyn.sentiment import HardmaxSentimentClassifier, attribute, explain
-from attndyn.sentiment._attribution import contributions, propagation_matrix, relative_residual
+from attndyn.sentiment._attribution import cluster_flow, contributions, propagation_matrix, relative_residual
 from attndyn.sentiment._explain import figure9_data
 from attndyn.sentiment._model import SentimentConfig, SentimentTransformer
 
@@ -145,9 +145,25 @@ def test_a_register_model_attributes_exactly_saves_and_loads(pair, tmp_path):
 def test_readers_of_clusters_refuse_a_register_model_in_one_line(pair):
     control, reg = pair
     assert "via_registers" not in attribute(control, "great fun").to_dict()  # the paper model's record is unchanged
-    for call in (explain, figure9_data):
+    for call in (figure9_data, cluster_flow):
         with pytest.raises(InputError, match="does not read models with registers yet"):
             call(reg, "great fun")
+
+
+def test_explain_groups_the_words_by_the_leader_or_register_they_joined(pair):
+    _, reg = pair
+    text = "great fun film but a boring awful mess"
+    e = explain(reg, text)
+    words = reg.known_words([text])[0]
+    assert sorted(w for c in e.clusters for w in c.words) == sorted(words)  # every word in one group
+    assert math.fsum(c.contribution for c in e.clusters) + e.bias == pytest.approx(e.decision_value, abs=1e-12)
+    names = {f"<register {k}: " for k in range(1, 5)}
+    assert all(x in words or x[: x.index(":") + 2] in names for x in e.leaders)
+    values = reg.model_.registers.double() @ reg.model_.decoder.weight.detach().double()[0]
+    for c in e.clusters:  # a register's group votes with that register's value
+        if c.leaders[0].startswith("<register"):
+            k = int(c.leaders[0].split()[1].rstrip(":")) - 1
+            assert c.contribution == pytest.approx(c.size * float(values[k]) / len(words), rel=1e-2, abs=1e-6)
 
 
 def test_the_command_line_trains_evaluates_and_predicts_with_registers(tmp_path, make_corpus, write_csv, capsys):
@@ -166,8 +182,7 @@ def test_the_command_line_trains_evaluates_and_predicts_with_registers(tmp_path,
     assert 0 < rep["clusters_per_token_mean"] <= 1 and 0 <= rep["hardmax_acc"] <= 1
     assert main(["sentiment", "predict", "--model", str(run), "--json", "a wonderful film"]) == 0
     assert json.loads(capsys.readouterr().out)["label"] in ("positive", "negative")
-    assert main(["sentiment", "explain", "--model", str(run), "a wonderful film"]) == 2
-    err = capsys.readouterr().err
-    assert "does not read models with registers yet" in err and len(err.strip().splitlines()) == 1
+    assert main(["sentiment", "explain", "--model", str(run), "--json", "a wonderful film"]) == 0
+    assert "via_registers" in json.loads(capsys.readouterr().out)["attributions"]
     assert main([*argv, "--registers", "-1", "--overwrite"]) == 2
     assert "--registers" in capsys.readouterr().err

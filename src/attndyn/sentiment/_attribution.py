@@ -56,7 +56,7 @@ from torch import Tensor
 
 from .._trajectory import HardmaxTrajectory
 from .._validation import InputError
-from ._explain import _check_estimator, explain, trajectory_of
+from ._explain import _check_estimator, check_no_registers, explain, trajectory_of
 from ._text import UNK
 
 if TYPE_CHECKING:
@@ -304,6 +304,7 @@ def cluster_flow(estimator: HardmaxSentimentClassifier, text: str) -> ClusterFlo
     """The cluster x word matrix of ``text`` (:class:`ClusterFlow`): ``explain``'s groups of final
     tokens against the input words, from one propagation matrix M. A text with no known word has
     no cluster: an InputError."""
+    check_no_registers(estimator, "cluster_flow")
     e = explain(estimator, text)
     if not e.known_words:
         raise InputError(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -120,8 +120,9 @@ def explain(estimator: HardmaxSentimentClassifier, text: str) -> Explanation:
 
     Every real token is attributed to the last-layer leader nearest to it (tokens converge to
     leaders' limits or to convex combinations of them, hardmax paper Theorem 1.1); copies of one
-    leader word form one group. A group's contribution is :math:`\frac1n\sum_{i\in g}\langle v,
-    z^K_i\rangle`, so the contributions and the bias add up to H exactly, for every text with at
+    leader word form one group. In a model with registers a leader may be a register, named
+    ``<register k: value>`` (:func:`register_names`): the words that joined that level. A group's
+    contribution is :math:`\frac1n\sum_{i\in g}\langle v, z^K_i\rangle`, so the contributions and the bias add up to H exactly, for every text with at
     least one known word.
 
     A text with no known word (``known_words == 0``) is the exception: the model read the single
@@ -133,23 +134,15 @@ def explain(estimator: HardmaxSentimentClassifier, text: str) -> Explanation:
     such text.
     """
     _check_estimator(estimator)
-    check_no_registers(estimator, "explain")
     _check_text(text, "explain")
     words, traj, H, ids = trajectory_of(estimator, text)
     model = estimator.model_
     v = model.decoder.weight.detach().double().cpu()[0].numpy()
     b = float(model.decoder.bias.detach()[0])
-    zK = traj.ys[-1, 0].numpy()  # (n, d)
     n = len(words)
-    lead = word_leaders(traj, ids)[-1, 0].numpy()
-    lead_idx = np.flatnonzero(lead)
-    if lead_idx.size == 0:  # cannot happen for A = I (the largest token leads), kept for safety
-        lead_idx = np.array([int(np.argmax(np.linalg.norm(zK, axis=1)))])
-    dist = np.linalg.norm(zK[:, None, :] - zK[None, lead_idx, :], axis=-1)  # (n, leaders)
-    owner = lead_idx[np.argmin(dist, axis=1)]  # nearest leader token of every token
-    groups: dict[str, list[int]] = {}
-    for i in range(n):
-        groups.setdefault(words[owner[i]], []).append(i)
+    names = words + register_names(model)  # the run's tokens: the words, then the registers
+    groups = _groups(traj.ys[-1, 0].numpy(), word_leaders(traj, model.token_ids(ids))[-1, 0].numpy(), names, n)
+    zK = traj.ys[-1, 0, :n].numpy()  # (n, d): the words' final tokens
     Hz = zK @ v  # (n,)
     recs = []
     for leader, members in groups.items():
@@ -187,6 +180,30 @@ def explain(estimator: HardmaxSentimentClassifier, text: str) -> Explanation:
         clusters=records,
         known_words=known,
     )
+
+
+def register_names(model: Any) -> list[str]:
+    """The names ``explain`` gives a model's registers as leaders: ``<register k: value>``, the value
+    :math:`\\langle v, r_k\\rangle` that a word joining it votes with (none without registers)."""
+    R = model.config.registers
+    if not R:
+        return []
+    v = model.decoder.weight.detach().double().cpu()[0]
+    return [f"<register {k + 1}: {float(x):+.2f}>" for k, x in enumerate(model.registers.detach().double().cpu() @ v)]
+
+
+def _groups(zK: np.ndarray, lead: np.ndarray, names: list[str], n: int) -> dict[str, list[int]]:
+    """The n words grouped by the last-layer leader token (a word, or a register) nearest to each, named by
+    ``names`` (copies of one leader word form one group)."""
+    lead_idx = np.flatnonzero(lead)
+    if lead_idx.size == 0:  # cannot happen for A = I (the largest token leads), kept for safety
+        lead_idx = np.array([int(np.argmax(np.linalg.norm(zK, axis=1)))])
+    dist = np.linalg.norm(zK[:n, None, :] - zK[None, lead_idx, :], axis=-1)  # (n, leaders)
+    owner = lead_idx[np.argmin(dist, axis=1)]  # nearest leader token of every word
+    groups: dict[str, list[int]] = {}
+    for i in range(n):
+        groups.setdefault(names[owner[i]], []).append(i)
+    return groups
 
 
 def figure9_data(estimator: HardmaxSentimentClassifier, text: str) -> dict:
