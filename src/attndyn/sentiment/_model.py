@@ -130,6 +130,8 @@ def _inverse_softplus(y: float) -> float:
 class SentimentTransformer(nn.Module):
     """Embedding → K shared pure-attention layers → mean over real tokens → linear → logit."""
 
+    registers: Tensor  # (R, d) buffer, only when config.registers > 0 (place_registers fills it)
+
     def __init__(self, config: SentimentConfig, *, generator: torch.Generator | None = None) -> None:
         super().__init__()
         self.config = config
