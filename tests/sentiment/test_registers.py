@@ -186,3 +186,27 @@ def test_the_command_line_trains_evaluates_and_predicts_with_registers(tmp_path,
     assert "via_registers" in json.loads(capsys.readouterr().out)["attributions"]
     assert main([*argv, "--registers", "-1", "--overwrite"]) == 2
     assert "--registers" in capsys.readouterr().err
+
+
+def test_faithfulness_measures_a_register_model_with_every_method(pair):
+    """The exact attribution of a register model (levels credited to the words) is measured like the paper
+    model's: every method runs on the words (registers are not scored), and the exact residual stays at rounding."""
+    pytest.importorskip("captum")
+    from attndyn.sentiment._baselines import MethodSettings, dynamics_scores
+    from attndyn.sentiment._faithfulness import METHODS, StudySettings, faithfulness
+
+    _, reg = pair
+    texts = ["great fun film", "awful boring mess and a dull plot", "great acting but a boring plot", "lovely story"]
+    s = StudySettings(
+        methods=METHODS, baselines=MethodSettings(seed=0, ig_steps=4, kernelshap_samples=20), sanity_reviews=2
+    )
+    res = faithfulness(reg, texts, s)
+    assert res["exactness"]["max_relative_residual"] < 1e-12 and res["exactness"]["reviews_over_tolerance"] == 0
+    assert set(res["methods"]) == set(METHODS) and res["reviews"]["n"] == len(texts)
+    data = reg.encode(texts)
+    run = contributions(reg.model_, data.ids, data.mask)
+    dyn = dynamics_scores(run.traj, run.a, MethodSettings())
+    assert all(x.shape == data.ids.shape for x in dyn.values())  # the words only, not the 4 registers
+    assert bool((dyn["followers"][~data.mask] == 0).all()) and bool((dyn["rollout"][~data.mask] == 0).all())
+    rollout = dyn["rollout"].sum(1)  # the words' share of the rollout mean: the registers hold the rest
+    assert bool(((rollout > 0) & (rollout <= 1 + 1e-12)).all())

@@ -174,17 +174,20 @@ def masked_decision(model: SentimentTransformer, ids: Tensor, keep: Tensor) -> T
 
 def dynamics_scores(traj: HardmaxTrajectory, a: Tensor, settings: MethodSettings) -> dict[str, Tensor]:
     """``exact``, ``followers`` and ``rollout`` for a batch run (every layer, follow sets kept):
-    each (B, n) float64, zero on padding. ``a`` is the exact attribution of the same run."""
+    each (B, n) float64, zero on padding. ``a`` is the exact attribution of the same run; its n words are the
+    run's first tokens (a model with registers has R more after them, which are not scored)."""
     assert traj.follow is not None  # the caller ran with follow=True
     K = int(traj.params.layers)
     F = traj.follow[:K]
-    if traj.mask is not None:
-        m = traj.mask.cpu()
-        F = F & m[None, :, :, None] & m[None, :, None, :]
-    n = F.shape[-1]
-    others = F & ~torch.eye(n, dtype=torch.bool)  # i follows j, i != j
-    followers = others.sum(dim=(0, 2)).to(torch.float64)  # (B, n): over layers and followers i
-    return {"exact": a, "followers": followers, "rollout": influence(traj, keep=settings.rollout_keep)}
+    m = torch.ones(F.shape[1:3], dtype=torch.bool) if traj.mask is None else traj.mask.cpu()
+    F = F & m[None, :, :, None] & m[None, :, None, :]
+    N, n = F.shape[-1], a.shape[1]
+    others = F & ~torch.eye(N, dtype=torch.bool)  # i follows j, i != j
+    followers = others.sum(dim=(0, 2)).to(torch.float64)[:, :n]  # (B, n): over layers and followers i
+    reads = m.clone()
+    reads[:, n:] = False  # the decoder reads the words
+    rollout = influence(traj, keep=settings.rollout_keep, reads=reads)[:, :n]
+    return {"exact": a, "followers": followers, "rollout": rollout}
 
 
 def _vector_forward(model: SentimentTransformer, counts: Tensor) -> Callable[[Tensor], Tensor]:
@@ -192,8 +195,9 @@ def _vector_forward(model: SentimentTransformer, counts: Tensor) -> Callable[[Te
     alpha, K = float(model.alpha.detach()), model.config.layers
 
     def forward(z: Tensor) -> Tensor:
-        traj = hardmax(z, alpha=alpha, layers=K, save=SaveAt(every=None), check_hypotheses=False)
-        return model.decode(traj.ys[-1], counts.expand(z.shape[0], -1))
+        zs, _ = model.with_registers(z, torch.ones(z.shape[:2], dtype=torch.bool))  # a model's registers after them
+        traj = hardmax(zs, alpha=alpha, layers=K, save=SaveAt(every=None), check_hypotheses=False)
+        return model.decode(traj.ys[-1][:, : z.shape[1]], counts.expand(z.shape[0], -1))
 
     return forward
 
@@ -285,6 +289,8 @@ def reinitialized(model: SentimentTransformer, seed: int) -> SentimentTransforme
     Adebayo et al. 2018): word vectors, decoder and alpha drawn as at the start of training."""
     gen = torch.Generator().manual_seed(int(seed))
     fresh = SentimentTransformer(model.config, generator=gen)
+    if model.config.registers:  # placed on the fresh words and decoder, as training places them
+        fresh.place_registers(seed=int(seed))
     return fresh.eval()
 
 

@@ -102,9 +102,8 @@ def check_no_registers(estimator: HardmaxSentimentClassifier, caller: str) -> No
     R = estimator.model_.config.registers
     if R:
         raise InputError(
-            f"{caller} does not read models with registers yet (this one has {R}); its exact word attributions "
-            "are attndyn.sentiment.attribute (the registers' terms are in its 'registers'), and its predictions "
-            "predict / predict_proba"
+            f"{caller} does not read models with registers yet (this one has {R}); explain groups its words by the "
+            "leader or register they joined, and attndyn.sentiment.attribute gives its exact word attributions"
         )
 
 

@@ -53,7 +53,7 @@ from ._baselines import (
     require_captum,
 )
 from ._config import check_integer, check_number
-from ._explain import _check_estimator, check_no_registers, explain
+from ._explain import _check_estimator, explain
 from ._inference import check_texts
 
 if TYPE_CHECKING:
@@ -276,7 +276,6 @@ def _batch(
 
 def _check_inputs(est: Any, texts: Any, settings: StudySettings) -> tuple[list[str], list[list[str]]]:
     _check_estimator(est)
-    check_no_registers(est, "faithfulness")
     texts = check_texts(texts, "texts")
     require_captum(settings.methods)
     words = est.known_words(texts)
