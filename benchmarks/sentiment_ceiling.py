@@ -444,7 +444,9 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="*", default=[0])
     ap.add_argument("--changes", nargs="*", default=[], help="settings on top of the recipe, NAME=VALUE")
     ap.add_argument("--layers", type=int, default=8, help="hardmax layers of the dynamics part")
-    ap.add_argument("--specs", nargs="*", default=None, help="the registers part's R,c,L triples (default: REGISTER_SWEEP)")
+    ap.add_argument(
+        "--specs", nargs="*", default=None, help="the registers part's R,c,L triples (default: REGISTER_SWEEP)"
+    )
     ap.add_argument("--json", type=Path, required=True)
     a = ap.parse_args()
     pin_kernels()

@@ -166,9 +166,10 @@ class SentimentTransformer(nn.Module):
     @torch.no_grad()
     def place_registers(self, seed: int = 0) -> None:
         r"""Place the R registers on the trained word vectors and decoder (module docstring):
-        :math:`r_k = L(\cos t_k\,u + \sin t_k\,e)`, :math:`t_k = k\pi/(R+1)`, k = 1..R, u = v/|v|, e a seeded
-        unit vector orthogonal to u, and every word (not the padding row) moved by c e, which leaves its value
-        :math:`\langle v, z_w\rangle` as it was (to float32 rounding). Call it once."""
+        :math:`r_k = L(\cos t_k\,u + \sin t_k\,e)`, :math:`t_k = k\pi/(R+1)`, k = 1..R,
+        :math:`u = v/\lVert v\rVert`, e a seeded unit vector orthogonal to u, and every word (not the padding
+        row) moved by c e, which leaves its value :math:`\langle v, z_w\rangle` as it was (to float32 rounding).
+        Call it once."""
         c = self.config
         if not c.registers:
             raise InputError("this model has no registers to place (registers = 0)")
