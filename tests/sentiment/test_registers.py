@@ -47,6 +47,8 @@ def pair():
         ({"registers": 2, "layers": 0}, "layers >= 1"),
         ({"registers": 2, "register_shift": 0.0}, "register_shift"),
         ({"registers": 2, "register_length": float("nan")}, "register_length"),
+        ({"registers": 2, "register_length": 1e39}, "register_length"),  # registers of inf: refused before training
+        ({"registers": 2, "register_shift": 1e20}, "register_shift"),
     ],
 )
 def test_config_refuses_registers_it_cannot_place(changes, words):
@@ -184,6 +186,16 @@ def test_the_command_line_trains_evaluates_and_predicts_with_registers(tmp_path,
     assert json.loads(capsys.readouterr().out)["label"] in ("positive", "negative")
     assert main(["sentiment", "explain", "--model", str(run), "--json", "a wonderful film"]) == 0
     assert "via_registers" in json.loads(capsys.readouterr().out)["attributions"]
+    from attndyn.experiments._cells import _sentiment_run, sentiment_leaders
+    from attndyn.sentiment._explain import trajectory_of
+    from attndyn.sentiment._model import word_leaders
+
+    est, reviews, order = _sentiment_run(str(run), str(data))
+    for k in range(5):  # the cell counts leader words, not the registers explain also names as leaders
+        words, traj, _, ids = trajectory_of(est, reviews.texts[int(order[k])])
+        lead = word_leaders(traj, est.model_.token_ids(ids))[-1, 0, : len(words)].numpy()
+        expected = len({words[i] for i in np.flatnonzero(lead)})
+        assert sentiment_leaders(k, run=str(run), data=str(data))["leaders"] == expected
     assert main([*argv, "--registers", "-1", "--overwrite"]) == 2
     assert "--registers" in capsys.readouterr().err
 

@@ -236,11 +236,12 @@ def sentiment_leaders(seed: int, *, run: str, data: str) -> dict:
     ex = explain(est, reviews.texts[i])
     if not ex.words:
         raise CellFailed(f"test review {seed} has no word the model knows, so no leaders to count")
+    words = [w for w in ex.leaders if w in set(ex.words)]  # a register model's registers lead too: not words
     return {
         "d": int(est.model_.config.d),
         "words": len(ex.words),
-        "leaders": len(ex.leaders),
-        "leaders_per_word": len(ex.leaders) / len(ex.words),
+        "leaders": len(words),
+        "leaders_per_word": len(words) / len(ex.words),
         "correct": bool(ex.label == est.classes_[int(reviews.labels[i])]),
         "probability": float(ex.probability),
     }

@@ -106,8 +106,8 @@ class SentimentConfig(JsonConfig):
         for name in ("tau", "alpha_init", "embed_init_std"):
             check_number(getattr(self, name), name, low=0, low_open=True)
         check_number(self.alpha_min, "alpha_min", low=0, low_open=True)
-        for name in ("register_shift", "register_length"):
-            check_number(getattr(self, name), name, low=0, low_open=True)
+        for name in ("register_shift", "register_length"):  # beyond 1e6 the tokens' scores leave float range
+            check_number(getattr(self, name), name, low=1e-6, high=1e6)
         if self.registers and (self.d < 2 or self.layers < 1):
             raise InputError(
                 f"registers = {self.registers} needs d >= 2 (a direction beside the decision's) and layers >= 1 "
