@@ -280,6 +280,12 @@ CASES = {
         ["--train-eval-size", "-3"],
         ["--prior-weight", "-1"],
         ["--prior-margin", "nan"],
+        ["--registers", "-1"],
+        ["--registers", "3", "--d", "1"],
+        ["--registers", "3", "--layers", "0"],
+        ["--register-shift", "0"],
+        ["--register-length", "1e39"],
+        ["--tau-start", "0.05", "--anneal-epochs", "0"],
         ["--seed", str(2**64)],
     ],
     "evaluate": [
