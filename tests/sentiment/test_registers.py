@@ -222,3 +222,39 @@ def test_faithfulness_measures_a_register_model_with_every_method(pair):
     assert bool((dyn["followers"][~data.mask] == 0).all()) and bool((dyn["rollout"][~data.mask] == 0).all())
     rollout = dyn["rollout"].sum(1)  # the words' share of the rollout mean: the registers hold the rest
     assert bool(((rollout > 0) & (rollout <= 1 + 1e-12)).all())
+
+
+def test_a_finished_register_run_without_its_test_report_trains_again_to_the_same_bytes(
+    tmp_path, make_corpus, write_csv, capsys
+):
+    """weights.safetensors of a register run is the second stage's model; the checkpoint carries the first stage's
+    best weights, so a rerun after test.json was lost (a kill between saving and scoring) resumes the first stage
+    and gives the same model and report, where it used to load the second stage's weights into the first."""
+    from attndyn.cli import main
+
+    texts, labels = make_corpus(120)
+    data = write_csv(tmp_path / "imdb.csv.gz", texts, labels, gz=True)
+    run = tmp_path / "run"
+    argv = ["sentiment", "train", "--run", str(run), "--data", str(data), "--epochs", "2", "--min-freq", "1"]
+    argv += ["--registers", "5", "--register-shift", "2", "--no-progress", "--threads", "1"]
+    assert main(argv) == 0
+    first = json.loads(capsys.readouterr().out)
+    weights = (run / "weights.safetensors").read_bytes()
+    (run / "test.json").unlink()
+    assert main(argv) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert (run / "weights.safetensors").read_bytes() == weights
+    assert {k: v for k, v in again.items() if k not in ("train_seconds", "hardmax_seconds")} == {
+        k: v for k, v in first.items() if k not in ("train_seconds", "hardmax_seconds")
+    }
+
+
+def test_an_unfinished_register_run_is_refused_as_unfinished_not_as_damaged(tmp_path):
+    """A run folder that fit() checkpointed but nobody sealed holds the first stage's weights (no registers):
+    loading it says the training did not reach its end, as for any model, rather than naming a missing tensor."""
+    from attndyn.sentiment._inference import load_model
+
+    HardmaxSentimentClassifier(registers=4, random_state=0, run_dir=tmp_path, **SMALL).fit(TEXTS * 8, LABELS * 8)
+    with pytest.raises(InputError, match="stopped before its end") as info:
+        load_model(tmp_path)
+    assert "registers" not in str(info.value)

@@ -175,6 +175,25 @@ def _check_folder(p: Path) -> None:
             raise InputError(f"{str(p)!r} has no {name}; {_NOT_A_MODEL}")
 
 
+def _refuse_unfinished(p: Path) -> None:
+    """An InputError for a run folder whose training stopped before its end: a checkpoint and a config.json that
+    is not sealed with every file (``save()`` seals it when training ends). An unreadable config.json is left to
+    the checks that follow."""
+    from ._runfolder import RunFolder
+
+    try:
+        rec = json.loads((p / CONFIG).read_text())
+    except (OSError, ValueError):
+        return
+    sealed = isinstance(rec, dict) and SEAL in rec and set(rec.get("files") or ()) == set(HASHED)
+    if not sealed and RunFolder(p).has_checkpoint():
+        raise InputError(
+            f"run folder {str(p)!r} holds a training that stopped before its end (interrupted: it has a checkpoint "
+            "and no sealed model yet); its weights are not final: "
+            f"{param('resume', 'train it to its end (attndyn.sentiment.train_run with the same settings)')}"
+        )
+
+
 def load_model(path: str | Path, *, device: str = "cpu") -> FittedModel:
     """Read a folder written by ``save()`` (or a training run folder). JSON and safetensors only: no code
     from the file is ever executed.
@@ -193,13 +212,8 @@ def load_model(path: str | Path, *, device: str = "cpu") -> FittedModel:
     p = Path(path)
     _check_folder(p)
     with RunFolder(p).reading():
+        _refuse_unfinished(p)  # before the weights are checked: an unfinished register run's lack the registers
         rec, words, tensors = _read_checked(p, device)
-        if (SEAL not in rec or set(rec["files"]) != set(HASHED)) and RunFolder(p).has_checkpoint():
-            raise InputError(
-                f"run folder {str(p)!r} holds a training that stopped before its end (interrupted: it has a checkpoint "
-                "and no sealed model yet); its weights are not final: "
-                f"{param('resume', 'train it to its end (attndyn.sentiment.train_run with the same settings)')}"
-            )
         if SEAL not in rec or set(rec["files"]) != set(HASHED):
             raise InputError(
                 f"{str(p / 'config.json')!r} records no sha256 of its content and files: the folder was saved "

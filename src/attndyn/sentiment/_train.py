@@ -276,8 +276,20 @@ def _optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Optimizer:
     )
 
 
-def _save_checkpoint(path: Path, model: nn.Module, opt: torch.optim.Optimizer, g: torch.Generator, state: dict) -> None:
+def _save_checkpoint(
+    path: Path,
+    model: nn.Module,
+    opt: torch.optim.Optimizer,
+    g: torch.Generator,
+    state: dict,
+    best: dict[str, Tensor] | None = None,
+) -> None:
+    """The model, optimizer and generator at the end of an epoch, the loop's ``state`` (metadata) and the ``best``
+    weights so far: a resume needs nothing else (``weights.safetensors`` is the published model, which a caller
+    may replace after training, e.g. by a model with registers)."""
     tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    for k, v in (best or {}).items():
+        tensors[f"best.{k}"] = v.detach().cpu().contiguous()
     for i, st in opt.state_dict()["state"].items():
         for k, v in st.items():
             tensors[f"opt.{i}.{k}"] = torch.as_tensor(v).cpu().contiguous()
@@ -293,6 +305,9 @@ def _load_checkpoint(path: Path, model: nn.Module, opt: torch.optim.Optimizer, g
         state = json.loads(f.metadata()["state"])
     tensors = load_file(str(path))
     model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
+    best = {k[5:]: v for k, v in tensors.items() if k.startswith("best.")}
+    if best:  # checkpoints written before the best weights travelled in them have none (weights.safetensors then)
+        state["best_weights"] = best
     sd = opt.state_dict()
     new_state: dict = {}
     for key, v in tensors.items():
@@ -303,6 +318,16 @@ def _load_checkpoint(path: Path, model: nn.Module, opt: torch.optim.Optimizer, g
     opt.load_state_dict(sd)
     g.set_state(tensors["rng"])
     return state
+
+
+def _check_keys(weights: dict[str, Tensor], model: nn.Module) -> None:
+    """A ValueError unless ``weights`` has the names and shapes of ``model``'s state: the best weights of a resumed
+    run are loaded into the model only when the loop ends, so they are checked when it starts."""
+    want = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    have = {k: tuple(v.shape) for k, v in weights.items()}
+    if have != want:
+        odd = sorted(set(have) ^ set(want)) or sorted(k for k in want if have[k] != want[k])
+        raise ValueError(f"the best weights do not fit the model being trained ({', '.join(odd)})")
 
 
 def _damaged(run: Path, exc: Exception) -> InputError:
@@ -393,8 +418,11 @@ def _start_state(
     try:
         st = _load_checkpoint(run / CHECKPOINT, model, opt, g)
         state.history, state.best, state.bad, state.start = st["history"], st["best"], st["bad"], st["epoch"] + 1
-        if (run / WEIGHTS).exists():
+        if "best_weights" in st:
+            state.best_weights = st["best_weights"]
+        elif (run / WEIGHTS).exists():
             state.best_weights = load_file(str(run / WEIGHTS))
+        _check_keys(state.best_weights, model)
     except Exception as exc:  # safetensors' own error type, a shape mismatch, a missing key
         raise _damaged(run, exc) from None
     if st.get("stopped"):
@@ -533,6 +561,7 @@ def _write_epoch(
         opt,
         g,
         {"epoch": epoch, "history": state.history, "best": state.best, "bad": state.bad, "stopped": stopped},
+        best=state.best_weights,
     )
 
 
