@@ -396,7 +396,9 @@ def _merge(path: Path, key: str, entries: dict, command: str) -> None:
     from attndyn.sentiment import kernel_paths
 
     res = json.loads(path.read_text()) if path.is_file() else {"script": "benchmarks/sentiment_ceiling.py"}
-    res.setdefault(key, {}).update(entries)
+    part = res.setdefault(key, {})
+    for name, entry in entries.items():  # a seed probed again with other specs keeps the specs probed before
+        part[name] = {**part[name], **entry} if isinstance(part.get(name), dict) else entry
     res[key] = {k.replace(".", "_"): v for k, v in res[key].items()}  # entries written before labels lost their dots
     if key == "control":
         res["control_summary"] = _summary(res[key], "hardmax_accuracy")
@@ -415,8 +417,8 @@ def _merge(path: Path, key: str, entries: dict, command: str) -> None:
     if key == "registers":
         res["registers_control_summary"] = _summary(res[key], "layer0_accuracy")  # the controls they start from
         res["registers_sweep_summary"] = {  # accuracy and clusters per word over the seeds of each setting
-            f"R={R}_c={c:g}_L={L:g}".replace(".", "_"): {
-                value: _summary(res[key], f"registers_R={R}_c={c:g}_L={L:g}{suffix}".replace(".", "_"))
+            spec: {
+                value: _summary(res[key], f"registers_{spec}{suffix}")
                 for value, suffix in (
                     ("accuracy", ""),
                     ("clusters_per_word", "_clusters_per_word"),
@@ -427,12 +429,27 @@ def _merge(path: Path, key: str, entries: dict, command: str) -> None:
                     ),
                 )
             }
-            for R, c, L in REGISTER_SWEEP
+            for spec in _probed_specs(res[key])
         }
     res.setdefault("commands", {})[key] = sorted({*res.get("commands", {}).get(key, []), command})
     res["processor"] = kernel_paths().processor
     res.setdefault("load_1min", {})[key] = os.getloadavg()[0]
     write_json(path, res)
+
+
+def _probed_specs(entries: dict) -> list[str]:
+    """The ``R=.._c=.._L=..`` labels of every register spec some seed's entry holds, in the order of R, c, L."""
+    names = {
+        k[len("registers_") :]
+        for entry in entries.values()
+        for k in entry
+        if k.startswith("registers_R=") and not k.endswith(("_clusters_per_word", "_checklist"))
+    }
+
+    def order(name: str) -> tuple[float, ...]:
+        return tuple(float(part.split("=")[1].replace("_", ".")) for part in name.replace("_c=", " c=").replace("_L=", " L=").split())
+
+    return sorted(names, key=order)
 
 
 def main() -> None:

@@ -514,3 +514,21 @@ def test_faithfulness_json_is_strict_json(tmp_path):
         "rho": None,
         "ci": [None, 1.0],
     }
+
+
+def test_reproduce_reads_a_saved_table_whose_sanity_check_had_no_review(study, tmp_path):
+    """A method whose sanity check scored no review (a register model's followers: no word leads) is saved with
+    a null mean; the table shows '-' for it where reproduce used to stop on formatting None."""
+    from attndyn.reproduce import reproduce
+    from attndyn.sentiment._faithfulness import report
+
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    table = json.loads(json.dumps(study))
+    table["methods"]["followers"]["sanity_spearman"] = {"mean": None, "ci": [None, None], "n": 0}
+    (saved / "faithfulness.json").write_text(json.dumps(table))
+    r = reproduce(out=tmp_path / "o", quick=True, only=("sentiment-figs",), sentiment_run=saved).results[0]
+    row = next(c for c in r.checks if c.claim.startswith("faithfulness of followers"))
+    assert row.measured.endswith("; -")
+    line = next(x for x in report(table).splitlines() if x.startswith("followers "))
+    assert " - " in line and "nan" not in line

@@ -186,6 +186,7 @@ def _faithfulness(ctx: Context, res: SectionResult, run: Path) -> None:
     """The faithfulness table of the run's word explanations (docs/attributions.md) as checks, and the
     deletion curves."""
     from ..plotting._attribution import draw_deletion_curves
+    from ..sentiment._faithfulness import stat_text
 
     result, where = _faithfulness_result(ctx, run)
     if result is None:
@@ -198,7 +199,7 @@ def _faithfulness(ctx: Context, res: SectionResult, run: Path) -> None:
                 f"faithfulness of {m}: comprehensiveness / sufficiency AOPC [95% CI]; sanity Spearman",
                 "(not in the paper; issue 23)",
                 f"{c['mean']:.3f} [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}] / {s['mean']:.3f} [{s['ci'][0]:.3f}, "
-                f"{s['ci'][1]:.3f}]; {'-' if san is None else format(san['mean'], '.2f')}",
+                f"{s['ci'][1]:.3f}]; {stat_text(san, '.2f')}",
                 None,
             )
         )

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from ._model import SentimentTransformer
 
 __all__ = [
+    "stat_text",
     "sample_texts",
     "BINS",
     "CURVE",
@@ -539,6 +540,13 @@ def _summarize(
     }
 
 
+def stat_text(stat: dict[str, Any] | None, spec: str) -> str:
+    """A statistic's mean formatted with ``spec``, or ``-`` where there is none: no statistic (a method without
+    a sanity check), or one measured on no review (its mean NaN in memory, null once read from JSON)."""
+    mean = None if stat is None else stat.get("mean")
+    return "-" if mean is None or not math.isfinite(mean) else format(mean, spec)
+
+
 def _pct(f: float) -> str:
     return f"{100 * f:g}%"
 
@@ -645,7 +653,7 @@ def report(result: dict[str, Any]) -> str:
         c, s, san = r["comprehensiveness"], r["sufficiency"], r["sanity_spearman"]
         lines.append(
             f"{m:<14} {c['mean']:.4f} [{c['ci'][0]:.4f}, {c['ci'][1]:.4f}]{'':<11} {s['mean']:.4f} [{s['ci'][0]:.4f}, {s['ci'][1]:.4f}]{'':<11} "
-            f"{'-' if san is None else format(san['mean'], '.3f'):>10} {r['seconds_per_review']:>9.4f}"
+            f"{stat_text(san, '.3f'):>10} {r['seconds_per_review']:>9.4f}"
         )
     lines += _level_tables(result) + _verdict(result)
     cl = result["cluster"]
