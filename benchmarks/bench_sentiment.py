@@ -150,7 +150,7 @@ def table(results: dict) -> str:
         lines.append(
             f"| {r['d']} | {r['split']} | {r.get('model_seed', '-')} | {r['hardmax_acc']:.4f} | {r['softmax_acc']:.4f} | {r['agreement']:.4f} | {paper} | "
             f"{r['alpha']:.3f} | {r['clusters_per_token_mean']:.3f} / {r.get('clusters_per_token_strict', float('nan')):.3f} | {r['leaders_mean']:.2f} ({r['leaders_std']:.2f}, "
-            f"{r['leaders_min']}-{r['leaders_max']}) | {r['leaders_at_layer0_fraction']:.3f} | {r['train_seconds']:.0f} | "
+            f"{r['leaders_min']}-{r['leaders_max']}) | {'-' if r['leaders_at_layer0_fraction'] is None else format(r['leaders_at_layer0_fraction'], '.3f')} | {r['train_seconds']:.0f} | "
             f"{r['hardmax_seconds']:.1f} |"
         )
     groups: dict = {}

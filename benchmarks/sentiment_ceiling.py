@@ -447,7 +447,10 @@ def _probed_specs(entries: dict) -> list[str]:
     }
 
     def order(name: str) -> tuple[float, ...]:
-        return tuple(float(part.split("=")[1].replace("_", ".")) for part in name.replace("_c=", " c=").replace("_L=", " L=").split())
+        return tuple(
+            float(part.split("=")[1].replace("_", "."))
+            for part in name.replace("_c=", " c=").replace("_L=", " L=").split()
+        )
 
     return sorted(names, key=order)
 

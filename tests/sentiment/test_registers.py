@@ -258,3 +258,15 @@ def test_an_unfinished_register_run_is_refused_as_unfinished_not_as_damaged(tmp_
     with pytest.raises(InputError, match="stopped before its end") as info:
         load_model(tmp_path)
     assert "registers" not in str(info.value)
+
+
+def test_the_share_of_leaders_already_leading_at_layer_0_is_none_without_leader_words(pair):
+    """Words that all join registers leave no leader word, so the share of leaders already leading at layer 0 is
+    undefined (None, '-' in the CLI), where it was reported as 0.000; the control's share is over its leaders."""
+    from attndyn.sentiment._evaluate import hardmax_statistics
+
+    control, reg = pair
+    stats = hardmax_statistics(reg.model_, reg.encode(TEXTS, LABELS), reg.vocab_.words)
+    assert stats["leaders_max"] == 0 and stats["leaders_at_layer0_fraction"] is None
+    stats = hardmax_statistics(control.model_, control.encode(TEXTS, LABELS), control.vocab_.words)
+    assert stats["leaders_min"] >= 1 and 0 <= stats["leaders_at_layer0_fraction"] <= 1

@@ -285,7 +285,8 @@ def _echo_evaluation(rep: dict, dest: Path) -> None:
     )
     typer.echo(
         f"leaders per review: mean {rep['leaders_mean']:.2f} std {rep['leaders_std']:.2f} min {rep['leaders_min']} "
-        f"max {rep['leaders_max']}; already leaders at layer 0: {rep['leaders_at_layer0_fraction']:.3f}"
+        f"max {rep['leaders_max']}; already leaders at layer 0: "
+        + ("-" if rep["leaders_at_layer0_fraction"] is None else f"{rep['leaders_at_layer0_fraction']:.3f}")
     )
     typer.echo("behavioural suite (pass rate, items): " + summary(rep["checklist"]))
     if "checklist_heldout" in rep:

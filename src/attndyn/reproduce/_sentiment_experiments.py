@@ -104,7 +104,7 @@ def _evaluation_checks(evaluation: dict, d: int | None) -> list[Check]:
                 "(table printed by the paper's code)",
                 f"{evaluation['leaders_mean']:.2f} ({evaluation.get('leaders_std', 0):.2f}, "
                 f"{evaluation.get('leaders_min')}-{evaluation.get('leaders_max')}); "
-                f"{evaluation.get('leaders_at_layer0_fraction', float('nan')):.2f}",
+                + ("-" if (at0 := evaluation.get("leaders_at_layer0_fraction")) is None else f"{at0:.2f}"),
                 None,
             )
         )

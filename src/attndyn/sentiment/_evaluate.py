@@ -60,7 +60,7 @@ def hardmax_statistics(
 ) -> dict:
     """Per review at the last layer: clusters per real token, leaders (distinct leader words, see
     :func:`~attndyn.sentiment._model.word_leaders`, and the fraction of leader tokens already
-    leaders at layer 0); Figure 10's leader words (each leader token counted).
+    leaders at layer 0, averaged over the reviews that have leader words: None when none has); Figure 10's leader words (each leader token counted).
 
     Figure 10 counts, among reviews classified correctly with confidence >= ``confidence``, the
     last-layer leaders whose :math:`|H(z_i)| = |\\langle v, z_i\\rangle + b| \\ge` ``far``.
@@ -88,7 +88,8 @@ def hardmax_statistics(
             ratios.append(len(find_clusters(zK[i, real], tol=tol)) / len(real))
             L = lead_last[i] & m[i]
             n_leaders.append(len(set(part.ids[i, L].tolist())))  # distinct leader words
-            at0.append(float((L & lead0[i]).sum() / max(1, L.sum())))
+            if L.any():  # a review without leader words (a register model's: its words follow registers) has no share
+                at0.append(float((L & lead0[i]).sum() / L.sum()))
             pred = int(p[i] > 0.5)
             conf = max(p[i], 1 - p[i])
             if pred == int(y[i]) and conf >= confidence:
@@ -106,7 +107,7 @@ def hardmax_statistics(
         "leaders_std": float(nl.std()),
         "leaders_min": int(nl.min()),
         "leaders_max": int(nl.max()),
-        "leaders_at_layer0_fraction": float(np.mean(at0)),
+        "leaders_at_layer0_fraction": float(np.mean(at0)) if at0 else None,
         "figure10": [{"word": w, "count": c, "positive_side": fig10_pos[w]} for w, c in fig10.most_common(top)],
     }
 
