@@ -78,6 +78,14 @@ def test_no_registers_no_buffer_and_placing_none_is_refused():
         m.place_registers()
 
 
+def test_placing_registers_twice_is_refused_and_moves_nothing():
+    m, _ = _placed()
+    before = {k: v.clone() for k, v in m.state_dict().items()}
+    with pytest.raises(InputError, match="already placed"):
+        m.place_registers(seed=1)
+    assert all(torch.equal(v, before[k]) for k, v in m.state_dict().items())
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_hardmax_inference_is_the_engine_on_words_and_registers(seed):
     """Differential: the model's two hardmax paths against attndyn.hardmax run by hand on the words with the

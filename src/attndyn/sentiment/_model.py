@@ -169,10 +169,15 @@ class SentimentTransformer(nn.Module):
         :math:`r_k = L(\cos t_k\,u + \sin t_k\,e)`, :math:`t_k = k\pi/(R+1)`, k = 1..R,
         :math:`u = v/\lVert v\rVert`, e a seeded unit vector orthogonal to u, and every word (not the padding
         row) moved by c e, which leaves its value :math:`\langle v, z_w\rangle` as it was (to float32 rounding).
-        Call it once."""
+        Once: a second call is refused (it would move the words by c e again)."""
         c = self.config
         if not c.registers:
             raise InputError("this model has no registers to place (registers = 0)")
+        if bool(self.registers.any()):
+            raise InputError(
+                "this model's registers are already placed (its words were moved by c e): place them once, on a "
+                "model whose registers are zero"
+            )
         w = self.decoder.weight.detach().to("cpu", torch.float64)[0]
         if not bool(torch.isfinite(w).all()) or float(w.norm()) == 0.0:
             raise InputError("the decoder's direction v is zero or not finite: registers need a trained decoder")
