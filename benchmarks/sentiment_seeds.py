@@ -42,6 +42,9 @@ METRICS = {
     "clusters_per_word": "clusters_per_token_mean",
     "leaders_per_review": "leaders_mean",
 }
+#: Metrics of evaluations and test reports written since they were added (older runs lack them): summarized over
+#: the seeds that have them.
+NEWER = {"hardmax_log_loss": ("evaluation", "hardmax_log_loss"), "decision_scale": ("test", "decision_scale")}
 
 
 def _kernel_environment(args: argparse.Namespace) -> None:
@@ -128,8 +131,10 @@ def summarize(args: argparse.Namespace) -> None:
             key += "-" + "-".join(options.replace("--", "").split()).replace(".", "_")
         entry = by_d.setdefault(key, {"seeds": [], "train_options": options})
         seed = {"seed": meta["seed"], "device": meta["device"], "wall_seconds": meta["wall_seconds"]}
-        seed["train_seconds"] = json.loads((run / "test.json").read_text())["train_seconds"]
+        test = json.loads((run / "test.json").read_text())
+        seed["train_seconds"] = test["train_seconds"]
         seed.update({name: rep[key] for name, key in METRICS.items()})
+        seed.update({name: (rep if f == "evaluation" else test).get(k) for name, (f, k) in NEWER.items()})
         seed["checklist"] = {cat: r["accuracy"] for cat, r in rep["checklist"].items()}
         seed["checklist_failures"] = {cat: r["failures"] for cat, r in rep["checklist"].items() if r["failures"]}
         heldout = rep.get("checklist_heldout", {})
@@ -145,6 +150,9 @@ def summarize(args: argparse.Namespace) -> None:
         entry["devices"] = sorted({s["device"] for s in seeds})
         for name in [*METRICS, "wall_seconds", "train_seconds"]:
             entry[name] = _spread([s[name] for s in seeds])
+        for name in NEWER:
+            if any(s[name] is not None for s in seeds):
+                entry[name] = _spread([s[name] for s in seeds if s[name] is not None])
         entry["kernels"] = sorted({s["kernels"] for s in seeds})
         entry["processors"] = sorted({s["processor"] or "unrecorded" for s in seeds})
         for suite in ("checklist", "checklist_heldout"):

@@ -278,3 +278,38 @@ def test_the_share_of_leaders_already_leading_at_layer_0_is_none_without_leader_
     assert stats["leaders_max"] == 0 and stats["leaders_at_layer0_fraction"] is None
     stats = hardmax_statistics(control.model_, control.encode(TEXTS, LABELS), control.vocab_.words)
     assert stats["leaders_min"] >= 1 and 0 <= stats["leaders_at_layer0_fraction"] <= 1
+
+
+def test_the_decision_scale_is_the_log_loss_minimiser_in_0_1():
+    """Temperature scaling: labels drawn from sigmoid(0.4 H) give back s near 0.4; labels that agree with H
+    perfectly ask for no shrinking (s = 1); no data, s = 1."""
+    from attndyn.sentiment._train import fit_decision_scale
+
+    g = torch.Generator().manual_seed(0)
+    H = 6 * torch.randn(20000, generator=g, dtype=torch.float64)
+    y = (torch.rand(20000, generator=g, dtype=torch.float64) < torch.sigmoid(0.4 * H)).double()
+    assert fit_decision_scale(H, y) == pytest.approx(0.4, abs=0.03)
+    assert fit_decision_scale(H, (H > 0).double()) == 1.0
+    assert fit_decision_scale(H[:0], y[:0]) == 1.0
+
+
+def test_a_register_model_is_scaled_to_its_validation_log_loss_and_predicts_as_before(pair):
+    """The second stage scales the decoder by the fitted temperature: the decisions' signs, and so every
+    prediction, are those of the unscaled model, the validation log loss is not higher, and the attributions
+    stay exact (sum of contributions + bias = H)."""
+    _, reg = pair
+    s = reg.decision_scale_
+    assert 0 < s <= 1
+    data = reg.encode(TEXTS * 8, LABELS * 8)
+    from attndyn.sentiment._train import predict_logits
+
+    H = predict_logits(reg.model_, data, hardmax=True)
+    unscaled = H / s
+    assert torch.equal(H > 0, unscaled > 0)
+    sign = 2 * data.labels.double() - 1
+    loss = torch.nn.functional.softplus
+    assert float(loss(-sign * H).mean()) <= float(loss(-sign * unscaled).mean()) + 1e-12
+    a = attribute(reg, "great acting but a boring plot")
+    assert sum(a.contributions) + a.bias == pytest.approx(a.decision_value, abs=1e-9)
+    plain = HardmaxSentimentClassifier(layers=0, random_state=0, **SMALL).fit(TEXTS * 8, LABELS * 8)
+    assert plain.decision_scale_ == 1.0

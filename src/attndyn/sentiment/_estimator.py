@@ -35,7 +35,7 @@ from ._pinning import kernel_paths
 from ._recipes import SETTINGS, check_params, configs, recipe_for, resolve, split_settings
 from ._runfolder import RunFolder
 from ._text import TextConfig, Tokenizer, Vocabulary, encode
-from ._train import EncodedSplit, TrainConfig, train
+from ._train import EncodedSplit, TrainConfig, fit_decision_scale, predict_logits, train
 
 __all__ = ["HardmaxSentimentClassifier", "NotFitted"]
 
@@ -347,6 +347,9 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             )
         trained = cast(SentimentTransformer, result.model)  # the model built above
         trained = self._with_registers(trained, mc)
+        self.decision_scale_ = self._calibrated(trained, enc(val_idx)) if mc.registers else 1.0
+        if log is not None and mc.registers:
+            log(f"{mc.registers} registers placed; decision values scaled by {self.decision_scale_:.4f}")
         self._keep_model(trained, result.history, result.best_epoch)
         self.stop_reason_ = result.stop_reason
         self.fit_seconds_ = result.seconds
@@ -404,6 +407,16 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         assert set(missing) == {"registers"} and not unexpected, (missing, unexpected)  # configs differ in layers only
         model.place_registers(seed=int(self.random_state))
         return model
+
+    @staticmethod
+    def _calibrated(model: SentimentTransformer, val: EncodedSplit) -> float:
+        """Scale a register model's decoder by the temperature fitted on the validation reviews' hardmax
+        decision values (:func:`~attndyn.sentiment._train.fit_decision_scale`): a word's level is about L/c times
+        its value, so the register model's decisions are that much too confident; the scale, in (0, 1], removes
+        it without changing a prediction. Returns the scale."""
+        scale = fit_decision_scale(predict_logits(model, val, hardmax=True), val.labels)
+        model.scale_decision(scale)
+        return scale
 
     def _keep_model(self, model: SentimentTransformer, history: list[dict], best_epoch: int) -> None:
         """Keep a trained ``model`` (``model_``), its training ``history_`` and ``best_epoch_``, and its learned

@@ -32,7 +32,9 @@ def _acc(logits: torch.Tensor, y: torch.Tensor) -> float:
 
 
 def accuracy_report(model: SentimentTransformer, data: EncodedSplit, *, batch_size: int = 1024) -> dict:
-    """Softmax and hardmax test accuracy, agreement, and the hardmax inference time (s)."""
+    r"""Softmax and hardmax test accuracy, agreement, the hardmax log loss (mean of
+    :math:`\log(1 + e^{-(2y - 1) H})`: how far the probabilities are from the labels) and the hardmax
+    inference time (s)."""
     s = predict_logits(model, data, hardmax=False, batch_size=batch_size)
     t0 = time.perf_counter()
     h = predict_logits(model, data, hardmax=True, batch_size=batch_size)
@@ -42,6 +44,7 @@ def accuracy_report(model: SentimentTransformer, data: EncodedSplit, *, batch_si
         "softmax_acc": _acc(s, data.labels),
         "hardmax_acc": _acc(h, data.labels),
         "agreement": float(((s > 0) == (h > 0)).double().mean()),
+        "hardmax_log_loss": float(torch.nn.functional.softplus(-(2.0 * data.labels.double() - 1.0) * h).mean()),
         "hardmax_seconds": seconds,
     }
 
@@ -60,7 +63,8 @@ def hardmax_statistics(
 ) -> dict:
     """Per review at the last layer: clusters per real token, leaders (distinct leader words, see
     :func:`~attndyn.sentiment._model.word_leaders`, and the fraction of leader tokens already
-    leaders at layer 0, averaged over the reviews that have leader words: None when none has); Figure 10's leader words (each leader token counted).
+    leaders at layer 0, averaged over the reviews that have leader words: None when none has); Figure 10's
+    leader words (each leader token counted).
 
     Figure 10 counts, among reviews classified correctly with confidence >= ``confidence``, the
     last-layer leaders whose :math:`|H(z_i)| = |\\langle v, z_i\\rangle + b| \\ge` ``far``.

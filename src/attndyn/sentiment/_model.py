@@ -191,6 +191,16 @@ class SentimentTransformer(nn.Module):
         self.embed.weight[1:] += (c.register_shift * e).to(dev, self.embed.weight.dtype)
         self.registers.copy_(regs.to(dev, self.registers.dtype))
 
+    @torch.no_grad()
+    def scale_decision(self, scale: float) -> None:
+        """Multiply the decoder (v and b) by ``scale`` > 0: every decision value H becomes scale x H, so the
+        predictions, the dynamics (which never read v) and the exactness of the attributions are unchanged;
+        only the probabilities sigmoid(H) move (temperature scaling of a register model, see the estimator)."""
+        if not (math.isfinite(scale) and scale > 0):
+            raise InputError(f"the decision scale must be a finite number > 0, got {scale}")
+        self.decoder.weight.mul_(scale)
+        self.decoder.bias.mul_(scale)
+
     def with_registers(self, z: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         """``z`` (B, n, d) and ``mask`` (B, n) with the R registers appended as tokens n..n+R-1 (unchanged when
         R = 0); a mask of counts gets count 1 per register."""

@@ -157,6 +157,8 @@ def _test_report(est: HardmaxSentimentClassifier, corpus: Corpus, test_idx: np.n
     rep.update(
         {"alpha": est.alpha_, "best_epoch": est.best_epoch_, "train_seconds": seconds, "stop_reason": est.stop_reason_}
     )
+    if est.model_.config.registers:  # the temperature the second stage fitted (the estimator's _calibrated)
+        rep["decision_scale"] = est.decision_scale_
     return rep
 
 

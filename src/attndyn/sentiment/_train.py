@@ -45,6 +45,7 @@ __all__ = [
     "predict_logits",
     "check_checkpoint",
     "checkpoint_state",
+    "fit_decision_scale",
 ]
 
 
@@ -208,6 +209,26 @@ def predict_logits(
     if out:
         logits[order] = torch.cat(out)
     return logits
+
+
+def fit_decision_scale(H: Tensor, labels: Tensor, *, smallest: float = 1e-3) -> float:
+    r"""Temperature scaling (Guo et al. 2017) of decision values ``H`` against 0/1 ``labels``: the
+    :math:`s \in [\text{smallest}, 1]` minimising the mean log loss
+    :math:`\frac1N \sum_i \log(1 + e^{-(2y_i - 1)\, s H_i})`, which is convex in s (bounded Brent
+    search, float64). The scale only shrinks: it removes overconfidence and never changes a prediction's sign.
+    1.0 for no data."""
+    from scipy.optimize import minimize_scalar
+
+    h = H.detach().to("cpu", torch.float64)
+    sign = 2.0 * labels.detach().to("cpu", torch.float64) - 1.0
+    if h.numel() == 0:
+        return 1.0
+
+    def loss(scale: float) -> float:
+        return float(torch.nn.functional.softplus(-sign * scale * h).mean())
+
+    best = minimize_scalar(loss, bounds=(smallest, 1.0), method="bounded", options={"xatol": 1e-6})
+    return float(best.x) if loss(float(best.x)) < loss(1.0) else 1.0
 
 
 def evaluate_split(model: nn.Module, data: EncodedSplit, *, batch_size: int = 1024, tau: float | None = None) -> dict:
