@@ -216,19 +216,26 @@ def test_train_settings_are_named_by_their_flags(tmp_path, capsys, value):
 
 
 def test_tau_start_with_no_annealing_is_refused(tmp_path, capsys):
-    """New-user pass: `--tau-start 0.5 --anneal-epochs 0` was accepted, and --tau-start silently did nothing."""
+    """New-user passes: `--tau-start 0.5` with no annealing epochs (given as 0, or the recipe's 0) and
+    `--anneal-epochs 3` with no --tau-start were accepted, and did nothing."""
     data = tmp_path / "t.csv"
     data.write_text("review,sentiment\ngood film,positive\nbad film,negative\n")
     argv = ["sentiment", "train", "--run", str(tmp_path / "r"), "--data", str(data), "--no-progress"]
-    assert main([*argv, "--tau-start", "0.5", "--anneal-epochs", "0"]) == 2
+    for flags in (["--tau-start", "0.5", "--anneal-epochs", "0"], ["--tau-start", "0.5"]):  # the recipes: 0 epochs
+        assert main([*argv, *flags]) == 2
+        assert capsys.readouterr().err == (
+            "error: --tau-start 0.5 anneals the temperature over --anneal-epochs, which is 0 (the recipe for d = 2 "
+            "does not anneal); give --anneal-epochs 1 or more, or drop --tau-start\n"
+        )
+    assert main([*argv, "--anneal-epochs", "3"]) == 2  # epochs with nothing to anneal from
     assert capsys.readouterr().err == (
-        "error: --tau-start 0.5 anneals the temperature over --anneal-epochs, and --anneal-epochs 0 turns annealing "
-        "off; drop --tau-start, or give --anneal-epochs 1 or more\n"
+        "error: --anneal-epochs 3 anneals the temperature from --tau-start, which is not given (the recipe for d = 2 "
+        "does not anneal); give --tau-start (e.g. 1.0), or drop --anneal-epochs\n"
     )
     assert not (tmp_path / "r").exists()
     from attndyn.cli._sentiment import _train_estimator
     from attndyn.sentiment._recipes import SETTINGS
 
     options = {**dict.fromkeys(SETTINGS), "d": 2, "seed": 0, "run": tmp_path / "r", "progress": False, "device": "cpu"}
-    for given in ({"tau_start": 0.5}, {"anneal_epochs": 0}, {"tau_start": 0.5, "anneal_epochs": 2}):
-        _train_estimator({**options, **given})  # one flag alone, or annealing on: no conflict
+    for given in ({"anneal_epochs": 0}, {"tau_start": 0.5, "anneal_epochs": 2}):
+        _train_estimator({**options, **given})  # annealing off, or on with both: no conflict
