@@ -173,15 +173,17 @@ def test_outputs_are_readable_by_others(quick_report):
         assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~umask
 
 
-def test_a_skipped_section_says_why_and_a_new_run_drops_the_old_report(tmp_path, capsys, monkeypatch):
+def test_a_skipped_section_says_why_and_a_stopped_rerun_keeps_the_old_report(tmp_path, capsys, monkeypatch):
     out = tmp_path / "o"
     assert main(["reproduce", "--quick", "--only", "sentiment-figs", "--out", str(out), "--no-progress"]) == 0
     printed = " ".join(capsys.readouterr().out.split())
     assert "skipped sentiment-figs" in printed and "skipped because no trained run given" in printed
     assert (out / "results.json").is_file() and (out / "report.html").is_file()
-    # a second run that stops before its report: the first run's results.json and report.html are gone with it,
-    # so the folder never pairs the new config.json with the old results
+    # a second run (another seed) that stops before its report leaves the first run's files as they were: it wrote
+    # into out/.reproduce-partial, which is removed; nothing pairs a new config.json with the old results
     from attndyn.reproduce import _runner
+
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
     def stop(*args, **kwargs):
         raise KeyboardInterrupt
@@ -190,4 +192,5 @@ def test_a_skipped_section_says_why_and_a_new_run_drops_the_old_report(tmp_path,
     monkeypatch.setattr(_runner, "write_json", lambda path, obj: stop() if path.name == "results.json" else path)
     with pytest.raises(KeyboardInterrupt):
         _runner.reproduce(_runner.ReproduceConfig(only=("sentiment-figs",), out=out, quick=True, seed=1))
-    assert not (out / "results.json").exists() and not (out / "report.html").exists()
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert not (out / _runner.STAGING).exists()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import html
+import os
 import platform
+import shutil
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -165,9 +167,11 @@ def _environment() -> dict[str, str]:
 def reproduce(config: ReproduceConfig | None = None, *, progress: bool = False, **kwargs: Any) -> ReproduceReport:
     """Run the sections of ``config`` (or ``ReproduceConfig(**kwargs)``) and write into ``config.out``:
 
-    ``config.json`` (the resolved configuration, written first), ``figures/`` (PNG, SVG, PDF),
+    ``config.json`` (the resolved configuration), ``figures/`` (PNG, SVG, PDF),
     ``animations/`` (GIF), ``results.json`` (every claim, paper value, measured value, verdict,
-    parameters, seed) and ``report.html`` (self-contained).
+    parameters, seed) and ``report.html`` (self-contained). Everything is written first into
+    ``out/.reproduce-partial`` and moved into ``out`` once the report is written, so a run that stops half-way
+    (an error, Ctrl-C) leaves an earlier run's files as they were.
 
     A section that raises is recorded as failed with the error and the others still run.
     """
@@ -182,11 +186,37 @@ def reproduce(config: ReproduceConfig | None = None, *, progress: bool = False, 
             client.close()
 
 
+#: Where a run writes until it ends: a run stopped half-way leaves the earlier run's report as it was.
+STAGING = ".reproduce-partial"
+
+
 def _run(config: ReproduceConfig, client: Any, progress: bool) -> ReproduceReport:
+    """Run into ``out/.reproduce-partial`` (:func:`_run_into`), then move what it wrote into ``out``: an earlier
+    run's report, results and figures stay untouched until this one has written all of its own."""
     out = config.out
-    for stale in ("results.json", "report.html"):  # an earlier run's: a run stopped half-way must not pair with them
-        (out / stale).unlink(missing_ok=True)
-    write_json(out / "config.json", config.record())
+    staging = out / STAGING
+    shutil.rmtree(staging, ignore_errors=True)  # a run stopped half-way before this one
+    staging.mkdir()
+    try:
+        report = _run_into(config, client, progress, staging)
+        last = ("config.json", "results.json", "report.html")  # the figures first, the report last
+        files = sorted(
+            (p for p in staging.rglob("*") if p.is_file()),
+            key=lambda p: (p.name in last, last.index(p.name) if p.name in last else 0, p),
+        )
+        for path in files:
+            target = out / path.relative_to(staging)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+        report.files = {k: out / v.relative_to(staging) for k, v in report.files.items()}
+        return report
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _run_into(config: ReproduceConfig, client: Any, progress: bool, out: Path) -> ReproduceReport:
+    """Every section of ``config`` run with its figures written under ``out``; then config.json, results.json
+    and report.html there."""
     assert config.formats is not None  # resolved by ReproduceConfig.__post_init__
     ctx = Context(
         out=out,
@@ -221,7 +251,7 @@ def _run(config: ReproduceConfig, client: Any, progress: bool) -> ReproduceRepor
             advance(1)
     runtime = time.perf_counter() - t0
     report = ReproduceReport(config=config, results=results, runtime_s=runtime)
-    report.files["config"] = out / "config.json"
+    report.files["config"] = write_json(out / "config.json", config.record())
     report.files["results"] = write_json(out / "results.json", report.record())
     page = render_html(results, out=out, config=config.record(), runtime_s=runtime, environment=_environment())
     report.files["report"] = write_text(out / "report.html", page)
