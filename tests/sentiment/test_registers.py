@@ -20,14 +20,14 @@ LABELS = [1, 0, 1, 0, 0, 1]
 SMALL = {"d": 3, "epochs": 2, "min_freq": 1, "register_shift": 2.0, "register_length": 4.0}
 
 
-def _placed(R=5, d=3, vocab=12, shift=2.0, length=4.0, seed=0):
+def _placed(R=5, d=3, vocab=12, shift=2.0, length=4.0, seed=0, side=1):
     """A random model with its registers placed, and its word vectors before placement."""
     m = SentimentTransformer(
         SentimentConfig(vocab_size=vocab, d=d, registers=R, register_shift=shift, register_length=length),
         generator=torch.Generator().manual_seed(seed),
     )
     before = m.embed.weight.detach().clone()
-    m.place_registers(seed=seed)
+    m.place_registers(seed=seed, side=side)
     return m, before
 
 
@@ -313,3 +313,40 @@ def test_a_register_model_is_scaled_to_its_validation_log_loss_and_predicts_as_b
     assert sum(a.contributions) + a.bias == pytest.approx(a.decision_value, abs=1e-9)
     plain = HardmaxSentimentClassifier(layers=0, random_state=0, **SMALL).fit(TEXTS * 8, LABELS * 8)
     assert plain.decision_scale_ == 1.0
+
+
+def test_the_registers_side_is_the_one_the_validation_reviews_prefer(pair):
+    """place_registers(side=-1) mirrors e (registers and shift on the other side of u, the words' values kept);
+    the second stage keeps the side with more correct validation reviews: given labels that one side's model
+    reproduces exactly, it picks that side."""
+    from attndyn.sentiment._train import EncodedSplit, predict_logits
+
+    plus, before = _placed(side=1)
+    minus, _ = _placed(side=-1)
+    e_plus = (plus.embed.weight - before)[1].detach()
+    e_minus = (minus.embed.weight - before)[1].detach()
+    assert torch.allclose(e_plus, -e_minus, atol=1e-6) and not torch.allclose(plus.registers, minus.registers)
+    with pytest.raises(InputError, match="side must be 1 or -1"):
+        _placed(side=0)
+    control, reg = pair
+    mc = reg.model_.config
+    texts = [
+        f"{a} {b} {c}"
+        for a in ("great", "awful", "fine", "dull")
+        for b in ("fun", "boring", "lovely", "mess")
+        for c in ("film", "plot", "story", "acting")
+    ]
+    data = reg.encode(texts, [0] * len(texts))
+    models = {}
+    for side in (1, -1):
+        m = SentimentTransformer(mc)
+        m.load_state_dict(control.model_.state_dict(), strict=False)
+        m.place_registers(seed=0, side=side)
+        models[side] = (predict_logits(m, data, hardmax=True) > 0).long()
+    if torch.equal(models[1], models[-1]):
+        pytest.skip("both sides predict alike on these texts")  # not expected for this seed (checked when written)
+    for side in (1, -1):
+        val = EncodedSplit(data.ids, data.mask, models[side])
+        chosen = reg._with_registers(control.model_, mc, val)
+        assert reg.register_side_ == side
+        assert torch.equal((predict_logits(chosen, val, hardmax=True) > 0).long(), models[side])

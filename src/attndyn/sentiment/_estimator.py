@@ -346,10 +346,13 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
                 prior=prior,
             )
         trained = cast(SentimentTransformer, result.model)  # the model built above
-        trained = self._with_registers(trained, mc)
+        trained = self._with_registers(trained, mc, enc(val_idx))
         self.decision_scale_ = self._calibrated(trained, enc(val_idx)) if mc.registers else 1.0
         if log is not None and mc.registers:
-            log(f"{mc.registers} registers placed; decision values scaled by {self.decision_scale_:.4f}")
+            log(
+                f"{mc.registers} registers placed on the {'e' if self.register_side_ > 0 else '-e'} side; "
+                f"decision values scaled by {self.decision_scale_:.4f}"
+            )
         self._keep_model(trained, result.history, result.best_epoch)
         self.stop_reason_ = result.stop_reason
         self.fit_seconds_ = result.seconds
@@ -396,17 +399,27 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         model = self.model_class(first, generator=torch.Generator().manual_seed(int(self.random_state)))
         return model.to(resolve_device(self.device))
 
-    def _with_registers(self, first: SentimentTransformer, mc: SentimentConfig) -> SentimentTransformer:
+    def _with_registers(
+        self, first: SentimentTransformer, mc: SentimentConfig, val: EncodedSplit
+    ) -> SentimentTransformer:
         """The second stage of a model with registers: the model of ``mc`` with the first stage's word vectors,
-        decoder and alpha, and its registers placed (:meth:`SentimentTransformer.place_registers`, seeded by
-        ``random_state``); nothing is trained. Without registers, ``first`` itself."""
+        decoder and alpha, and its registers placed (:meth:`SentimentTransformer.place_registers`, e seeded by
+        ``random_state``) on the side of u, e or -e, whose hardmax accuracy on the validation reviews ``val`` is
+        higher (e on a tie): in the plane the seed's draw of e is a coin toss between the two, and the words'
+        layout beside u is not symmetric. Nothing is trained. Without registers, ``first`` itself."""
         if not mc.registers:
             return first
-        model = self.model_class(mc).to(next(first.parameters()).device)
-        missing, unexpected = model.load_state_dict(first.state_dict(), strict=False)
-        assert set(missing) == {"registers"} and not unexpected, (missing, unexpected)  # configs differ in layers only
-        model.place_registers(seed=int(self.random_state))
-        return model
+        placed = []
+        for side in (1, -1):
+            model = self.model_class(mc).to(next(first.parameters()).device)
+            missing, unexpected = model.load_state_dict(first.state_dict(), strict=False)
+            assert set(missing) == {"registers"} and not unexpected, (missing, unexpected)  # configs differ in layers
+            model.place_registers(seed=int(self.random_state), side=side)
+            H = predict_logits(model, val, hardmax=True)
+            placed.append((int(((H > 0).to(val.labels.dtype) == val.labels).sum()), side, model))
+        best = max(placed, key=lambda p: (p[0], p[1]))  # more correct validation reviews; e on a tie
+        self.register_side_ = best[1]
+        return best[2]
 
     @staticmethod
     def _calibrated(model: SentimentTransformer, val: EncodedSplit) -> float:

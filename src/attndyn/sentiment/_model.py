@@ -164,12 +164,13 @@ class SentimentTransformer(nn.Module):
 
     # ---- registers ------------------------------------------------------------------------
     @torch.no_grad()
-    def place_registers(self, seed: int = 0) -> None:
+    def place_registers(self, seed: int = 0, side: int = 1) -> None:
         r"""Place the R registers on the trained word vectors and decoder (module docstring):
         :math:`r_k = L(\cos t_k\,u + \sin t_k\,e)`, :math:`t_k = k\pi/(R+1)`, k = 1..R,
         :math:`u = v/\lVert v\rVert`, e a seeded unit vector orthogonal to u, and every word (not the padding
         row) moved by c e, which leaves its value :math:`\langle v, z_w\rangle` as it was (to float32 rounding).
-        Once: a second call is refused (it would move the words by c e again)."""
+        ``side`` = -1 takes -e instead (the registers and the shift on the other side of u; the estimator picks
+        the side on the validation reviews). Once: a second call is refused (it would move the words again)."""
         c = self.config
         if not c.registers:
             raise InputError("this model has no registers to place (registers = 0)")
@@ -184,7 +185,9 @@ class SentimentTransformer(nn.Module):
         u = w / w.norm()
         e = torch.randn(c.d, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
         e = e - (e @ u) * u
-        e = e / e.norm()
+        if side not in (1, -1):
+            raise InputError(f"side must be 1 or -1 (the side of u the registers lie on), got {side!r}")
+        e = side * e / e.norm()
         t = torch.arange(1, c.registers + 1, dtype=torch.float64) * (math.pi / (c.registers + 1))
         regs = c.register_length * (torch.cos(t)[:, None] * u + torch.sin(t)[:, None] * e)
         dev = self.embed.weight.device

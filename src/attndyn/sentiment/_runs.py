@@ -159,6 +159,7 @@ def _test_report(est: HardmaxSentimentClassifier, corpus: Corpus, test_idx: np.n
     )
     if est.model_.config.registers:  # the temperature the second stage fitted (the estimator's _calibrated)
         rep["decision_scale"] = est.decision_scale_
+        rep["register_side"] = est.register_side_
     return rep
 
 
