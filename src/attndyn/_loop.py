@@ -20,11 +20,13 @@ hardmax paper; :class:`attndyn._dynamics.SoftmaxAttention`, eqs. (1)-(4) of the 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import torch
 from torch import Tensor
 
+from ._adaptive import AdaptiveFailure, AdaptiveSolve
 from ._budget import check_run_budget
 from ._errors import param
 from ._options import SaveAt, StopOnConvergence
@@ -33,7 +35,7 @@ from ._trajectory import RunStats
 from ._validation import InputError
 from .solvers import ADAPTIVE
 
-__all__ = ["Run", "Record", "StepFailure", "check_options", "time_grid"]
+__all__ = ["Run", "Record", "StepFailure", "Counted", "adaptive_steps", "check_options", "time_grid"]
 
 
 def check_options(save: Any, stop: Any) -> None:
@@ -175,3 +177,40 @@ def time_grid(time: float, step: float, method: str, max_steps: int) -> tuple[in
         )
     N = max(1, N)
     return N, time / N
+
+
+class Counted:
+    """Wraps a vector field to count its evaluations (``nfe``, the run's ``function_evals``)."""
+
+    def __init__(self, f: Callable[[float, Tensor], Tensor]) -> None:
+        self.f, self.nfe = f, 0
+
+    def __call__(self, t: float, y: Tensor) -> Tensor:
+        self.nfe += 1
+        return self.f(t, y)
+
+
+def adaptive_steps(
+    f: Callable[[float, Tensor], Tensor],
+    y0: Tensor,
+    method: str,
+    grid: Tensor,
+    rtol: float,
+    atol: float,
+    max_steps: int,
+) -> Callable[[int, Tensor], Tensor]:
+    """``step(k, y_k) -> y_{k+1}`` of an adaptive ``method``: one :class:`~attndyn._adaptive.AdaptiveSolve` of
+    ``f`` from ``y0`` over [0, T], started by the first step (a failed start is a failed step) and read at
+    ``grid[k + 1]`` (no restarts); a failed solve is a :class:`StepFailure` at its ``(t, dt)``."""
+    solve: list[AdaptiveSolve] = []
+
+    def step(k: int, y: Tensor) -> Tensor:
+        try:
+            if not solve:
+                solve.append(AdaptiveSolve(f, y0, 0.0, ADAPTIVE[method], rtol=rtol, atol=atol, max_steps=max_steps))
+            return solve[0].at(grid[k + 1])
+        except AdaptiveFailure as exc:
+            reason = f"{method} failed at t={exc.t:.6g} with dt={exc.dt:.3g}: {exc.reason}"
+            raise StepFailure(exc.t, exc.dt, reason) from None
+
+    return step

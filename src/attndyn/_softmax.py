@@ -17,11 +17,10 @@ import torch
 from torch import Tensor
 
 from . import attention
-from ._adaptive import AdaptiveFailure, AdaptiveSolve
 from ._budget import check_matrix_memory, check_memory, kept_count
 from ._dynamics import SoftmaxAttention
 from ._errors import param
-from ._loop import Run, StepFailure, check_options, time_grid
+from ._loop import Counted, Run, StepFailure, adaptive_steps, check_options, time_grid
 from ._options import SaveAt, StopOnConvergence
 from ._threads import limit_torch_threads, torch_threads_for
 from ._trajectory import SoftmaxParams, SoftmaxTrajectory
@@ -60,17 +59,6 @@ def _heads(Q: Any, K: Any, V: Any, d: int, dtype: torch.dtype, device: torch.dev
     if mats["Q"].shape[-2] != mats["K"].shape[-2]:
         raise InputError(f"Q maps to dimension {mats['Q'].shape[-2]} but K to {mats['K'].shape[-2]}; they must match")
     return mats["Q"], mats["K"], mats["V"]
-
-
-class _Counted:
-    """Wraps a vector field to count its evaluations."""
-
-    def __init__(self, f: Callable[[float, Tensor], Tensor]) -> None:
-        self.f, self.nfe = f, 0
-
-    def __call__(self, t: float, y: Tensor) -> Tensor:
-        self.nfe += 1
-        return self.f(t, y)
 
 
 def softmax(
@@ -224,26 +212,14 @@ def _check_score_range(dyn: SoftmaxAttention, y: Tensor, time: float) -> None:
 
 def _stepper(
     dyn: SoftmaxAttention, y0: Tensor, method: str, N: int, dt: float, rtol: float, atol: float, max_steps: int
-) -> tuple[_Counted, Callable[[int, Tensor], Tensor]]:
+) -> tuple[Counted, Callable[[int, Tensor], Tensor]]:
     """The field, counted, and ``step(k, y_k) -> y_{k+1}``: fixed schemes step on the grid (``"discrete"``:
     eq. (3) / Remark 4; else a Runge–Kutta table); adaptive ones read one :class:`~attndyn._adaptive.AdaptiveSolve`
     over [0, T] at every grid time (no restarts)."""
+    f = Counted(dyn)
     if method in ADAPTIVE:
-        f = _Counted(dyn)
         grid = (torch.arange(N + 1, dtype=y0.dtype, device=y0.device) * dt).to(torch.float64)
-        solve: list[AdaptiveSolve] = []  # started by the first step: a failed start is a failed step
-
-        def adaptive(k: int, y: Tensor) -> Tensor:
-            try:
-                if not solve:
-                    solve.append(AdaptiveSolve(f, y0, 0.0, ADAPTIVE[method], rtol=rtol, atol=atol, max_steps=max_steps))
-                return solve[0].at(grid[k + 1])
-            except AdaptiveFailure as exc:
-                reason = f"{method} failed at t={exc.t:.6g} with dt={exc.dt:.3g}: {exc.reason}"
-                raise StepFailure(exc.t, exc.dt, reason) from None
-
-        return f, adaptive
-    f = _Counted(dyn)
+        return f, adaptive_steps(f, y0, method, grid, rtol, atol, max_steps)
     if method == "discrete":
 
         def discrete(k: int, y: Tensor) -> Tensor:
@@ -264,7 +240,7 @@ class _SoftmaxRecord:
         y: Tensor,
         save: SaveAt,
         dt: float,
-        stepper: tuple[_Counted, Callable[[int, Tensor], Tensor]],
+        stepper: tuple[Counted, Callable[[int, Tensor], Tensor]],
     ) -> None:
         B, n, _ = y.shape
         self.dyn, self.save, self.dt = dyn, save, dt

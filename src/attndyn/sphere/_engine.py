@@ -22,10 +22,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .._adaptive import AdaptiveFailure, AdaptiveSolve
 from .._budget import check_memory, kept_count
 from .._errors import param
-from .._loop import Run, StepFailure, check_options, time_grid
+from .._loop import Counted, Run, StepFailure, adaptive_steps, check_options, time_grid
 from .._options import SaveAt, StopOnConvergence
 from .._validation import (
     InputError,
@@ -254,35 +253,18 @@ Step = Callable[[int, Tensor], Tensor]
 
 def _stepper(
     dyn: SphereAttention | Heads, y0: Tensor, params: SphereParams, N: int, rtol: float, atol: float, max_steps: int
-) -> tuple[list[int], Step]:
-    """``([function evaluations], step(k, y_k) -> y_{k+1})`` on the grid of ``N`` steps of ``params.step``."""
-    nfe = [0]
+) -> tuple[Counted, Step]:
+    """``(the counted field, step(k, y_k) -> y_{k+1})`` on the grid of ``N`` steps of ``params.step``."""
+    f = Counted(dyn)
     dt, method = params.step, params.method
-
-    def f(t: float, y: Tensor) -> Tensor:
-        nfe[0] += 1
-        return dyn(t, y)
-
     if method in ADAPTIVE:
-        grid = torch.arange(N + 1, dtype=torch.float64) * dt
-        solve: list[AdaptiveSolve] = []
-
-        def adaptive(k: int, y: Tensor) -> Tensor:
-            try:
-                if not solve:
-                    solve.append(AdaptiveSolve(f, y0, 0.0, ADAPTIVE[method], rtol=rtol, atol=atol, max_steps=max_steps))
-                return unit(solve[0].at(grid[k + 1]))
-            except AdaptiveFailure as exc:
-                raise StepFailure(
-                    exc.t, exc.dt, f"{method} failed at t={exc.t:.6g} with dt={exc.dt:.3g}: {exc.reason}"
-                ) from None
-
-        return nfe, adaptive
+        adaptive = adaptive_steps(f, y0, method, torch.arange(N + 1, dtype=torch.float64) * dt, rtol, atol, max_steps)
+        return f, lambda k, y: unit(adaptive(k, y))
     if method == "discrete":
         layer = NORMS[params.norm or "post"]
 
         def discrete(k: int, y: Tensor) -> Tensor:
-            nfe[0] += 1
+            f.nfe += 1
             out = layer(dyn.attend, y, dt)
             return out if dyn.mask is None else torch.where(dyn.mask[..., None], out, y)
 
@@ -291,7 +273,7 @@ def _stepper(
         tableau = TABLEAUS[method]
         base = lambda k, y: unit(rk_step(f, k * dt, y, dt, tableau))  # noqa: E731
     if params.noise == 0:
-        return nfe, base
+        return f, base
     gen = torch.Generator(device=y0.device).manual_seed(int(params.seed or 0))
     sigma = params.noise * math.sqrt(dt)
 
@@ -301,15 +283,15 @@ def _stepper(
         kick = sigma * tangent(x, xi)
         return unit(x + (kick if dyn.mask is None else kick * dyn.mask[..., None]))
 
-    return nfe, noisy
+    return f, noisy
 
 
 class _SphereRecord:
     """What a run on the sphere records: the grid states (unit tokens), kept when the loop says so."""
 
-    def __init__(self, y: Tensor, dt: float, stepper: tuple[list[int], Step]) -> None:
+    def __init__(self, y: Tensor, dt: float, stepper: tuple[Counted, Step]) -> None:
         self.y, self.dt = y, dt  # the state (the residual stream) at the last grid step reached
-        self.nfe, self.step = stepper
+        self.f, self.step = stepper
         self.ys: list[Tensor] = []
 
     def observe(self, k: int, run: Run) -> tuple[Tensor, Tensor] | None:
@@ -335,7 +317,7 @@ class _SphereRecord:
             ts=torch.tensor([j * self.dt for j in run.kept], dtype=self.y.dtype),
             ys=torch.stack(self.ys),
             batched=batched,
-            stats=run.stats(function_evals=self.nfe[0], message=message),
+            stats=run.stats(function_evals=self.f.nfe, message=message),
             mask=mask,
             params=params,
         )
