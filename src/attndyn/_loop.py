@@ -14,7 +14,9 @@ hardmax paper; :class:`attndyn._dynamics.SoftmaxAttention`, eqs. (1)-(4) of the 
 * **the step budget**: at most ``last`` steps; a step that cannot be taken (:class:`StepFailure`: a failed
   adaptive solve, non-finite tokens) ends the run with ``stop_reason == "solver_failed"``, keeping the
   last state computed;
-* **progress** (one bar over the steps) and the :class:`~attndyn._trajectory.RunStats`.
+* **progress** (one bar over the steps) and the :class:`~attndyn._trajectory.RunStats`;
+* **adaptive schemes**: :func:`adaptive_steps` reads one streamed solve at the grid times, and :class:`Counted`
+  counts the field's evaluations (the softmax and sphere engines).
 """
 
 from __future__ import annotations
