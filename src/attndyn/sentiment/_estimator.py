@@ -346,13 +346,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
                 prior=prior,
             )
         trained = cast(SentimentTransformer, result.model)  # the model built above
-        trained = self._with_registers(trained, mc, enc(val_idx))
-        self.decision_scale_ = self._calibrated(trained, enc(val_idx)) if mc.registers else 1.0
-        if log is not None and mc.registers:
-            log(
-                f"{mc.registers} registers placed on the {'e' if self.register_side_ > 0 else '-e'} side; "
-                f"decision values scaled by {self.decision_scale_:.4f}"
-            )
+        trained = self._second_stage(trained, mc, enc(val_idx), log)
         self._keep_model(trained, result.history, result.best_epoch)
         self.stop_reason_ = result.stop_reason
         self.fit_seconds_ = result.seconds
@@ -398,6 +392,23 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         first = replace(mc, layers=0, registers=0) if mc.registers else mc
         model = self.model_class(first, generator=torch.Generator().manual_seed(int(self.random_state)))
         return model.to(resolve_device(self.device))
+
+    def _second_stage(
+        self, first: SentimentTransformer, mc: SentimentConfig, val: EncodedSplit, log: Any
+    ) -> SentimentTransformer:
+        """With registers, the first stage's model with its registers placed (:meth:`_with_registers`) and its
+        decoder scaled (:meth:`_calibrated`), said to ``log``; without, ``first`` (decision scale 1)."""
+        self.decision_scale_ = 1.0
+        if not mc.registers:
+            return first
+        model = self._with_registers(first, mc, val)
+        self.decision_scale_ = self._calibrated(model, val)
+        if log is not None:
+            log(
+                f"{mc.registers} registers placed on the {'e' if self.register_side_ > 0 else '-e'} side; "
+                f"decision values scaled by {self.decision_scale_:.4f}"
+            )
+        return model
 
     def _with_registers(
         self, first: SentimentTransformer, mc: SentimentConfig, val: EncodedSplit
