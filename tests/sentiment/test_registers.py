@@ -152,12 +152,32 @@ def test_a_register_model_attributes_exactly_saves_and_loads(pair, tmp_path):
     assert np.array_equal(loaded.decision_function(TEXTS), reg.decision_function(TEXTS))
 
 
-def test_readers_of_clusters_refuse_a_register_model_in_one_line(pair):
+def test_cluster_flow_refuses_a_register_model_in_one_line(pair):
     control, reg = pair
     assert "via_registers" not in attribute(control, "great fun").to_dict()  # the paper model's record is unchanged
-    for call in (figure9_data, cluster_flow):
-        with pytest.raises(InputError, match="does not read models with registers yet"):
-            call(reg, "great fun")
+    assert "registers" not in figure9_data(control, "great fun")  # nor Figure 9's data
+    with pytest.raises(InputError, match="does not read models with registers yet"):
+        cluster_flow(reg, "great fun")
+
+
+def test_figure9_draws_the_words_and_the_registers_of_a_planar_register_model(tmp_path):
+    """Figure 9 of a d = 2 register model: the words then the R registers (named as explain names them), at
+    every layer; the leaders flag both; the picture has a register marker and is written."""
+    from attndyn.plotting import draw_figure9
+    from attndyn.plotting._save import save_figure
+    from attndyn.sentiment._explain import register_names
+
+    reg = HardmaxSentimentClassifier(registers=5, random_state=0, **{**SMALL, "d": 2}).fit(TEXTS * 8, LABELS * 8)
+    data = figure9_data(reg, "great fun film but a boring plot")
+    n = len(reg.known_words(["great fun film but a boring plot"])[0])
+    assert data["registers"] == 5 and data["words"][n:] == register_names(reg.model_)
+    tokens = np.asarray(data["tokens"])
+    assert tokens.shape == (reg.model_.config.layers + 1, n + 5, 2)
+    assert np.asarray(data["leaders"]).shape == tokens.shape[:2]
+    np.testing.assert_allclose(tokens[0, n:], reg.model_.registers.double().numpy(), rtol=1e-6)  # registers stay
+    fig = draw_figure9(data)
+    assert "register" in fig.axes[0].get_legend_handles_labels()[1]
+    assert save_figure(fig, tmp_path / "f9", formats=("png",))[0].read_bytes()[:4] == b"\x89PNG"
 
 
 def test_explain_groups_the_words_by_the_leader_or_register_they_joined(pair):

@@ -109,12 +109,15 @@ def draw_figure10(rows: list[dict]) -> Figure:
 
 
 # ---- Figure 9: one review's words through the layers ----------------------------------------
-def figure9_labels(points: np.ndarray, words: list[str], leaders: np.ndarray) -> list[tuple[int, str]]:
+def figure9_labels(
+    points: np.ndarray, words: list[str], leaders: np.ndarray, registers: int = 0
+) -> list[tuple[int, str]]:
     """One label per group of words at one place: ``(token, text)``. Groups are the single-linkage
     clusters (:func:`attndyn.clusters`) at 4% of the points' span, so a leader and the words
     nearly on it share one label. The text names the group's leader words first, then the others
     by count ("waste, acting×2, plot …", at most three names) and the label is anchored at the
-    leader; groups with a leader come first, then larger groups.
+    leader; groups with a leader come first, then larger groups. The last ``registers`` points (a register
+    model's) are labelled only with the words that joined them: a register alone gets no label.
 
     >>> figure9_labels(np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]]), ["plot", "waste", "good"], np.array([0, 1, 1]))
     [(1, 'waste, plot'), (2, 'good')]
@@ -123,6 +126,8 @@ def figure9_labels(points: np.ndarray, words: list[str], leaders: np.ndarray) ->
         return []
     tol = 0.04 * (float(np.ptp(points, axis=0).max()) or 1.0)
     found = [list(c.members) for c in find_clusters(points, tol=tol)]
+    first_register = len(points) - registers
+    found = [g for g in found if any(i < first_register for i in g)]
     groups = sorted(found, key=lambda g: (-int(any(leaders[i] for i in g)), -len(g), g[0]))
     out = []
     for g in groups:
@@ -200,6 +205,9 @@ def _place_labels(ax: Axes, pts: np.ndarray, labels: list[tuple[int, str]], max_
 def _panel(ax: Axes, data: dict, k: int, lim: tuple) -> None:
     pts = np.asarray(data["tokens"][k])
     lead = np.asarray(data["leaders"][k], dtype=bool)
+    R = int(data.get("registers", 0))  # a register model's last R tokens: drawn apart, not in the mean
+    if R:
+        regs, pts, lead = pts[-R:], pts[:-R], lead[:-R]
     v, b = np.asarray(data["v"]), data["b"]
     (x0, x1), (y0, y1) = lim
     gx, gy = np.meshgrid(np.linspace(x0, x1, 200), np.linspace(y0, y1, 200))
@@ -208,6 +216,8 @@ def _panel(ax: Axes, data: dict, k: int, lim: tuple) -> None:
     ax.contour(gx, gy, H, levels=[0], colors="k", linewidths=1)
     ax.scatter(pts[~lead, 0], pts[~lead, 1], s=14, c="#455a64", alpha=0.7, label="word")
     ax.scatter(pts[lead, 0], pts[lead, 1], s=60, facecolors="none", edgecolors="k", linewidths=1.4, label="leader")
+    if R:
+        ax.scatter(regs[:, 0], regs[:, 1], marker="D", s=22, c="#8e24aa", alpha=0.8, zorder=4, label="register")
     mean = pts.mean(axis=0)
     ax.scatter([mean[0]], [mean[1]], marker="*", s=160, c="gold", edgecolors="k", zorder=5, label="mean token")
     ax.set_xlim(x0, x1)
@@ -242,7 +252,7 @@ def _legend_and_title(fig: Figure, ax: Axes, data: dict, ncol: int = 4) -> None:
 
 def draw_figure9(data: dict, *, layers: list[int] | None = None, max_labels: int = MAX_LABELS) -> Figure:
     """Figure 9: the review's words at the chosen layers (default 0, 1, 2, K/2, K) in the plane,
-    the decision line and shaded half-planes (green: positive), the mean token (star), leaders
+    the decision line and shaded half-planes (green: positive), the mean token (star; of the words), leaders
     (circled), the groups of words labelled leader first without overlaps, the legend below."""
     _check_planar(data)
     K = len(data["tokens"]) - 1
@@ -257,8 +267,14 @@ def draw_figure9(data: dict, *, layers: list[int] | None = None, max_labels: int
     fig.set_layout_engine("none")  # frozen: the labels are placed against these pixels
     for ax, k in zip(axes, ks):
         pts = np.asarray(data["tokens"][k])
-        _place_labels(ax, pts, figure9_labels(pts, data["words"], np.asarray(data["leaders"][k], bool)), max_labels)
+        _place_labels(ax, pts, _labels(data, k), max_labels)
     return fig
+
+
+def _labels(data: dict, k: int) -> list[tuple[int, str]]:
+    """:func:`figure9_labels` of layer ``k`` of Figure 9's ``data``."""
+    pts = np.asarray(data["tokens"][k])
+    return figure9_labels(pts, data["words"], np.asarray(data["leaders"][k], bool), int(data.get("registers", 0)))
 
 
 def _figure9_frame(data: dict, k: int, lim: tuple, max_labels: int) -> Figure:
@@ -268,8 +284,7 @@ def _figure9_frame(data: dict, k: int, lim: tuple, max_labels: int) -> Figure:
     _legend_and_title(fig, ax, data, ncol=2)  # one panel: two columns fit its width
     fig.canvas.draw()
     fig.set_layout_engine("none")
-    pts = np.asarray(data["tokens"][k])
-    _place_labels(ax, pts, figure9_labels(pts, data["words"], np.asarray(data["leaders"][k], bool)), max_labels)
+    _place_labels(ax, np.asarray(data["tokens"][k]), _labels(data, k), max_labels)
     return fig
 
 

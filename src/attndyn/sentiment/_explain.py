@@ -209,19 +209,25 @@ def figure9_data(estimator: HardmaxSentimentClassifier, text: str) -> dict:
     """Everything Figure 9 draws for one review: the words, their positions at every layer
     ``tokens`` (K+1, n, d), which are leaders at every layer, the decoder ``v``, ``b``, the
     decision value and alpha (JSON-able). Runs the hardmax dynamics once
-    (:func:`trajectory_of`); :func:`attndyn.plotting._sentiment.figure9` draws the result."""
+    (:func:`trajectory_of`); :func:`attndyn.plotting._sentiment.figure9` draws the result.
+
+    A model with R registers adds ``registers`` = R: the last R of ``words`` are the registers' names
+    (:func:`register_names`) and the last R tokens their positions (they attend and are attended like words;
+    the decision reads the words only)."""
     _check_estimator(estimator)
-    check_no_registers(estimator, "figure9_data")
     _check_text(text, "figure9_data")
     words, traj, H, ids = trajectory_of(estimator, text)
     m = estimator.model_
-    ys = traj.ys[:, 0].numpy()  # (K+1, n, d)
-    return {
-        "words": words,
+    ys = traj.ys[:, 0].numpy()  # (K+1, n + R, d)
+    data = {
+        "words": words + register_names(m),
         "tokens": ys.tolist(),
-        "leaders": word_leaders(traj, ids)[:, 0].numpy().tolist(),
+        "leaders": word_leaders(traj, m.token_ids(ids))[:, 0].numpy().tolist(),
         "v": m.decoder.weight.detach().double().cpu()[0].tolist(),
         "b": float(m.decoder.bias.detach()[0]),
         "decision_value": H,
         "alpha": float(m.alpha.detach()),
     }
+    if m.config.registers:
+        data["registers"] = m.config.registers
+    return data
