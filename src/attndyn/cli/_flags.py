@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 from .._errors import InputError
 
-__all__ = ["FLAGS", "SPHERE_RUN_FLAGS", "flag_of", "settings_as_flags", "worded_by"]
+__all__ = ["FLAGS", "SPHERE_RUN_FLAGS", "check_annealing", "flag_of", "settings_as_flags", "worded_by"]
 
 _SETTING_FLAGS = {"random_state": "--seed", "data.sha256": "--data (sha256)", "data.size": "--data (size in bytes)"}
 
@@ -150,3 +150,19 @@ def settings_as_flags(message: str, settings: Iterable[str]) -> str:
     if first in names:
         message = flag_of(first) + message[len(first) :]
     return message
+
+
+def check_annealing(settings: Mapping[str, object], d: int) -> None:
+    """An InputError where one annealing flag would do nothing: --tau-start with no annealing epochs (given as 0 or
+    left at the recipe's 0), or annealing epochs with no --tau-start to anneal from."""
+    tau_start, epochs = settings["tau_start"], settings["anneal_epochs"]
+    if tau_start is not None and not epochs:
+        raise InputError(
+            f"--tau-start {tau_start:g} anneals the temperature over --anneal-epochs, which is 0 (the recipe for "
+            f"d = {d} does not anneal); give --anneal-epochs 1 or more, or drop --tau-start"
+        )
+    if epochs and tau_start is None:
+        raise InputError(
+            f"--anneal-epochs {epochs} anneals the temperature from --tau-start, which is not given (the recipe for "
+            f"d = {d} does not anneal); give --tau-start (e.g. 1.0), or drop --anneal-epochs"
+        )

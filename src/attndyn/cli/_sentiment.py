@@ -144,7 +144,7 @@ def _train_estimator(options: dict[str, Any]) -> HardmaxSentimentClassifier:
     taking the recipe for d; --seed as random_state, --run as run_dir, --progress as verbose), its parameters checked."""
     from ..sentiment import HardmaxSentimentClassifier
     from ..sentiment._recipes import SETTINGS
-    from ._flags import FLAGS, settings_as_flags
+    from ._flags import FLAGS, check_annealing, settings_as_flags
 
     settings = {name: options[name] for name in SETTINGS}
     settings["stop_words"] = _stop_words(settings["stop_words"])
@@ -160,24 +160,8 @@ def _train_estimator(options: dict[str, Any]) -> HardmaxSentimentClassifier:
         est.check_params()
     except InputError as exc:  # the settings' checks name them as Python does: say the train flags
         raise InputError(settings_as_flags(exc.worded(FLAGS), ["d", *SETTINGS])) from None
-    _check_annealing(est.resolved_params(), options["d"])
+    check_annealing(est.resolved_params(), options["d"])
     return est
-
-
-def _check_annealing(settings: dict[str, Any], d: int) -> None:
-    """An InputError where one annealing flag would do nothing: --tau-start with no annealing epochs (given as 0 or
-    left at the recipe's 0), or annealing epochs with no --tau-start to anneal from."""
-    tau_start, epochs = settings["tau_start"], settings["anneal_epochs"]
-    if tau_start is not None and not epochs:
-        raise InputError(
-            f"--tau-start {tau_start:g} anneals the temperature over --anneal-epochs, which is 0 (the recipe for "
-            f"d = {d} does not anneal); give --anneal-epochs 1 or more, or drop --tau-start"
-        )
-    if epochs and tau_start is None:
-        raise InputError(
-            f"--anneal-epochs {epochs} anneals the temperature from --tau-start, which is not given (the recipe for "
-            f"d = {d} does not anneal); give --tau-start (e.g. 1.0), or drop --anneal-epochs"
-        )
 
 
 def _recipe_option(name: str, *flags: str) -> Any:
