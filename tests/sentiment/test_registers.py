@@ -152,12 +152,19 @@ def test_a_register_model_attributes_exactly_saves_and_loads(pair, tmp_path):
     assert np.array_equal(loaded.decision_function(TEXTS), reg.decision_function(TEXTS))
 
 
-def test_cluster_flow_refuses_a_register_model_in_one_line(pair):
+def test_cluster_flow_of_a_register_model_sums_to_the_clusters_and_to_the_words(pair):
+    """The cluster x word flow of a register model: rows sum to explain's clusters (a register's group included),
+    columns to attribute's exact word attributions (own value plus the level credited), the whole to H - b."""
     control, reg = pair
     assert "via_registers" not in attribute(control, "great fun").to_dict()  # the paper model's record is unchanged
     assert "registers" not in figure9_data(control, "great fun")  # nor Figure 9's data
-    with pytest.raises(InputError, match="does not read models with registers yet"):
-        cluster_flow(reg, "great fun")
+    texts = ["great fun film", "awful boring mess and a dull plot", "great acting but a boring plot", *TEXTS]
+    for text in texts:
+        e, att, f = explain(reg, text), attribute(reg, text), cluster_flow(reg, text)
+        np.testing.assert_allclose(f.flow.sum(axis=1), [c.contribution for c in e.clusters], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(f.flow.sum(axis=0), att.contributions, rtol=1e-10, atol=1e-12)
+        assert f.flow.sum() + att.bias == pytest.approx(e.decision_value, rel=1e-10, abs=1e-12)
+        assert [c.leaders for c in e.clusters] == f.leaders
 
 
 def test_figure9_draws_the_words_and_the_registers_of_a_planar_register_model(tmp_path):

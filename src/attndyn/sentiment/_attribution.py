@@ -56,7 +56,7 @@ from torch import Tensor
 
 from .._trajectory import HardmaxTrajectory
 from .._validation import InputError
-from ._explain import _check_estimator, check_no_registers, explain, trajectory_of
+from ._explain import _check_estimator, explain, trajectory_of
 from ._text import UNK
 
 if TYPE_CHECKING:
@@ -301,10 +301,13 @@ class ClusterFlow:
 
 
 def cluster_flow(estimator: HardmaxSentimentClassifier, text: str) -> ClusterFlow:
-    """The cluster x word matrix of ``text`` (:class:`ClusterFlow`): ``explain``'s groups of final
-    tokens against the input words, from one propagation matrix M. A text with no known word has
-    no cluster: an InputError."""
-    check_no_registers(estimator, "cluster_flow")
+    r"""The cluster x word matrix of ``text`` (:class:`ClusterFlow`): ``explain``'s groups of final
+    tokens against the input words, from one propagation matrix M:
+    :math:`F_{gj} = \frac1n \sum_{i \in g} M_{ij} \langle v, z_j^0\rangle`, so the rows sum to the clusters'
+    contributions and the columns to the exact word attributions. With registers (tokens n..n+R-1) the level a
+    word's final token takes from the registers, :math:`\frac1n \sum_k M_{jk} \langle v, r_k\rangle`, is added to
+    that word's column in its own cluster's row (as :func:`attribute` credits it), and both sums stay exact. A text
+    with no known word has no cluster: an InputError."""
     e = explain(estimator, text)
     if not e.known_words:
         raise InputError(
@@ -312,10 +315,14 @@ def cluster_flow(estimator: HardmaxSentimentClassifier, text: str) -> ClusterFlo
         )
     words, traj, _, _ = trajectory_of(estimator, text)
     v, _ = _decoder(estimator.model_)
-    M = propagation_matrix(traj)
+    M = propagation_matrix(traj)  # (n + R, n + R): the words, then a register model's R registers
     values = (traj.ys[0, 0] @ v).numpy()
     n = len(words)
     owner = {w: g for g, c in enumerate(e.clusters) for w in c.words}  # copies share one cluster
     positions = [[i for i in range(n) if owner[words[i]] == g] for g in range(len(e.clusters))]
-    flow = np.stack([M[p].sum(axis=0) / n * values for p in positions])
+    flow = np.stack([M[p][:, :n].sum(axis=0) / n * values[:n] for p in positions])
+    if len(values) > n:  # registers: the level a word's final token holds is credited to that word (register_credit)
+        level = M[:n, n:] @ values[n:] / n
+        for g, p in enumerate(positions):
+            flow[g, p] += level[p]
     return ClusterFlow([c.leaders for c in e.clusters], positions, words, flow)

@@ -97,16 +97,6 @@ def _check_estimator(estimator: object) -> None:
     check()
 
 
-def check_no_registers(estimator: HardmaxSentimentClassifier, caller: str) -> None:
-    """An InputError for a model with registers where ``caller`` reads the words' clusters and leaders only."""
-    R = estimator.model_.config.registers
-    if R:
-        raise InputError(
-            f"{caller} does not read models with registers yet (this one has {R}); explain groups its words by the "
-            "leader or register they joined, and attndyn.sentiment.attribute gives its exact word attributions"
-        )
-
-
 def _check_text(text: object, caller: str) -> None:
     if not isinstance(text, str):
         raise InputError(
