@@ -167,6 +167,25 @@ def test_cluster_flow_of_a_register_model_sums_to_the_clusters_and_to_the_words(
         assert [c.leaders for c in e.clusters] == f.leaders
 
 
+@pytest.mark.parametrize("seed, d, R", [(1, 2, 5), (2, 3, 7), (3, 2, 6)])
+def test_cluster_flow_of_register_models_is_exact_for_every_seed(seed, d, R):
+    """F_gw = (1/n) sum_{i in g} M_iw <v, z_w^0> over the words' columns, plus word w's register credit
+    (1/n) sum_k M_{w,n+k} <v, r_k> in its own cluster's row: columns = attribute's words to 1e-10 relative, rows =
+    explain's clusters, and the credit is not zero (without it the columns would miss the registers' levels)."""
+    reg = HardmaxSentimentClassifier(registers=R, random_state=seed, **{**SMALL, "d": d}).fit(TEXTS * 8, LABELS * 8)
+    credited = 0.0
+    for text in ["great fun film but a boring plot", "awful awful mess, dull", "lovely story", *TEXTS]:
+        e, att, f = explain(reg, text), attribute(reg, text), cluster_flow(reg, text)
+        assert f.flow.shape == (len(e.clusters), len(att.words))
+        np.testing.assert_allclose(f.flow.sum(axis=0), att.contributions, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(f.flow.sum(axis=1), [c.contribution for c in e.clusters], rtol=1e-10, atol=1e-12)
+        assert sorted(i for p in f.positions for i in p) == list(range(len(att.words)))  # every word in one row
+        credited += float(np.abs(att.via_registers).sum())
+    assert credited > 1e-3
+    with pytest.raises(InputError, match="the text has no word the model knows"):
+        cluster_flow(reg, "qwerty asdf")
+
+
 def test_figure9_draws_the_words_and_the_registers_of_a_planar_register_model(tmp_path):
     """Figure 9 of a d = 2 register model: the words then the R registers (named as explain names them), at
     every layer; the leaders flag both; the picture has a register marker and is written."""
@@ -181,10 +200,87 @@ def test_figure9_draws_the_words_and_the_registers_of_a_planar_register_model(tm
     tokens = np.asarray(data["tokens"])
     assert tokens.shape == (reg.model_.config.layers + 1, n + 5, 2)
     assert np.asarray(data["leaders"]).shape == tokens.shape[:2]
-    np.testing.assert_allclose(tokens[0, n:], reg.model_.registers.double().numpy(), rtol=1e-6)  # registers stay
+    r = reg.model_.registers.double().numpy()
+    np.testing.assert_allclose(tokens[:, n:], np.broadcast_to(r, tokens[:, n:].shape), rtol=1e-6)  # they stay
+    assert np.asarray(data["leaders"])[:, n:].all()  # each register follows itself only
+    json.dumps(data)
     fig = draw_figure9(data)
     assert "register" in fig.axes[0].get_legend_handles_labels()[1]
     assert save_figure(fig, tmp_path / "f9", formats=("png",))[0].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_figure9_labels_the_words_by_the_register_they_joined_as_explain_groups_them():
+    """At the last layer each label of a d = 2 register model's Figure 9 is one of explain's groups: its words,
+    then its register, short ("boring, fun → r4 (-0.94)"); a register no word joined gets no label."""
+    from attndyn.plotting._sentiment import _labels, _register_tag
+
+    reg = HardmaxSentimentClassifier(registers=5, random_state=0, **{**SMALL, "d": 2}).fit(TEXTS * 8, LABELS * 8)
+    text = "great fun film but a boring plot"
+    data, e = figure9_data(reg, text), explain(reg, text)
+    labels = [t for _, t in _labels(data, len(data["tokens"]) - 1)]
+    expected = [", ".join(sorted(c.words)) + " → " + _register_tag(c.leaders[0]) for c in e.clusters]
+    assert all(c.leaders[0].startswith("<register") and len(c.words) <= 3 for c in e.clusters)  # as the labels cut
+    assert sorted(labels) == sorted(expected)
+
+
+def _purple(path) -> int:
+    """Pixels of a PNG near the registers' colour (Figure 9's diamonds)."""
+    from PIL import Image
+
+    from attndyn.plotting._sentiment import REGISTER
+
+    with Image.open(path) as im:
+        rgb = np.asarray(im.convert("RGB"), dtype=float)
+    target = np.array([int(REGISTER[i : i + 2], 16) for i in (1, 3, 5)], dtype=float)
+    return int((np.abs(rgb - target).max(axis=-1) < 40).sum())
+
+
+def test_explain_draws_figure_9_of_a_planar_register_run(tmp_path, make_corpus, write_csv, capsys):
+    """`attndyn sentiment explain --model RUN --figure F.png --gif G.gif --words-figure W.png TEXT` on a d = 2
+    register run: the pictures hold the registers' diamonds; the paper model's Figure 9 has none."""
+    from PIL import Image
+
+    from attndyn.cli import main
+
+    texts, labels = make_corpus(120)
+    data = write_csv(tmp_path / "imdb.csv.gz", texts, labels, gz=True)
+    run = tmp_path / "run"
+    argv = ["sentiment", "train", "--run", str(run), "--data", str(data), "--d", "2", "--epochs", "2"]
+    flags = ["--min-freq", "1", "--registers", "5", "--register-shift", "2", "--no-progress", "--threads", "1"]
+    assert main([*argv, *flags]) == 0
+    capsys.readouterr()
+    f, g, w = tmp_path / "f.png", tmp_path / "f.gif", tmp_path / "w.png"
+    explain_argv = ["sentiment", "explain", "--model", str(run), "--json", "--figure", str(f), "--gif", str(g)]
+    assert main([*explain_argv, "--words-figure", str(w), texts[1]]) == 0
+    assert "via_registers" in json.loads(capsys.readouterr().out)["attributions"]
+    for path in (f, w):
+        with Image.open(path) as im:
+            assert im.format == "PNG" and im.size[0] > 2 * im.size[1] > 0  # five panels side by side
+        assert _purple(path) > 50
+    with Image.open(g) as im:
+        assert im.format == "GIF" and im.n_frames == 9  # layers 0..8
+    est = HardmaxSentimentClassifier.load(run)
+    control = HardmaxSentimentClassifier(layers=0, random_state=0, **{**SMALL, "d": 2}).fit(TEXTS * 8, LABELS * 8)
+    from attndyn.plotting import _sentiment as figs
+
+    assert est.model_.config.d == 2 and est.model_.config.registers == 5
+    assert _purple(figs.write(figs.draw_figure9(figure9_data(control, "great fun")), tmp_path / "plain.png")) == 0
+
+
+def test_the_explorer_draws_a_register_model_as_figure_9_does(pair, tmp_path):
+    """The explorer's sentiment page: the words as words, the registers as their own glyph (legend "register"),
+    the labels as Figure 9's (no register alone); a plain model's legend is unchanged."""
+    pytest.importorskip("panel")
+    from attndyn.explore._pages.sentiment import SentimentPage
+
+    reg = HardmaxSentimentClassifier(registers=5, random_state=0, **{**SMALL, "d": 2}).fit(TEXTS * 8, LABELS * 8)
+    page = SentimentPage(str(reg.save(tmp_path / "m")))
+    page.text.value = "great fun film but a boring plot"
+    page.explain()
+    n = len(reg.known_words([page.text.value])[0])
+    assert len(page.words.data["x"]) == n and len(page.registers.data["x"]) == 5
+    assert [item.label.value for item in page.plot.legend[0].items][-1] == "register"
+    assert page.labels.data["text"] and all(" → r" in t for t in page.labels.data["text"])  # words on registers
 
 
 def test_explain_groups_the_words_by_the_leader_or_register_they_joined(pair):

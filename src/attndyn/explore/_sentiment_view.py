@@ -48,7 +48,7 @@ class SentimentResult:
 
     text: str
     explanation: Explanation
-    figure9: dict[str, Any]  # words, tokens (K+1, n, d), leaders (K+1, n), v, b, decision_value, alpha
+    figure9: dict[str, Any]  # words, tokens (K+1, n [+ R], d), leaders (K+1, n [+ R]), v, b, H, alpha [, registers]
     attribution: Attribution  # each input word's exact share of H (attndyn.sentiment.attribute)
 
     def headline(self) -> str:

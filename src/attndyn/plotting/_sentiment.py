@@ -15,6 +15,7 @@ first ("waste, acting, plot …"); the legend sits below the panels, over no dat
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +46,7 @@ __all__ = [
 ]
 
 POS, NEG = "#2e7d32", "#c62828"
+REGISTER = "#8e24aa"  # a register model's registers (Figure 9 and the explorer)
 MAX_LABELS = 14
 
 
@@ -117,10 +119,15 @@ def figure9_labels(
     nearly on it share one label. The text names the group's leader words first, then the others
     by count ("waste, acting×2, plot …", at most three names) and the label is anchored at the
     leader; groups with a leader come first, then larger groups. The last ``registers`` points (a register
-    model's) are labelled only with the words that joined them: a register alone gets no label.
+    model's, named ``<register k: value>`` as :func:`attndyn.sentiment.explain` names them) are labelled only
+    with the words that joined them, the register last and short: "boring, mess → r14 (-22.98)"; a register
+    alone gets no label.
 
     >>> figure9_labels(np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]]), ["plot", "waste", "good"], np.array([0, 1, 1]))
     [(1, 'waste, plot'), (2, 'good')]
+    >>> figure9_labels(np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 1.0], [0.0, 1.0]]),
+    ...                ["plot", "waste", "<register 1: -2.50>", "<register 2: +2.50>"], np.array([0, 0, 1, 1]), 2)
+    [(2, 'waste → r1 (-2.50)'), (0, 'plot')]
     """
     if not len(points):
         return []
@@ -133,13 +140,26 @@ def figure9_labels(
     for g in groups:
         counts: dict[str, int] = {}
         for i in g:
-            counts[words[i]] = counts.get(words[i], 0) + 1
+            if i < first_register:
+                counts[words[i]] = counts.get(words[i], 0) + 1
         lead = {words[i] for i in g if leaders[i]}
         names = sorted(counts, key=lambda w: (w not in lead, -counts[w], w))
         parts = [f"{w}×{counts[w]}" if counts[w] > 1 else w for w in names]
         anchor = next((i for i in g if leaders[i]), g[0])
-        out.append((anchor, ", ".join(parts[:3]) + (" …" if len(parts) > 3 else "")))
+        text = ", ".join(parts[:3]) + (" …" if len(parts) > 3 else "")
+        tags = [_register_tag(words[i]) for i in g if i >= first_register]
+        out.append((anchor, text + (" → " + ", ".join(tags) if tags else "")))
     return out
+
+
+def _register_tag(name: str) -> str:
+    """A register's name in a Figure 9 label, short: ``<register 14: -22.98>`` as ``r14 (-22.98)``.
+
+    >>> _register_tag("<register 14: -22.98>")
+    'r14 (-22.98)'
+    """
+    m = re.fullmatch(r"<register (\d+): (.+)>", name)
+    return f"r{m[1]} ({m[2]})" if m else name
 
 
 def _place_labels(ax: Axes, pts: np.ndarray, labels: list[tuple[int, str]], max_labels: int) -> list[Text]:
@@ -217,7 +237,10 @@ def _panel(ax: Axes, data: dict, k: int, lim: tuple) -> None:
     ax.scatter(pts[~lead, 0], pts[~lead, 1], s=14, c="#455a64", alpha=0.7, label="word")
     ax.scatter(pts[lead, 0], pts[lead, 1], s=60, facecolors="none", edgecolors="k", linewidths=1.4, label="leader")
     if R:
-        ax.scatter(regs[:, 0], regs[:, 1], marker="D", s=22, c="#8e24aa", alpha=0.8, zorder=4, label="register")
+        ax.scatter(  # hollow: a word that joined a register shows inside its diamond
+            regs[:, 0], regs[:, 1], marker="D", s=34, facecolors="none", edgecolors=REGISTER, linewidths=1.3,
+            zorder=4, label="register",
+        )  # fmt: skip
     mean = pts.mean(axis=0)
     ax.scatter([mean[0]], [mean[1]], marker="*", s=160, c="gold", edgecolors="k", zorder=5, label="mean token")
     ax.set_xlim(x0, x1)
@@ -256,7 +279,7 @@ def draw_figure9(data: dict, *, layers: list[int] | None = None, max_labels: int
     (circled), the groups of words labelled leader first without overlaps, the legend below."""
     _check_planar(data)
     K = len(data["tokens"]) - 1
-    ks = layers if layers is not None else sorted({0, 1, 2, K // 2, K})
+    ks = layers if layers is not None else sorted({min(k, K) for k in (0, 1, 2, K // 2, K)})  # K = 0: one panel
     fig = new_figure(3.6 * len(ks), 4.1)
     axes = fig.subplots(1, len(ks), squeeze=False)[0]
     lim = _limits(data)

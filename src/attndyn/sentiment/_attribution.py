@@ -41,7 +41,12 @@ is its count times its per-position attribution (:attr:`Attribution.by_word`).
 :math:`H - b = \sum_g \frac1n\sum_{i\in g}\langle v, z^K_i\rangle`. Substituting :math:`Z^K = MZ^0`
 gives one matrix :math:`F_{gw} = \frac1n\big(\sum_{i\in g} M_{iw}\big)\langle v, z^0_w\rangle`
 (:func:`cluster_flow`) whose row sums are the clusters' contributions and whose column sums
-are the word attributions :math:`a_w`; both add up to :math:`H - b`.
+are the word attributions :math:`a_w`; both add up to :math:`H - b`. With registers a word's final token is
+:math:`z^K_i = \sum_{j<n} M_{ij} z^0_j + \sum_k M_{i,n+k} r_k` (the registers' own values are no word's), so
+:math:`F_{gw}` sums over the words' columns j < n only and word w's register credit
+:math:`\frac1n\sum_k M_{w,n+k}\langle v, r_k\rangle` is added to :math:`F_{g(w)\,w}`, g(w) the group of w's
+own final token: the row sums stay the clusters' contributions (a register's group included) and the column
+sums the word attributions with their credit.
 """
 
 from __future__ import annotations
@@ -292,7 +297,9 @@ class ClusterFlow:
     """How each input word's contribution reaches each final cluster of :func:`~attndyn.sentiment.explain`.
 
     ``flow[g, w]`` = :math:`\\frac1n(\\sum_{i\\in g} M_{iw})\\langle v, z^0_w\\rangle`: its row sums are
-    the clusters' ``contribution`` (``explain``'s order), its column sums the word attributions."""
+    the clusters' ``contribution`` (``explain``'s order), its column sums the word attributions. A register
+    model's word w also carries its register credit :math:`\\frac1n\\sum_k M_{w,n+k}\\langle v, r_k\\rangle` in the
+    row of its own cluster (M over the n words and the R registers)."""
 
     leaders: list[list[str]]  # per cluster, as explain reports it
     positions: list[list[int]]  # the final tokens (= positions) of each cluster

@@ -196,14 +196,16 @@ def _groups(zK: np.ndarray, lead: np.ndarray, names: list[str], n: int) -> dict[
 
 
 def figure9_data(estimator: HardmaxSentimentClassifier, text: str) -> dict:
-    """Everything Figure 9 draws for one review: the words, their positions at every layer
+    r"""Everything Figure 9 draws for one review: the words, their positions at every layer
     ``tokens`` (K+1, n, d), which are leaders at every layer, the decoder ``v``, ``b``, the
-    decision value and alpha (JSON-able). Runs the hardmax dynamics once
-    (:func:`trajectory_of`); :func:`attndyn.plotting._sentiment.figure9` draws the result.
+    decision value :math:`H = \langle v, \frac1n\sum_{i<n} z^K_i\rangle + b` and alpha (JSON-able). Runs the
+    hardmax dynamics once (:func:`trajectory_of`); :func:`attndyn.plotting.draw_figure9` draws the result.
 
-    A model with R registers adds ``registers`` = R: the last R of ``words`` are the registers' names
-    (:func:`register_names`) and the last R tokens their positions (they attend and are attended like words;
-    the decision reads the words only)."""
+    A model with R registers adds ``registers`` = R: ``words`` are the n words then the registers' names
+    (:func:`register_names`), ``tokens`` (K+1, n + R, d) and ``leaders`` (K+1, n + R) the words then the
+    registers (tokens n..n+R-1, which attend and are attended like words: the words move onto them, while
+    with their placement each follows only itself and stays at :math:`r_k`); H still reads the n words only.
+    A plain model's data has no ``registers`` key."""
     _check_estimator(estimator)
     _check_text(text, "figure9_data")
     words, traj, H, ids = trajectory_of(estimator, text)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ...plotting._sentiment import NEG, POS, figure9_labels  # the exported figure's colours and label groups
+from ...plotting._sentiment import NEG, POS, REGISTER, figure9_labels  # the exported figure's colours, labels
 from .._sentiment_view import (
     SentimentResult,
     load_model,
@@ -58,6 +58,7 @@ class SentimentPage:
 
         self.words = bm.ColumnDataSource({"x": [], "y": [], "color": []})
         self.leads = bm.ColumnDataSource({"x": [], "y": []})
+        self.registers = bm.ColumnDataSource({"x": [], "y": []})  # a register model's registers (none: empty)
         self.labels = bm.ColumnDataSource({"x": [], "y": [], "text": [], "dx": [], "dy": []})
         self.line = bm.ColumnDataSource({"x": [], "y": []})
         p = figure(
@@ -77,6 +78,11 @@ class SentimentPage:
             legend_label="leader",
         )
         p.line("x", "y", source=self.line, color="black", line_dash="dashed", legend_label="decision line H = 0")
+        # hollow diamonds, as the exported figure's: a word that joined a register shows inside it (legend: _draw)
+        self.register_glyph = p.scatter(
+            "x", "y", source=self.registers, marker="diamond", size=11, fill_alpha=0, line_color=REGISTER,
+            line_width=1.5,
+        )  # fmt: skip
         p.add_layout(
             bm.LabelSet(
                 x="x", y="y", text="text", x_offset="dx", y_offset="dy", source=self.labels, text_font_size="9pt",
@@ -117,11 +123,13 @@ class SentimentPage:
         if self.result is None:
             return
         data = self.result.figure9
-        Z = np.asarray(data["tokens"], dtype=np.float64)  # (K+1, n, d)
+        Z = np.asarray(data["tokens"], dtype=np.float64)  # (K+1, n + R, d): the words, then R registers
+        R = int(data.get("registers", 0))
+        n = Z.shape[1] - R
         if Z.shape[2] == 1:  # d = 1: the words on a line
             Z = np.concatenate([Z, np.zeros_like(Z)], axis=2)
         k = min(int(self.layer.value), len(Z) - 1)
-        P = Z[k, :, :2]  # (n, 2) the plane shown
+        P = Z[k, :, :2]  # (n + R, 2) the plane shown
         lead = np.asarray(data["leaders"][k], dtype=bool)
         v, b = np.asarray(data["v"]), float(data["b"])
         side = Z[k] @ v + b > 0 if len(v) == Z.shape[2] else np.ones(len(P), dtype=bool)
@@ -132,11 +140,14 @@ class SentimentPage:
         lo, hi = lo - pad, hi + pad
         self.plot.x_range.update(start=lo[0], end=hi[0])
         self.plot.y_range.update(start=lo[1], end=hi[1])
-        self.words.data = {"x": P[:, 0], "y": P[:, 1], "color": np.where(side, POS, NEG)}
-        self.leads.data = {"x": P[lead, 0], "y": P[lead, 1]}
+        self.words.data = {"x": P[:n, 0], "y": P[:n, 1], "color": np.where(side[:n], POS, NEG)}
+        self.leads.data = {"x": P[:n][lead[:n], 0], "y": P[:n][lead[:n], 1]}  # leader words (registers all lead)
+        self.registers.data = {"x": P[n:, 0], "y": P[n:, 1]}
+        if R:
+            self._name_registers()
         # one label per group of words at one place, leader first (as the exported figure), none overlapping
-        groups = figure9_labels(P, list(data["words"]), lead)
-        pixels = (P - lo) / (hi - lo) * np.asarray(FRAME)  # (n, 2) in the plot's frame, y up
+        groups = figure9_labels(P, list(data["words"]), lead, R)
+        pixels = (P - lo) / (hi - lo) * np.asarray(FRAME)  # (n + R, 2) in the plot's frame, y up
         kept = place_labels(pixels[[i for i, _ in groups]], [t for _, t in groups], FRAME)
         anchors = [groups[j][0] for j, _, _ in kept]
         self.labels.data = {
@@ -146,6 +157,12 @@ class SentimentPage:
         if len(v) == 2 and abs(v[1]) > 1e-12:  # the decision line <v, z> + b = 0
             x = np.array([lo[0], hi[0]])
             self.line.data = {"x": x, "y": -(b + v[0] * x) / v[1]}
+
+    def _name_registers(self) -> None:
+        """The registers' legend entry, added when a register model is first drawn (a plain model's has none)."""
+        legend = self.plot.legend[0]
+        if not any(self.register_glyph in item.renderers for item in legend.items):
+            legend.items.append(lib("bokeh.models").LegendItem(label="register", renderers=[self.register_glyph]))
 
     def figure(self) -> Any:
         return sentiment_figure(exported(self.result))
