@@ -286,6 +286,8 @@ CASES = {
         ["--register-shift", "0"],
         ["--register-length", "1e39"],
         ["--tau-start", "0.05", "--anneal-epochs", "0"],
+        ["--tau-start", "0.05"],  # the recipes anneal over 0 epochs
+        ["--anneal-epochs", "3"],  # nothing to anneal from
         ["--seed", str(2**64)],
     ],
     "evaluate": [
