@@ -73,6 +73,7 @@ threads share. How many threads a layer uses is :func:`threads_for` (a measured 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import numba
 import numpy as np
@@ -710,24 +711,44 @@ def _certify_dense(b, i, ii, s, m, z, A, identity, big, layer, book):  # pragma:
     return _certify_one(b, i, s[ii] - rival, t, span, layer, book)
 
 
-@njit(cache=True)
-def _dense_serial(
-    z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, causal
-):  # pragma: no cover
-    for b in range(z.shape[0]):
-        _dense_one(
-            b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, causal
-        )
+def _dense_loop(parallel: bool) -> Callable[..., None]:
+    """The compiled loop of :func:`_dense_one` over the sequences, on numba's threads (``prange``) when ``parallel``.
+
+    Each variant closes over its own loop, ``range`` or ``prange``, so that numba's on-disk cache (keyed by
+    bytecode and closure, not by compile options) gives each build an entry of its own (as in
+    :func:`attndyn.margins._pair_loop`).
+    """
+    loop = prange if parallel else range
+
+    @njit(parallel=parallel, cache=True)
+    def dense(
+        z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, causal
+    ):  # pragma: no cover - compiled
+        for b in loop(z.shape[0]):
+            _dense_one(
+                b,
+                z,
+                A,
+                identity,
+                mask,
+                coef,
+                tol,
+                out,
+                leader,
+                follow,
+                record_follow,
+                moved,
+                scale,
+                layer,
+                book,
+                causal,
+            )
+
+    return dense
 
 
-@njit(parallel=True, cache=True)
-def _dense_parallel(
-    z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, causal
-):  # pragma: no cover
-    for b in prange(z.shape[0]):
-        _dense_one(
-            b, z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, causal
-        )
+_dense_serial = _dense_loop(parallel=False)
+_dense_parallel = _dense_loop(parallel=True)
 
 
 # Threads pay off once a layer has this much work (tokens x candidates-or-tokens, see threads_for).
