@@ -120,8 +120,8 @@ def _check_step(z: Any, alpha: Any, A: Any, mask: Any, tol: Any) -> None:
             f"z must be a floating-point torch tensor of shape (B, n, d), got {got}; "
             "for one sequence use z[None], for arrays attndyn.hardmax(tokens, ...)"
         )
-    check_positive(alpha, "alpha")
-    check_nonnegative(tol, "tol")
+    check_positive(alpha, param("alpha", "alpha"))
+    check_nonnegative(tol, param("tol", "tol"))
     d = z.shape[-1]
     if A is not None and (not isinstance(A, Tensor) or tuple(A.shape) != (d, d)):
         got = str(tuple(A.shape)) if isinstance(A, Tensor) else type(A).__name__
@@ -456,9 +456,9 @@ def hardmax(
     [0, 1, 2, 3]
     """
     z, batched = as_tokens(tokens, dtype=dtype, device=device)
-    alpha = check_positive(alpha, "alpha")
-    layers = check_int(layers, "layers", minimum=0)
-    tol = check_nonnegative(tol, "tol")
+    alpha = check_positive(alpha, param("alpha", "alpha"))
+    layers = check_int(layers, param("layers", "layers"), minimum=0)
+    tol = check_nonnegative(tol, param("tol", "tol"))
     causal = check_bool(causal, "causal")
     check_options(save, stop)
     B, n, d = z.shape

@@ -69,6 +69,13 @@ _WORDS = {
     "save.states": "ask for fewer steps (a shorter --time, a larger --step) or fewer sequences (in Python, keep fewer "
     "with save=SaveAt(every=k))",
     "max_memory": "the memory limit (the Python API's max_memory=; the command line keeps half the machine's memory)",
+    # attndyn hardmax, control
+    "alpha": "--alpha",
+    "tol": "--tol",
+    "layers": "--layers",
+    "rounds": "--rounds",
+    "margin": "--margin",
+    "max_constraints": "--max-constraints",
     # attndyn reproduce
     "only": "--only",
     "sentiment_run": "--sentiment-run",

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .. import analysis
+from .._errors import param
 from .._trajectory import HardmaxTrajectory
 from .._validation import InputError, check_int, check_nonnegative
 from ._assign import Attempt, best_assignment, solve_assignment
@@ -138,8 +139,8 @@ def choose_A(
     'token 3 lies in the hull of the other tokens'
     """
     Z0, alpha, layers, rounds, min_eigenvalue = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
-    margin = check_nonnegative(margin, "margin")
-    max_constraints = check_int(max_constraints, "max_constraints", minimum=1)
+    margin = check_nonnegative(margin, param("margin", "margin"))
+    max_constraints = check_int(max_constraints, param("max_constraints", "max_constraints"), minimum=1)
     S = _check_leaders(leaders, len(Z0))
     Z, e = unit_scale(Z0)  # every answer below is the same for 2**k * Z (see attndyn.control._scale)
     problem = ControlProblem(Z, S, spd, min_eigenvalue, alpha, layers, rounds, margin, max_constraints)

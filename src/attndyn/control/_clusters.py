@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from .. import analysis
+from .._errors import param
 from .._validation import InputError, check_int, check_nonnegative
 from ._assign import ends_with, solve_assignment
 from ._hull import never_leads
@@ -72,8 +73,8 @@ def choose_A_for_clusters(
     Z0, alpha, layers, rounds, min_eigenvalue = check_request(tokens, alpha, layers, rounds, min_eigenvalue, spd)
     n = len(Z0)
     T = _check_targets(targets, n)
-    margin = check_nonnegative(margin, "margin")
-    max_constraints = check_int(max_constraints, "max_constraints", minimum=1)
+    margin = check_nonnegative(margin, param("margin", "margin"))
+    max_constraints = check_int(max_constraints, param("max_constraints", "max_constraints"), minimum=1)
     S = tuple(sorted({t for t in T}))
     Z, e = unit_scale(Z0)  # every answer below is the same for 2**k * Z (see attndyn.control._scale)
     problem = ControlProblem(Z, S, spd, min_eigenvalue, alpha, layers, rounds, margin, max_constraints)

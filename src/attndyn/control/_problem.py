@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from .._budget import check_matrix_memory
+from .._errors import param
 from .._hardmax import check_dynamic_range, hardmax
 from .._options import SaveAt
 from .._trajectory import HardmaxTrajectory
@@ -52,9 +53,9 @@ def check_request(
     Z = z[0].numpy()
     if len(Z) < 2:
         raise InputError(f"tokens has {len(Z)} token; control needs at least 2")
-    alpha = check_positive(alpha, "alpha")
-    layers = check_int(layers, "layers", minimum=1)
-    rounds = check_int(rounds, "rounds", minimum=1)
+    alpha = check_positive(alpha, param("alpha", "alpha"))
+    layers = check_int(layers, param("layers", "layers"), minimum=1)
+    rounds = check_int(rounds, param("rounds", "rounds"), minimum=1)
     if not isinstance(spd, (bool, np.bool_)):
         raise InputError(f"spd must be True (an SPD A, by an SDP) or False (any A, by an LP), got {spd!r}")
     if min_eigenvalue is not None and not spd:

@@ -30,6 +30,7 @@ import torch
 from scipy.optimize import linprog
 
 from .._budget import check_time_estimate, default_max_memory, human_bytes
+from .._errors import param
 from .._validation import InputError
 from ._constraints import Preference, margins, preference_rows
 
@@ -154,11 +155,12 @@ def check_size(
     limit = default_max_memory(torch.device("cpu")) if max_memory is None else float(max_memory)
     nbytes, seconds = estimate(m, d, spd=spd)
     if m > max_constraints or nbytes > limit:
-        over = f"over max_constraints = {max_constraints}" if m > max_constraints else f"over {human_bytes(limit)}"
+        name = param("max_constraints", "max_constraints")
+        over = f"over {name} = {max_constraints}" if m > max_constraints else f"over {human_bytes(limit)}"
         raise InputError(
             f"the margin problem would have {m} constraints on a {d} x {d} matrix (about {human_bytes(nbytes)} and "
             f"{seconds:.3g} s for the {'SDP' if spd else 'LP'}), {over}; use fewer tokens, leaders or layers, "
-            "or raise max_constraints"
+            f"or raise {name}"
         )
     check_time_estimate(f"the {'SDP' if spd else 'LP'} of {m} constraints on a {d} x {d} matrix", seconds)
 
