@@ -261,5 +261,12 @@ def test_phase_and_run_name_their_flags_not_python_parameters(capsys, files, val
         assert code == 2 and err.startswith(f"error: {flag} must be a ") and err.count("\n") == 1, (argv, err)
     if value != "nan":  # an integer option
         code, _, err = run(capsys, "sphere", "phase", "--out", "ph", "--n", value)
-        assert code == 2 and err == f"error: --n must be an integer >= 1, got {value}\n"
+        assert code == 2 and err == f"error: --n must be an integer >= 2, got {value}\n"
+    for argv, message in (  # one token has no pair to cluster (it said "n must be", from the gamma curve's check)
+        (["phase", "--out", "ph", "--n", "1"], "error: --n must be an integer >= 2, got 1\n"),
+        (["phase", "--out", "ph", "--seed", "-1"], "error: --seed must be an integer >= 0, got -1\n"),
+        (["run", "s.npy", "--noise", "0.1", "--seed", "-1"], "error: --seed must be an integer >= 0, got -1\n"),
+    ):
+        code, _, err = run(capsys, "sphere", *argv)
+        assert code == 2 and err == message, (argv, err)
     assert not Path("ph").exists()

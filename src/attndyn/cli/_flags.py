@@ -59,6 +59,7 @@ _WORDS = {
     "normalize": "--normalize",
     "norm": "--norm ",
     "seed": "--seed 0",
+    "seed.flag": "--seed",
     "method.discrete": "--method discrete",
     "method.euler": "--method euler",
     "attention.sa": "--attention sa",

@@ -188,7 +188,7 @@ def _check_settings(
             f"{f' with norm {norm!r}' if norm else ''}"
         )
     if seed is not None:
-        seed = check_int(seed, "seed")
+        seed = check_int(seed, param("seed.flag", "seed"))
     if noise > 0 and seed is None:
         raise InputError(
             f"noise > 0 needs a seed (randomness is an argument); pass {param('seed', 'seed=0')} or another integer"

@@ -170,11 +170,12 @@ def phase_diagram(
     ((2, 3), (2, 3))
     """
     beta_grid = _check_grid(np.linspace(0.1, 9.0, 90) if betas is None else betas)
-    systems, n, d = (check_int(v, param(k, k), minimum=1) for v, k in ((systems, "systems"), (n, "n"), (d, "d")))
+    systems, d = (check_int(v, param(k, k), minimum=1) for v, k in ((systems, "systems"), (d, "d")))
+    n = check_int(n, param("n", "n"), minimum=2)  # pairs of tokens, and the orthogonal start's curve
     checkpoints = _check_checkpoints(checkpoints)
     time, step = check_positive(time, param("time", "time")), check_positive(step, param("step", "step"))
     delta, rank_delta = _check_deltas(delta, rank_delta)
-    seed, norm = check_int(seed, "seed"), resolve_norm(method, norm)
+    seed, norm = check_int(seed, param("seed.flag", "seed")), resolve_norm(method, norm)
     step_fn = _layer(attention, method, norm)
     dt, times, read_at = _read_steps(time, step, method, checkpoints)
     dev = resolve_device(device or "cpu")
