@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from ._errors import param
 from ._validation import InputError
 
 __all__ = ["resolve_device", "DEVICE_CHOICES"]
@@ -28,15 +29,16 @@ def resolve_device(device: Any) -> torch.device:
     """
     if isinstance(device, str) and device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    name, given = param("device", "device"), param("device.given", "device=") + repr(device)
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError):
-        raise InputError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}") from None
+        raise InputError(f"{name} must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}") from None
     if dev.type not in ("cpu", "cuda"):
-        raise InputError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}")
+        raise InputError(f"{name} must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}")
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise InputError(f"device={device!r} but CUDA is not available on this machine; use 'cpu' or 'auto'")
+            raise InputError(f"{given} but CUDA is not available on this machine; use 'cpu' or 'auto'")
         if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise InputError(f"device={device!r} but this machine has {torch.cuda.device_count()} CUDA device(s)")
+            raise InputError(f"{given} but this machine has {torch.cuda.device_count()} CUDA device(s)")
     return dev

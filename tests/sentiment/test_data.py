@@ -42,6 +42,9 @@ def test_read_csv_errors(tmp_path):
     (tmp_path / "b2.csv").write_text("body,label\nhi,positive\n")
     with pytest.raises(InputError, match="no 'review' column .* name the columns review,sentiment or text,label"):
         read_csv(tmp_path / "b2.csv")
+    (tmp_path / "empty.csv").write_text("")  # it said "no 'review' column (columns: [])"
+    with pytest.raises(InputError, match=r"empty.csv' is empty; give a CSV whose first line names its columns"):
+        read_csv(tmp_path / "empty.csv")
     (tmp_path / "c.csv").write_text("review,sentiment\nhi,meh\n")
     with pytest.raises(InputError, match="neither positive nor negative"):
         read_csv(tmp_path / "c.csv")

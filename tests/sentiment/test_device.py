@@ -64,7 +64,7 @@ def test_cli_device_option_passes_through(fitted, tmp_path, capsys):
     )
     assert json.loads(capsys.readouterr().out)["clusters"]
     assert main(["sentiment", "predict", "--model", str(tmp_path / "m"), "--device", "tpu", "hi"]) == 2
-    assert "device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got 'tpu'" in capsys.readouterr().err
+    assert capsys.readouterr().err == "error: --device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got 'tpu'\n"
 
 
 def test_load_places_the_model_on_the_given_device(fitted, tmp_path, corpus):

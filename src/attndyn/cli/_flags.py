@@ -70,6 +70,9 @@ _WORDS = {
     "save.states": "ask for fewer steps (a shorter --time, a larger --step) or fewer sequences (in Python, keep fewer "
     "with save=SaveAt(every=k))",
     "max_memory": "the memory limit (the Python API's max_memory=; the command line keeps half the machine's memory)",
+    # the commands with --device
+    "device": "--device",
+    "device.given": "--device ",
     # attndyn hardmax, control
     "alpha": "--alpha",
     "tol": "--tol",

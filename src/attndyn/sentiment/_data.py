@@ -125,6 +125,11 @@ def read_csv(path: str | os.PathLike, *, text_column: str | None = None, label_c
         with opener() as f:
             reader = csv.DictReader(f)
             cols = reader.fieldnames or []
+            if not cols:
+                raise InputError(
+                    f"CSV {str(p)!r} is empty; give a CSV whose first line names its columns (review,sentiment or "
+                    "text,label) and whose other lines are the reviews"
+                )
             if text_column is None:
                 text_column = "text" if "review" not in cols and "text" in cols else "review"
             if label_column is None:
