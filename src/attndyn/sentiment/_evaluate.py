@@ -67,14 +67,15 @@ def hardmax_statistics(
     leader words (each leader token counted).
 
     Figure 10 counts, among reviews classified correctly with confidence >= ``confidence``, the
-    last-layer leaders whose :math:`|H(z_i)| = |\\langle v, z_i\\rangle + b| \\ge` ``far``.
+    last-layer leaders whose :math:`|H(z_i)| = |\\langle v, z_i\\rangle + b| \\ge` ``far``, and lists the ``top``
+    most counted (:func:`top_words`: ties alphabetically).
     """
     v = model.decoder.weight.detach().double().cpu()[0]
     b = float(model.decoder.bias.detach()[0])
     ratios, n_leaders, at0 = [], [], []
     fig10: Counter = Counter()
     fig10_pos: Counter = Counter()
-    order = torch.argsort(data.mask.sum(dim=1))
+    order = torch.argsort(data.mask.sum(dim=1), stable=True)
     for a in range(0, len(data), batch_size):
         part = data.take(order[a : a + batch_size])
         logits, traj = model.hardmax_run(part.ids, part.mask, follow=True)
@@ -112,8 +113,20 @@ def hardmax_statistics(
         "leaders_min": int(nl.min()),
         "leaders_max": int(nl.max()),
         "leaders_at_layer0_fraction": float(np.mean(at0)) if at0 else None,
-        "figure10": [{"word": w, "count": c, "positive_side": fig10_pos[w]} for w, c in fig10.most_common(top)],
+        "figure10": top_words(fig10, fig10_pos, top),
     }
+
+
+def top_words(counts: Counter, positive: Counter, top: int) -> list[dict]:
+    """Figure 10's list: the ``top`` most counted words, ties (at the cut-off too) in alphabetical order, so that the
+    list does not depend on the order the reviews were read in.
+
+    >>> top_words(Counter(bad=3, good=2, fine=2, dull=2), Counter(good=2, fine=1), 3)  # doctest: +NORMALIZE_WHITESPACE
+    [{'word': 'bad', 'count': 3, 'positive_side': 0}, {'word': 'dull', 'count': 2, 'positive_side': 0},
+     {'word': 'fine', 'count': 2, 'positive_side': 1}]
+    """
+    ranked = sorted(counts.items(), key=lambda wc: (-wc[1], wc[0]))[:top]
+    return [{"word": w, "count": c, "positive_side": positive[w]} for w, c in ranked]
 
 
 def figure8_data(history: list[dict]) -> dict:
