@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-__all__ = ["InputError", "HypothesisWarning", "param"]
+__all__ = ["InputError", "HypothesisWarning", "param", "plain"]
 
 _PARAM = re.compile("\x1e([^\x1e\x1f]*)\x1f([^\x1e]*)\x1e")
 
@@ -27,15 +27,23 @@ def param(key: str, words: str) -> str:
     return f"\x1e{key}\x1f{words}\x1e"
 
 
-class InputError(ValueError):
-    """A user-supplied value is unusable; the message names it and says how to fix it.
+def plain(text: str) -> str:
+    """``text`` with each :func:`param` mark shown as the library's words (what ``str`` of an InputError gives).
 
-    The message names the library's parameters; a command line words them as its flags with :meth:`worded`."""
+    >>> plain(f"use {param('step', 'step')} <= 0.01")
+    'use step <= 0.01'
+    """
+    return _PARAM.sub(lambda m: m[2], text)
+
+
+class _Worded:
+    """A message that may name parameters with :func:`param`: shown as the library names them, and
+    :meth:`worded` by a command line's own words."""
 
     def __init__(self, *args: object) -> None:
         self.template = args[0] if args and isinstance(args[0], str) else None
         if self.template is not None:
-            args = (_PARAM.sub(lambda m: m[2], self.template), *args[1:])
+            args = (plain(self.template), *args[1:])
         super().__init__(*args)
 
     def worded(self, words: Mapping[str, str]) -> str:
@@ -46,8 +54,15 @@ class InputError(ValueError):
         return _PARAM.sub(lambda m: words.get(m[1], m[2]), self.template)
 
 
-class HypothesisWarning(UserWarning):
-    """The input is legal but outside the hypotheses of the theorem being illustrated."""
+class InputError(_Worded, ValueError):
+    """A user-supplied value is unusable; the message names it and says how to fix it.
+
+    The message names the library's parameters; a command line words them as its flags with :meth:`worded`."""
+
+
+class HypothesisWarning(_Worded, UserWarning):
+    """The input is legal but outside the hypotheses of the theorem being illustrated (a command line words the
+    parameters it names as its flags, as for :class:`InputError`)."""
 
 
 InputError.__module__ = HypothesisWarning.__module__ = "attndyn._validation"

@@ -242,7 +242,8 @@ def test_a_run_over_the_step_budget_says_what_the_flags_can_change(capsys, files
     code, _, err = run(capsys, "sphere", "s.npy", "--method", "dopri5", "--time", "50")
     assert code == 2 and err.count("\n") == 1 and "max_steps" not in err, err
     assert err.endswith(
-        "step budget exhausted (5 steps); use a fixed-step --method (rk4, the default) or a shorter --time\n"
+        "step budget exhausted (5 steps); use a shorter --time, or --method rk4 with a --step small enough for the "
+        "field (a warning says when it is not)\n"
     )
 
 

@@ -123,9 +123,10 @@ def _wait(page, selector: str, want: str, timeout: float = 40.0) -> bool:
 
 def test_an_under_resolved_usa_run_is_reported_not_hidden():
     """USA at beta = 6 with rk4 step 0.1 is under-resolved (velocities up to e^6): the energy falls, and the
-    view's verdict says so instead of claiming the theorem."""
+    view's verdict says undecided, with the step that resolves it, instead of claiming the theorem or denying it."""
     res = run_sphere(SphereState(beta=6.0, attention="usa", time=5.0))
-    assert res.energy.applies and not res.energy.holds
+    assert res.energy.applies and res.energy.measured_holds is False and res.energy.holds is None
+    assert "beyond rk4's stability interval" in res.energy.undecided
 
 
 def test_the_exported_inputs_rerun_from_the_command_line(tmp_path, capsys, monkeypatch):

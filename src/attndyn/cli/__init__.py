@@ -182,7 +182,8 @@ def _show_warning(
     line: str | None = None,
 ) -> None:
     prefix = "warning" if issubclass(category, HypothesisWarning) else category.__name__
-    print(f"{prefix}: {message}", file=sys.stderr)
+    text = message.worded(FLAGS) if isinstance(message, HypothesisWarning) else message
+    print(f"{prefix}: {text}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

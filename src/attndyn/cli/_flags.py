@@ -60,11 +60,13 @@ _WORDS = {
     "norm": "--norm ",
     "seed": "--seed 0",
     "seed.flag": "--seed",
+    "method": "--method",
     "method.discrete": "--method discrete",
     "method.euler": "--method euler",
     "attention.sa": "--attention sa",
     "rescaled": "--rescaled",
     "delta": "--delta",
+    "beta_max": "--beta-max",
     "checkpoints": "--checkpoints",
     "save.layers": "run fewer --layers or fewer sequences (in Python, keep fewer with save=SaveAt(every=k))",
     "save.states": "ask for fewer steps (a shorter --time, a larger --step) or fewer sequences (in Python, keep fewer "
@@ -128,7 +130,8 @@ SPHERE_RUN_FLAGS: Mapping[str, str] = _Flags(
     {
         "max_steps.over": "the step budget of ",
         "max_steps.raise": "",
-        "max_steps.spent": "use a fixed-step --method (rk4, the default) or a shorter --time",
+        "max_steps.spent": "use a shorter --time, or --method rk4 with a --step small enough for the field (a "
+        "warning says when it is not)",
     }
 )
 

@@ -12,8 +12,11 @@ systems, so a sweep of thousands of points resumes cell by cell on Dask):
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from .._errors import HypothesisWarning
 from .._loop import time_grid
 from .._options import SaveAt
 from ..sphere import KQ_ENSEMBLES, V_ENSEMBLES, energy_report, evolve, phase_diagram, sphere_clusters
@@ -96,7 +99,9 @@ def sphere_energy(seed: int, *, n: int, d: int, beta: float, time: float, step: 
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n, d))
     x /= np.linalg.norm(x, axis=1, keepdims=True)
-    traj = evolve(x, time=time, beta=beta, attention="usa", step=step, save=SaveAt(every=1))
+    with warnings.catch_warnings():  # a step beyond rk4's interval is a failed cell (below), not a warning
+        warnings.simplefilter("ignore", HypothesisWarning)
+        traj = evolve(x, time=time, beta=beta, attention="usa", step=step, save=SaveAt(every=1))
     if traj.stats.stop_reason == "solver_failed":
         raise CellFailed(f"the solve failed: {traj.stats.message}")
     move = float((traj.ys[1:, 0] - traj.ys[:-1, 0]).norm(dim=-1).max())  # every step is kept

@@ -16,6 +16,7 @@ retracted. Either way the recorded tokens have norm 1 to rounding (tested to 1e-
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +24,7 @@ import torch
 from torch import Tensor
 
 from .._budget import check_memory, kept_count
-from .._errors import param
+from .._errors import HypothesisWarning, param
 from .._loop import Counted, Run, StepFailure, adaptive_steps, check_options, time_grid
 from .._options import SaveAt, StopOnConvergence
 from .._validation import (
@@ -39,6 +40,7 @@ from .._validation import (
 from ..solvers import ADAPTIVE, TABLEAUS, rk_step
 from ._field import ATTENTIONS, Heads, SphereAttention, check_usa_range, tangent, unit
 from ._layers import NORMS, resolve_norm
+from ._stability import unstable_step
 from ._trajectory import SphereParams, SphereTrajectory
 
 __all__ = ["evolve", "METHODS", "NORM_TOLERANCE"]
@@ -140,6 +142,9 @@ def evolve(
         Q=Qm, K=Km, V=Vm, beta=betas, attention=attention, method=method, norm=norm, step=dt, time=time,
         causal=bool(causal), noise=noise, seed=settings["seed"],
     )  # fmt: skip
+    note = unstable_step(params)
+    if note is not None:  # the verdicts of the run say undecided for the same reason (sphere._reports)
+        warnings.warn(HypothesisWarning(note), stacklevel=2)
     run = Run(save, stop, N, B)
     record = _SphereRecord(y, dt, _stepper(dyn, y, params, N, rtol, atol, max_steps))
     run.loop(record, description=f"sphere {attention} {method}", progress=progress)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +34,7 @@ from torch import Tensor
 
 from .._budget import check_memory
 from .._devices import resolve_device
-from .._errors import param
+from .._errors import HypothesisWarning, param
 from .._io import write_json
 from .._loop import time_grid
 from .._progress import progress_bar
@@ -42,6 +43,7 @@ from ..solvers import TABLEAUS, rk_step
 from ._ensembles import random_parameters
 from ._field import ATTENTIONS, SphereAttention, check_usa_range, unit
 from ._layers import NORMS, resolve_norm
+from ._stability import rate, unstable
 from ._theory import gamma_crossing, threshold_rank
 
 __all__ = ["PhaseDiagram", "phase_diagram", "load_phase_diagram", "AUTHORS_DEFAULTS"]
@@ -185,6 +187,7 @@ def phase_diagram(
     _check_phase_memory(B, n, d, checkpoints, min(rows, B), dtype, dev, max_memory)
     x0, A, V = _draws(np.random.default_rng(seed), beta_grid, systems, n, d, kq, v, attention, dtype)
     beta_all = np.repeat(beta_grid, systems)  # (B,): sequence b has beta_grid[b // systems]
+    _warn_unstable(dt, method, attention, beta_all, A, V)
     run = (step_fn, dt, read_at, delta, rank_delta)
     pairs, ranks = _run_all((x0, A, V), beta_all, attention, run, rows, dtype, dev, progress)
     nb = len(beta_grid)
@@ -252,6 +255,20 @@ def _draws(
         norm = 1.0 if A is None else float(np.linalg.norm(A, 2, axis=(-2, -1)).max())
         check_usa_range(None, torch.as_tensor(betas * norm), n, dtype)
     return x0.reshape(nb * systems, n, d), A, V
+
+
+def _warn_unstable(
+    dt: float, method: str, attention: str, beta: np.ndarray, A: np.ndarray | None, V: np.ndarray | None
+) -> None:
+    """Warn when the fixed step is beyond the scheme's stability interval for some system's field
+    (:func:`~attndyn.sphere._stability.unstable`: those betas' columns can be integration error)."""
+    a, v = (1.0 if m is None else np.linalg.norm(m, 2, axis=(-2, -1)) for m in (A, V))
+    beta_t = torch.as_tensor(beta, dtype=torch.float64)
+    note = unstable(
+        dt, method, attention, rate(torch.as_tensor(v), torch.as_tensor(a), beta_t, attention), beta_t, adaptive=False
+    )
+    if note is not None:
+        warnings.warn(HypothesisWarning(note), stacklevel=3)
 
 
 def _run_all(

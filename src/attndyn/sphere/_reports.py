@@ -21,7 +21,9 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from .._errors import plain
 from .._validation import InputError
+from ._stability import unstable_step
 from ._theory import _delta, clustered_fraction, energy, gamma_curve, kuramoto, plateaus, sphere_clusters
 from ._trajectory import SphereTrajectory
 
@@ -88,8 +90,12 @@ class _Report:
 
 
 def _undecided(traj: SphereTrajectory, least_states: int = 1) -> str | None:
-    """Why a run cannot decide a verdict: it failed before its horizon (the verdicts read the whole run), or it
-    kept fewer than ``least_states`` states."""
+    """Why a run cannot decide a verdict: it failed before its horizon (the verdicts read the whole run), it
+    kept fewer than ``least_states`` states, or its fixed step is beyond the scheme's stability interval for the
+    field (:func:`~attndyn.sphere._stability.unstable_step`: the run can be integration error)."""
+    unstable = unstable_step(traj.params)
+    if unstable is not None:
+        return plain(unstable)
     if traj.stats.stop_reason == "solver_failed":
         return (
             f"the run failed at t = {float(traj.ts[-1]):g} before its horizon ({traj.stats.message}); "
