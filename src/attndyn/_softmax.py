@@ -9,6 +9,7 @@ attention to tokens :math:`j \le i`.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +20,7 @@ from torch import Tensor
 from . import attention
 from ._budget import check_matrix_memory, check_memory, kept_count
 from ._dynamics import SoftmaxAttention
-from ._errors import param
+from ._errors import HypothesisWarning, param
 from ._loop import Counted, Run, StepFailure, adaptive_steps, check_options, time_grid
 from ._options import SaveAt, StopOnConvergence
 from ._threads import limit_torch_threads, torch_threads_for
@@ -34,7 +35,7 @@ from ._validation import (
     check_int,
     check_positive,
 )
-from .solvers import ADAPTIVE, TABLEAUS, rk_step
+from .solvers import ADAPTIVE, TABLEAUS, rk_step, unstable_note
 
 __all__ = ["softmax", "METHODS"]
 
@@ -168,10 +169,27 @@ def softmax(
         params = SoftmaxParams(
             Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), method=method, step=dt, time=time, causal=causal
         )
+        _warn_unstable(params)
         run = Run(save, stop, N, B)
         record = _SoftmaxRecord(dyn, y, save, dt, _stepper(dyn, y, method, N, dt, rtol, atol, max_steps))
         run.loop(record, description=f"softmax {method}", progress=progress)
         return record.result(run, batched, params)
+
+
+def unstable_step(params: SoftmaxParams) -> str | None:
+    r"""Why the run's fixed step cannot be trusted, or None (:func:`attndyn.solvers.unstable_note`): the field of
+    eq. (1) moves a token by a convex combination of :math:`V_h x_j`, so its rate is estimated by
+    :math:`\sum_h \lVert V_h\rVert_2` (with V = -cI the tokens contract at rate c; rk4 with step h diverges once
+    :math:`hc > 2.785`). The rescaled field of eq. (4) has the same rate. Layers and adaptive schemes: None."""
+    rate = float(torch.linalg.matrix_norm(params.V.detach().double().cpu(), ord=2).sum())
+    return unstable_note(params.method, params.step, rate, "||V||" if params.V.shape[0] == 1 else "sum of ||V_h||")
+
+
+def _warn_unstable(params: SoftmaxParams) -> None:
+    """A :class:`HypothesisWarning` for a step beyond its scheme's interval (the run's verdicts are undecided)."""
+    note = unstable_step(params)
+    if note is not None:
+        warnings.warn(HypothesisWarning(note), stacklevel=3)
 
 
 def _check_softmax_memory(y: Tensor, H: int, N: int, save: SaveAt, max_memory: float | None) -> None:

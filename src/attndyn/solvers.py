@@ -13,7 +13,18 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-__all__ = ["ButcherTableau", "EmbeddedTableau", "TABLEAUS", "ADAPTIVE", "rk_step", "embedded_step"]
+from ._errors import param
+
+__all__ = [
+    "ButcherTableau",
+    "EmbeddedTableau",
+    "TABLEAUS",
+    "ADAPTIVE",
+    "STABILITY_INTERVAL",
+    "rk_step",
+    "embedded_step",
+    "unstable_note",
+]
 
 
 @dataclass(frozen=True)
@@ -53,6 +64,31 @@ TABLEAUS: dict[str, ButcherTableau] = {
         order=4,
     ),
 }
+
+#: The stability interval of each fixed-step scheme on the negative real axis: the largest :math:`h\lambda` for
+#: which a step damps :math:`\dot y = -\lambda y`, :math:`|R(-h\lambda)| \le 1` with R the scheme's stability
+#: polynomial (Hairer & Wanner, *Solving Ordinary Differential Equations II*, Section IV.2;
+#: tests/sphere/test_stability.py computes R from the tableaus above).
+STABILITY_INTERVAL: dict[str, float] = {"euler": 2.0, "midpoint": 2.0, "heun": 2.0, "rk4": 2.785}
+
+
+def unstable_note(
+    method: str, step: float, rate: float, formula: str, *, where: str = "", remedy: str | None = None
+) -> str | None:
+    """Why a fixed step cannot be trusted on a field of estimated rate ``rate`` (``formula`` says how it was
+    estimated), or None: the step times the rate exceeds ``method``'s :data:`STABILITY_INTERVAL`. Adaptive schemes
+    and layers are not judged (None). The sentence names the stable step and ``remedy`` (default: an adaptive
+    method), with the parameters marked for the command line (:func:`attndyn._errors.param`)."""
+    bound = STABILITY_INTERVAL.get(method)
+    if bound is None or not step * rate > bound:
+        return None
+    other = f"an adaptive {param('method', 'method')} (dopri5)" if remedy is None else remedy
+    return (
+        f"the step {step:g} is beyond {method}'s stability interval for this field{where}: step x rate = "
+        f"{step * rate:.3g} > {bound} (rate {rate:.3g} = {formula}), so the run can be integration error, in any "
+        f"dtype; use {param('step', 'step')} <= {bound / rate:.2g} or {other}"
+    )
+
 
 # The coefficients below are those torchdiffeq's solvers of the same names use (the same expressions,
 # so the same floats); dopri8's mid-point weights are its interpolation polynomials evaluated at 1/2.

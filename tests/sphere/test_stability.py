@@ -11,8 +11,8 @@ import torch
 import attndyn.sphere as sp
 from attndyn import HypothesisWarning
 from attndyn.cli import main
-from attndyn.solvers import TABLEAUS
-from attndyn.sphere._stability import STABILITY_INTERVAL, field_rate, unstable_step
+from attndyn.solvers import STABILITY_INTERVAL, TABLEAUS
+from attndyn.sphere._stability import field_rate, unstable_step
 
 
 def _stability_function(tableau, z: float) -> float:

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._errors import param
+from .._errors import param, plain
+from .._softmax import unstable_step
 from .._trajectory import SoftmaxTrajectory, Trajectory
 from .._validation import InputError, check_nonnegative, check_positive
 from ._clusters import clusters
@@ -464,6 +465,9 @@ def softmax_geometry(
         )
     hyp = hypotheses(regime, Q, K, V, seq.initial())
     report = GeometryReport(regime, statement, bool(holds), measured, head=head, heads=heads, hypotheses=hyp)
+    unstable = unstable_step(traj.params)  # a step beyond its scheme's interval: the run can be integration error
+    if unstable is not None:
+        return replace(report, undecided=plain(unstable))
     pending = _still_moving(seq, regime) if report.reads_limit else _collapse_pending(measured, collapse_ratio)
     return replace(report, undecided=pending)
 

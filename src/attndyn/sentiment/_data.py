@@ -16,6 +16,7 @@ import tarfile
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -95,6 +96,27 @@ def _rating(value: str | None, where: str) -> int:
 MAX_CSV_BYTES = 2 * 2**30
 
 
+def _columns(p: Path, cols: Sequence[str], text_column: str | None, label_column: str | None) -> tuple[str, str]:
+    """The text and label columns of a CSV whose header is ``cols`` (review,sentiment or text,label when not given),
+    or an InputError naming what is missing."""
+    if not cols:
+        raise InputError(
+            f"CSV {str(p)!r} is empty; give a CSV whose first line names its columns (review,sentiment or "
+            "text,label) and whose other lines are the reviews"
+        )
+    if text_column is None:
+        text_column = "text" if "review" not in cols and "text" in cols else "review"
+    if label_column is None:
+        label_column = "label" if "sentiment" not in cols and "label" in cols else "sentiment"
+    for col in (text_column, label_column):
+        if col not in cols:
+            raise InputError(
+                f"CSV {str(p)!r} has no {col!r} column (columns: {cols}); name the columns "
+                "review,sentiment or text,label" + param("columns", ", or pass text_column=/label_column=")
+            )
+    return text_column, label_column
+
+
 def read_csv(path: str | os.PathLike, *, text_column: str | None = None, label_column: str | None = None) -> Reviews:
     """Read a CSV (``.csv`` or ``.csv.gz``) with a text column and a label column.
 
@@ -125,21 +147,7 @@ def read_csv(path: str | os.PathLike, *, text_column: str | None = None, label_c
         with opener() as f:
             reader = csv.DictReader(f)
             cols = reader.fieldnames or []
-            if not cols:
-                raise InputError(
-                    f"CSV {str(p)!r} is empty; give a CSV whose first line names its columns (review,sentiment or "
-                    "text,label) and whose other lines are the reviews"
-                )
-            if text_column is None:
-                text_column = "text" if "review" not in cols and "text" in cols else "review"
-            if label_column is None:
-                label_column = "label" if "sentiment" not in cols and "label" in cols else "sentiment"
-            for col in (text_column, label_column):
-                if col not in cols:
-                    raise InputError(
-                        f"CSV {str(p)!r} has no {col!r} column (columns: {cols}); name the columns "
-                        "review,sentiment or text,label" + param("columns", ", or pass text_column=/label_column=")
-                    )
+            text_column, label_column = _columns(p, cols, text_column, label_column)
             has_split, has_rating = "split" in cols, "rating" in cols
             for line, row in enumerate(reader, start=2):
                 texts.append(row[text_column] or "")

@@ -142,13 +142,19 @@ def evolve(
         Q=Qm, K=Km, V=Vm, beta=betas, attention=attention, method=method, norm=norm, step=dt, time=time,
         causal=bool(causal), noise=noise, seed=settings["seed"],
     )  # fmt: skip
-    note = unstable_step(params)
-    if note is not None:  # the verdicts of the run say undecided for the same reason (sphere._reports)
-        warnings.warn(HypothesisWarning(note), stacklevel=2)
+    _warn_unstable(params)
     run = Run(save, stop, N, B)
     record = _SphereRecord(y, dt, _stepper(dyn, y, params, N, rtol, atol, max_steps))
     run.loop(record, description=f"sphere {attention} {method}", progress=progress)
     return record.result(run, batched, dyn.mask, params)
+
+
+def _warn_unstable(params: SphereParams) -> None:
+    """A :class:`HypothesisWarning` for a fixed step beyond its scheme's interval for the field; the run's verdicts
+    say undecided for the same reason (:mod:`attndyn.sphere._reports`)."""
+    note = unstable_step(params)
+    if note is not None:
+        warnings.warn(HypothesisWarning(note), stacklevel=3)
 
 
 # ---- input checks -------------------------------------------------------------------------------

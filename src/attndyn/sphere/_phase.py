@@ -172,8 +172,10 @@ def phase_diagram(
     ((2, 3), (2, 3))
     """
     beta_grid = _check_grid(np.linspace(0.1, 9.0, 90) if betas is None else betas)
-    systems, d = (check_int(v, param(k, k), minimum=1) for v, k in ((systems, "systems"), (d, "d")))
-    n = check_int(n, param("n", "n"), minimum=2)  # pairs of tokens, and the orthogonal start's curve
+    # n >= 2: pairs of tokens to cluster, and the orthogonal start's curve
+    systems, n, d = (
+        check_int(v, param(k, k), minimum=m) for v, k, m in ((systems, "systems", 1), (n, "n", 2), (d, "d", 1))
+    )
     checkpoints = _check_checkpoints(checkpoints)
     time, step = check_positive(time, param("time", "time")), check_positive(step, param("step", "step"))
     delta, rank_delta = _check_deltas(delta, rank_delta)
@@ -182,21 +184,18 @@ def phase_diagram(
     dt, times, read_at = _read_steps(time, step, method, checkpoints)
     dev = resolve_device(device or "cpu")
     B = systems * len(beta_grid)
-    entries = _CHUNK_ENTRIES.get(dev.type, 1 << 20)
-    rows = max(1, entries // (n * n)) if chunk is None else check_int(chunk, "chunk", minimum=1)
-    _check_phase_memory(B, n, d, checkpoints, min(rows, B), dtype, dev, max_memory)
+    rows = _chunk_rows(B, n, d, checkpoints, chunk, dtype, dev, max_memory)
     x0, A, V = _draws(np.random.default_rng(seed), beta_grid, systems, n, d, kq, v, attention, dtype)
     beta_all = np.repeat(beta_grid, systems)  # (B,): sequence b has beta_grid[b // systems]
     _warn_unstable(dt, method, attention, beta_all, A, V)
     run = (step_fn, dt, read_at, delta, rank_delta)
     pairs, ranks = _run_all((x0, A, V), beta_all, attention, run, rows, dtype, dev, progress)
-    nb = len(beta_grid)
-    per_beta = pairs.reshape(nb, systems, checkpoints)
-    rank_b = ranks.reshape(nb, systems, checkpoints)
+    per_beta = pairs.reshape(len(beta_grid), systems, checkpoints)
+    rank_b = ranks.reshape(len(beta_grid), systems, checkpoints)
     return PhaseDiagram(
         betas=beta_grid,
         times=times,
-        fraction=per_beta.sum(axis=1) / (systems * n * (n - 1)) if n > 1 else np.ones((nb, checkpoints)),
+        fraction=per_beta.sum(axis=1) / (systems * n * (n - 1)),
         clusters=np.median(rank_b, axis=1),
         one_cluster=(rank_b == 1).mean(axis=1),
         gamma_times=_gamma_times(n, beta_grid, delta, time, attention, kq, v),
@@ -255,6 +254,20 @@ def _draws(
         norm = 1.0 if A is None else float(np.linalg.norm(A, 2, axis=(-2, -1)).max())
         check_usa_range(None, torch.as_tensor(betas * norm), n, dtype)
     return x0.reshape(nb * systems, n, d), A, V
+
+
+def _chunk_rows(
+    B: int, n: int, d: int, checkpoints: int, chunk: Any, dtype: torch.dtype, dev: torch.device, limit: float | None
+) -> int:
+    """Systems per chunk (``chunk``, else as many as :data:`_CHUNK_ENTRIES` allows), once the whole diagram's
+    memory estimate is within ``limit``."""
+    rows = (
+        max(1, _CHUNK_ENTRIES.get(dev.type, 1 << 20) // (n * n))
+        if chunk is None
+        else check_int(chunk, "chunk", minimum=1)
+    )
+    _check_phase_memory(B, n, d, checkpoints, min(rows, B), dtype, dev, limit)
+    return rows
 
 
 def _warn_unstable(

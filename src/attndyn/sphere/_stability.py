@@ -25,12 +25,10 @@ import torch
 from torch import Tensor
 
 from .._errors import param
+from ..solvers import STABILITY_INTERVAL, unstable_note
 from ._trajectory import SphereParams
 
-__all__ = ["STABILITY_INTERVAL", "field_rate", "rate", "unstable", "unstable_step"]
-
-#: The largest :math:`h\lambda` for which each fixed-step scheme damps :math:`\dot y = -\lambda y`.
-STABILITY_INTERVAL = {"euler": 2.0, "midpoint": 2.0, "heun": 2.0, "rk4": 2.785}
+__all__ = ["field_rate", "rate", "unstable", "unstable_step"]
 
 
 def rate(v_norm: Tensor, a_norm: Tensor, beta: Tensor, attention: str) -> Tensor:
@@ -59,25 +57,14 @@ def unstable(
     (``method="discrete"``) and adaptive schemes are not judged: layers are a model of their own, and an adaptive
     scheme controls its error. The sentence's remedy is a smaller step, or an adaptive scheme (where the caller
     has one, ``adaptive``) or smaller betas."""
-    bound = STABILITY_INTERVAL.get(method)
-    if bound is None:
-        return None
     lam = float(rates.max())
-    if step * lam <= bound:
+    over = beta.double().cpu().abs()[step * rates > STABILITY_INTERVAL.get(method, float("inf"))]
+    if len(over) == 0:
         return None
-    over = beta.double().cpu().abs()[step * rates > bound]
     which = "" if len(rates) == 1 or len(set(beta.tolist())) == 1 else f" from |beta| = {float(over.min()):g}"
     formula = "||V|| e^(|beta| ||K^T Q||) for USA" if attention == "usa" else "||V|| for SA"
-    other = (
-        f"an adaptive {param('method', 'method')} (dopri5)"
-        if adaptive
-        else f"{param('beta_max', 'betas')} below {float(over.min()):g}"
-    )
-    return (
-        f"the step {step:g} is beyond {method}'s stability interval for this field{which}: step x rate = "
-        f"{step * lam:.3g} > {bound} (rate {lam:.3g} = {formula}), so the run can be integration error, in any "
-        f"dtype; use {param('step', 'step')} <= {bound / lam:.2g} or {other}"
-    )
+    remedy = None if adaptive else f"{param('beta_max', 'betas')} below {float(over.min()):g}"
+    return unstable_note(method, step, lam, formula, where=which, remedy=remedy)
 
 
 def unstable_step(params: SphereParams) -> str | None:
