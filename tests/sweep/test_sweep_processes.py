@@ -129,10 +129,15 @@ def _check_interrupted(proc: subprocess.Popen, out: Path) -> None:
     lines = err.splitlines()
     assert proc.returncode == 130, err
     assert "Traceback" not in err and all(line.startswith("sweep good-triple: ") for line in lines[:-1]), err
-    m = re.fullmatch(r"interrupted: (\d+) cells kept in (.*); rerun the same command to resume", lines[-1])
-    assert m and Path(m.group(2)) == out, lines[-1]
+    # the count, or (the rows unreadable at that moment: an interrupt inside a first import) no number, never -1
+    m = re.fullmatch(
+        r"interrupted: (?:(?P<n>\d+) cells|the rows written so far are) kept in (?P<out>.*); rerun the same command "
+        "to resume",
+        lines[-1],
+    )
+    assert m and Path(m["out"]) == out, lines[-1]
     rows = read_rows(out)
-    assert 0 < len(rows) == int(m.group(1)) < 4000
+    assert 0 < len(rows) < 4000 and (m["n"] is None or len(rows) == int(m["n"]))
     again = run_sweep(read_folder_spec(out), out, workers=0, max_cells=2, log=lambda m: None)
     assert again.done_before == len(rows)
 
@@ -150,3 +155,13 @@ def test_sigterm_stops_a_sweep_in_one_line(tmp_path):
     proc, out = _start(tmp_path, "0")
     os.kill(proc.pid, signal.SIGTERM)
     _check_interrupted(proc, out)
+
+
+def test_an_interrupt_whose_rows_cannot_be_counted_says_so_without_a_number(tmp_path):
+    """A SIGTERM under load once printed "interrupted: -1 cells kept": the rows could not be read at that moment."""
+    from attndyn.sweep._runner import SweepInterrupted, _kept
+
+    assert _kept(tmp_path / "no-sweep-here") is None  # unreadable: no spec.json
+    exc = SweepInterrupted(None, tmp_path)
+    assert str(exc) == f"interrupted: the rows written so far are kept in {tmp_path}; rerun the same command to resume"
+    assert str(SweepInterrupted(3, tmp_path)).startswith("interrupted: 3 cells kept in ")

@@ -47,11 +47,12 @@ MAX_CHUNK = 10_000
 
 
 class SweepInterrupted(KeyboardInterrupt):
-    """A sweep stopped by Ctrl-C or SIGTERM after writing what had finished: ``kept`` cells have rows in ``out``;
-    running the same sweep again resumes."""
+    """A sweep stopped by Ctrl-C or SIGTERM after writing what had finished: ``kept`` cells have rows in ``out``
+    (None when they could not be counted then); running the same sweep again resumes."""
 
-    def __init__(self, kept: int, out: Path) -> None:
-        super().__init__(f"interrupted: {kept} cells kept in {out}; rerun the same command to resume")
+    def __init__(self, kept: int | None, out: Path) -> None:
+        what = "the rows written so far are" if kept is None else f"{kept} cells"
+        super().__init__(f"interrupted: {what} kept in {out}; rerun the same command to resume")
         self.kept, self.out = kept, out
 
 
@@ -310,12 +311,13 @@ class _Tally:
     failed: int = 0
 
 
-def _kept(out: Path) -> int:
-    """Cells with a row in ``out`` (after an interruption; -1 if the rows cannot be read now)."""
+def _kept(out: Path) -> int | None:
+    """Cells with a row in ``out`` (after an interruption; None if the rows cannot be read now: an interrupt that
+    landed inside a library's first import of a module can leave it unusable in this process)."""
     try:
         return int(read_rows(out)["cell"].nunique())
     except Exception:  # the count is for a message; the folder is checked again on the next run
-        return -1
+        return None
 
 
 def cores() -> int:
