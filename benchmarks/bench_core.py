@@ -25,10 +25,11 @@ has layers, for the last state's leaders). Method: a copy of the kernel's sequen
 script from the kernel's own phase functions (``attndyn._kernels``), is cut after phase 1, 2, ..., 6
 (every phase writes into arrays this script owns, so no cut lets the compiler drop the work before
 it); each cut runs the 8 layers of the real trajectory, the cuts alternately, best of 5; a phase costs
-the difference between its cut and the one before. It runs twice, each in a fresh process: compiled
-for this processor (native) and for numba's generic x86-64 target (``NUMBA_CPU_NAME=generic``, no
-vector extension beyond SSE2; its own numba cache directory, so that the two builds never mix); the
-ratio column shows which phases depend on the processor. The processor's name, the target LLVM
+the difference between its cut and the one before. It runs three times, each in a fresh process: compiled
+for this processor (native), for LLVM's x86-64-v3 (``NUMBA_CPU_NAME=x86-64-v3``: AVX2 and FMA, no AVX-512,
+the other processors of this machine kind; on a processor without AVX2 this column is skipped) and for numba's
+generic x86-64 target (``NUMBA_CPU_NAME=generic``, no vector extension beyond SSE2); each with its own numba
+cache directory, so that the builds never mix; the ratio columns show which phases depend on the processor. The processor's name, the target LLVM
 compiled for, its widest vector extension and the load are recorded with each.
 """
 
@@ -310,8 +311,10 @@ def processor() -> dict:
     except OSError:
         pass
     target = os.environ.get("NUMBA_CPU_NAME") or llvm.get_host_cpu_name()
-    feats = llvm.get_host_cpu_features() if target != "generic" else {}
+    feats = {} if target in TARGETS.values() else llvm.get_host_cpu_features()
     isa = next((f for f in ("avx512f", "avx2", "avx", "sse4.2") if feats.get(f)), "sse2 (x86-64 baseline)")
+    if target == TARGETS["avx2"]:
+        isa = "avx2 (x86-64-v3)"
     return {"name": name, "llvm_cpu": target, "vector_isa": isa, "numba": numba.__version__}
 
 
@@ -335,37 +338,54 @@ def run_case(name: str, threads: int, full_naive: bool) -> dict:
     return row
 
 
+#: The profile's targets other than native: LLVM's CPU name for each (``NUMBA_CPU_NAME``).
+TARGETS = {"avx2": "x86-64-v3", "generic": "generic"}
+
+
+def profile_targets() -> tuple[str, ...]:
+    """native, avx2 where this processor has AVX2 (a build for it could not run otherwise), generic."""
+    import llvmlite.binding as llvm
+
+    avx2 = bool(llvm.get_host_cpu_features().get("avx2"))
+    return ("native", "avx2", "generic") if avx2 else ("native", "generic")
+
+
 def run_profile(target: str, repeats: int) -> dict:
-    """The phase profile in a fresh process on one thread; ``target`` "generic" compiles for numba's generic
-    x86-64 processor (no extension beyond the baseline) into a cache directory of its own."""
+    """The phase profile in a fresh process on one thread; a ``target`` of :data:`TARGETS` compiles for that
+    processor (``avx2``: x86-64-v3; ``generic``: the x86-64 baseline) into a cache directory of its own."""
     env = dict(os.environ, OMP_NUM_THREADS="1")
     with tempfile.TemporaryDirectory() as cache:
-        if target == "generic":
-            env.update(NUMBA_CPU_NAME="generic", NUMBA_CACHE_DIR=cache)
+        if target in TARGETS:
+            env.update(NUMBA_CPU_NAME=TARGETS[target], NUMBA_CACHE_DIR=cache)
         cmd = [sys.executable, __file__, "--run-profile", str(repeats), "--threads", "1"]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout.strip().splitlines()
     return json.loads(out[-1])
 
 
 def profile_rounds(rounds: int) -> dict:
-    """The profile of both targets in ``rounds`` alternating rounds (the machine's speed drifts by a few percent
+    """The profile of every target in ``rounds`` alternating rounds (the machine's speed drifts by a few percent
     over minutes, as much as the targets differ in some phases): each target's median round by the whole run's
-    time, every round's whole-run times, and the generic / native ratio of the whole run per round."""
-    runs = [{t: run_profile(t, 5) for t in ("native", "generic")} for _ in range(max(1, rounds))]
+    time, every round's whole-run times, and the generic / native (``ratio``) and avx2 / native (``ratio_avx2``)
+    ratios of the whole run per round."""
+    targets = profile_targets()
+    runs = [{t: run_profile(t, 5) for t in targets} for _ in range(max(1, rounds))]
     out: dict = {}
-    for t in ("native", "generic"):
+    for t in targets:
         ordered = sorted(runs, key=lambda r: r[t]["run_ns"])
         out[t] = ordered[(len(ordered) - 1) // 2][t]
         out[t]["rounds_run_ns"] = [r[t]["run_ns"] for r in runs]
-    ratios = [r["generic"]["run_ns"] / r["native"]["run_ns"] for r in runs]
-    out["ratio"] = {"rounds": ratios, "median": float(np.median(ratios)), "min": min(ratios), "max": max(ratios)}
+    for key, t in (("ratio", "generic"), ("ratio_avx2", "avx2")):
+        if t in targets:
+            ratios = [r[t]["run_ns"] / r["native"]["run_ns"] for r in runs]
+            out[key] = {"rounds": ratios, "median": float(np.median(ratios)), "min": min(ratios), "max": max(ratios)}
     return out
 
 
 def print_profile(prof: dict) -> None:
     targets = list(prof)
     print("\nplanar hardmax (3000, 128, 2), 8 layers, one thread: ns per token-layer by phase (CPU time)")
-    print(f"{'phase':<26}" + "".join(f"{t:>12}" for t in targets) + (f"{'ratio':>8}" if len(targets) == 2 else ""))
+    others = targets[1:]
+    print(f"{'phase':<26}" + "".join(f"{t:>12}" for t in targets) + "".join(f"{t + '/nat':>12}" for t in others))
     rows = [*prof[targets[0]]["phases_ns"], "kernel (sum)", "kernel (engine's)", "whole run", "outside the kernel"]
     what = dict(PHASES)
     keys = {"kernel (engine's)": "kernel_ns", "whole run": "run_ns", "outside the kernel": "outside_kernel_ns"}
@@ -380,8 +400,7 @@ def print_profile(prof: dict) -> None:
             else:
                 vals.append(p[keys[row]])
         line = f"{row:<26}" + "".join(f"{v:>12.1f}" for v in vals)
-        if len(vals) == 2 and vals[0] > 0:
-            line += f"{vals[1] / vals[0]:>7.2f}x"
+        line += "".join(f"{v / vals[0]:>11.2f}x" if vals[0] > 0 else f"{'-':>12}" for v in vals[1:])
         line += f"  {what.get(row, '')}"
         print(line)
     for t in targets:
@@ -398,9 +417,11 @@ def main() -> None:
     p.add_argument("--case", action="append", choices=sorted(CASES), help="run only this case (repeatable)")
     p.add_argument("--run", help=argparse.SUPPRESS)  # internal: one case in this process
     p.add_argument("--run-profile", type=int, help=argparse.SUPPRESS)  # internal: the profile in this process
-    p.add_argument("--no-profile", action="store_true", help="skip the phase profile (native and generic target)")
     p.add_argument(
-        "--profile-rounds", type=int, default=3, help="alternating rounds of the profile, native then generic (3)"
+        "--no-profile", action="store_true", help="skip the phase profile (native, AVX2 and generic targets)"
+    )
+    p.add_argument(
+        "--profile-rounds", type=int, default=3, help="alternating rounds of the profile, native, avx2, generic (3)"
     )
     p.add_argument("--json", help="also write every row, the ratios and the load to this JSON file")
     a = p.parse_args()
@@ -467,12 +488,14 @@ def main() -> None:
     print("\nwall = best of the repeats (median for softmax RK4); ratio = naive loop time / wall; load = 1-min")
     prof = {} if a.no_profile else profile_rounds(a.profile_rounds)
     if prof:
-        print_profile({t: prof[t] for t in ("native", "generic")})
-        r = prof["ratio"]
-        print(
-            f"  whole run, generic / native, per round: {' '.join(f'{x:.2f}' for x in r['rounds'])}"
-            f" (median {r['median']:.2f}; each target's row above is its median round)"
-        )
+        print_profile({t: prof[t] for t in ("native", "avx2", "generic") if t in prof})
+        for key, t in (("ratio_avx2", "avx2"), ("ratio", "generic")):
+            if key in prof:
+                r = prof[key]
+                print(
+                    f"  whole run, {t} / native, per round: {' '.join(f'{x:.2f}' for x in r['rounds'])}"
+                    f" (median {r['median']:.2f}; each target's row above is its median round)"
+                )
     if a.json:
         cases = {}
         for name, by in rows.items():
