@@ -9,7 +9,6 @@ attention to tokens :math:`j \le i`.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +19,7 @@ from torch import Tensor
 from . import attention
 from ._budget import check_matrix_memory, check_memory, kept_count
 from ._dynamics import SoftmaxAttention
-from ._errors import HypothesisWarning, param
+from ._errors import param
 from ._loop import Counted, Run, StepFailure, adaptive_steps, check_options, time_grid
 from ._options import SaveAt, StopOnConvergence
 from ._threads import limit_torch_threads, torch_threads_for
@@ -34,6 +33,7 @@ from ._validation import (
     check_finite_number,
     check_int,
     check_positive,
+    warn_hypothesis,
 )
 from .solvers import ADAPTIVE, TABLEAUS, rk_step, unstable_note
 
@@ -189,7 +189,7 @@ def _warn_unstable(params: SoftmaxParams) -> None:
     """A :class:`HypothesisWarning` for a step beyond its scheme's interval (the run's verdicts are undecided)."""
     note = unstable_step(params)
     if note is not None:
-        warnings.warn(HypothesisWarning(note), stacklevel=3)
+        warn_hypothesis(note, stacklevel=4)
 
 
 def _check_softmax_memory(y: Tensor, H: int, N: int, save: SaveAt, max_memory: float | None) -> None:

@@ -226,8 +226,10 @@ def as_mask(mask: Any, shape: tuple[int, int], device: torch.device) -> Tensor |
     return t
 
 
-def warn_hypothesis(message: str) -> None:
-    warnings.warn(message, HypothesisWarning, stacklevel=3)
+def warn_hypothesis(message: str, stacklevel: int = 3) -> None:
+    """A :class:`HypothesisWarning`; ``message`` may mark parameters with :func:`attndyn._errors.param` (the command
+    line words them as its flags). ``stacklevel`` as for :func:`warnings.warn`, counted from here."""
+    warnings.warn(HypothesisWarning(message), stacklevel=stacklevel)
 
 
 def pow2_normalized(t: Tensor) -> Tensor:

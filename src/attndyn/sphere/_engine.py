@@ -16,7 +16,6 @@ retracted. Either way the recorded tokens have norm 1 to rounding (tested to 1e-
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +23,7 @@ import torch
 from torch import Tensor
 
 from .._budget import check_memory, kept_count
-from .._errors import HypothesisWarning, param
+from .._errors import param
 from .._loop import Counted, Run, StepFailure, adaptive_steps, check_options, time_grid
 from .._options import SaveAt, StopOnConvergence
 from .._validation import (
@@ -36,6 +35,7 @@ from .._validation import (
     check_int,
     check_nonnegative,
     check_positive,
+    warn_hypothesis,
 )
 from ..solvers import ADAPTIVE, TABLEAUS, rk_step
 from ._field import ATTENTIONS, Heads, SphereAttention, check_usa_range, tangent, unit
@@ -154,7 +154,7 @@ def _warn_unstable(params: SphereParams) -> None:
     say undecided for the same reason (:mod:`attndyn.sphere._reports`)."""
     note = unstable_step(params)
     if note is not None:
-        warnings.warn(HypothesisWarning(note), stacklevel=3)
+        warn_hypothesis(note, stacklevel=4)
 
 
 # ---- input checks -------------------------------------------------------------------------------

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,11 +33,11 @@ from torch import Tensor
 
 from .._budget import check_memory
 from .._devices import resolve_device
-from .._errors import HypothesisWarning, param
+from .._errors import param
 from .._io import write_json
 from .._loop import time_grid
 from .._progress import progress_bar
-from .._validation import InputError, check_int, check_positive
+from .._validation import InputError, check_int, check_positive, warn_hypothesis
 from ..solvers import TABLEAUS, rk_step
 from ._ensembles import random_parameters
 from ._field import ATTENTIONS, SphereAttention, check_usa_range, unit
@@ -281,7 +280,7 @@ def _warn_unstable(
         dt, method, attention, rate(torch.as_tensor(v), torch.as_tensor(a), beta_t, attention), beta_t, adaptive=False
     )
     if note is not None:
-        warnings.warn(HypothesisWarning(note), stacklevel=3)
+        warn_hypothesis(note, stacklevel=4)
 
 
 def _run_all(
