@@ -25,7 +25,7 @@ def test_v_minus_40_at_the_default_step_is_undecided_not_a_failed_collapse():
     rep = softmax_geometry(bad)
     assert rep.regime == "collapse" and rep.measured_holds is False and rep.holds is None
     assert rep.undecided.startswith("the step 0.1 is beyond rk4's stability interval") and "\x1e" not in rep.undecided
-    assert float(bad.final_tokens.abs().max()) > 1e10  # what the unstable steps did
+    assert float(bad.final_tokens.abs().max()) > 1e34  # what the unstable steps did (docs/engines.md: "past 1e34")
     with warnings.catch_warnings():
         warnings.simplefilter("error", HypothesisWarning)  # inside the interval (2.0 <= 2.785): no warning
         for run in (

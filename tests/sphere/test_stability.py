@@ -76,7 +76,10 @@ def test_inside_the_interval_rk4_follows_the_flow_and_outside_it_does_not(beta, 
 
 def test_beyond_the_interval_the_verdicts_are_undecided_not_false():
     """USA at beta = 8 with the default step said 'energy: does NOT hold' of a theorem that holds."""
-    with pytest.warns(HypothesisWarning, match=r"step 0.1 is beyond rk4's stability interval .* use step <= 0.00093"):
+    with pytest.warns(
+        HypothesisWarning,
+        match=r"step 0.1 is beyond rk4's stability interval for this field: step x rate = 298 > 2.785 .* use step <= 0.00093",
+    ):
         run = sp.evolve(_unit(16, 3), time=10, beta=8.0, attention="usa")
     energy, clusters = sp.energy_report(run), sp.cluster_report(run)
     assert energy.measured_holds is False  # what the integration error shows
