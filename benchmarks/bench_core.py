@@ -7,7 +7,10 @@
 
 Every case runs once per thread count (torch and numba pinned to it), each in a fresh
 subprocess so that its peak resident memory is its own; the table shows the wall times and the
-ratios to the naive loop side by side, and the gain of the last thread count over the first.
+ratios to the naive loop side by side, and the gain of the last thread count over the first. The
+planar cases are also timed *in turn* (``--paired-rounds``, 9): one process runs the engine on each
+thread count back to back, round after round, and reports the median of the rounds' ratios — the
+host's speed drifts over minutes, so two separate processes can land on a fast and a slow minute.
 
 The naive loop has the structure of the published experiment code: per sequence, per layer, per
 token, the inner products of that token with every token (numpy), the maximum, the ties, the
@@ -138,6 +141,35 @@ def case_hardmax(B: int, n: int, d: int, layers: int, naive_slice: int) -> dict:
         "ns_per_token_layer": best / (B * n * layers) * 1e9,
         "kernel_threads": threads_for(B, n, d),  # the compiled layer's threads, as the engine chose them
         "cpu_ns_per_token_layer": cpu / (B * n * layers) * 1e9,
+    }
+
+
+def case_hardmax_paired(B: int, n: int, d: int, layers: int, threads: list[int], rounds: int) -> dict:
+    """Each thread count of ``threads`` in turn, ``rounds`` times, in this one process: round r times the
+    engine on every count back to back, so that the ratio of round r compares runs made within a second of each
+    other (the host's speed drifts over minutes: the separate processes of :func:`case_hardmax` can land on a
+    fast and a slow minute). Returns every round's walls and the first count's wall over the last count's."""
+    import numba
+    import torch
+
+    import attndyn
+
+    Z = np.random.default_rng(0).standard_normal((B, n, d))
+    walls: dict[int, list[float]] = {t: [] for t in threads}
+    for r in range(rounds + 1):  # round 0 compiles and warms each thread count up; it is not kept
+        for t in threads:
+            torch.set_num_threads(t)
+            numba.set_num_threads(min(t, numba.config.NUMBA_NUM_THREADS))
+            t0 = time.perf_counter()
+            attndyn.hardmax(Z, alpha=0.5, layers=layers, save=attndyn.SaveAt(every=None), check_hypotheses=False)
+            if r:
+                walls[t].append(time.perf_counter() - t0)
+    ratios = [a / b for a, b in zip(walls[threads[0]], walls[threads[-1]])]
+    return {
+        "threads": threads,
+        "wall_ms": {str(t): [1e3 * w for w in walls[t]] for t in threads},
+        "ratios": ratios,
+        "median": float(np.median(ratios)),
     }
 
 
@@ -327,6 +359,19 @@ CASES = {
 }
 
 
+#: The planar cases whose thread counts are also timed in turn in one process (:func:`case_hardmax_paired`).
+PAIRED = {"hardmax_3000x128x2": (3000, 128, 2, 8), "hardmax_15000x128x2": (15000, 128, 2, 8)}
+
+
+def run_paired(name: str, threads: list[int], rounds: int) -> dict:
+    cmd = [sys.executable, __file__, "--run-paired", name, "--paired-rounds", str(rounds), "--threads"]
+    load = os.getloadavg()[0]
+    out = subprocess.run(cmd + [str(t) for t in threads], capture_output=True, text=True, check=True)
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    row["load_before"] = load
+    return row
+
+
 def run_case(name: str, threads: int, full_naive: bool) -> dict:
     cmd = [sys.executable, __file__, "--run", name, "--threads", str(threads)] + (
         ["--full-naive"] if full_naive else []
@@ -417,6 +462,13 @@ def main() -> None:
     p.add_argument("--case", action="append", choices=sorted(CASES), help="run only this case (repeatable)")
     p.add_argument("--run", help=argparse.SUPPRESS)  # internal: one case in this process
     p.add_argument("--run-profile", type=int, help=argparse.SUPPRESS)  # internal: the profile in this process
+    p.add_argument("--run-paired", help=argparse.SUPPRESS)  # internal: a planar case's thread counts in turn
+    p.add_argument(
+        "--paired-rounds",
+        type=int,
+        default=9,
+        help="rounds of the planar cases' thread counts timed in turn in one process (9; 0 skips them)",
+    )
     p.add_argument(
         "--no-profile", action="store_true", help="skip the phase profile (native, AVX2 and generic targets)"
     )
@@ -431,6 +483,9 @@ def main() -> None:
         numba.set_num_threads(1)
         print(json.dumps(case_profile(3000, 128, 8, a.run_profile)))
         return
+    if a.run_paired:
+        print(json.dumps(case_hardmax_paired(*PAIRED[a.run_paired], a.threads, a.paired_rounds)))
+        return
     if a.run:
         import numba
         import torch
@@ -441,12 +496,16 @@ def main() -> None:
         return
     names = a.case or list(CASES)
     rows: dict[str, dict[int, dict]] = {}
+    paired: dict[str, dict] = {}
     print(f"machine: {os.cpu_count()} cores; load before: {os.getloadavg()[0]:.2f}", flush=True)
     for name in names:
         rows[name] = {}
         for t in a.threads:
             rows[name][t] = run_case(name, t, a.full_naive)
             print(f"{name} threads={t}: {rows[name][t]}", flush=True)
+        if name in PAIRED and len(a.threads) > 1 and a.paired_rounds > 0:
+            paired[name] = run_paired(name, a.threads, a.paired_rounds)
+            print(f"{name} threads {'/'.join(map(str, a.threads))} in turn: {paired[name]}", flush=True)
     print()
     head = f"{'case':<24}" + "".join(f"{f'{t} thr wall':>13}{'ratio':>8}" for t in a.threads)
     head += f"{f'{a.threads[-1]}/{a.threads[0]} thr':>10}  notes"
@@ -484,8 +543,16 @@ def main() -> None:
             if k in r:
                 note.append(f"peak +{r[k]:.0f} MB")
         note.append("load " + "/".join(f"{by[t]['load_before']:.1f}" for t in a.threads))
+        if name in paired:
+            note.append(f"in turn {paired[name]['median']:.2f}x (median of {len(paired[name]['ratios'])} rounds)")
         print(line + "  " + "; ".join(note))
     print("\nwall = best of the repeats (median for softmax RK4); ratio = naive loop time / wall; load = 1-min")
+    if paired:
+        print(
+            f"in turn: the {'/'.join(map(str, a.threads))} thread runs timed back to back in one process, round by"
+            f" round; the median of the rounds' {a.threads[0]}/{a.threads[-1]} ratios (the host's speed drifts"
+            " between the processes of the columns)"
+        )
     prof = {} if a.no_profile else profile_rounds(a.profile_rounds)
     if prof:
         print_profile({t: prof[t] for t in ("native", "avx2", "generic") if t in prof})
@@ -506,6 +573,8 @@ def main() -> None:
                 "ratio": {str(t): naive / by[t]["engine_s"] for t in a.threads} if naive else None,
                 "speedup": by[a.threads[0]]["engine_s"] / by[a.threads[-1]]["engine_s"],
             }
+            if name in paired:
+                cases[name]["paired"] = paired[name]
         record = {
             "script": "benchmarks/bench_core.py",
             "command": "python benchmarks/bench_core.py " + " ".join(sys.argv[1:]),

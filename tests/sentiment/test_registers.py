@@ -470,6 +470,7 @@ def test_the_registers_side_is_the_one_the_validation_reviews_prefer(pair):
         pytest.skip("both sides predict alike on these texts")  # not expected for this seed (checked when written)
     for side in (1, -1):
         val = EncodedSplit(data.ids, data.mask, models[side])
-        chosen = reg._with_registers(control.model_, mc, val)
+        chosen, H = reg._with_registers(control.model_, mc, val)
         assert reg.register_side_ == side
-        assert torch.equal((predict_logits(chosen, val, hardmax=True) > 0).long(), models[side])
+        assert torch.equal(H, predict_logits(chosen, val, hardmax=True))  # what _calibrated fits on
+        assert torch.equal((H > 0).long(), models[side])

@@ -401,8 +401,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         self.decision_scale_ = 1.0
         if not mc.registers:
             return first
-        model = self._with_registers(first, mc, val)
-        self.decision_scale_ = self._calibrated(model, val)
+        model, H = self._with_registers(first, mc, val)
+        self.decision_scale_ = self._calibrated(model, val, H)
         if log is not None:
             log(
                 f"{mc.registers} registers placed on the {'e' if self.register_side_ > 0 else '-e'} side; "
@@ -412,14 +412,13 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
 
     def _with_registers(
         self, first: SentimentTransformer, mc: SentimentConfig, val: EncodedSplit
-    ) -> SentimentTransformer:
+    ) -> tuple[SentimentTransformer, torch.Tensor]:
         """The second stage of a model with registers: the model of ``mc`` with the first stage's word vectors,
         decoder and alpha, and its registers placed (:meth:`SentimentTransformer.place_registers`, e seeded by
         ``random_state``) on the side of u, e or -e, whose hardmax accuracy on the validation reviews ``val`` is
         higher (e on a tie): in the plane the seed's draw of e is a coin toss between the two, and the words'
-        layout beside u is not symmetric. Nothing is trained. Without registers, ``first`` itself."""
-        if not mc.registers:
-            return first
+        layout beside u is not symmetric. Nothing is trained. Returns the model and its hardmax decision values on
+        ``val`` (what :meth:`_calibrated` fits, so that the validation reviews are scored once per side)."""
         placed = []
         for side in (1, -1):
             model = self.model_class(mc).to(next(first.parameters()).device)
@@ -427,18 +426,19 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             assert set(missing) == {"registers"} and not unexpected, (missing, unexpected)  # configs differ in layers
             model.place_registers(seed=int(self.random_state), side=side)
             H = predict_logits(model, val, hardmax=True)
-            placed.append((int(((H > 0).to(val.labels.dtype) == val.labels).sum()), side, model))
+            placed.append((int(((H > 0).to(val.labels.dtype) == val.labels).sum()), side, model, H))
         best = max(placed, key=lambda p: (p[0], p[1]))  # more correct validation reviews; e on a tie
         self.register_side_ = best[1]
-        return best[2]
+        return best[2], best[3]
 
     @staticmethod
-    def _calibrated(model: SentimentTransformer, val: EncodedSplit) -> float:
+    def _calibrated(model: SentimentTransformer, val: EncodedSplit, H: torch.Tensor) -> float:
         """Scale a register model's decoder by the temperature fitted on the validation reviews' hardmax
         decision values (:func:`~attndyn.sentiment._train.fit_decision_scale`): a word's level is about L/c times
         its value, so the register model's decisions are that much too confident; the scale, in (0, 1], removes
-        it without changing a prediction. Returns the scale."""
-        scale = fit_decision_scale(predict_logits(model, val, hardmax=True), val.labels)
+        it without changing a prediction. ``H`` is the model's hardmax decision values on ``val``. Returns the
+        scale."""
+        scale = fit_decision_scale(H, val.labels)
         model.scale_decision(scale)
         return scale
 
