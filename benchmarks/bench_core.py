@@ -170,6 +170,8 @@ def case_hardmax_paired(B: int, n: int, d: int, layers: int, threads: list[int],
         "wall_ms": {str(t): [1e3 * w for w in walls[t]] for t in threads},
         "ratios": ratios,
         "median": float(np.median(ratios)),
+        "min": min(ratios),
+        "max": max(ratios),
     }
 
 

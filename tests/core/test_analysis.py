@@ -35,6 +35,54 @@ def test_flat_polytope_every_point_is_boundary():
     assert K.on_boundary([0.2, 0.2, 0]) and not K.contains([0.2, 0.2, 0.1])
 
 
+def _polytope_answers(K, probes):
+    return K.vertices, K.dim, [(K.contains(x), K.on_boundary(x)) for x in probes]
+
+
+@pytest.mark.parametrize("k", [-60, -30, -12, 12, 30, 60])
+@pytest.mark.parametrize(
+    "case",
+    ["flat triangle in 3d", "segment in 1d", "7-simplex", "square in 2d", "8-simplex with its centre"],
+)
+def test_a_polytope_scaled_by_a_power_of_two_is_the_same_polytope(case, k):
+    # The LP and hull solvers' tolerances are absolute: a triangle at 2**-30 had no vertex (and its membership
+    # test aborted the process in scipy's nnls), a point inside a triangle at 2**60 was a vertex, and the
+    # centre of a segment (d = 1) or of a 7-simplex at 2**20 was "on the boundary".
+    simplex7 = np.vstack([np.zeros(7), np.eye(7)])
+    simplex8 = np.vstack([np.eye(8), np.zeros((1, 8))])
+    pts, probes = {
+        "flat triangle in 3d": (
+            [[1, 0, 0], [0, 1, 0], [0, 0, 1], [0.25, 0.25, 0.5]],
+            [[0.25, 0.25, 0.5], [1, 1, 1], [0.5, 0.5, 0]],
+        ),
+        "segment in 1d": ([[-1], [0], [1]], [[0], [1], [2], [-0.5]]),
+        "7-simplex": (simplex7, [simplex7.mean(0), simplex7[1], simplex7[:2].mean(0), -np.ones(7)]),
+        "square in 2d": ([[0, 0], [1, 0], [0, 1], [1, 1], [0.5, 0.5]], [[0.5, 0.5], [1, 0.5], [2, 2]]),
+        "8-simplex with its centre": (
+            np.vstack([simplex8, simplex8.mean(0, keepdims=True)]),
+            [simplex8.mean(0), simplex8[:2].mean(0)],
+        ),
+    }[case]
+    pts, probes = np.asarray(pts, dtype=float), np.asarray(probes, dtype=float)
+    at_one = _polytope_answers(Polytope.from_points(pts), probes)
+    assert at_one == _polytope_answers(Polytope.from_points(pts * 2.0**k), probes * 2.0**k)
+    interior = {"segment in 1d": 0, "7-simplex": 0, "square in 2d": 0, "8-simplex with its centre": 0}
+    if case in interior:  # the first probe lies inside a full-dimensional K: contained, not on the boundary
+        assert at_one[2][0] == (True, False)
+
+
+def test_hardmax_theorem_reads_the_same_verdict_at_every_power_of_two():
+    Z = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1], [0.5, 0.5, 0]])
+    reps = [attndyn.hardmax_theorem(attndyn.hardmax(Z * 2.0**k, alpha=1.0, layers=100)) for k in (0, -30, -40, 60)]
+    assert {r.verdict for r in reps} == {"holds"}
+    assert {tuple(r.vertex_leaders) for r in reps} == {(0, 1, 2)}
+    assert {r.limits_on_boundary for r in reps} == {True}
+    line = np.array([[-1.0], [0.0], [1.0]])  # token 0 ties with all (scores 0): it stays inside the segment
+    with pytest.warns(attndyn.HypothesisWarning, match="zero"):
+        verdicts = {attndyn.hardmax_theorem(attndyn.hardmax(line * 2.0**k, alpha=1.0, layers=60)).verdict for k in (0, 30)}
+    assert len(verdicts) == 1 and "not seen" in verdicts.pop()
+
+
 def test_clusters_single_linkage_tolerance():
     pts = np.array([[0.0, 0], [1e-9, 0], [1, 1], [1, 1 + 1e-9], [5, 5]])
     cl = clusters(pts)

@@ -4,10 +4,16 @@ Vertices come from qhull (scipy.spatial.ConvexHull) when the points span their s
 dimension, and from a linear-programming vertex test otherwise (point p is a vertex iff it is
 not a convex combination of the other points). Membership and boundary use LPs, so they work
 in any dimension and for degenerate (flat) polytopes, whose every point is on the boundary.
+
+The solvers' tolerances are absolute (HiGHS's feasibility tolerance is 1e-7), so every hull and LP
+works on the points divided by ``unit``, the power of two just above their largest coordinate:
+exact in binary floating point, so points scaled by a power of two give the same polytope bit for
+bit (without it, a triangle at 2**-30 had no vertex and a point inside one at 2**60 was a vertex).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -88,6 +94,7 @@ class Polytope:
     dim: int  # affine dimension of K
     tol: float
     equations: np.ndarray | None = field(default=None, repr=False)  # qhull facets a.x + b <= 0
+    unit: float = field(default=1.0, repr=False)  # the power of two the solvers' coordinates are divided by
 
     @classmethod
     def from_points(cls, points: ArrayLike, *, tol: float | None = None) -> Polytope:
@@ -97,7 +104,9 @@ class Polytope:
         p = _finite_array(points, "points", 2)
         if p.size == 0:
             raise InputError(f"a polytope needs at least one point, got shape {p.shape}")
-        tol = 1e-6 * float(np.abs(p).max()) if tol is None else check_nonnegative(tol, "tol")
+        big = float(np.abs(p).max())
+        tol = 1e-6 * big if tol is None else check_nonnegative(tol, "tol")
+        unit = math.ldexp(1.0, math.frexp(big)[1]) if big > 0 else 1.0  # a power of two > every |coordinate|
         uniq = _unique_rows(p, tol)
         q = p[uniq]
         centered = q - q.mean(axis=0)
@@ -109,21 +118,27 @@ class Polytope:
             verts = uniq
         elif dim == d and d <= QHULL_MAX_DIM and d >= 2:
             try:
-                hull = ConvexHull(q)
+                hull = ConvexHull(q / unit)
                 verts = uniq[np.sort(hull.vertices)]
-                equations = hull.equations
+                equations = hull.equations.copy()
+                equations[:, -1] *= unit  # unit normals; the offsets back in the points' units
             except QhullError:
-                verts = uniq[cls._lp_vertices(q)]
+                verts = uniq[cls._lp_vertices(q / unit)]
         elif d == 1 or dim == 1:
             direction = np.linalg.svd(centered)[2][0]
             proj = q @ direction
             verts = uniq[np.unique([int(np.argmin(proj)), int(np.argmax(proj))])]
         else:
-            verts = uniq[cls._lp_vertices(q)]
-        return cls(points=p, vertices=tuple(int(v) for v in np.sort(verts)), dim=dim, tol=tol, equations=equations)
+            verts = uniq[cls._lp_vertices(q / unit)]
+        if len(verts) == 0:  # every LP said "inside" (within its tolerance): the lexicographically largest is a vertex
+            verts = uniq[[int(np.lexsort(q.T[::-1])[-1])]]
+        vertices = tuple(int(v) for v in np.sort(verts))
+        return cls(points=p, vertices=vertices, dim=dim, tol=tol, equations=equations, unit=unit)
 
     @staticmethod
     def _lp_vertices(q: np.ndarray) -> np.ndarray:
+        """The rows of ``q`` (coordinates of order 1: the solver's tolerances are absolute) that are not a convex
+        combination of the others."""
         keep = []
         for i in range(len(q)):
             others = np.delete(q, i, axis=0)
@@ -160,20 +175,22 @@ class Polytope:
         V = self.vertex_points
         if len(V) == 1:
             return bool(np.abs(x - V[0]).max() <= self.tol)
-        ok, _ = _convex_weights(V, x, maximize_min=False)
+        ok, _ = _convex_weights(V / self.unit, x / self.unit, maximize_min=False)
         if ok:
             return True
         # allow rounding: accept when the nearest vertex combination is within tol (flat cases)
         return self._near(x)
 
     def _near(self, x: np.ndarray) -> bool:
-        V = self.vertex_points
+        """Whether the nearest convex combination of the vertices (non-negative least squares, the weights' sum
+        held at 1 by a heavy row) is within 10 tol of x."""
+        V, x = self.vertex_points / self.unit, x / self.unit
         from scipy.optimize import nnls
 
         A = np.vstack([V.T, 1e3 * np.ones(len(V))])
         b = np.concatenate([x, [1e3]])
         lam, _ = nnls(A, b)
-        return bool(np.abs(V.T @ lam - x).max() <= self.tol * 10 and abs(lam.sum() - 1) < 1e-6)
+        return bool(np.abs(V.T @ lam - x).max() <= self.tol / self.unit * 10 and abs(lam.sum() - 1) < 1e-6)
 
     def on_boundary(self, x: ArrayLike) -> bool:
         """x in K but not in its interior (for a flat K every point of K is on the boundary)."""
@@ -184,6 +201,7 @@ class Polytope:
             return True
         if self.equations is not None:
             return self.distance_outside(x) >= -self.tol
-        # interior iff x is a combination with all weights bounded away from 0
-        ok, smin = _convex_weights(self.vertex_points, x, maximize_min=True)
-        return not ok or smin <= self.tol
+        # interior iff x is a combination with all weights bounded away from 0: a weight is a pure number, so
+        # it is held to tol over the points' scale (1e-6 by default), not to tol, a length
+        ok, smin = _convex_weights(self.vertex_points / self.unit, x / self.unit, maximize_min=True)
+        return not ok or smin <= self.tol / self.unit
