@@ -131,7 +131,17 @@ def _read_bounded(
 def _parse(data: bytes, suffix: str, p: Path, name: str) -> np.ndarray:
     """The array held by a file's bytes (``suffix``: .npy, .json or .csv)."""
     if suffix == ".npy":
-        return np.load(io.BytesIO(data), allow_pickle=False)
+        if not data:  # np.load raises EOFError, which the command line would take for Ctrl-C
+            raise InputError(f"{name} file {str(p)!r} is empty (0 bytes); give a .npy file written by numpy.save")
+        if not data.startswith(b"\x93NUMPY"):
+            raise InputError(
+                f"{name} file {str(p)!r} is not a .npy file (it does not start with numpy's magic bytes); "
+                "write it with numpy.save, or give the numbers as .csv or .json"
+            )
+        try:
+            return np.load(io.BytesIO(data), allow_pickle=False)
+        except EOFError:
+            raise InputError(f"{name} file {str(p)!r} is cut short; write it again with numpy.save") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -214,6 +224,25 @@ def check_writable(out: str | os.PathLike, name: str) -> Path:
             f"{name} {str(out)!r} is not writable ({exc.strerror or exc}); choose a folder you can write to"
         ) from None
     return out
+
+
+def check_output_file(
+    path: str | os.PathLike, name: str, *, inputs: tuple[str | os.PathLike | None, ...] = ()
+) -> Path:
+    """Refuse, before any work, an output file name that cannot be written (an :class:`InputError` naming
+    ``name``, a flag): a folder, a name under a file, a folder that cannot be written to, or one of the command's
+    ``inputs``, which writing would overwrite. Creates the file's folder, as writing it would; returns the Path."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{name} {str(p)!r} is a folder; give a file name")
+    for q in inputs:
+        if q is not None and p.exists() and Path(q).exists() and os.path.samefile(p, q):
+            raise InputError(f"{name} {str(p)!r} is an input of this command ({str(q)!r}); give another name")
+    above = next((a for a in p.parents if a.exists()), None)  # the nearest existing path above the name
+    if above is not None and not above.is_dir():
+        raise InputError(f"{name} {str(p)!r} is not a file name in a folder ({str(above)!r} is a file); choose another")
+    check_writable(p.parent, f"the folder of {name}")
+    return p
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:

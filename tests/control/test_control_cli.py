@@ -122,3 +122,21 @@ def test_not_reached_with_json_still_prints_the_record_and_the_certificate(capsy
 def test_help_lists_the_command(capsys):
     code, out, _ = run(capsys, "control", "--help")
     assert code == 0 and "--leaders" in out and "--spd" in out
+
+
+def test_output_names_that_cannot_be_written_are_refused_before_the_work(capsys, tokens, tmp_path):
+    # --save-matrix naming TOKENS overwrote the user's tokens with A (exit 0); a --figure under a file failed after
+    # the work with "[Errno 17] File exists"; a --save-matrix A.txt was written as .npy bytes
+    npy = tmp_path / "tokens.npy"
+    np.save(npy, np.array(Z5))
+    before = npy.read_bytes()
+    cases = [
+        (npy, ["--save-matrix", npy], "is an input of this command"),
+        (tokens, ["--figure", tokens / "f.png"], f"is not a file name in a folder ({str(tokens)!r} is a file)"),
+        (tokens, ["--save-matrix", tokens / "A.npy"], "is not a file name in a folder"),
+        (tokens, ["--save-matrix", tmp_path / "A.txt"], "end the name with .npy"),
+    ]
+    for given, extra, said in cases:
+        code, out, err = run(capsys, "control", given, "--leaders", "1,2", *extra)
+        assert code == 2 and out == "" and said in err and err.count("\n") == 1, (extra, err)
+    assert npy.read_bytes() == before and not (tmp_path / "A.txt").exists()

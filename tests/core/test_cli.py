@@ -238,3 +238,38 @@ def test_the_library_keeps_naming_its_parameters():
         attndyn.softmax(np.eye(2), time=10.0, step=0.1, max_steps=5)
     traj = attndyn.softmax(np.eye(2), V=2 * np.eye(2), time=5.0, method="dopri5", max_steps=2, rtol=1e-12)
     assert traj.stats.message.endswith("step budget exhausted (2 steps); raise max_steps")
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"", "is empty (0 bytes)"),
+        (b"hello\n", "is not a .npy file"),
+        (None, "could not be read"),  # a real .npy cut inside its header
+    ],
+)
+def test_an_empty_or_foreign_npy_is_an_error_not_an_interrupt(capsys, tmp_path, square, content, said):
+    # np.load raises EOFError on an empty file, which click turns into Abort: the command said "interrupted"
+    # (exit 130), as if Ctrl-C had been pressed; a text file was said to hold pickled data
+    bad = tmp_path / "bad.npy"
+    bad.write_bytes(square.read_bytes()[:90] if content is None else content)
+    for args in (["hardmax", bad], ["hardmax", square, "--matrix", bad], ["softmax", bad, "--time", "1"]):
+        code, out, err = run(capsys, *args)
+        assert code == 2 and out == "" and err.startswith("error: ") and said in err, (args, err)
+        assert "interrupted" not in err and "pickle" not in err and err.count("\n") == 1
+
+
+def test_tokens_near_the_float_range_are_clustered_and_printed_as_they_are(capsys, tmp_path):
+    # a tolerance of the tokens' size overflowed: "tol must be a non-negative finite number, got inf" (no --tol was
+    # given); and an unsettled run's centers, zeroed below that tolerance, printed as (0, 0)
+    big = tmp_path / "big.npy"
+    np.save(big, np.array([[1e308, 1e308], [-1e308, 1e308], [0, 0]]))
+    for layers in ("3", "200"):
+        code, out, err = run(capsys, "hardmax", big, "--layers", layers, "--json")
+        assert code == 0, err
+        rec = json.loads(out)
+        assert sorted(c["members"] for c in rec["clusters"]) == [[0], [1], [2]]
+        assert rec["clusters"][0]["center"] == [1e308, 1e308]
+    assert rec["theorem"]["limits_on_boundary"]  # the tie's mean (0, 1e308) is on the segment
+    code, out, _ = run(capsys, "hardmax", big, "--layers", "5")
+    assert code == 0 and "(1e+308, 1e+308)" in out and "(-1e+308, 1e+308)" in out

@@ -379,3 +379,14 @@ def test_the_estimator_writes_its_run_dir_under_the_run_lock(tmp_path, make_corp
         assert list(run.iterdir()) == []
     est.fit(texts, labels)  # free again: trains and checkpoints there
     assert (run / "checkpoint.safetensors").is_file() and (run / "config.json").is_file()
+
+
+def test_open_run_refuses_reviews_that_are_not_the_runs_own(trained):
+    # compare-imdb (and the faithfulness cells) take the run's test reviews by their positions in the split: with
+    # another --data they compared other reviews, some seen in training, and exited 0
+    from attndyn.sentiment._runs import open_run
+
+    _, run, data, other = trained
+    with pytest.raises(InputError, match="is not the run's data"):
+        open_run(run, data=other)
+    assert len(open_run(run, data=data).test_idx) > 0

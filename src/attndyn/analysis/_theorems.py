@@ -204,14 +204,14 @@ def hardmax_theorem(
     # 1 + alpha: at alpha = 1000 a follower 5e-7 from its leader was a cluster and a vertex of its own); plus what
     # rounding hides (a step of less than half an ulp leaves a token unchanged: a zero change proves nothing).
     travel = (change + unit_roundoff(traj.ys.dtype)) * (1.0 + alpha) / alpha
-    tol = cluster_tol if cluster_tol is not None else _limit_tolerance(travel, scale, z0)
-    cl = clusters(pts, members=idx, tol=tol)
+    # Near the float range the tolerances, the clusters and the conclusions are read on points rescaled by a power
+    # of two (exact), so that nothing overflows; ``polytope`` is then in those units. Elsewhere (every usual run)
+    # they are read as they are.
+    e = int(np.frexp(big)[1]) if big > 0 and not 2.0**-400 < big < 2.0**400 else 0
+    cl, tol, tol_s = _limit_clusters(pts, idx, z0, travel, scale, cluster_tol, e)
     lead = leaders(traj, b)
     center_of_token = {m: c.center for c in cl for m in c.members}
     leader_limits = np.array([center_of_token[i] for i in lead.indices]) if len(lead) else np.zeros((0, pts.shape[1]))
-    # Near the float range the conclusions are read on points rescaled by a power of two (exact), so that nothing
-    # overflows; ``polytope`` is then in those units. Elsewhere (every usual run) they are read as they are.
-    e = int(np.frexp(big)[1]) if big > 0 and not 2.0**-400 < big < 2.0**400 else 0
     settled = sequence_settled(traj, b, rtol)
     return HardmaxTheoremReport(
         hypotheses=hyp,
@@ -223,10 +223,26 @@ def hardmax_theorem(
         clusters=cl,
         cluster_tol=tol,
         undecided=_undecided(traj, b, settled, change, rtol, travel * scale, tol, cluster_tol is not None),
-        **_leader_hull_conclusions(
-            np.ldexp(leader_limits, -e), [np.ldexp(c.center, -e) for c in cl], float(np.ldexp(tol, -e)) * 10
-        ),
+        **_leader_hull_conclusions(np.ldexp(leader_limits, -e), [np.ldexp(c.center, -e) for c in cl], tol_s * 10),
     )
+
+
+def _limit_clusters(
+    pts: np.ndarray, idx: np.ndarray, z0: np.ndarray, travel: float, scale: float, cluster_tol: float | None, e: int
+) -> tuple[list[Cluster], float, float]:
+    """The final tokens' clusters (the limits), their tolerance and that tolerance in units of 2**e, all found on
+    the points divided by 2**e (exact; e = 0 in every usual run): near the float range a tolerance of the
+    tokens' size, or the spread of the initial tokens, overflows (1e308-sized tokens had an infinite tolerance and
+    the check refused its own argument)."""
+    tol_s = (
+        float(np.ldexp(cluster_tol, -e))
+        if cluster_tol is not None
+        else _limit_tolerance(travel, float(np.ldexp(scale, -e)), np.ldexp(z0, -e))
+    )
+    found = clusters(np.ldexp(pts, -e), members=idx, tol=tol_s)
+    cl = [Cluster(center=np.ldexp(c.center, e), members=c.members) for c in found] if e else found
+    with np.errstate(over="ignore"):
+        return cl, float(np.ldexp(tol_s, e)), tol_s
 
 
 def _limit_tolerance(travel: float, scale: float, z0: np.ndarray) -> float:

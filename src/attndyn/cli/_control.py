@@ -57,7 +57,7 @@ def control_cmd(
     (a token inside the hull of the others, or no positive margin), with one line on standard error."""
     from .._io import load_array
 
-    _check_options(leaders, clusters, figure, save_matrix)
+    _check_options(leaders, clusters, figure, save_matrix, tokens)
     z = load_array(tokens, "TOKENS")  # a bad file is refused before the engine (torch) is imported
     from .._validation import parse_indices
     from ..control import choose_A, choose_A_for_clusters
@@ -85,18 +85,28 @@ def control_cmd(
         raise typer.Exit(1)
 
 
-def _check_options(leaders: str | None, clusters: str | None, figure: Path | None, save_matrix: Path | None) -> None:
-    """Exactly one of --leaders and --clusters; a --figure name with a format matplotlib writes; output names
-    that are files, not folders, and not the same file."""
+def _check_options(
+    leaders: str | None, clusters: str | None, figure: Path | None, save_matrix: Path | None, tokens: Path
+) -> None:
+    """Exactly one of --leaders and --clusters; a --figure name with a format matplotlib writes, a --save-matrix
+    name ending in .npy; output names that can be written (:func:`attndyn._io.check_output_file`: not a folder,
+    not under a file, not TOKENS) and not the same file."""
+    from .._io import check_output_file
+
     if (leaders is None) == (clusters is None):
         raise InputError(
             "give exactly one of --leaders (e.g. --leaders 0,2) and --clusters (one leader index per token)"
         )
     if figure is not None and figure.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
         raise InputError(f"--figure {str(figure)!r}: the name must end in .png, .svg or .pdf")
+    if save_matrix is not None and save_matrix.suffix.lower() != ".npy":
+        raise InputError(
+            f"--save-matrix {str(save_matrix)!r}: the matrix is written as .npy (what `attndyn hardmax --matrix` "
+            "reads); end the name with .npy"
+        )
     for flag, path in (("--figure", figure), ("--save-matrix", save_matrix)):
-        if path is not None and path.is_dir():
-            raise InputError(f"{flag} {str(path)!r} is a folder; give a file name")
+        if path is not None:
+            check_output_file(path, flag, inputs=(tokens,))
     if figure is not None and save_matrix is not None and figure.resolve() == save_matrix.resolve():
         raise InputError("--figure and --save-matrix name the same file; give two names")
 

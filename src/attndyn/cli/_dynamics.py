@@ -109,9 +109,13 @@ _RATE = "the tokens still move; what the theorem's check reads has settled, or i
 
 def _zero_below(rec: dict[str, Any]) -> float:
     """Coordinates of a cluster center at most this size print as 0: the tolerance the clusters were found with
-    (the theorem's ``cluster_tol`` of a hardmax run; the record's own of :func:`softmax_summary`)."""
+    (the theorem's ``cluster_tol`` of a hardmax run; the record's own of :func:`softmax_summary`), at most 1e-6 of
+    the largest center coordinate (a run far from settled has a tolerance of the tokens' own size, under which
+    every center would print as 0)."""
     tol = (rec.get("theorem") or {}).get("cluster_tol")
-    return float(rec.get("cluster_tol", 0.0) if tol is None else tol)
+    tol = rec.get("cluster_tol", 0.0) if tol is None else tol
+    size = max((abs(v) for c in rec.get("clusters") or [] for v in c["center"] if v is not None), default=0.0)
+    return min(float("inf") if tol is None else float(tol), 1e-6 * size)
 
 
 def strict_json(obj: Any) -> Any:

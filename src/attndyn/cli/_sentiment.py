@@ -55,7 +55,8 @@ def _texts_from(text: str | list[str] | None, file: Path | None, encoding: str =
 
 
 def _check_figure_path(path: Path | None, option: str, formats: tuple[str, ...] | None = None) -> None:
-    """Refuse, before any work, a figure path whose suffix no writer supports."""
+    """Refuse, before any work, a figure path whose suffix no writer supports, or that cannot be written
+    (:func:`attndyn._io.check_output_file`)."""
     if path is None:
         return
     if formats is None:
@@ -68,8 +69,9 @@ def _check_figure_path(path: Path | None, option: str, formats: tuple[str, ...] 
             f"{option} {str(path)!r}: unknown image type {('.' + suffix) if suffix else '(no suffix)'}; "
             f"end the name with one of {', '.join('.' + f for f in formats)}"
         )
-    if path.is_dir():
-        raise InputError(f"{option} {str(path)!r} is a folder; give a file name")
+    from .._io import check_output_file
+
+    check_output_file(path, option)
 
 
 def _by_d(name: str) -> str:

@@ -320,13 +320,21 @@ class OpenRun(NamedTuple):
 def open_run(run: str | os.PathLike, *, data: str | os.PathLike | None = None) -> OpenRun:
     """A run folder's model, data and split, read under its reading lock (refused while a training holds it): the
     model with every check of :meth:`HardmaxSentimentClassifier.load`, the reviews of ``data`` (default: the file
-    its data.json names; a folder written by ``save()`` reads the default data), split as the training split it."""
+    its data.json names; a folder written by ``save()`` reads the default data), split as the training split it.
+    The reviews must be the run's own (the sha256 data.json records): the split's indices of another file are other
+    reviews, some of them seen in training."""
     from ._estimator import HardmaxSentimentClassifier
 
     folder = RunFolder(run)
     with folder.reading():
         est = HardmaxSentimentClassifier.load(folder.path)
         info = folder.data_or_default(est.random_state)
+    if "sha256" in info and _is_external(info, data or info["data"], None if data is None else data):
+        raise InputError(
+            f"{str(data)!r} is not the run's data (data.json records {str(info['data'])!r}, sha256 "
+            f"{info['sha256'][:12]}…): the run's split picks its test reviews by position; give that file, or omit "
+            f"{param('data.flag', 'data')}"
+        )
     reviews = read_reviews(data or info["data"])
     tr, te = folder.split(reviews, info)
     return OpenRun(est, reviews, tr, te, info)
