@@ -226,9 +226,7 @@ def check_writable(out: str | os.PathLike, name: str) -> Path:
     return out
 
 
-def check_output_file(
-    path: str | os.PathLike, name: str, *, inputs: tuple[str | os.PathLike | None, ...] = ()
-) -> Path:
+def check_output_file(path: str | os.PathLike, name: str, *, inputs: tuple[str | os.PathLike | None, ...] = ()) -> Path:
     """Refuse, before any work, an output file name that cannot be written (an :class:`InputError` naming
     ``name``, a flag): a folder, a name under a file, a folder that cannot be written to, or one of the command's
     ``inputs``, which writing would overwrite. Creates the file's folder, as writing it would; returns the Path."""

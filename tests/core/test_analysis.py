@@ -79,7 +79,9 @@ def test_hardmax_theorem_reads_the_same_verdict_at_every_power_of_two():
     assert {r.limits_on_boundary for r in reps} == {True}
     line = np.array([[-1.0], [0.0], [1.0]])  # token 0 ties with all (scores 0): it stays inside the segment
     with pytest.warns(attndyn.HypothesisWarning, match="zero"):
-        verdicts = {attndyn.hardmax_theorem(attndyn.hardmax(line * 2.0**k, alpha=1.0, layers=60)).verdict for k in (0, 30)}
+        verdicts = {
+            attndyn.hardmax_theorem(attndyn.hardmax(line * 2.0**k, alpha=1.0, layers=60)).verdict for k in (0, 30)
+        }
     assert len(verdicts) == 1 and "not seen" in verdicts.pop()
 
 

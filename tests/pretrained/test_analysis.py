@@ -212,6 +212,18 @@ def test_auc_and_one_review_by_hand():
     assert compare_review(scores, [], ["plot"], np.random.default_rng(0)) is None
 
 
+def test_a_text_longer_than_the_model_reads_is_said_to_be_cut(bert):
+    # the model reads at most max_tokens tokens (its position embeddings): the analysis of a longer text was of
+    # its first tokens, without a word
+    bert.max_tokens = 6
+    with pytest.warns(attndyn.HypothesisWarning, match="tokens and tiny-bert reads at most 6: the analysis is of"):
+        a = analyze("good film " * 10, bert, with_spectra=False, idealized=False)
+    assert a.shape["n_tokens"] == 6
+    bert.max_tokens = 64
+    a = analyze("good film", bert, with_spectra=False, idealized=False)  # no warning (filterwarnings = error)
+    assert a.shape["n_tokens"] == len(a.forward.tokens)
+
+
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra.numpy import arrays  # noqa: E402

@@ -36,7 +36,7 @@ def _assert_unchanged(est, before, H):
 def test_a_refit_refused_for_its_vocabulary_leaves_the_model_as_it_was(tmp_path):
     est = small().fit(TEXTS, [1, 0, 1, 0] * 10)
     before, H = _fitted_attrs(est), est.decision_function(PROBE)
-    with pytest.raises(InputError, match="no word is seen 1 times"):
+    with pytest.raises(InputError, match="no words left once tokenized"):
         est.fit(["", "!!"] * 10, ["good", "terrible"] * 10)
     _assert_unchanged(est, before, H)
     loaded = HardmaxSentimentClassifier.load(est.save(tmp_path / "m"))
@@ -68,8 +68,12 @@ def test_a_refit_that_fails_while_training_leaves_the_model_as_it_was(monkeypatc
 
 def test_a_first_fit_that_is_refused_leaves_the_estimator_unfitted():
     est = small()
-    with pytest.raises(InputError, match="no word is seen"):
+    with pytest.raises(InputError, match="no words left once tokenized"):
         est.fit(["", "!!"] * 10, [1, 0] * 10)
+    # every word a stop word: the fix is fewer stop words, not a lower min_freq (which was the advice)
+    with pytest.raises(InputError, match="no words left once tokenized.*give fewer stop_words"):
+        est.set_params(stop_words=["lovely", "dreadful", "film"]).fit(["lovely film", "dreadful film"] * 10, [1, 0] * 10)
+    est.set_params(stop_words="english")
     assert _fitted_attrs(est) == {}
     with pytest.raises(InputError, match="not fitted yet"):
         est.predict(["great"])

@@ -8,6 +8,7 @@ import shutil
 import threading
 
 import pytest
+import torch
 
 from attndyn import InputError
 from attndyn.cli import main
@@ -390,3 +391,32 @@ def test_open_run_refuses_reviews_that_are_not_the_runs_own(trained):
     with pytest.raises(InputError, match="is not the run's data"):
         open_run(run, data=other)
     assert len(open_run(run, data=data).test_idx) > 0
+
+
+def test_a_training_split_of_one_class_is_named_as_such(tmp_path, write_csv, capsys):
+    # a file with both classes whose training part holds one said "y must hold exactly two classes (e.g. 0 and 1),
+    # got [1]": an API name, and a fault of the file it does not have
+    data = write_csv(tmp_path / "two.csv", ["lovely film", "dreadful film"], [1, 0], extra=False)
+    assert main(["sentiment", "train", "--run", str(tmp_path / "r"), "--data", str(data), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "holds one class only" in err and "(1 of 2 reviews)" in err and not (tmp_path / "r").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="'auto' is the CPU only on a machine without CUDA")
+def test_a_run_started_with_device_auto_resumes_with_the_device_it_ran_on(trained, tmp_path, capsys, snapshot):
+    # --device auto on a machine without CUDA trains on the CPU; resuming with --device cpu was refused as
+    # "trained with other settings: --device 'auto' (now 'cpu')". Another kind of device is still refused.
+    _, run, data, _ = trained
+    mine = tmp_path / "r"
+    shutil.copytree(run, mine)
+    settings = json.loads((mine / "settings.json").read_text())
+    settings["estimator"]["device"] = "auto"
+    (mine / "settings.json").write_text(json.dumps(settings))
+    before = snapshot(mine)
+    assert main(TRAIN + ["--run", str(mine), "--data", str(data), "--device", "cpu"]) == 0  # finished: unchanged
+    assert snapshot(mine) == before
+    settings["estimator"]["device"] = "cuda"
+    (mine / "settings.json").write_text(json.dumps(settings))
+    capsys.readouterr()
+    assert main(TRAIN + ["--run", str(mine), "--data", str(data), "--device", "cpu"]) == 2
+    assert '--device "cuda" (now "cpu")' in capsys.readouterr().err

@@ -226,7 +226,9 @@ def _run(argv: list[str] | None) -> int:
         rv = exc.exit_code
     except (typer.Abort, KeyboardInterrupt) as exc:
         if isinstance(exc.__cause__, EOFError):  # click turns an EOFError (a file read past its end) into Abort
-            print(f"error: an input file ended early ({exc.__cause__ or 'EOF'}); check the files given", file=sys.stderr)
+            print(
+                f"error: an input file ended early ({exc.__cause__ or 'EOF'}); check the files given", file=sys.stderr
+            )
             return _finish(2, argv)
         print("interrupted", file=sys.stderr)
         rv = 130

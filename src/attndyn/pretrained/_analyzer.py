@@ -9,7 +9,7 @@ from typing import Any
 
 from .._errors import param
 from .._threads import limit_threads
-from .._validation import InputError
+from .._validation import InputError, warn_hypothesis
 from ._adapter import Forward, PretrainedModel, load_model
 from ._clustering import DEFAULT_TOL, DepthClusters, check_tol, depth_clusters
 from ._idealized import IdealizedRun, idealized_run
@@ -102,6 +102,7 @@ def analyze(
         raise InputError(f"ginibre_samples must be a non-negative integer, got {ginibre_samples!r}")
     with limit_threads(torch_threads=1, blas_threads=1):  # small matrices: threads only cost on a shared machine
         fwd = pm.run(text)
+        _warn_if_cut(pm, text, len(fwd.tokens))
         weights = pm.weights()
         lm = leader_map(fwd, weights)
         dc = depth_clusters(fwd.hidden, tol=cluster_tol)
@@ -130,3 +131,17 @@ def _head_pair(idealized_head: Any) -> tuple[int, int]:
     if pair is None or len(pair) != 2 or not all(isinstance(i, Integral) and not isinstance(i, bool) for i in pair):
         raise InputError(f"idealized_head must be (layer, head), two integers such as (2, 0), got {idealized_head!r}")
     return int(pair[0]), int(pair[1])
+
+
+def _warn_if_cut(pm: PretrainedModel, text: str, n: int) -> None:
+    """Say (a HypothesisWarning) when the model read only the first ``n`` of the text's tokens: its position
+    embeddings end there, and the analysis is of those tokens only."""
+    if pm.tokenizer is None or not isinstance(text, str):
+        return
+    full = len(pm.tokenizer(text, truncation=False, verbose=False)["input_ids"])
+    if full > n:
+        warn_hypothesis(
+            f"the text has {full} tokens and {pm.name} reads at most {n}: the analysis is of its first {n} tokens "
+            "only; give a shorter text to analyse all of it",
+            stacklevel=4,
+        )

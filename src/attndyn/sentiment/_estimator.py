@@ -55,6 +55,11 @@ def _vocabulary(toks: list[list[str]], labels: np.ndarray, text: TextConfig) -> 
         min_bigram_docs=max(1, int(text.bigrams)),
         keep=PROTECTED if text.lexicon else (),
     )
+    if not any(toks):
+        raise InputError(
+            "the training texts have no words left once tokenized (every word is a stop word, or no text has a "
+            f"letter); give fewer {param('setting.stop_words', 'stop_words')}, or texts with words"
+        )
     if len(vocab) <= 2:
         raise InputError(
             f"no word is seen {text.min_freq} times with |log-odds| >= {text.min_log_odds} in the training texts; "

@@ -169,7 +169,7 @@ def check_resume(run: Path, settings: dict[str, Any], defaults: dict[str, Any]) 
         return False
     new = flat_settings(settings)
     diffs = [
-        k for k in old if k in new and k not in NOT_COMPARED and _norm(old[k]) != _norm(new[k])
+        k for k in old if k in new and k not in NOT_COMPARED and _compared(k, old[k]) != _compared(k, new[k])
     ]  # what an older folder lacks is not compared
     if diffs:
         shown = ", ".join(f"{param('setting.' + k, k)} {_show(old.get(k))} (now {_show(new[k])})" for k in diffs)
@@ -183,6 +183,17 @@ def check_resume(run: Path, settings: dict[str, Any], defaults: dict[str, Any]) 
 
 def _norm(v: Any) -> Any:
     return json.loads(json.dumps(v))  # tuples → lists, numpy → plain, as the file holds them
+
+
+def _compared(key: str, v: Any) -> Any:
+    """What a setting is compared as on resuming: its JSON form; a device by the kind of device it names here
+    ("auto" is the CPU on a machine without CUDA, so a run started with --device auto resumes with --device cpu)."""
+    if key == "device" and isinstance(v, str):
+        import torch
+
+        kind = v.split(":")[0]
+        return ("cuda" if torch.cuda.is_available() else "cpu") if kind == "auto" else kind
+    return _norm(v)
 
 
 def _show(v: Any) -> str:

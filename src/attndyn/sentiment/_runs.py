@@ -85,6 +85,8 @@ def check_threads(threads: Any) -> int:
 def _training_job(est: HardmaxSentimentClassifier, run: Path, data: Path, split: str, threads: int) -> _TrainingJob:
     """The estimator's parameters checked, the data read and split and its sha256 taken: the job, before the folder
     is touched."""
+    import numpy as np
+
     from ._corpus import SPLITS, split_indices
 
     check_threads(threads)
@@ -95,6 +97,12 @@ def _training_job(est: HardmaxSentimentClassifier, run: Path, data: Path, split:
     seed = int(est.random_state)
     reviews = read_reviews(data)
     tr, te = split_indices(reviews, split, seed)
+    one = np.unique(np.asarray(reviews.labels)[tr])
+    if len(one) < 2:  # the estimator would say "y must hold exactly two classes" of a file that holds both
+        raise InputError(
+            f"the training part of the {split} split of {str(data)!r} ({len(tr)} of {len(reviews)} reviews) holds "
+            f"one class only ({one.tolist()}); give more reviews of each class"
+        )
     ident = data_identity(data)
     settings = resolve_settings(est, split=split, threads=threads, data=ident)
     record = RunFolder.data_record(ident, split=split, seed=seed, n_train=len(tr), n_test=len(te))
@@ -329,7 +337,7 @@ def open_run(run: str | os.PathLike, *, data: str | os.PathLike | None = None) -
     with folder.reading():
         est = HardmaxSentimentClassifier.load(folder.path)
         info = folder.data_or_default(est.random_state)
-    if "sha256" in info and _is_external(info, data or info["data"], None if data is None else data):
+    if "sha256" in info and _is_external(info, Path(data or info["data"]), None if data is None else Path(data)):
         raise InputError(
             f"{str(data)!r} is not the run's data (data.json records {str(info['data'])!r}, sha256 "
             f"{info['sha256'][:12]}…): the run's split picks its test reviews by position; give that file, or omit "
