@@ -155,6 +155,12 @@ def _parse(data: bytes, suffix: str, p: Path, name: str) -> np.ndarray:
             if "tokens" not in obj:
                 raise InputError(f"{name} file {str(p)!r} is a JSON object without a 'tokens' key")
             obj = obj["tokens"]
+        where = _not_a_number(obj) if ("true" in text or "false" in text or "null" in text) else None
+        if where is not None:
+            raise InputError(
+                f"{name} file {str(p)!r} holds {where[1]} at {where[0] or 'the top'} where a number belongs; "
+                "give numbers only (a missing value is not a coordinate)"
+            )
         try:
             return np.array(obj, dtype=np.float64)
         except ValueError as exc:
@@ -178,6 +184,19 @@ def _parse(data: bytes, suffix: str, p: Path, name: str) -> np.ndarray:
                 f"where line {lines[0][0]} has {width}; give every token (one a line) the same number of coordinates"
             )
     return np.array([[float(c) for c in r] for k, r in lines], dtype=np.float64)
+
+
+def _not_a_number(obj: object, at: str = "") -> tuple[str, str] | None:
+    """The first JSON true, false or null in the nested lists ``obj`` (numpy would read them as 1, 0 and NaN):
+    where it is (``[i][j]``) and what it is; None when there is none."""
+    if obj is None or isinstance(obj, bool):
+        return at, json.dumps(obj)
+    if isinstance(obj, list):
+        for i, x in enumerate(obj):
+            found = _not_a_number(x, f"{at}[{i}]")
+            if found is not None:
+                return found
+    return None
 
 
 def _numeric(row: list[str]) -> bool:

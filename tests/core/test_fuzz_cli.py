@@ -30,6 +30,8 @@ def files(tmp_path, monkeypatch):
     Path("int.json").write_text("[[" + "9" * 400 + ", 1], [2, 3]]")
     Path("deep.json").write_text("[" * 100_000 + "]" * 100_000)
     Path("ragged.json").write_text("[[1, 2], [3]]")
+    Path("bools.json").write_text("[[true, false], [1, 2]]")
+    Path("gap.json").write_text('{"note": "a null here is fine", "tokens": [[1, null], [1, 2]]}')
     Path("ragged.csv").write_text("x,y\n1,2\n3\n4,5\n")
     Path("obj.json").write_text('{"x": [[1, 2]]}')
     Path("null.json").write_text("null")
@@ -268,6 +270,9 @@ def test_a_pipe_or_closed_stdin_as_token_file_is_refused_without_waiting(refused
     [
         ("ragged.csv", r"TOKENS file 'ragged.csv': line 3 has 1 value where line 2 has 2; give every token"),
         ("ragged.json", r"TOKENS file 'ragged.json' is ragged: its lists have different lengths"),
+        # numpy reads true/false as 1/0 (accepted as tokens) and null as NaN (said to be "NaN")
+        ("bools.json", r"TOKENS file 'bools.json' holds true at \[0\]\[0\] where a number belongs"),
+        ("gap.json", r"TOKENS file 'gap.json' holds null at \[0\]\[1\] where a number belongs"),
     ],
 )
 def test_a_ragged_token_file_names_the_file_and_the_row(refused, files, name, message):

@@ -72,7 +72,9 @@ def test_a_first_fit_that_is_refused_leaves_the_estimator_unfitted():
         est.fit(["", "!!"] * 10, [1, 0] * 10)
     # every word a stop word: the fix is fewer stop words, not a lower min_freq (which was the advice)
     with pytest.raises(InputError, match="no words left once tokenized.*give fewer stop_words"):
-        est.set_params(stop_words=["lovely", "dreadful", "film"]).fit(["lovely film", "dreadful film"] * 10, [1, 0] * 10)
+        est.set_params(stop_words=["lovely", "dreadful", "film"]).fit(
+            ["lovely film", "dreadful film"] * 10, [1, 0] * 10
+        )
     est.set_params(stop_words="english")
     assert _fitted_attrs(est) == {}
     with pytest.raises(InputError, match="not fitted yet"):
