@@ -160,3 +160,27 @@ def test_figure9_data_names_its_text_argument_as_explain_does(clf):
         InputError, match=r"^text must be one review as a string, got NoneType; pass e\.g\. figure9_data\(clf, "
     ):
         figure9_data(clf, None)
+
+
+def test_a_model_whose_settings_changed_since_fit_is_not_saved_as_if_trained_with_them(tmp_path):
+    # set_params(epochs=7) after fit, then save(): the file recorded the weights' settings and the new ones side by
+    # side, and load() refused it as "edited or mixed from two models"
+    est = small().fit(TEXTS, [1, 0, 1, 0] * 10)
+    H = est.decision_function(PROBE)
+    est.set_params(epochs=7)
+    with pytest.raises(InputError, match=r"trained with epochs = 2 \(now 7\).*fit it again"):
+        est.save(tmp_path / "m")
+    assert not (tmp_path / "m" / "config.json").exists()
+    est.set_params(epochs=2, verbose=True)  # back to the trained settings; verbose does not change the weights
+    loaded = HardmaxSentimentClassifier.load(est.save(tmp_path / "m"))
+    assert np.array_equal(loaded.decision_function(PROBE), H)
+
+
+@pytest.mark.parametrize("name, value", [("d", np.int64(2)), ("layers", np.int64(1)), ("batch_size", np.int32(8))])
+def test_numpy_integers_are_settings_like_python_ints(tmp_path, name, value):
+    # a grid search passes np.int64: "d must be a positive integer, got np.int64(2)"
+    est = small().set_params(**{name: value}).fit(TEXTS, [1, 0, 1, 0] * 10)
+    ref = small().set_params(**{name: int(value)}).fit(TEXTS, [1, 0, 1, 0] * 10)
+    assert np.array_equal(est.decision_function(PROBE), ref.decision_function(PROBE))
+    loaded = HardmaxSentimentClassifier.load(est.save(tmp_path / "m"))
+    assert np.array_equal(loaded.decision_function(PROBE), ref.decision_function(PROBE))

@@ -495,6 +495,19 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         return float(accuracy_score(arr, self.predict(texts), sample_weight=sample_weight))
 
     # ---- persistence (safetensors + JSON, never pickle) ------------------------------------
+    def _check_settings_unchanged(self) -> None:
+        """Refuse to save a model whose settings were changed (``set_params``) since it was fitted: the weights are
+        those of the settings it was trained with, and :meth:`load` refuses a file whose two records disagree."""
+        rec = json.loads(json.dumps(self._config_record(), default=str))  # as load() reads it back
+        used, given = rec["estimator"], rec["params"]
+        changed = sorted(k for k, v in given.items() if v is not None and k != "device" and used.get(k) != v)
+        if changed:
+            shown = ", ".join(f"{k} = {used.get(k)!r} (now {given[k]!r})" for k in changed)
+            raise InputError(
+                f"this model was trained with {shown}: its weights are those settings'; fit it again with the new "
+                "settings, or set them back with set_params before saving"
+            )
+
     def _config_record(self) -> dict:
         """``estimator``: every setting as used (the recipe for d filled in); ``params``: the
         parameters as given (None: the recipe), so that a loaded model has the same ``get_params()``."""
@@ -524,6 +537,7 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
                     f"save() writes three files into the folder path; {str(q)!r} is a file, not a folder: "
                     "give a folder path (it is created when missing)"
                 )
+        self._check_settings_unchanged()
         weights = save_safetensors({k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()})
         vocab = (json.dumps({"words": self.vocab_.words}, indent=2) + "\n").encode("utf-8")
         rec = self._config_record()
@@ -681,7 +695,7 @@ def _checked_labels(arr: np.ndarray) -> np.ndarray:
 
 
 def _jsonable(params: dict[str, Any]) -> dict[str, Any]:
-    out = dict(params)
+    out = {k: v.item() if isinstance(v, np.generic) else v for k, v in params.items()}  # NumPy scalars as Python's
     if out.get("stop_words") is not None and not isinstance(out["stop_words"], str):
         out["stop_words"] = list(out["stop_words"])
     if out.get("run_dir") is not None:

@@ -125,9 +125,10 @@ RECIPES: tuple[Recipe, ...] = (
 
 
 def _check_d(d: Any) -> int:
-    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+    """d as a Python int: an integer >= 1 (Python or NumPy, as a grid search passes it), else an InputError."""
+    if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d < 1:
         raise InputError(f"d must be a positive integer, got {d!r}")
-    return d
+    return int(d)
 
 
 def recipe_for(d: int) -> Recipe:
@@ -146,7 +147,8 @@ def resolve(params: Mapping[str, Any]) -> dict[str, Any]:
     """``params`` (holding ``d``) with every setting that is None or absent taken from the recipe
     for ``d``; names that are not settings pass through unchanged."""
     base = recipe(params.get("d", 2))
-    out = dict(params)
+    # NumPy integers (a grid search's values) as Python ints: the configs' checks take ints, and JSON writes them
+    out = {k: int(v) if isinstance(v, np.integer) else v for k, v in params.items()}
     for name, value in base.items():
         if out.get(name) is None:
             out[name] = value
