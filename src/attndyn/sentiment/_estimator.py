@@ -30,7 +30,7 @@ from ._inference import FittedModel, check_texts, load_model
 from ._layout import CONFIG, VOCAB, WEIGHTS
 from ._lexicon import PROTECTED, lexicon_evidence, lexicon_examples
 from ._model import SentimentConfig, SentimentTransformer
-from ._modelfile import FORMAT, seal
+from ._modelfile import FORMAT, disagreeing, seal
 from ._pinning import kernel_paths
 from ._recipes import SETTINGS, check_params, configs, recipe_for, resolve, split_settings
 from ._runfolder import RunFolder
@@ -495,12 +495,14 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
         return float(accuracy_score(arr, self.predict(texts), sample_weight=sample_weight))
 
     # ---- persistence (safetensors + JSON, never pickle) ------------------------------------
-    def _check_settings_unchanged(self) -> None:
-        """Refuse to save a model whose settings were changed (``set_params``) since it was fitted: the weights are
-        those of the settings it was trained with, and :meth:`load` refuses a file whose two records disagree."""
-        rec = json.loads(json.dumps(self._config_record(), default=str))  # as load() reads it back
+    @staticmethod
+    def _check_settings_unchanged(rec: dict) -> None:
+        """Refuse to save a model whose settings were changed (``set_params``) since it was fitted, read off its
+        config record ``rec``: the weights are those of the settings it was trained with, and :meth:`load` refuses
+        a file whose two records disagree (the same comparison, :func:`~attndyn.sentiment._modelfile.disagreeing`)."""
+        rec = json.loads(json.dumps(rec, default=str))  # as load() reads it back
         used, given = rec["estimator"], rec["params"]
-        changed = sorted(k for k, v in given.items() if v is not None and k != "device" and used.get(k) != v)
+        changed = disagreeing(used, given)
         if changed:
             shown = ", ".join(f"{k} = {used.get(k)!r} (now {given[k]!r})" for k in changed)
             raise InputError(
@@ -537,10 +539,10 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
                     f"save() writes three files into the folder path; {str(q)!r} is a file, not a folder: "
                     "give a folder path (it is created when missing)"
                 )
-        self._check_settings_unchanged()
+        rec = self._config_record()
+        self._check_settings_unchanged(rec)
         weights = save_safetensors({k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()})
         vocab = (json.dumps({"words": self.vocab_.words}, indent=2) + "\n").encode("utf-8")
-        rec = self._config_record()
         rec.update(
             {
                 "history": self.history_,

@@ -147,6 +147,12 @@ def _recorded_settings(rec: dict, where: str) -> tuple[dict, dict]:
     return params, given
 
 
+def disagreeing(used: dict, given: dict) -> list[str]:
+    """The settings passed (not None; the device aside: it does not fix the weights) whose value in ``given``
+    differs from the one in ``used``, the settings the weights were trained with; sorted."""
+    return sorted(k for k, v in given.items() if v is not None and k != "device" and used.get(k) != v)
+
+
 def _checked_model(rec: dict, params: dict, given: dict, where: str) -> SentimentConfig:
     """The model config, after the estimator's own checks of ``params`` (:func:`~attndyn.sentiment._recipes.check_params`);
     the model must state :data:`_AGREE` as the estimator does, and every setting passed (not None) must be the one used."""
@@ -162,7 +168,7 @@ def _checked_model(rec: dict, params: dict, given: dict, where: str) -> Sentimen
                 f"{where!r}: model {key} = {getattr(model, key)!r} but estimator {key} = {stated[key]!r}; "
                 "the file was edited or mixed from two models"
             )
-    differ = sorted(k for k, v in given.items() if v is not None and k != "device" and params.get(k) != v)
+    differ = disagreeing(params, given)
     if differ:
         raise InputError(
             f"{where!r}: 'params' and 'estimator' disagree on {differ}; the file was edited or mixed from two models"
