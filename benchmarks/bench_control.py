@@ -157,6 +157,7 @@ def summary(rows: list[dict]) -> dict:
             "reached_fraction": sum(x["verified"] for x in r) / len(r),
             "layer0_only": c["layer0_only"],
             "layer0_only_fraction": c["layer0_only"] / len(r),
+            "undecided": c["undecided"],
             "not_reached": c["not_reached"],
             "certified_impossible": sum(x["certified_impossible"] for x in r),
             "rounds_mean": float(np.mean([x["rounds"] for x in r])),

@@ -79,6 +79,15 @@ def test_layer0_only_exits_1(capsys, tokens):
     assert code == 1 and "verdict: layer0_only" in out and err == ""
 
 
+def test_an_undecided_run_exits_1_and_says_why(capsys, tmp_path):
+    """Another token followed only itself within rounding: not "reached" (exit 1), the matrix still written."""
+    p = tmp_path / "near.json"
+    p.write_text(json.dumps([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0.2, 0.2, 0.2], [-1, -1, -1]]))
+    code, out, err = run(capsys, "control", p, "--leaders", "0", "--layers", "30", "--save-matrix", tmp_path / "A.npy")
+    assert code == 1 and "verdict: undecided" in out and "within the rounding bound" in out and err == ""
+    assert (tmp_path / "A.npy").exists()
+
+
 @pytest.mark.parametrize(
     "args, match",
     [

@@ -53,7 +53,8 @@ def control_cmd(
 ) -> None:
     """Choose A so that exactly the named tokens lead (hardmax paper eq. 1.1), then verify with the exact engine.
 
-    Exit status 0: reached; 1: only layer 0 reached (other leaders emerge later); 2: bad input, or no A
+    Exit status 0: reached; 1: only layer 0 reached (other leaders emerge later), or undecided (another token
+    followed only itself by a margin within rounding); 2: bad input, or no A
     (a token inside the hull of the others, or no positive margin), with one line on standard error."""
     from .._io import load_array
 
@@ -81,7 +82,7 @@ def control_cmd(
     if res.verdict == "not_reached":  # a refusal: nothing is written, existing files stay as they are
         raise InputError(f"target not reached: {res.reason or 'no verified A'}")
     _write_outputs(res, tokens.name, save_matrix, figure)
-    if res.verdict == "layer0_only":
+    if res.verdict in ("layer0_only", "undecided"):
         raise typer.Exit(1)
 
 

@@ -18,7 +18,7 @@ from .. import analysis
 from .._trajectory import HardmaxTrajectory
 from ._constraints import Preference
 from ._invariant import first_deviations, invariant_preferences, layer_schedule
-from ._problem import ControlProblem
+from ._problem import ControlProblem, near_leads
 from ._reduce import follow_only_rows
 from ._result import Round
 from ._solve import MarginSolution
@@ -141,7 +141,8 @@ def solve_assignment(
         traj = problem.simulate(sol.A, follow=True)
         found = analysis.leaders(traj)
         ends = ends_with(traj, owner, found.indices)
-        ok = set(found.indices) == set(S) and (ends == owner or not partition)
+        near = [ev.index for ev in near_leads(found, S)]  # within rounding of leading: the run cannot decide
+        ok = set(found.indices) == set(S) and (ends == owner or not partition) and not near
         history.append(
             Round(idx, added, sol.margin, sol.status, sol.seconds, found.indices, found.since, ok, "invariant")
         )
@@ -150,7 +151,7 @@ def solve_assignment(
             best, best_score = (sol, traj), score
         if ok:
             break
-        wrong = [i for i in range(n) if ends[i] != owner[i] or (i in found.indices and i not in S)]
+        wrong = [i for i in range(n) if ends[i] != owner[i] or (i in found.indices and i not in S) or i in near]
         assert traj.follow is not None  # simulate(..., follow=True) keeps the follow sets
         new = first_deviations(traj.follow[:, 0].numpy(), owner, wrong)
         if not new:

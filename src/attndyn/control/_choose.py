@@ -13,9 +13,11 @@ only its assigned leader" (:mod:`~attndyn.control._invariant`: the positions are
 closed form, and the constraints are linear in A; followers are assigned to leaders by alternation).
 When that has no positive margin, stage 2 imposes layer 0 only, with the free disjunction above.
 Either answer is **verified by simulation** with the exact engine (:func:`attndyn.hardmax`,
-:func:`attndyn.leaders`) over all ``layers``. When a token that was not asked for leads at layer k,
-the constraint "it does not lead" is added at the positions :math:`Z^k` of that run and the
-problem solved again, for at most ``rounds`` rounds; every round is reported.
+:func:`attndyn.leaders`) over all ``layers``. When a token that was not asked for leads at layer k, or
+follows only itself there by a margin within the rounding bound (a near-tie the float run cannot decide:
+:func:`~attndyn.control._problem.near_leads`), the constraint "it does not lead" is added at the positions
+:math:`Z^k` of that run and the problem solved again, for at most ``rounds`` rounds; every round is
+reported. A run whose only fault is such a near-tie is ``undecided``, never ``reached``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from .._validation import InputError, check_int, check_nonnegative
 from ._assign import Attempt, best_assignment, solve_assignment
 from ._constraints import Preference
 from ._hull import never_leads
-from ._problem import ControlProblem, check_request, simulate, token_indices
+from ._problem import ControlProblem, check_request, near_leads, simulate, token_indices, undecided_reason
 from ._reduce import lead_rows, not_lead_keys
 from ._result import ControlResult, Round
 from ._scale import in_units, unit_scale
@@ -209,10 +211,14 @@ def _verdict(
     layers: int,
     n_rounds: int,
 ) -> tuple[str, str]:
-    """Verdict and reason of a verified run: ``reached`` when exactly the tokens ``S`` lead, ``layer0_only``
-    when exactly ``S`` lead at layer 0 but others lead later, else ``not_reached``; ``achieved`` is the
-    margin of the run's A, quoted in the reason."""
+    """Verdict and reason of a verified run: ``reached`` when exactly the tokens ``S`` lead, ``undecided`` when
+    they do but another token came within rounding of leading (:func:`~attndyn.control._problem.near_leads`),
+    ``layer0_only`` when exactly ``S`` lead at layer 0 but others lead later, else ``not_reached``;
+    ``achieved`` is the margin of the run's A, quoted in the reason."""
     if set(found.indices) == set(S):
+        near = near_leads(found, S)
+        if near:
+            return "undecided", undecided_reason(S, near, layers)
         return "reached", (
             f"exactly tokens {list(S)} lead in the engine's run of {layers} layers "
             f"(margin {achieved:.3g}, constraints: {how})"
@@ -231,12 +237,15 @@ def _verdict(
     return "not_reached", f"the engine's leaders are {list(found.indices)} ({'; '.join(parts)})"
 
 
-def _score(traj: HardmaxTrajectory, S: tuple[int, ...]) -> tuple[int, int, int]:
-    """Rank verified runs: reached, then exact at layer 0, then fewest wrong leaders."""
-    found = set(analysis.leaders(traj).indices)
+def _score(traj: HardmaxTrajectory, S: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """Rank verified runs: reached (no other token within rounding of leading), then exact at layer 0, then
+    fewest wrong leaders, then fewest tokens within rounding of leading."""
+    found = analysis.leaders(traj)
+    near = near_leads(found, S)
     assert traj.leader_mask is not None  # hardmax keeps the leader masks
     layer0 = set(int(i) for i in np.flatnonzero(traj.leader_mask[0, 0].numpy()))
-    return (int(found == set(S)), int(layer0 == set(S)), -len(found ^ set(S)))
+    wrong = len(set(found.indices) ^ set(S))
+    return (int(not wrong and not near), int(layer0 == set(S)), -wrong, -len(near))
 
 
 def _layer0_rounds(problem: ControlProblem, fixed: list[Preference], *, first_round: int) -> Attempt:
@@ -265,13 +274,14 @@ def _layer0_rounds(problem: ControlProblem, fixed: list[Preference], *, first_ro
             break
         traj = problem.simulate(sol.A)
         found = analysis.leaders(traj)
-        ok = set(found.indices) == set(S)
+        near = [(ev.index, ev.layer) for ev in near_leads(found, S)]
+        ok = set(found.indices) == set(S) and not near
         history.append(Round(idx, added, sol.margin, sol.status, secs, found.indices, found.since, ok))
         if best is None or _score(traj, S) >= _score(best[1], S):
             best = (sol, traj)
         if ok:
             break
-        extra = [(i, k) for i, k in zip(found.indices, found.since) if i not in S]
+        extra = [(i, k) for i, k in zip(found.indices, found.since) if i not in S] + near
         if set(S) - set(found.indices) or not extra:  # cannot happen with a positive layer-0 margin, unless rounding
             reason = f"requested leaders {sorted(set(S) - set(found.indices))} do not lead in the engine's run"
             break

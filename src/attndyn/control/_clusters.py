@@ -19,7 +19,7 @@ from .._errors import param
 from .._validation import InputError, check_int, check_nonnegative
 from ._assign import ends_with, solve_assignment
 from ._hull import never_leads
-from ._problem import ControlProblem, check_request, simulate, token_indices
+from ._problem import ControlProblem, check_request, near_leads, simulate, token_indices, undecided_reason
 from ._result import ControlResult
 from ._scale import in_units, unit_scale
 from ._solve import MAX_CONSTRAINTS
@@ -118,9 +118,13 @@ def _cluster_verdict(
     later: str,
 ) -> tuple[str, str]:
     """``reached`` when the run's leaders are exactly ``S`` and token i ends with leader ``T[i]`` for every i
-    (``owners`` from :func:`~attndyn.control._assign.ends_with`), else ``not_reached`` with the tokens that end
-    elsewhere; ``later`` is the assignment's own reason, appended."""
+    (``owners`` from :func:`~attndyn.control._assign.ends_with`), ``undecided`` when so but another token came
+    within rounding of leading (:func:`~attndyn.control._problem.near_leads`), else ``not_reached`` with the
+    tokens that end elsewhere; ``later`` is the assignment's own reason, appended."""
     if set(found.indices) == set(S) and owners == T:
+        near = near_leads(found, S)
+        if near:
+            return "undecided", undecided_reason(S, near, layers)
         return "reached", f"every token ends with its target leader in the engine's run of {layers} layers"
     wrong = [i for i in range(len(T)) if owners[i] != T[i]]
     reason = (

@@ -21,10 +21,11 @@ from .._hardmax import check_dynamic_range, hardmax
 from .._options import SaveAt
 from .._trajectory import HardmaxTrajectory
 from .._validation import InputError, as_tokens, check_int, check_positive
+from ..analysis import LeaderSet, RoundingEvent
 from ._constraints import Preference
 from ._solve import MarginSolution, check_size, require_cvxpy, solve_margin
 
-__all__ = ["ControlProblem", "check_request", "simulate", "token_indices"]
+__all__ = ["ControlProblem", "check_request", "near_leads", "simulate", "token_indices", "undecided_reason"]
 
 
 # (d, d) matrices a control problem holds at once: the solver's rows and copies, the runs' A: what
@@ -94,6 +95,33 @@ def simulate(
 ) -> HardmaxTrajectory:
     """The exact engine, every layer kept (the verification run; A = None is the identity)."""
     return hardmax(Z, alpha=alpha, layers=layers, A=A, save=SaveAt(every=1, follow=follow), check_hypotheses=False)
+
+
+def near_leads(found: LeaderSet, S: tuple[int, ...]) -> list[RoundingEvent]:
+    """The first rounding event of each token outside ``S`` that the run does not report as a leader: a layer at
+    which it followed only itself by a margin within the rounding bound (:attr:`attndyn.analysis.LeaderSet.rounding`).
+
+    The float run cannot say whether such a token leads in exact arithmetic (the hardmax paper's dynamics under
+    the same A and tokens), so a run with one does not verify that only ``S`` lead.
+    """
+    first: dict[int, RoundingEvent] = {}
+    for ev in found.rounding:
+        if ev.index not in S and ev.index not in found.indices:
+            first.setdefault(ev.index, ev)
+    return sorted(first.values(), key=lambda ev: (ev.layer, ev.index))
+
+
+def undecided_reason(S: tuple[int, ...], near: list[RoundingEvent], layers: int) -> str:
+    """Why a run in which exactly ``S`` lead does not verify the target: the tokens ``near`` came within rounding
+    of leading, and the float run cannot tell whether they lead in exact arithmetic."""
+    ev = near[0]
+    others = f" (and tokens {[e.index for e in near[1:]]})" if len(near) > 1 else ""
+    return (
+        f"exactly tokens {list(S)} lead in the engine's run of {layers} layers, but token {ev.index}{others} "
+        f"followed only itself at layer {ev.layer} by a margin of {ev.margin:.2g}, within the rounding bound "
+        f"{ev.bound:.2g}: the float run cannot tell whether it leads under this A, and the rounds found no A "
+        "without such a tie"
+    )
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,15 +15,19 @@ from ._solve import MarginSolution
 
 __all__ = ["Round", "ControlResult", "VERDICTS"]
 
-#: ``reached``: the engine's leaders (every layer) are exactly the requested ones;
-#: ``layer0_only``: exactly the requested tokens lead at layer 0, but others emerge later;
 #: What a certificate does not say: the program stops at it, a token may still come to lead later.
 LATER = (
     " (this program asks every target to lead from layer 0; a token can still come to lead at a later layer "
     "under some A, which it does not search)"
 )
+#: ``reached``: the engine's leaders (every layer) are exactly the requested ones, and no other token came within
+#: rounding of leading;
+#: ``undecided``: the engine's leaders are the requested ones, but another token followed only itself at some layer
+#: by a margin within the rounding bound, so the float run cannot tell whether it leads (no A without such a tie
+#: was found in the rounds);
+#: ``layer0_only``: exactly the requested tokens lead at layer 0, but others emerge later;
 #: ``not_reached``: no A was found (certificate, or no positive margin), or layer 0 already differs.
-VERDICTS = ("reached", "layer0_only", "not_reached")
+VERDICTS = ("reached", "undecided", "layer0_only", "not_reached")
 
 
 @dataclass(frozen=True)
