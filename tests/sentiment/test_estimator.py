@@ -147,6 +147,19 @@ def test_object_labels_of_one_kind_train_and_load(tmp_path):
     assert back.classes_.tolist() == [0, 1] and back.predict(texts[:2]).tolist() == clf.predict(texts[:2]).tolist()
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "float32", "float64", "<U3"])
+def test_labels_load_back_with_their_own_dtype(tmp_path, dtype):
+    """predict() of a loaded model returns the labels it was fitted with, of the same dtype (int8 labels came back
+    int64 and float32 labels float64: the config recorded the values only)."""
+    texts = ["great superb film", "awful dull film"] * 10
+    y = np.array(["pos", "neg"] * 10 if dtype == "<U3" else [1, 0] * 10).astype(dtype)
+    clf = HardmaxSentimentClassifier(d=2, epochs=1, min_freq=1, random_state=0).fit(texts, y)
+    back = HardmaxSentimentClassifier.load(clf.save(tmp_path / "m"))
+    assert back.classes_.dtype == clf.classes_.dtype == np.dtype(dtype)
+    assert back.predict(texts[:2]).dtype == np.dtype(dtype)
+    assert back.predict(texts[:2]).tolist() == clf.predict(texts[:2]).tolist()
+
+
 def test_a_seed_torch_cannot_take_and_save_onto_a_file_are_input_errors(fitted, tmp_path):
     with pytest.raises(
         InputError, match=r"random_state must be an integer from 0 to 2\*\*63 - 1, got 18446744073709551616"

@@ -132,6 +132,21 @@ def test_an_inference_set_after_fit_is_checked_where_it_is_used(clf, inference):
     assert np.array_equal(est.set_params(inference="hardmax").decision_function(PROBE), clf.decision_function(PROBE))
 
 
+def test_an_explanation_of_softmax_predictions_is_refused(clf):
+    """explain, attribute, cluster_flow and figure9_data account for the hardmax run exactly; a classifier that
+    predicts with the softmax model makes another decision (it can differ in sign), so they refuse it."""
+    from attndyn.sentiment import cluster_flow, figure9_data
+
+    est = small(inference="softmax").fit(TEXTS, [1, 0, 1, 0] * 10)
+    for f, name in ((explain, "explain"), (attribute, "attribute"), (cluster_flow, "cluster_flow")):
+        with pytest.raises(InputError, match=rf"^{name} accounts for the hardmax run, but .* inference='softmax'"):
+            f(est, "great fun")
+    with pytest.raises(InputError, match="set_params\\(inference='hardmax'\\)"):
+        figure9_data(est, "great fun")
+    est.set_params(inference="hardmax")  # the same weights, now predicting with the run that explain reads
+    assert explain(est, "great fun").decision_value == pytest.approx(est.decision_function(["great fun"])[0], abs=1e-12)
+
+
 def test_score_checks_the_lengths_and_the_kind_of_the_labels(clf):
     with pytest.raises(InputError, match=r"y must be one label per text \(2 texts\), got 1 labels"):
         clf.score(["great fun", "awful"], [1])

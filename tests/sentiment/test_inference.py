@@ -78,3 +78,42 @@ def test_predict_command_does_not_import_scikit_learn(model_dir):
     out = r.stdout.splitlines()
     assert out[-1] == "[] 0"
     assert json.loads(out[0])["known_words"] == 2
+
+
+def _varied_texts(corpus, k=300):
+    """Reviews of many lengths: slices of the corpus's texts, so that batches pad differently."""
+    rng = np.random.default_rng(0)
+    out = []
+    for t in corpus[0][:k]:
+        w = t.split()
+        a = int(rng.integers(0, len(w)))
+        out.append(" ".join(w[a : a + int(rng.integers(1, 40))]))
+    return out
+
+
+def test_a_texts_decision_value_does_not_depend_on_its_batch():
+    """H of a text alone equals H of the same text among others, bit for bit (the decoder's mean was a reduction
+    whose order followed the batch's padded shape: an ulp apart in 7 of these 300 texts)."""
+    import random
+
+    words = "great fun awful boring acting mess superb dull film plot good bad".split()
+    rng = random.Random(0)
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 30))) for _ in range(300)]
+    y = [int(sum(w in ("great", "fun", "superb", "good") for w in t.split()) >= 3) for t in texts]
+    clf = HardmaxSentimentClassifier(d=2, epochs=2, min_freq=1, random_state=0).fit(texts, y)
+    together = clf.decision_function(texts)
+    alone = np.array([clf.decision_function([t])[0] for t in texts])
+    assert np.array_equal(together, alone)
+    assert np.array_equal(clf.decision_function(texts[::-1])[::-1], together)
+
+
+def test_an_explanation_reports_the_predictions_own_numbers(fitted, corpus):
+    """explain's and attribute's decision value and probability are decision_function's and predict_proba's."""
+    from attndyn.sentiment import attribute, explain
+
+    texts = _varied_texts(corpus, 60)
+    H, P = fitted.decision_function(texts), fitted.predict_proba(texts)[:, 1]
+    for t, h, p in zip(texts, H, P):
+        e = explain(fitted, t)
+        assert (e.decision_value, e.probability) == (h, p)
+        assert attribute(fitted, t).decision_value == h

@@ -83,7 +83,10 @@ def test_gamma_curve_times_and_the_round_trip(tmp_path):
         ({"betas": []}, r"betas must be a non-empty sequence of finite numbers"),
         ({"betas": [1.0, float("inf")]}, r"betas must be a non-empty sequence of finite numbers"),
         ({"systems": 0}, r"systems must be an integer >= 1, got 0"),
-        ({"checkpoints": 1}, r"checkpoints must be an integer >= 2 \(the times read include 0 and time\), got 1; for "),
+        (
+            {"checkpoints": 1},
+            r"checkpoints must be an integer >= 2 \(the grid of times read spans 0 to time\), got 1; for ",
+        ),
         ({"checkpoints": 0}, r"checkpoints must be an integer >= 2 .*, got 0"),
         ({"method": "dopri5"}, r"method 'dopri5' cannot run a phase diagram; choose 'discrete' or a fixed-step"),
         ({"norm": "layer"}, r"unknown norm 'layer'"),

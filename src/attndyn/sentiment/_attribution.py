@@ -264,7 +264,7 @@ def attribute(estimator: HardmaxSentimentClassifier, text: str) -> Attribution:
     >>> abs(sum(att.contributions) + att.bias - att.decision_value) < 1e-12, att.residual < 1e-12
     (True, True)
     """
-    _check_estimator(estimator)
+    _check_estimator(estimator, "attribute")
     if not isinstance(text, str):
         raise InputError(f"text must be one review as a string, got {type(text).__name__}")
     words, traj, H, ids = trajectory_of(estimator, text)
@@ -315,6 +315,7 @@ def cluster_flow(estimator: HardmaxSentimentClassifier, text: str) -> ClusterFlo
     word's final token takes from the registers, :math:`\frac1n \sum_k M_{jk} \langle v, r_k\rangle`, is added to
     that word's column in its own cluster's row (as :func:`attribute` credits it), and both sums stay exact. A text
     with no known word has no cluster: an InputError."""
+    _check_estimator(estimator, "cluster_flow")
     e = explain(estimator, text)
     if not e.known_words:
         raise InputError(

@@ -197,7 +197,7 @@ def _vector_forward(model: SentimentTransformer, counts: Tensor) -> Callable[[Te
     def forward(z: Tensor) -> Tensor:
         zs, _ = model.with_registers(z, torch.ones(z.shape[:2], dtype=torch.bool))  # a model's registers after them
         traj = hardmax(zs, alpha=alpha, layers=K, save=SaveAt(every=None), check_hypotheses=False)
-        return model.decode(traj.ys[-1][:, : z.shape[1]], counts.expand(z.shape[0], -1))
+        return model.decode_in_order(traj.ys[-1][:, : z.shape[1]], counts.expand(z.shape[0], -1))
 
     return forward
 

@@ -30,7 +30,7 @@ from ._inference import FittedModel, check_texts, load_model
 from ._layout import CONFIG, VOCAB, WEIGHTS
 from ._lexicon import PROTECTED, lexicon_evidence, lexicon_examples
 from ._model import SentimentConfig, SentimentTransformer
-from ._modelfile import FORMAT, disagreeing, seal
+from ._modelfile import CLASS_KINDS, FORMAT, disagreeing, seal
 from ._pinning import kernel_paths
 from ._recipes import SETTINGS, check_params, configs, recipe_for, resolve, split_settings
 from ._runfolder import RunFolder
@@ -524,6 +524,8 @@ class HardmaxSentimentClassifier(ClassifierMixin, BaseEstimator):
             rec["model"] = self._configs(self.resolved_params(), vocab_size=len(self.vocab_))[0].to_dict()
         if hasattr(self, "classes_"):
             rec["classes"] = self.classes_.tolist()
+            if self.classes_.dtype.kind in CLASS_KINDS:  # load() gives back the same array, int8 and float32 too
+                rec["classes_dtype"] = self.classes_.dtype.str
         if hasattr(self, "kernels_"):
             rec["kernels"] = self.kernels_  # the CPU code paths it was trained on (attndyn.sentiment.kernel_paths)
         return rec

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from .._validation import InputError
+from ._inference import sigmoid
 from ._model import word_leaders
 from ._text import UNK
 
@@ -87,14 +88,24 @@ def trajectory_of(
     return known, traj, float(logits[0]), ids
 
 
-def _check_estimator(estimator: object) -> None:
+def _check_estimator(estimator: object, caller: str = "explain") -> None:
+    """A fitted classifier whose predictions are the hardmax run's: with ``inference="softmax"`` it predicts with
+    the softmax model, and an exact account of the hardmax run would explain another decision (the two disagree in
+    sign on some texts), so ``caller`` refuses it."""
     check = getattr(estimator, "_check_fitted", None)
     if check is None:
         raise InputError(
-            f"explain needs a fitted HardmaxSentimentClassifier, got {type(estimator).__name__}; "
+            f"{caller} needs a fitted HardmaxSentimentClassifier, got {type(estimator).__name__}; "
             "pass HardmaxSentimentClassifier(...).fit(texts, labels) or HardmaxSentimentClassifier.load(folder)"
         )
     check()
+    inference = getattr(estimator, "inference", "hardmax")
+    if inference != "hardmax":
+        raise InputError(
+            f"{caller} accounts for the hardmax run, but this classifier predicts with inference={inference!r}, "
+            "whose decision can differ in sign; explain the hardmax predictions with "
+            "clf.set_params(inference='hardmax')"
+        )
 
 
 def _check_text(text: object, caller: str) -> None:
@@ -152,7 +163,7 @@ def explain(estimator: HardmaxSentimentClassifier, text: str) -> Explanation:
         raise InputError(
             f"the model's decision value for this text is {H}, not a number; its weights are out of range: retrain it"
         )
-    p = 0.5 * (1.0 + math.tanh(0.5 * H))  # the sigmoid, without overflow
+    p = float(sigmoid(np.array([H]))[0])  # predict_proba's own sigmoid: the same bits
     label = estimator.classes_[int(H > 0)]
     known = 0 if words == [UNK] else len(words)
     if not known:
@@ -206,7 +217,7 @@ def figure9_data(estimator: HardmaxSentimentClassifier, text: str) -> dict:
     registers (tokens n..n+R-1, which attend and are attended like words: the words move onto them, while
     with their placement each follows only itself and stays at :math:`r_k`); H still reads the n words only.
     A plain model's data has no ``registers`` key."""
-    _check_estimator(estimator)
+    _check_estimator(estimator, "figure9_data")
     _check_text(text, "figure9_data")
     words, traj, H, ids = trajectory_of(estimator, text)
     m = estimator.model_

@@ -276,7 +276,7 @@ def _batch(
 
 
 def _check_inputs(est: Any, texts: Any, settings: StudySettings) -> tuple[list[str], list[list[str]]]:
-    _check_estimator(est)
+    _check_estimator(est, "the faithfulness study")
     texts = check_texts(texts, "texts")
     require_captum(settings.methods)
     words = est.known_words(texts)

@@ -228,7 +228,7 @@ def load_model(path: str | Path, *, device: str = "cpu") -> FittedModel:
     return FittedModel(
         settings={k: v for k, v in rec["estimator"].items() if k in SETTINGS or k == "d"},
         vocab=Vocabulary(list(words)),
-        classes=np.asarray(rec["classes"]),
+        classes=np.asarray(rec["classes"], dtype=rec.get("classes_dtype")),
         model=model.to(dev),
         inference=rec["estimator"].get("inference", "hardmax"),
         params={**rec["params"], "device": device},

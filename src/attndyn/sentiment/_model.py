@@ -248,6 +248,27 @@ class SentimentTransformer(nn.Module):
         w, b = self.decoder.weight.to(z), self.decoder.bias.to(z)  # z's dtype and device
         return self.hook_logit(mean @ w[0] + b[0])  # (B,)
 
+    def decode_in_order(self, z: Tensor, weight: Tensor) -> Tensor:
+        """:meth:`decode` of hardmax inference, its sums taken one term at a time in a fixed order: over the tokens
+        (slots) first to last, then over the d coordinates. (B, n, d) → (B,) logits.
+
+        Every step is one elementwise IEEE operation, so a text's H has the same bits whatever batch it is in,
+        however it is padded (adding a zero-weight slot adds exactly 0) and on every device and processor;
+        :meth:`decode`'s reductions are free to reassociate by shape, which moved H by an ulp between a text
+        alone and the same text in a batch. ``weight``: a bool mask or float token multiplicities."""
+        w = weight.to(z.dtype)
+        total = torch.zeros_like(z[:, 0])  # (B, d)
+        count = torch.zeros_like(w[:, 0])  # (B,)
+        for u in range(z.shape[1]):
+            total = total + z[:, u] * w[:, u, None]
+            count = count + w[:, u]
+        mean = self.hook_mean(total / count[:, None])  # (B, d)
+        v, b = self.decoder.weight.to(z)[0], self.decoder.bias.to(z)[0]
+        logit = mean[:, 0] * v[0]
+        for a in range(1, mean.shape[1]):
+            logit = logit + mean[:, a] * v[a]
+        return self.hook_logit(logit + b)
+
     # ---- softmax (training) forward -------------------------------------------------------
     def layers_softmax(self, ids: Tensor, mask: Tensor, *, tau: float | None = None) -> Iterator[Tensor]:
         """The tokens z^0, z^1, ..., z^K (each (B, n, d)) of the softmax model, one layer at a time."""
@@ -298,7 +319,8 @@ class SentimentTransformer(nn.Module):
     ) -> tuple[Tensor, HardmaxTrajectory]:
         """Hardmax inference with the same weights, through :func:`attndyn.hardmax` in float64.
 
-        Returns ``(logits (B,), trajectory)``; ``every=1`` keeps every layer (for explanations),
+        Returns ``(logits (B,), trajectory)``: the logits are :meth:`hardmax_logits`' (the prediction's H, bit for
+        bit: the run's final words are the same tokens); ``every=1`` keeps every layer (for explanations),
         None only the first and last (fast); ``follow`` also keeps the follow sets (see
         :func:`word_leaders`). Runs on the CPU whatever the model's device (the trajectory is
         for analysis; the compiled kernel gives the same bits as any device). With registers the
@@ -314,12 +336,14 @@ class SentimentTransformer(nn.Module):
             save=SaveAt(every=every, follow=follow),
             check_hypotheses=False,  # repeated words are legitimate exact ties
         )
-        zK = traj.ys[-1][:, : ids.shape[1]]  # (B, n, d): the words
-        return self.decode(zK, mask), traj
+        # H as hardmax_logits computes it (the distinct words, in a fixed order), so that an explanation reports
+        # the prediction's own number, bit for bit; the run's final words are those of hardmax_logits' run
+        return self.hardmax_logits(ids, mask).cpu(), traj
 
     @torch.no_grad()
     def hardmax_logits(self, ids: Tensor, mask: Tensor) -> Tensor:
-        """Hardmax inference logits (B,), the same numbers as :meth:`hardmax_run`, faster.
+        """Hardmax inference logits (B,), decoded by :meth:`decode_in_order` (a text's H does not depend on its
+        batch), faster than :meth:`hardmax_run`.
 
         Copies of a word are identical tokens, and identical tokens stay identical under the
         hardmax dynamics (same scores, same follow set, same update), so each review runs on
@@ -336,7 +360,7 @@ class SentimentTransformer(nn.Module):
             save=SaveAt(every=None),
             check_hypotheses=False,
         )
-        return self.decode(traj.ys[-1][:, : uid.shape[1]], counts)
+        return self.decode_in_order(traj.ys[-1][:, : uid.shape[1]], counts)
 
 
 def distinct_words(ids: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:

@@ -31,6 +31,7 @@ import numbers
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from safetensors.torch import load as load_safetensors
 
@@ -62,6 +63,7 @@ CONFIG_KEYS = (
     "recipe",
     "model",
     "classes",
+    "classes_dtype",
     "history",
     "best_epoch",
     "alpha",
@@ -190,6 +192,32 @@ def _check_classes(classes: Any, where: str) -> None:
         )
 
 
+#: The kinds of label array a model may record (``classes_dtype``): bool, integers, floats, text.
+CLASS_KINDS = "biufU"
+
+
+def _check_classes_dtype(rec: dict, where: str) -> None:
+    """The optional 'classes_dtype': a NumPy dtype string (e.g. ``"<i8"``, ``"<U3"``) of a kind in
+    :data:`CLASS_KINDS` that holds both 'classes' exactly (a file that predates it has none: NumPy's default)."""
+    if "classes_dtype" not in rec:
+        return
+    s = rec["classes_dtype"]
+    try:
+        dt = np.dtype(s) if isinstance(s, str) else None
+        ok = (
+            dt is not None
+            and dt.kind in CLASS_KINDS
+            and np.asarray(rec["classes"], dtype=dt).tolist() == rec["classes"]
+        )
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise InputError(
+            f"{where!r}: 'classes_dtype' must be the NumPy dtype of the labels {rec['classes']!r} (such as '<i8' or "
+            f"'<U8'), got {s!r}"
+        )
+
+
 def _check_training_record(rec: dict, where: str) -> None:
     """The optional 'best_epoch' (an integer), 'history' (a list of objects) and 'alpha' (positive, finite)."""
     if "best_epoch" in rec and not (isinstance(rec["best_epoch"], int) and not isinstance(rec["best_epoch"], bool)):
@@ -245,6 +273,7 @@ def check_config_record(rec: Any, path: Path) -> dict:
     params, given = _recorded_settings(today, where)
     model = _checked_model(today, params, given, where)
     _check_classes(today["classes"], where)
+    _check_classes_dtype(today, where)
     _check_training_record(today, where)
     files = _checked_files(today, where)
     _check_seal(rec, where)  # over the file's content as written

@@ -157,7 +157,9 @@ def phase_diagram(
         systems: independent systems per beta. n, d: tokens per system and their dimension.
         betas: the beta grid (default: the authors' 90 values in [0.1, 9]).
         time, step: horizon and step (``time/step`` steps, rounded up).
-        checkpoints: how many evenly spaced times in [0, time] are read, 0 and ``time`` included (at least 2).
+        checkpoints: how many evenly spaced times in [0, time] are read, 0 and ``time`` included (at least 2); each
+            is read at the first step at or after it, and never before the first step (t = 0 is read after one
+            step: ``read_times`` says when).
         delta, rank_delta: the thresholds of the clustered pairs and of the rank statistic.
         attention, method, norm: as for :func:`attndyn.sphere.evolve` (fixed-step schemes and layers only).
         kq, v: the ensembles of :math:`K^\top Q` and V, one draw per system
@@ -312,11 +314,12 @@ def _run_all(
 
 
 def _check_checkpoints(checkpoints: Any) -> int:
-    """At least 2 checkpoints: the grid ``linspace(0, time, checkpoints)`` spans [0, time] only then (1 read t = 0)."""
+    """At least 2 checkpoints: the grid ``linspace(0, time, checkpoints)`` spans [0, time] only then (1 would be
+    t = 0 alone, read after the first step)."""
     name = param("checkpoints", "checkpoints")
     if isinstance(checkpoints, bool) or not isinstance(checkpoints, (int, np.integer)) or checkpoints < 2:
         raise InputError(
-            f"{name} must be an integer >= 2 (the times read include 0 and time), got {checkpoints!r}; "
+            f"{name} must be an integer >= 2 (the grid of times read spans 0 to time), got {checkpoints!r}; "
             f"for the end of the run use 2 and read the last column"
         )
     return int(checkpoints)
