@@ -146,6 +146,7 @@ SPHERE = [
     ["sphere", "s.npy", "--figure", "f.svg"],
     ["sphere", "s.npy", "--figure", "f.mp4"],
     ["sphere", "s.npy", "--figure", "outfile/f.png"],
+    ["sphere", "s.npy", "--figure", "outfile/below/f.png"],
     ["sphere", "r4.npy", "--figure", "f.png"],
     ["sphere", "phase", "--out", "p", "--v", "random"],
 ]

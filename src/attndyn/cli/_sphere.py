@@ -107,16 +107,18 @@ def _beta_grid(beta_min: float, beta_max: float | None, betas: int) -> list[floa
     return [beta_min + (beta_max - beta_min) * k / max(1, betas - 1) for k in range(betas)]
 
 
-def _check_figure(figure: Path | None, z: Any) -> None:
-    """A --figure of run refused before the run: a .png or .gif file name in a folder, for tokens of dimension 2 or 3."""
+def _check_figure(figure: Path | None, z: Any, tokens: Path) -> None:
+    """A --figure of run refused before the run: a .png or .gif name that can be written
+    (:func:`attndyn._io.check_output_file`), for tokens of dimension 2 or 3."""
+    from .._io import check_output_file
+
     if figure is None:
         return
     if figure.suffix.lower() not in (".png", ".gif"):
         raise InputError(f"--figure {str(figure)!r}: give a .png or .gif file name")
-    if figure.is_dir() or (figure.parent.exists() and not figure.parent.is_dir()):
-        raise InputError(f"--figure {str(figure)!r} is not a file name in a folder; choose another")
     if z.ndim in (2, 3) and z.shape[-1] not in (2, 3):
         raise InputError(f"--figure draws tokens of dimension 2 or 3, these have dimension {z.shape[-1]}")
+    check_output_file(figure, "--figure", inputs=(tokens,))
 
 
 _METHOD_HELP = "discrete, euler, midpoint, heun, rk4, dopri5, dopri8, ... (default: rk4; discrete with --norm)."
@@ -153,7 +155,7 @@ def run_cmd(
     from ._flags import SPHERE_RUN_FLAGS, worded_by
 
     z = load_array(tokens, "TOKENS")
-    _check_figure(figure, z)
+    _check_figure(figure, z, tokens)
     method = method or ("rk4" if norm is None else "discrete")  # --norm names layers: the discrete method's
     if not (isinstance(angle, float) and 0 < angle < math.pi):
         raise InputError(f"--angle must be in (0, pi) radians, got {angle!r}")
