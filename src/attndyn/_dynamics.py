@@ -28,7 +28,19 @@ from torch import Tensor
 
 from . import attention
 
-__all__ = ["SoftmaxAttention"]
+__all__ = ["SoftmaxAttention", "rescaled_view"]
+
+
+def rescaled_view(z: Tensor, V: Tensor, t: float, layer_step: float | None = None) -> Tensor:
+    r"""The tokens x that rescaled tokens z stand for at time t: rows :math:`e^{tV} z_i` (eq. (4)), or, for a
+    discrete run with layer step :math:`\Delta t` (Remark 4), rows :math:`R^k z_i` with :math:`R = I + V\Delta t`
+    and :math:`k = t / \Delta t` (the layer index)."""
+    if layer_step is None:
+        M = torch.linalg.matrix_exp(t * V)
+    else:
+        eye = torch.eye(V.shape[-1], dtype=V.dtype, device=V.device)
+        M = torch.linalg.matrix_power(eye + layer_step * V, round(t / layer_step))
+    return z @ M.transpose(-1, -2)
 
 
 @dataclass(frozen=True)
@@ -37,6 +49,8 @@ class SoftmaxAttention:
 
     ``rescaled`` selects eq. (4) (one head only). ``mask`` (B, n) marks real tokens; padding
     is never attended and does not move. ``causal``: token i attends to tokens :math:`j \le i` only.
+    ``layer_step``: the :math:`\Delta t` of a rescaled discrete run (Remark 4), whose scores at layer k see
+    :math:`R^k z` with :math:`R = I + V\Delta t`, not :math:`e^{tV} z` (:func:`rescaled_view`).
     The scores use :math:`A_h = K_h^\top Q_h` (:func:`attndyn.attention.scores`), computed once;
     identity matrices are skipped.
     """
@@ -48,6 +62,7 @@ class SoftmaxAttention:
     rescaled: bool = False
     mask: Tensor | None = None
     causal: bool = False
+    layer_step: float | None = None
     # Per head, A_h = K_h^T Q_h and V_h, or None for the identity; set by __post_init__.
     _A: list[Tensor | None] = field(init=False, repr=False, compare=False)
     _V: list[Tensor | None] = field(init=False, repr=False, compare=False)
@@ -77,10 +92,10 @@ class SoftmaxAttention:
         return ps[0] if self.heads == 1 else torch.stack(ps, dim=1)
 
     def effective_tokens(self, t: float, y: Tensor) -> Tensor:
-        """The tokens that enter the scores: x itself, or :math:`e^{tV} z` in the rescaled form."""
+        """The tokens that enter the scores: x itself, or in the rescaled form :func:`rescaled_view` of z."""
         if not self.rescaled:
             return y
-        return y @ torch.linalg.matrix_exp(t * self.V[0]).transpose(-1, -2)  # rows e^{tV} z_i
+        return rescaled_view(y, self.V[0], t, self.layer_step)
 
     def _values(self, y: Tensor, head: int) -> Tensor:
         V = self._V[head]

@@ -158,12 +158,15 @@ def softmax(
         if rescaled and Vh.shape[0] > 1:
             raise InputError("rescaled=True is defined for one head (eq. (4)); pass single Q, K, V matrices")
         mask_t, causal = as_mask(mask, (B, n), y.device), check_bool(causal, "causal")
-        dyn = SoftmaxAttention(Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), mask=mask_t, causal=causal)
-        if method == "discrete" and rescaled:
-            R = torch.eye(d, dtype=dtype, device=y.device) + step * Vh[0]
+        N, dt = time_grid(time, step, method, max_steps)
+        layer_step = dt if method == "discrete" and rescaled else None  # Remark 4: the scores see R^k z
+        dyn = SoftmaxAttention(
+            Q=Qh, K=Kh, V=Vh, beta=beta, rescaled=bool(rescaled), mask=mask_t, causal=causal, layer_step=layer_step
+        )
+        if layer_step is not None:
+            R = torch.eye(d, dtype=dtype, device=y.device) + dt * Vh[0]
             if abs(float(torch.linalg.det(R))) < 1e-12:
                 raise InputError("I + step*V is singular, so Remark 4's rescaling is undefined; choose a smaller step")
-        N, dt = time_grid(time, step, method, max_steps)
         _check_softmax_memory(y, Vh.shape[0], N, save, max_memory)
         _check_score_range(dyn, y, time)
         params = SoftmaxParams(

@@ -93,6 +93,25 @@ def test_remark4_rescaled_discrete_is_R_power_minus_k_of_eq3():
         torch.testing.assert_close(resc.tokens[j], orig.tokens[j] @ Rj.T, rtol=1e-10, atol=1e-12)
 
 
+def test_a_rescaled_discrete_run_reads_the_attention_leaders_and_verdict_of_the_original():
+    """Remark 4: the scores of layer k see R^k z, not e^{tV} z. The saved attention, the leaders, the attention a
+    verdict reads and its verdict are those of the original run (they read e^{tV} z: attention 0.17 apart, and
+    "holds" on a run whose attention had not settled)."""
+    rng = np.random.default_rng(1)
+    x = np.sort(rng.uniform(-1, 1, 6))[:, None] * 0.3
+    V = [[1.0]]
+    save = attndyn.SaveAt(attention=True)
+    orig = attndyn.softmax(x, time=13.0, V=V, method="discrete", step=0.5, save=save)
+    resc = attndyn.softmax(x, time=13.0, V=V, method="discrete", step=0.5, rescaled=True, save=save)
+    torch.testing.assert_close(resc.attention, orig.attention, rtol=0, atol=1e-9)  # rounding, grown 1.5^26-fold
+    assert attndyn.leaders(resc).records() == attndyn.leaders(orig).records()
+    unsaved = attndyn.softmax(x, time=13.0, V=V, method="discrete", step=0.5, rescaled=True)
+    for traj in (resc, unsaved):  # the attention kept, or recomputed from the kept state
+        rep = attndyn.softmax_geometry(traj)
+        assert rep.holds is None and "has not settled" in rep.verdict, rep.verdict
+    assert attndyn.softmax_geometry(orig).holds is None
+
+
 def test_discrete_step_is_a_convex_combination_when_V_is_identity():
     """Remark 4: with V = I the rescaled discrete step stays in the convex hull."""
     x = np.random.default_rng(5).standard_normal((8, 2))

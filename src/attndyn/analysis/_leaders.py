@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike
 from torch import Tensor
 
 from .. import attention
+from .._dynamics import rescaled_view
 from .._trajectory import HardmaxTrajectory, SoftmaxTrajectory, Trajectory
 from .._validation import InputError, check_int
 
@@ -165,8 +166,9 @@ def _state_scores(traj: SoftmaxTrajectory, index: int, b: int) -> Tensor:
     """beta times the first head's scores of kept state ``index`` of sequence b (a reading, not a run)."""
     p = traj.params
     y = traj.ys[index, b].detach().cpu()[None]  # (1, n, d)
-    if p.rescaled:  # the scores see e^{tV} z (eq. (4))
-        y = y @ torch.linalg.matrix_exp(float(traj.ts[index]) * p.V[0].detach().cpu()).T
+    if p.rescaled:  # the scores see e^{tV} z (eq. (4)), or R^k z (Remark 4)
+        step = p.step if p.method == "discrete" else None
+        y = rescaled_view(y, p.V[0].detach().cpu(), float(traj.ts[index]), step)
     A = p.K[0].detach().cpu().T @ p.Q[0].detach().cpu()
     s = p.beta * attention.scores(y, A)  # (1, n, n)
     mask = None if traj.mask is None else traj.mask[b : b + 1].cpu()
