@@ -232,6 +232,24 @@ def test_a_softmax_theorem_outside_its_hypotheses_on_Q_and_K_makes_no_claim():
     assert all(ok.hypotheses.values()) and ok.verdict == "holds"
 
 
+def test_a_negative_beta_is_the_sign_of_the_form_the_hypotheses_read():
+    """The scores are beta <Q x, K y>: beta = -1 with Q = I is Q = -I with beta = 1, the same run bit for bit, and
+    gets the same verdict ("makes no claim"), not a counterexample to Thm C.5 or hypotheses met by a flipped form."""
+    x = np.random.default_rng(0).standard_normal((6, 2))
+    I2 = np.eye(2)
+    a = attndyn.softmax(x, time=20, V=-I2, beta=-1.0)
+    b = attndyn.softmax(x, time=20, V=-I2, Q=-I2)
+    assert torch.equal(a.tokens, b.tokens)
+    ra, rb = attndyn.softmax_geometry(a), attndyn.softmax_geometry(b)
+    assert ra.hypotheses == rb.hypotheses == {"V_is_cI_c_negative": True, "QtK_identity": False}
+    assert ra.verdict == rb.verdict and ra.verdict.startswith("makes no claim")
+    assert attndyn.softmax_geometry(attndyn.softmax(x, time=20, V=-I2, beta=2.0)).hypotheses["QtK_identity"]
+    good = attndyn.softmax(x, time=10, V=np.diag([2.0, 1.0]), rescaled=True)
+    flipped = attndyn.softmax(x, time=10, V=np.diag([2.0, 1.0]), beta=-1.0, rescaled=True)
+    assert attndyn.softmax_geometry(good).regime == "hyperplanes"
+    assert attndyn.softmax_geometry(flipped).regime != "hyperplanes"  # no longer a good triple: <-Q phi, K phi> < 0
+
+
 @pytest.mark.parametrize("eps", [1e-6, 1.5e-7, 5e-8, 1e-8, 3e-9, 1e-10])
 def test_is_paranormal_counts_an_eigenvalue_near_lambda_once(eps):
     # F = e1, rho(V|G) = 1 - eps < 1: paranormal for every eps (two tolerances used to disagree in 1e-9..1e-7)

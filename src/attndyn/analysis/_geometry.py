@@ -241,10 +241,20 @@ def regime_of(Q: Any, K: Any, V: Any) -> str:
     return "hyperplanes" if good else "codimension"
 
 
-def hypotheses(regime: str, Q: np.ndarray, K: np.ndarray, V: np.ndarray, x0: np.ndarray) -> dict[str, bool]:
-    """The hypotheses of ``regime``'s theorem (softmax paper) on one head's (Q, K, V) and the initial real tokens
+def hypotheses(
+    regime: str, Q: np.ndarray, K: np.ndarray, V: np.ndarray, x0: np.ndarray, beta: float = 1.0
+) -> dict[str, bool]:
+    r"""The hypotheses of ``regime``'s theorem (softmax paper) on one head's (Q, K, V) and the initial real tokens
     ``x0``: Thm 2.1 d = 1, V > 0, QK > 0, distinct tokens; Thm 3.1 V = cI (c > 0), Q^T K > 0; Thm 4.1 a good
-    triple; Thm 5.1 V paranormal, Q^T K > 0; Thm C.5 V = -cI, Q^T K = I. A conjecture (codimension) has none."""
+    triple; Thm 5.1 V paranormal, Q^T K > 0; Thm C.5 V = -cI, Q^T K = I. A conjecture (codimension) has none.
+
+    The paper's scores are :math:`\langle Q x_i, K x_j\rangle`; a run's are ``beta`` times them, so the conditions
+    on Q and K are read on :math:`\beta Q^\top K` (the sign matters: beta < 0 turns a positive definite form into a
+    negative definite one), and Thm C.5's :math:`Q^\top K = I` holds for beta > 0 only."""
+    identity = beta > 0 and bool(
+        np.abs(Q.T @ K - np.eye(len(V))).max() <= SCALAR_RTOL * max(float(np.abs(Q.T @ K).max()), 1.0)
+    )
+    Q = beta * Q  # the form the scores use
     QtK = Q.T @ K
     c = scalar_of(V)
     if regime == "boolean":
@@ -258,7 +268,6 @@ def hypotheses(regime: str, Q: np.ndarray, K: np.ndarray, V: np.ndarray, x0: np.
     if regime == "paranormal":
         return {"V_paranormal": is_paranormal(V), "QtK_positive_definite": positive_definite(QtK)}
     if regime == "collapse":
-        identity = bool(np.abs(QtK - np.eye(len(V))).max() <= SCALAR_RTOL * max(float(np.abs(QtK).max()), 1.0))
         return {"V_is_cI_c_negative": c is not None and c < 0, "QtK_identity": identity}
     return {}
 
@@ -444,8 +453,9 @@ def softmax_geometry(
     if not 0 <= head < heads:
         raise InputError(f"head={head} is out of range for a run with {heads} head(s); pass 0 <= head < {heads}")
     Q, K, V = (m[head].detach().cpu().numpy() for m in (traj.params.Q, traj.params.K, traj.params.V))
+    beta = float(traj.params.beta)
     if regime is None:
-        regime = regime_of(Q, K, V)
+        regime = regime_of(beta * Q, K, V)  # the scores' form: beta < 0 flips a good triple's sign condition
     if regime not in REGIMES:
         raise InputError(f"regime={regime!r} is not one of {', '.join(REGIMES)}; pass one of them or None to infer it")
     needs_rescaled, check = REGIMES[regime]
@@ -464,7 +474,7 @@ def softmax_geometry(
             f" [head {head} of {heads} only: the theorem is stated for one head; the multi-head sum is an "
             "open problem (Section 6)]"
         )
-    hyp = hypotheses(regime, Q, K, V, seq.initial())
+    hyp = hypotheses(regime, Q, K, V, seq.initial(), beta)
     report = GeometryReport(regime, statement, bool(holds), measured, head=head, heads=heads, hypotheses=hyp)
     unstable = unstable_step(traj.params)  # a step beyond its scheme's interval: the run can be integration error
     if unstable is not None:

@@ -147,7 +147,7 @@ def run_softmax(state: SoftmaxState) -> SoftmaxResult:
         raise InputError(
             f"the {s.method} solve failed at (t, dt) = {traj.stats.failed_at}; choose a smaller step or time"
         )
-    regime = s.regime or analysis.regime_of(s.Q, s.K, s.V)
+    regime = s.regime or analysis.regime_of(s.beta * np.asarray(s.Q), s.K, s.V)  # the scores: beta <Q x, K y>
     report = analysis.softmax_geometry(traj, regime=regime)
     from ..plotting._trajectories import state_index
 
