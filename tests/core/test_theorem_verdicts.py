@@ -250,6 +250,18 @@ def test_a_negative_beta_is_the_sign_of_the_form_the_hypotheses_read():
     assert attndyn.softmax_geometry(flipped).regime != "hyperplanes"  # no longer a good triple: <-Q phi, K phi> < 0
 
 
+@pytest.mark.parametrize("spread, time", [(1e-9, 20.0), (1e-9, 80.0), (1e-3, 20.0), (1e-3, 80.0)])
+def test_close_tokens_collapsing_faster_or_straddling_the_origin_are_undecided_not_refuted(spread, time):
+    """Thm C.5 holds (V = -I, Q^T K = I): close tokens first follow their mean's exponential decay (faster than
+    t^(-1/2)), and once the cloud straddles the origin a token may move away from it for a while. Both were
+    "does NOT hold"; the run does not reach the regime that decides, so the verdict is undecided, saying why."""
+    x = np.tile([[3.0, 3.0]], (5, 1)) + spread * np.random.default_rng(0).standard_normal((5, 2))
+    rep = attndyn.softmax_geometry(attndyn.softmax(x, time=time, V=-np.eye(2), save=attndyn.SaveAt(every=10)))
+    assert all(rep.hypotheses.values())
+    assert rep.holds is None and rep.verdict.startswith("undecided: the radius"), rep.verdict
+    assert rep.measured["final_over_initial_radius"] < 1e-3
+
+
 @pytest.mark.parametrize("eps", [1e-6, 1.5e-7, 5e-8, 1e-8, 3e-9, 1e-10])
 def test_is_paranormal_counts_an_eigenvalue_near_lambda_once(eps):
     # F = e1, rho(V|G) = 1 - eps < 1: paranormal for every eps (two tolerances used to disagree in 1e-9..1e-7)
