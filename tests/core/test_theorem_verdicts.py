@@ -262,6 +262,16 @@ def test_close_tokens_collapsing_faster_or_straddling_the_origin_are_undecided_n
     assert rep.measured["final_over_initial_radius"] < 1e-3
 
 
+@pytest.mark.parametrize("V", [np.diag([-1.0, -2.0]), np.array([[-1.0, 3.0], [0.0, -1.0]]), np.diag([-1.0, -0.999])])
+def test_conjecture_4_2_makes_no_claim_without_a_positive_eigenvalue(V):
+    """Conj. 4.2 speaks of the k >= 1 eigenvalues with positive real part; with k = 0 it said "holds" (zero
+    subspaces, at most three), a vacuous verdict."""
+    x = np.random.default_rng(0).standard_normal((8, 2))
+    rep = attndyn.softmax_geometry(attndyn.softmax(x, time=10, V=V, rescaled=True))
+    assert rep.regime == "codimension" and rep.hypotheses == {"V_has_positive_eigenvalues": False}
+    assert rep.verdict.startswith("makes no claim")
+
+
 @pytest.mark.parametrize("eps", [1e-6, 1.5e-7, 5e-8, 1e-8, 3e-9, 1e-10])
 def test_is_paranormal_counts_an_eigenvalue_near_lambda_once(eps):
     # F = e1, rho(V|G) = 1 - eps < 1: paranormal for every eps (two tolerances used to disagree in 1e-9..1e-7)

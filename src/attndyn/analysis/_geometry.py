@@ -246,7 +246,8 @@ def hypotheses(
 ) -> dict[str, bool]:
     r"""The hypotheses of ``regime``'s theorem (softmax paper) on one head's (Q, K, V) and the initial real tokens
     ``x0``: Thm 2.1 d = 1, V > 0, QK > 0, distinct tokens; Thm 3.1 V = cI (c > 0), Q^T K > 0; Thm 4.1 a good
-    triple; Thm 5.1 V paranormal, Q^T K > 0; Thm C.5 V = -cI, Q^T K = I. A conjecture (codimension) has none.
+    triple; Thm 5.1 V paranormal, Q^T K > 0; Thm C.5 V = -cI, Q^T K = I; Conj. 4.2 (codimension) k >= 1
+    eigenvalues of V with positive real part (with none it makes no claim).
 
     The paper's scores are :math:`\langle Q x_i, K x_j\rangle`; a run's are ``beta`` times them, so the conditions
     on Q and K are read on :math:`\beta Q^\top K` (the sign matters: beta < 0 turns a positive definite form into a
@@ -269,6 +270,8 @@ def hypotheses(
         return {"V_paranormal": is_paranormal(V), "QtK_positive_definite": positive_definite(QtK)}
     if regime == "collapse":
         return {"V_is_cI_c_negative": c is not None and c < 0, "QtK_identity": identity}
+    if regime == "codimension":  # Conj. 4.2 speaks of the k >= 1 eigenvalues with positive real part
+        return {"V_has_positive_eigenvalues": positive_coordinates(V, x0)[0] >= 1}
     return {}
 
 
@@ -464,7 +467,10 @@ def softmax_geometry(
     needs_rescaled, check = REGIMES[regime]
     rescaled = traj.params.rescaled
     if needs_rescaled is False and rescaled:
-        raise InputError("the collapse regime (Thm C.5) concerns the original tokens; run with rescaled=False")
+        raise InputError(
+            "the collapse regime (Thm C.5) concerns the original tokens; run with rescaled=False (on the command "
+            "line: without --rescaled)"
+        )
     if needs_rescaled is True and not rescaled:
         raise InputError(
             f"the {regime} regime is stated for the rescaled tokens (eq. (4)); run with {param('rescaled', 'rescaled=True')}"
