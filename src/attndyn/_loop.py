@@ -200,16 +200,19 @@ def adaptive_steps(
     rtol: float,
     atol: float,
     max_steps: int,
+    mask: Tensor | None = None,
 ) -> Callable[[int, Tensor], Tensor]:
     """``step(k, y_k) -> y_{k+1}`` of an adaptive ``method``: one :class:`~attndyn._adaptive.AdaptiveSolve` of
     ``f`` from ``y0`` over [0, T], started by the first step (a failed start is a failed step) and read at
-    ``grid[k + 1]`` (no restarts); a failed solve is a :class:`StepFailure` at its ``(t, dt)``."""
+    ``grid[k + 1]`` (no restarts); a failed solve is a :class:`StepFailure` at its ``(t, dt)``. ``mask`` (B, n):
+    the real tokens, the only ones the error norm reads."""
     solve: list[AdaptiveSolve] = []
 
     def step(k: int, y: Tensor) -> Tensor:
         try:
             if not solve:
-                solve.append(AdaptiveSolve(f, y0, 0.0, ADAPTIVE[method], rtol=rtol, atol=atol, max_steps=max_steps))
+                tab = ADAPTIVE[method]
+                solve.append(AdaptiveSolve(f, y0, 0.0, tab, rtol=rtol, atol=atol, max_steps=max_steps, mask=mask))
             return solve[0].at(grid[k + 1])
         except AdaptiveFailure as exc:
             reason = f"{method} failed at t={exc.t:.6g} with dt={exc.dt:.3g}: {exc.reason}"

@@ -240,7 +240,7 @@ def _stepper(
     f = Counted(dyn)
     if method in ADAPTIVE:
         grid = (torch.arange(N + 1, dtype=y0.dtype, device=y0.device) * dt).to(torch.float64)
-        return f, adaptive_steps(f, y0, method, grid, rtol, atol, max_steps)
+        return f, adaptive_steps(f, y0, method, grid, rtol, atol, max_steps, mask=dyn.mask)
     if method == "discrete":
 
         def discrete(k: int, y: Tensor) -> Tensor:

@@ -134,3 +134,18 @@ def test_a_sequence_is_solved_to_the_same_accuracy_whatever_its_batch_mates(meth
     for B in (10, 100):
         batch = np.concatenate([y[None], np.zeros((B - 1, 6, 2))])
         assert torch.equal(attndyn.softmax(batch, time=3.0, method=method).final_tokens[0], alone)
+
+
+@pytest.mark.parametrize("npad", [99, 999])
+def test_padding_does_not_loosen_the_tolerance(npad):
+    """Padding neither moves nor is attended, and it no longer dilutes the error norm: one real token padded to
+    100 or 1000 tokens is integrated as accurately, with the same evaluations, as alone (it was 10 and 43 times
+    less accurate)."""
+    x = np.zeros((1, 1 + npad, 1))
+    x[0, 0, 0] = 1.0
+    mask = np.zeros((1, 1 + npad), dtype=bool)
+    mask[0, 0] = True
+    alone = attndyn.softmax(x[:, :1], time=3.0, V=[[1.0]], method="dopri5", rtol=1e-6)
+    padded = attndyn.softmax(x, time=3.0, V=[[1.0]], method="dopri5", rtol=1e-6, mask=mask)
+    assert padded.stats.function_evals == alone.stats.function_evals
+    assert torch.equal(padded.final_tokens[0, :1], alone.final_tokens[0])

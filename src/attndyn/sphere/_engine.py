@@ -269,7 +269,8 @@ def _stepper(
     f = Counted(dyn)
     dt, method = params.step, params.method
     if method in ADAPTIVE:
-        adaptive = adaptive_steps(f, y0, method, torch.arange(N + 1, dtype=torch.float64) * dt, rtol, atol, max_steps)
+        grid = torch.arange(N + 1, dtype=torch.float64) * dt
+        adaptive = adaptive_steps(f, y0, method, grid, rtol, atol, max_steps, mask=getattr(dyn, "mask", None))
         return f, lambda k, y: unit(adaptive(k, y))
     if method == "discrete":
         layer = NORMS[params.norm or "post"]
