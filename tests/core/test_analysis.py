@@ -162,7 +162,7 @@ def test_hyperplane_count_when_all_tokens_end_on_the_middle_hyperplane():
     """Tokens symmetric about the origin along phi_1 all end at coordinate 0: one hyperplane, not noise."""
     V = np.diag([1.0, 0.5])
     x = np.array([[0.0, 1.0], [0.0, -1.0], [0.0, 0.5]]) + np.array([[1e-12, 0], [-1e-12, 0], [0, 0]])
-    traj = attndyn.softmax(x, time=4.0, V=V, rescaled=True)
+    traj = attndyn.softmax(x, time=8.0, V=V, rescaled=True)
     rep = attndyn.softmax_geometry(traj)
     assert rep.regime == "hyperplanes" and rep.measured["hyperplanes"] == 1 and rep.holds
 

@@ -109,7 +109,8 @@ def test_regimes_whose_tokens_never_settle_are_decided_by_the_coordinates_they_s
     short = attndyn.softmax(x, V=V, time=1.0, rescaled=True)
     long = attndyn.softmax(x, V=V, time=time, rescaled=True)
     assert long.stats.final_change[0] > 1e-3  # the tokens still move
-    assert "has not settled" in attndyn.softmax_geometry(short, regime=row).undecided
+    pending = attndyn.softmax_geometry(short, regime=row).undecided
+    assert "has not settled" in pending or "times the time scale" in pending  # moving, or shorter than the gap's scale
     rep = attndyn.softmax_geometry(long, regime=row)
     assert rep.undecided is None and rep.verdict == "holds"
 
@@ -248,6 +249,22 @@ def test_a_negative_beta_is_the_sign_of_the_form_the_hypotheses_read():
     flipped = attndyn.softmax(x, time=10, V=np.diag([2.0, 1.0]), beta=-1.0, rescaled=True)
     assert attndyn.softmax_geometry(good).regime == "hyperplanes"
     assert attndyn.softmax_geometry(flipped).regime != "hyperplanes"  # no longer a good triple: <-Q phi, K phi> < 0
+
+
+@pytest.mark.parametrize(
+    "second, time, verdict", [(0.99, 20.0, None), (0.99, 100.0, None), (0.9, 20.0, None), (0.9, 60.0, "holds")]
+)
+def test_a_horizon_short_of_the_spectral_gaps_time_scale_is_undecided(second, time, verdict):
+    """V = diag(1, 0.99), a good triple: at T = 20 the tokens rested in an intermediate configuration, six
+    hyperplanes, moving by 3e-8, and the verdict was "does NOT hold" (Thm 4.1 is proven here). A horizon under
+    3 / (lambda_1 - lambda_2) is undecided, saying so (for 0.99 that is 300, beyond float64's range of e^{tV})."""
+    x = np.random.default_rng(2).standard_normal((30, 2))
+    rep = attndyn.softmax_geometry(attndyn.softmax(x, time=time, V=np.diag([1.0, second]), rescaled=True))
+    assert rep.regime == "hyperplanes" and rep.verdict.split(":")[0] == (verdict or "undecided"), rep.verdict
+    if verdict is None:
+        scale = round(1 / (1 - second))
+        assert f"times the time scale 1/{1 - second:.3g} = {scale}" in rep.undecided
+        assert f"a time of at least {3 * scale}" in rep.undecided
 
 
 @pytest.mark.parametrize("spread, time", [(1e-9, 20.0), (1e-9, 80.0), (1e-3, 20.0), (1e-3, 80.0)])

@@ -560,6 +560,38 @@ def _read(s: _Sequence, regime: str, k: int) -> np.ndarray:
     return pts
 
 
+#: A verdict of Thm 4.1 or Conj. 4.2 needs a horizon of at least this many of the spectral gap's time scales (the
+#: next eigen-direction's weight in the scores has then fallen to e^-3, 5%, of its start relative to the leading
+#: ones). A judgment, not a theorem: the intermediate configuration that gave a wrong verdict was at 0.2 of one.
+GAP_TIMES = 3.0
+
+
+def _short_of_the_gap(V: np.ndarray, regime: str, horizon: float) -> str | None:
+    r"""Why a horizon is too short for the hyperplanes (Thm 4.1) or codimension (Conj. 4.2) verdict, or None.
+
+    The scores see :math:`e^{tV} z`: the eigen-directions the theorem speaks of (:math:`arphi_1`; the eigenvalues
+    with positive real part) come to dominate them over the time scale :math:`1/g`, g the gap between their real
+    parts and the next ones. Before several such times the tokens can rest in an intermediate configuration that
+    moves too slowly to be told from a limit (V = diag(1, 0.99) at T = 20 showed six hyperplanes, three at T = 100,
+    two at T = 250), so a run shorter than :data:`GAP_TIMES` / g is undecided."""
+    re = np.sort(np.linalg.eigvals(V).real)[::-1]
+    if regime == "hyperplanes" and len(re) > 1:
+        gap, what = float(re[0] - re[1]), "phi_1 (the leading eigenvalue)"
+    elif regime == "codimension" and 0 < int((re > 0).sum()) < len(re):
+        k = int((re > 0).sum())
+        gap, what = float(re[k - 1] - re[k]), "the positive eigenspace"
+    else:
+        return None
+    if not gap > 0 or horizon * gap >= GAP_TIMES:
+        return None
+    return (
+        f"the horizon t = {horizon:g} is {horizon * gap:.3g} times the time scale 1/{gap:.3g} = {1 / gap:.3g} over "
+        f"which {what} comes to dominate the scores (the gap to V's next eigenvalue); before {GAP_TIMES:g} such "
+        f"times the tokens can rest in an intermediate configuration; run longer (a time of at least "
+        f"{GAP_TIMES / gap:.3g}, --time on the command line)"
+    )
+
+
 def _still_moving(s: _Sequence, regime: str) -> str | None:
     """Why the limit verdict on the sequence is undecided (None: what its check reads has settled), and what to
     do: run longer, keep more states, or run rescaled where the original tokens grow without bound (V with an
@@ -573,6 +605,9 @@ def _still_moving(s: _Sequence, regime: str) -> str | None:
     )
     if grow and len(np.unique(s.pts, axis=0)) < len(np.unique(s.initial(), axis=0)):
         return f"rounding has merged tokens that grew to {np.abs(s.pts).max():.3g}: {fix}"
+    short = _short_of_the_gap(s.V, regime, float(traj.ts[-1]))
+    if short is not None:
+        return short
     ts = traj.ts.detach().cpu().double()
     # A summary run (SaveAt(every=None)) of several steps keeps the first and the last state only: their difference
     # is the whole journey, not the motion at the horizon, so the whole tokens' last step must settle instead.
