@@ -132,16 +132,15 @@ class AdaptiveSolve:
         """One attempted step from (t1, y): accepted (the solve moves on) or rejected; the next size either way.
         ``until``: an output time the step must not pass (it then ends there)."""
         t0, y0, f0, dt = self.t1, self.y, self.f0, self.dt
-        clipped = until is not None and bool(t0 + dt > until)
-        if clipped:
-            dt = until - t0
+        t1 = t0 + dt
+        if until is not None and bool(t1 > until):  # the step ends on the output time
+            dt, t1 = until - t0, until
         if self.steps >= self.max_steps:
             raise AdaptiveFailure(
                 float(t0), float(dt), f"step budget exhausted ({self.max_steps} steps); {RAISE_BUDGET}"
             )
         if not torch.isfinite(y0).all():
             raise AdaptiveFailure(float(t0), float(dt), "non-finite values in the state")
-        t1 = until if clipped else t0 + dt
         if not bool(t1 > t0):
             raise AdaptiveFailure(float(t0), float(dt), f"step size underflow (dt={float(dt):.3g})")
         self.steps += 1
