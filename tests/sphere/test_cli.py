@@ -149,6 +149,7 @@ SPHERE = [
     ["sphere", "s.npy", "--figure", "outfile/below/f.png"],
     ["sphere", "r4.npy", "--figure", "f.png"],
     ["sphere", "phase", "--out", "p", "--v", "random"],
+    ["sphere", "phase", "--out", "p", "--betas", "1", "--beta-min", "1e308"],
 ]
 
 

@@ -284,3 +284,14 @@ def test_retracting_tokens_is_dividing_by_their_norm_bit_for_bit():
     x = torch.randn(50, 7, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     for y in (x / torch.linalg.vector_norm(x, dim=-1, keepdim=True) * (1 + 1e-12), 1e3 * x, 1e-3 * x):
         assert torch.equal(_on_sphere(y[None], True), unit(y[None]))  # the power-of-two scaling is exact
+
+
+def test_a_layer_whose_stream_overflows_the_norm_still_gives_unit_tokens():
+    """USA at beta = 400 through pre-LN layers: the stream grows past 1e154, whose squared norm overflowed, and
+    the retraction returned tokens of zeros (cluster rank 0) as "completed"."""
+    tr = sp.evolve(
+        [[1.0, 0.0], [0.6, 0.8]], time=0.2, step=0.1, beta=400.0, attention="usa", method="discrete", norm="pre"
+    )
+    norms = torch.linalg.vector_norm(tr.ys, dim=-1)
+    assert torch.allclose(norms, torch.ones_like(norms), atol=1e-12)
+    assert int(np.asarray(sp.cluster_rank(tr.final_tokens, 0.1)).min()) >= 1

@@ -321,3 +321,14 @@ def test_the_usa_orthogonal_start_follows_its_own_curve(n, beta):
         )
     with pytest.raises(InputError, match="attention must be 'sa' or 'usa'"):
         sp.gamma_crossing(n, beta, 0.5, 1.0, attention="SA")
+
+
+def test_gamma_of_a_very_negative_beta_is_the_hardmin_limit_not_an_overflow():
+    """n = 2, beta -> -inf: gamma' = 2(1 - gamma^2), gamma = tanh(2t) from 0; beta = -710 overflowed e^{beta(gamma-1)}
+    (an OverflowError, and a traceback from `attndyn sphere --beta -1000`)."""
+    g = sp.gamma_curve([0.0, 0.5], 2, -710.0)
+    assert abs(g[1] - math.tanh(1.0)) < 1e-9
+    from attndyn.sphere._theory import gamma_rhs
+
+    assert gamma_rhs(0.3, 2, -1e6) == pytest.approx(2 * (1 - 0.3**2))
+    assert gamma_rhs(0.3, 2, 1e6, attention="usa") == math.inf

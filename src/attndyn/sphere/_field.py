@@ -42,8 +42,15 @@ ATTENTIONS = ("sa", "usa")
 
 
 def unit(x: Tensor) -> Tensor:
-    r"""Each token divided by its Euclidean norm, :math:`x_i/\lVert x_i\rVert` (the retraction onto the sphere)."""
-    return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+    r"""Each token divided by its Euclidean norm, :math:`x_i/\lVert x_i\rVert` (the retraction onto the sphere).
+
+    The token is first divided by the power of two above its largest entry (exact), so that its norm neither
+    overflows nor underflows: a layer whose stream grew past 1e154 (USA at a large beta) gave norm inf, and
+    tokens of zeros."""
+    big = x.abs().amax(dim=-1, keepdim=True)
+    scale = torch.where(big > 0, torch.ldexp(torch.ones_like(big), torch.frexp(big).exponent), torch.ones_like(big))
+    y = x / scale
+    return y / torch.linalg.vector_norm(y, dim=-1, keepdim=True)
 
 
 def tangent(x: Tensor, v: Tensor) -> Tensor:

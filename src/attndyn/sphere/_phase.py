@@ -125,7 +125,19 @@ def _check_grid(betas: Any) -> np.ndarray:
         raise InputError(f"betas must be a sequence of finite numbers, got {betas!r}") from None
     if b.size == 0 or not np.isfinite(b).all():
         raise InputError("betas must be a non-empty sequence of finite numbers")
+    if float(np.abs(b).max()) > MAX_BETA:
+        raise InputError(
+            f"betas holds {float(b[np.argmax(np.abs(b))]):g}, beyond +-{MAX_BETA:g}, where beta times the smallest "
+            "score gap of float64 unit tokens (an ulp) exceeds 1, so the weights turn on the scores' rounding; "
+            f"choose betas within +-{MAX_BETA:g}"
+        )
     return b
+
+
+#: The largest |beta| a phase diagram takes: beyond, beta times the smallest score gap of float64 unit tokens
+#: (an ulp, 2.2e-16) exceeds 1, so the weights turn on the scores' rounding (and near 1e308 the figure's beta axis
+#: overflows).
+MAX_BETA = 1e16
 
 
 def phase_diagram(

@@ -199,12 +199,15 @@ def plateaus(ts: Any, values: Any) -> list[dict[str, float]]:
 
 def gamma_rhs(gamma: float, n: int, beta: float, attention: str = "sa") -> float:
     r""":math:`\gamma' = 2e^{\beta\gamma}(1-\gamma)((n-1)\gamma+1)/Z` with :math:`Z = e^\beta + (n-1)e^{\beta\gamma}`
-    for SA (written with :math:`e^{\beta(\gamma - 1)}` so that no beta overflows it) and :math:`Z = n` for USA, whose
+    for SA (written with :math:`e^{\beta(\gamma - 1)}`, or its inverse when that exceeds 1, so that no beta of either
+    sign overflows it) and :math:`Z = n` for USA (inf where :math:`e^{\beta\gamma}` overflows), whose
     weights are not normalised (the orthogonal start keeps every pair's inner product equal to :math:`\gamma`)."""
     if attention == "usa":
-        return 2 * math.exp(beta * gamma) * (1 - gamma) * ((n - 1) * gamma + 1) / n
-    e = math.exp(beta * (gamma - 1))  # e^{beta gamma} / e^{beta}
-    return 2 * e * (1 - gamma) * ((n - 1) * gamma + 1) / (1 + (n - 1) * e)
+        power = beta * gamma
+        return 2 * (math.exp(power) if power < 709.0 else math.inf) * (1 - gamma) * ((n - 1) * gamma + 1) / n
+    a = beta * (gamma - 1)  # e^a = e^{beta gamma} / e^{beta}; for a > 0 (beta < 0) divide by e^a instead
+    share = math.exp(a) / (1 + (n - 1) * math.exp(a)) if a <= 0 else 1 / (math.exp(-a) + (n - 1))
+    return 2 * share * (1 - gamma) * ((n - 1) * gamma + 1)
 
 
 def gamma_curve(
