@@ -43,3 +43,21 @@ def test_on_the_circle_the_lifetime_grows_with_beta():
 def test_refusals(kwargs, match):
     with pytest.raises(InputError, match=match):
         sp.metastability(**({"systems": 2, "n": 4, "time": 1.0} | kwargs))
+
+
+@pytest.mark.parametrize("last, censored", [(1, 0.0), (3, 1.0)])
+def test_a_plateau_that_ended_at_the_last_time_is_not_censored(monkeypatch, last, censored):
+    """Every system shows 3 clusters until the last kept time, then ``last``: a plateau followed by a change at
+    the last time has ended (it was counted censored, as one still running at the horizon is)."""
+    import torch
+
+    from attndyn.sphere import _metastability
+
+    def fake_rank(t):  # (T * B, n, n) -> counts (T * B,)
+        c = torch.full((t.shape[0] // 6, 6), 3)
+        c[-1] = last
+        return c.reshape(-1)
+
+    monkeypatch.setattr(_metastability, "threshold_rank", fake_rank)
+    rep = _metastability.metastability([1.0, 2.0, 3.0], systems=2, n=4, d=2, time=1.0, step=0.1, every=2)
+    assert rep.censored == censored

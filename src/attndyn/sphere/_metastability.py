@@ -99,11 +99,12 @@ def metastability(
     life = np.zeros(grid.size * systems)
     cut = 0
     for b in range(life.size):
-        multi = [p for p in plateaus(ts, counts[:, b]) if p["value"] > 1]
+        runs = plateaus(ts, counts[:, b])
+        multi = [p for p in runs if p["value"] > 1]
         if multi:
             longest = max(multi, key=lambda p: p["duration"])
             life[b] = longest["duration"]
-            cut += longest["end"] >= ts[-1]
+            cut += longest is runs[-1]  # still running at the horizon (one that ended at the last time is not)
     return _fit(grid, life.reshape(grid.size, systems), cut / life.size, {
         "n": n, "d": d, "time": time, "step": step, "angle": angle, "systems": systems, "seed": seed,
     })  # fmt: skip
