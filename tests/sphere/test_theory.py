@@ -332,3 +332,17 @@ def test_gamma_of_a_very_negative_beta_is_the_hardmin_limit_not_an_overflow():
 
     assert gamma_rhs(0.3, 2, -1e6) == pytest.approx(2 * (1 - 0.3**2))
     assert gamma_rhs(0.3, 2, 1e6, attention="usa") == math.inf
+
+
+@pytest.mark.parametrize("beta", [1.0, 20.0, 36.0])
+def test_the_usa_gamma_curve_meets_its_crossing_times_and_never_comes_back_short(beta):
+    """USA's gamma ODE is stiff near gamma = 1 (rate about e^beta): explicit DOP853 on gamma did not return in 100 s
+    at beta = 20, and at beta = 50 returned one value for three times. It is solved in u = -log(1 - gamma); its
+    values agree with gamma_crossing's quadrature, and a solve that stops short is an InputError."""
+    t90 = sp.gamma_crossing(2, beta, 0.9, 10.0, "usa")
+    g = sp.gamma_curve([0.0, t90, 1.0], 2, beta, attention="usa")
+    # dgamma/dt is about e^(0.9 beta) there, so the crossing time's own rounding moves gamma: compared where it
+    # does not swamp the check (at beta = 36 a relative 1e-15 in t moves gamma by 0.06)
+    assert g.shape == (3,) and g[2] > 0.9 and (beta > 30 or abs(g[1] - 0.9) < 1e-5)
+    with pytest.raises(InputError, match=r"could not be solved to t = 1: .*; try a smaller beta"):
+        sp.gamma_curve([0.0, 0.5, 1.0], 2, 50.0, attention="usa")

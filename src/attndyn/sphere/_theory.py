@@ -214,7 +214,8 @@ def gamma_curve(
     ts: Any, n: int, beta: float, *, attention: str = "sa", rtol: float = 1e-11, atol: float = 1e-13
 ) -> np.ndarray:
     """:math:`\\gamma(t)` of the orthogonal start at the times ``ts`` (increasing, from 0), by scipy's DOP853, for
-    ``attention`` "sa" or "usa" (:func:`gamma_rhs`) with Q = K = V = I.
+    ``attention`` "sa" or "usa" (:func:`gamma_rhs`; USA in :math:`u = -\\log(1-\\gamma)`, where it is not stiff)
+    with Q = K = V = I. A solve that stops short of the last time is an InputError, never a shorter array.
 
     >>> bool(abs(gamma_curve([0.0, 1.0], 2, 0.0)[1] - math.tanh(1.0)) < 1e-9)
     True
@@ -228,11 +229,49 @@ def gamma_curve(
         raise InputError(f"ts must be finite times >= 0 in increasing order, got {_short(ts)}")
     if t[-1] == 0:
         return np.zeros_like(t)
+    if attention == "usa":  # stiff near gamma = 1 (rate about e^beta): solved in u = -log(1 - gamma), where it is not
+        return _usa_gamma_curve(t, n, beta, rtol, atol)
     sol = solve_ivp(
         lambda _, g: [gamma_rhs(float(g[0]), n, beta, attention)], (0.0, float(t[-1])), [0.0], t_eval=t, method="DOP853",
         rtol=rtol, atol=atol,
     )  # fmt: skip
+    _check_solved(sol, t, n, beta, attention)
     return np.asarray(sol.y[0])
+
+
+def _check_solved(sol: Any, t: np.ndarray, n: int, beta: float, attention: str) -> None:
+    """An InputError when scipy's solve stopped short of the last time ``t[-1]`` (it returns fewer values)."""
+    if not sol.success or sol.y.shape[-1] != len(t):
+        raise InputError(
+            f"the orthogonal start's gamma ODE (n={n}, beta={beta:g}, {attention}) could not be solved to "
+            f"t = {float(t[-1]):g}: {sol.message}; try a smaller beta"
+        )
+
+
+def _usa_gamma_curve(t: np.ndarray, n: int, beta: float, rtol: float, atol: float) -> np.ndarray:
+    r"""USA's :math:`\gamma(t)` through :math:`u = -\log(1-\gamma)`: :math:`u' = \gamma'/(1-\gamma) =
+    2e^{\beta\gamma}((n-1)\gamma+1)/n` tends to the constant :math:`2e^\beta` where :math:`\gamma'` is stiff
+    (explicit DOP853 on :math:`\gamma` did not return in 100 s at beta = 20, and at beta = 50 returned one value
+    for three times). From about beta = 40 the rise of u is shorter than the spacing of the times: an InputError
+    says so (:func:`gamma_crossing` gives such curves' times)."""
+    from scipy.integrate import solve_ivp
+
+    def rate(_: float, u: np.ndarray) -> list[float]:
+        g = -math.expm1(-float(u[0]))  # 1 - e^{-u}
+        power = beta * g
+        return [2 * (math.exp(power) if power < 709.0 else math.inf) * ((n - 1) * g + 1) / n]
+
+    def settled(_: float, u: np.ndarray) -> float:  # gamma = 1 - e^{-u} is 1.0 in float64 from u = 40 on
+        return float(u[0]) - 40.0
+
+    settled.terminal = True  # type: ignore[attr-defined]  # scipy reads the attribute
+    sol = solve_ivp(rate, (0.0, float(t[-1])), [0.0], t_eval=t, method="DOP853", rtol=rtol, atol=atol, events=settled)
+    if sol.status == 1:  # stopped at u = 40: every later time has gamma = 1
+        u = np.full(len(t), 40.0)
+        u[: sol.y.shape[-1]] = sol.y[0]
+        return -np.expm1(-u)
+    _check_solved(sol, t, n, beta, "usa")
+    return -np.expm1(-np.asarray(sol.y[0]))
 
 
 def gamma_crossing(n: int, beta: float, level: float, t_max: float, attention: str = "sa") -> float:
