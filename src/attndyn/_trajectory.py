@@ -145,6 +145,11 @@ class SoftmaxParams(RunParams):
     time: float
     causal: bool = False
 
+    @property
+    def layer_step(self) -> float | None:
+        r"""The :math:`\Delta t` of a rescaled discrete run (Remark 4), whose scores see :math:`R^k z`; else None."""
+        return self.step if self.rescaled and self.method == "discrete" else None
+
 
 def _sequence_of(x: Tensor | None, b: int, *, over_time: bool = False) -> Tensor | None:
     """Sequence ``b`` of the batched tensor ``x``, kept as a batch of one (the batch axis is axis 1 when

@@ -157,7 +157,7 @@ def _attention_at(traj: SoftmaxTrajectory, b: int, head: int, k: int) -> np.ndar
         rescaled=p.rescaled,
         mask=mask,
         causal=p.causal,
-        layer_step=p.step if p.rescaled and p.method == "discrete" else None,
+        layer_step=p.layer_step,
     )
     return dyn.attention(float(traj.ts[k]), traj.ys[k, b : b + 1].detach())[0].cpu().numpy()
 

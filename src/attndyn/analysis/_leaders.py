@@ -167,8 +167,7 @@ def _state_scores(traj: SoftmaxTrajectory, index: int, b: int) -> Tensor:
     p = traj.params
     y = traj.ys[index, b].detach().cpu()[None]  # (1, n, d)
     if p.rescaled:  # the scores see e^{tV} z (eq. (4)), or R^k z (Remark 4)
-        step = p.step if p.method == "discrete" else None
-        y = rescaled_view(y, p.V[0].detach().cpu(), float(traj.ts[index]), step)
+        y = rescaled_view(y, p.V[0].detach().cpu(), float(traj.ts[index]), p.layer_step)
     A = p.K[0].detach().cpu().T @ p.Q[0].detach().cpu()
     s = p.beta * attention.scores(y, A)  # (1, n, n)
     mask = None if traj.mask is None else traj.mask[b : b + 1].cpu()

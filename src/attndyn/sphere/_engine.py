@@ -38,7 +38,7 @@ from .._validation import (
     warn_hypothesis,
 )
 from ..solvers import ADAPTIVE, TABLEAUS, rk_step
-from ._field import ATTENTIONS, Heads, SphereAttention, check_usa_range, tangent, unit
+from ._field import ATTENTIONS, Heads, SphereAttention, check_usa_range, pow2_scale, tangent, unit
 from ._layers import NORMS, resolve_norm
 from ._stability import unstable_step
 from ._trajectory import SphereParams, SphereTrajectory
@@ -170,7 +170,7 @@ def _on_sphere(y: Tensor, normalize: bool) -> Tensor:
     if bool((big == 0).any()):
         b, i = (int(v) for v in torch.nonzero(big == 0)[0])
         raise InputError(f"token {i} of sequence {b} has norm 0, so it has no point on the sphere; give nonzero tokens")
-    scale = torch.ldexp(torch.ones_like(big), torch.frexp(big).exponent)[..., None]  # 2^k > largest entry
+    scale = pow2_scale(y)  # (B, n, 1): 2^k > largest entry
     y = y / scale
     norms = torch.linalg.vector_norm(y, dim=-1) * scale[..., 0]  # (B, n): inf where the norm itself overflows
     off = (norms - 1).abs()

@@ -35,7 +35,7 @@ from .._errors import param
 from .._validation import InputError
 from ..attention import causal_mask
 
-__all__ = ["SphereAttention", "ATTENTIONS", "unit", "tangent", "causal_mask", "check_usa_range"]
+__all__ = ["SphereAttention", "ATTENTIONS", "unit", "pow2_scale", "tangent", "causal_mask", "check_usa_range"]
 
 #: The two models: ``"sa"`` (softmax weights) and ``"usa"`` (weights e^{beta s}/n).
 ATTENTIONS = ("sa", "usa")
@@ -47,10 +47,15 @@ def unit(x: Tensor) -> Tensor:
     The token is first divided by the power of two above its largest entry (exact), so that its norm neither
     overflows nor underflows: a layer whose stream grew past 1e154 (USA at a large beta) gave norm inf, and
     tokens of zeros."""
-    big = x.abs().amax(dim=-1, keepdim=True)
-    scale = torch.where(big > 0, torch.ldexp(torch.ones_like(big), torch.frexp(big).exponent), torch.ones_like(big))
-    y = x / scale
+    y = x / pow2_scale(x)
     return y / torch.linalg.vector_norm(y, dim=-1, keepdim=True)
+
+
+def pow2_scale(x: Tensor) -> Tensor:
+    """(..., n, 1): the power of two above each token's largest entry (1 for a token of zeros); dividing by it is
+    exact, and leaves a norm that neither overflows nor underflows."""
+    big = x.abs().amax(dim=-1, keepdim=True)
+    return torch.where(big > 0, torch.ldexp(torch.ones_like(big), torch.frexp(big).exponent), torch.ones_like(big))
 
 
 def tangent(x: Tensor, v: Tensor) -> Tensor:

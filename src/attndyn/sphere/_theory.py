@@ -197,14 +197,18 @@ def plateaus(ts: Any, values: Any) -> list[dict[str, float]]:
     return out
 
 
+def _exp_or_inf(power: float) -> float:
+    """e^power, inf where it overflows a float (math.exp raises there)."""
+    return math.exp(power) if power < 709.0 else math.inf
+
+
 def gamma_rhs(gamma: float, n: int, beta: float, attention: str = "sa") -> float:
     r""":math:`\gamma' = 2e^{\beta\gamma}(1-\gamma)((n-1)\gamma+1)/Z` with :math:`Z = e^\beta + (n-1)e^{\beta\gamma}`
     for SA (written with :math:`e^{\beta(\gamma - 1)}`, or its inverse when that exceeds 1, so that no beta of either
     sign overflows it) and :math:`Z = n` for USA (inf where :math:`e^{\beta\gamma}` overflows), whose
     weights are not normalised (the orthogonal start keeps every pair's inner product equal to :math:`\gamma`)."""
     if attention == "usa":
-        power = beta * gamma
-        return 2 * (math.exp(power) if power < 709.0 else math.inf) * (1 - gamma) * ((n - 1) * gamma + 1) / n
+        return 2 * _exp_or_inf(beta * gamma) * (1 - gamma) * ((n - 1) * gamma + 1) / n
     a = beta * (gamma - 1)  # e^a = e^{beta gamma} / e^{beta}; for a > 0 (beta < 0) divide by e^a instead
     share = math.exp(a) / (1 + (n - 1) * math.exp(a)) if a <= 0 else 1 / (math.exp(-a) + (n - 1))
     return 2 * share * (1 - gamma) * ((n - 1) * gamma + 1)
@@ -258,8 +262,7 @@ def _usa_gamma_curve(t: np.ndarray, n: int, beta: float, rtol: float, atol: floa
 
     def rate(_: float, u: np.ndarray) -> list[float]:
         g = -math.expm1(-float(u[0]))  # 1 - e^{-u}
-        power = beta * g
-        return [2 * (math.exp(power) if power < 709.0 else math.inf) * ((n - 1) * g + 1) / n]
+        return [2 * _exp_or_inf(beta * g) * ((n - 1) * g + 1) / n]
 
     def settled(_: float, u: np.ndarray) -> float:  # gamma = 1 - e^{-u} is 1.0 in float64 from u = 40 on
         return float(u[0]) - 40.0
