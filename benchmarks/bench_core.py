@@ -262,13 +262,13 @@ def _phase_driver():
                     K._planar_fix(k, b, seen, coef, 0.0, real, follow, False)
             if upto < 5:
                 continue
-            moved[b] = K._store_planar(out[b], leader[b], real, m, ox, oy, xr, yr, cnt, arg, best)
+            moved[b] = K._maxdiff(ox, oy, xr, yr, m, best)
+            K._store_planar(out[b], leader[b], real, m, ox, oy, cnt, arg)
             scale[b] = sc
             if upto < 6:
                 continue
             if K._any_new(leader[b], book[7][b], real, m):
-                rows = (cx, cy, ox, oy, best)
-                K._certify_planar(b, leader[b], real, cand, nc, m, xr, yr, w0, w1, A, layer, book, book[7], rows, cnt)
+                K._certify_planar(b, leader[b], real, cand, nc, m, xr, yr, w0, w1, A, layer, book, book[7], best)
 
     return run
 

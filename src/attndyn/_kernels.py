@@ -328,29 +328,20 @@ def _move_planar(xr, yr, w0, w1, m, sc, coef, cx, cy, cand, pack, cnt, arg, ox, 
     return nfix
 
 
-@njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
-def _store_planar(ob, lb, real, m, ox, oy, xr, yr, cnt, arg, tmp):  # pragma: no cover - compiled
-    """The new tokens into ob (n, 2) and the flags C_i = {i} into lb (n,), at the real positions; returns the
-    largest coordinate change max_k max(|ox - xr|, |oy - yr|) (0 if m = 0), read in the same pass (tmp is
-    scratch). (The fast-math flags touch only that maximum: the tokens are copied.)"""
+@njit(cache=True, inline="always")
+def _store_planar(ob, lb, real, m, ox, oy, cnt, arg):  # pragma: no cover - compiled
+    """The new tokens into ob (n, 2) and the flags C_i = {i} into lb (n,), at the real positions."""
     if m == ob.shape[0]:
         for k in range(m):
-            x, y = ox[k], oy[k]
-            ob[k, 0] = x
-            ob[k, 1] = y
+            ob[k, 0] = ox[k]
+            ob[k, 1] = oy[k]
             lb[k] = (cnt[k] == 1) & (arg[k] == k)
-            a, c = abs(x - xr[k]), abs(y - yr[k])
-            tmp[k] = a if a > c else c
-    else:
-        for k in range(m):
-            i = real[k]
-            x, y = ox[k], oy[k]
-            ob[i, 0] = x
-            ob[i, 1] = y
-            lb[i] = (cnt[k] == 1) & (arg[k] == k)
-            a, c = abs(x - xr[k]), abs(y - yr[k])
-            tmp[k] = a if a > c else c
-    return max(_fold_max(tmp, m), 0.0)
+        return
+    for k in range(m):
+        i = real[k]
+        ob[i, 0] = ox[k]
+        ob[i, 1] = oy[k]
+        lb[i] = (cnt[k] == 1) & (arg[k] == k)
 
 
 @njit(cache=True)
@@ -387,43 +378,35 @@ def _planar_seqs(
                 if tol > 0.0 or record_follow or cnt[k] != 1 or not (SCORE_MIN <= g <= SCORE_MAX):
                     seen = (w0, w1, xr, yr, m, sc, cand, nc, best, cnt, arg, ox, oy)
                     _planar_fix(k, b, seen, coef, tol, real, follow, record_follow)
-        moved[b] = _store_planar(out[b], leader[b], real, m, ox, oy, xr, yr, cnt, arg, best)  # best: free now
+        moved[b] = _maxdiff(ox, oy, xr, yr, m, best)  # best is free from here on
+        _store_planar(out[b], leader[b], real, m, ox, oy, cnt, arg)
         scale[b] = sc
         if layer >= 0 and _any_new(leader[b], known[b], real, m):
-            _certify_planar(b, leader[b], real, cand, nc, m, xr, yr, w0, w1, A, layer, book, known, (cx, cy, ox, oy, best), cnt)
+            _certify_planar(b, leader[b], real, cand, nc, m, xr, yr, w0, w1, A, layer, book, known, best)
 
 
 @njit(cache=True, inline="always")
 def _any_new(lb, kb, real, m):  # pragma: no cover - compiled
     """Whether a token of the sequence is flagged C_i = {i} (lb) and not yet certified (kb): after the first
-    layers almost never, and then this one pass over two byte rows replaces the walk over the candidates.
-    (``lb > kb`` is True exactly for flagged and not known; no short-circuit ``and``, so the loop vectorises.)"""
+    layers almost never, and then this one pass over two byte rows replaces the walk over the candidates."""
     new = 0
-    if m == lb.shape[0]:  # no padding: contiguous rows
+    if m == lb.shape[0]:  # no padding: contiguous rows (the loop vectorises)
         for i in range(m):
-            new += lb[i] > kb[i]
+            new += 1 if lb[i] and not kb[i] else 0
     else:
         for k in range(m):
             i = real[k]
-            new += lb[i] > kb[i]
+            new += 1 if lb[i] and not kb[i] else 0
     return new > 0
 
 
 @njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
-def _top2(q0, q1, nq, xr, yr, m, b1, b2):  # pragma: no cover - compiled
-    """For each query j < nq (direction (q0[j], q1[j])): the largest (b1[j]) and second largest (b2[j]) of its
-    m rounded scores q0[j] * xr[t] + q1[j] * yr[t], counted with multiplicity (-inf where there are fewer);
-    vectorised over the queries, one token a pass."""
-    for j in range(nq):
-        b1[j] = -np.inf
-        b2[j] = -np.inf
+def _rival(w0, w1, xr, yr, k, m, tmp):  # pragma: no cover - compiled
+    """max over t != k of the score w0 * xr[t] + w1 * yr[t], rounded as the engine rounds it."""
     for t in range(m):
-        x, y = xr[t], yr[t]
-        for j in range(nq):
-            s = q0[j] * x + q1[j] * y
-            lo = s if s < b1[j] else b1[j]
-            b2[j] = lo if lo > b2[j] else b2[j]
-            b1[j] = s if s > b1[j] else b1[j]
+        tmp[t] = w0 * xr[t] + w1 * yr[t]
+    tmp[k] = -np.inf
+    return _fold_max(tmp, m)
 
 
 @njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
@@ -435,32 +418,22 @@ def _absmax1(a, m, tmp):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
-def _certify_planar(b, lb, real, cand, nc, m, xr, yr, w0, w1, A, layer, book, known, rows, iq):  # pragma: no cover
+def _certify_planar(b, lb, real, cand, nc, m, xr, yr, w0, w1, A, layer, book, known, tmp):  # pragma: no cover
     """Certify sequence b's new leaders (lb, flagged C_i = {i}) as :func:`_certify_one` does.
 
-    A leader is in its own C_i, so it is one of the nc candidates: only they are looked at. Its own score is
-    the unique largest of its scores (C_i = {i}, the same rounding), so its rival, the largest over the other
-    tokens, is the second largest: one pass over the tokens finds both for every new leader (:func:`_top2`).
-    ``rows`` are five float64 scratch rows and ``iq`` an int64 one, each of at least m + 8 entries."""
-    nq = 0
+    A leader is in its own C_i, so it is one of the nc candidates: only they are looked at."""
+    big0 = -1.0
+    big1 = 0.0
     for c in range(nc):
         k = cand[c]
         i = real[k]
-        iq[nq] = k
-        nq += 1 if lb[i] and not known[b, i] else 0
-    if nq == 0:
-        return
-    q0, q1, b1, b2, tmp = rows
-    for j in range(nq):
-        q0[j] = w0[iq[j]]
-        q1[j] = w1[iq[j]]
-    _top2(q0, q1, nq, xr, yr, m, b1, b2)
-    big0 = _absmax1(xr, m, tmp)  # M_k, the largest coordinates of the real tokens
-    big1 = _absmax1(yr, m, tmp)
-    for j in range(nq):
-        k = iq[j]
-        i = real[k]
-        mu = b1[j] - b2[j]  # own score (the unique largest) less the rival
+        if not lb[i] or known[b, i]:
+            continue
+        if big0 < 0.0:  # M_k, the largest coordinates of the real tokens (once per sequence)
+            big0 = _absmax1(xr, m, tmp)
+            big1 = _absmax1(yr, m, tmp)
+        own = w0[k] * xr[k] + w1[k] * yr[k]
+        mu = own - _rival(w0[k], w1[k], xr, yr, k, m, tmp)
         x, y = abs(xr[k]), abs(yr[k])
         a0 = abs(A[0, 0]) * x + abs(A[0, 1]) * y  # |A| |z_i|
         a1 = abs(A[1, 0]) * x + abs(A[1, 1]) * y
@@ -505,6 +478,16 @@ def _fold_max(tmp, m):  # pragma: no cover - compiled
     for i in range(min(8, top)):
         h = tmp[i] if tmp[i] > h else h
     return h
+
+
+@njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
+def _maxdiff(ox, oy, xr, yr, m, tmp):  # pragma: no cover - compiled
+    """Largest coordinate change max_k max(|ox - xr|, |oy - yr|) (0 if m = 0); tmp is scratch."""
+    for k in range(m):
+        a = abs(ox[k] - xr[k])
+        c = abs(oy[k] - yr[k])
+        tmp[k] = a if a > c else c
+    return max(_fold_max(tmp, m), 0.0)
 
 
 @njit(cache=True)
