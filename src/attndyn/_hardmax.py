@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from . import attention, margins
+from . import _pages, attention, margins
 from ._budget import check_matrix_memory, check_memory, kept_count
 from ._errors import param
 from ._loop import Run, check_options
@@ -585,12 +585,13 @@ class _HardmaxRecord:
         self.z = zs  # the current state Z^k, in run units
         self.res: HardmaxStep | None = None  # the step from Z^k: Z^{k+1} and what layer k saw
         self.lead = torch.zeros((B, n), dtype=torch.bool)  # certified leaders of layer k
-        self.ys = torch.empty((T, B, n, d), dtype=z.dtype, device=z.device)  # filled as we go, no final copy
-        self.follow = torch.zeros((T, B, n, n), dtype=torch.bool) if save.follow else None
-        self.leader_mask = torch.zeros((T, B, n), dtype=torch.bool)
+        # filled as we go, no final copy; large CPU buffers on huge pages (attndyn._pages: fewer page faults)
+        self.ys = _pages.empty((T, B, n, d), z.dtype, z.device)
+        self.follow = _pages.zeros((T, B, n, n), torch.bool) if save.follow else None
+        self.leader_mask = _pages.zeros((T, B, n), torch.bool)
         self.book = margins.LeaderBook(B, n, z.dtype)  # who leads since when; events decided by rounding
         # The compiled path writes each layer into one of two reused buffers (no fresh pages per layer).
-        self.spare = [torch.empty_like(zs), torch.empty_like(zs)] if _use_kernel(zs, dyn.A) else None
+        self.spare = [_pages.empty(zs.shape, zs.dtype) for _ in range(2)] if _use_kernel(zs, dyn.A) else None
         self.count = 0  # kept layers so far
         self.nfe = 0
 
