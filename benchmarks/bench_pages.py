@@ -28,7 +28,7 @@ from _machine import processor  # benchmarks/_machine.py (this script's folder i
 
 B, N, D, LAYERS, RUNS = 3000, 128, 2, 8, 5
 
-CHILD = """
+CHILD = f"""
 import json, sys, time
 import numpy as np, numba, torch
 numba.set_num_threads(1)
@@ -45,7 +45,7 @@ for _ in range({RUNS}):
     attndyn.hardmax(Z, alpha=0.5, layers={LAYERS}, check_hypotheses=False)
     walls.append(time.perf_counter() - t0)
 print(json.dumps(walls))
-""".format(B=B, N=N, D=D, LAYERS=LAYERS, RUNS=RUNS)
+"""
 
 WAYS = ("huge", "torch")
 
@@ -92,8 +92,10 @@ def main() -> None:
     ratios = [np.median(r["torch"]) / np.median(r["huge"]) for r in rounds]
     res["ratio"] = {"median": float(np.median(ratios)), "min": float(min(ratios)), "max": float(max(ratios))}
     res["load_after"] = os.getloadavg()[0]
-    print(f"hardmax ({B}, {N}, {D}), {LAYERS} layers, every layer kept, one thread; {processor()}, "
-          f"transparent huge pages: {res['transparent_hugepage']}, load {load:.1f}")
+    print(
+        f"hardmax ({B}, {N}, {D}), {LAYERS} layers, every layer kept, one thread; {processor()}, "
+        f"transparent huge pages: {res['transparent_hugepage']}, load {load:.1f}"
+    )
     for w in WAYS:
         print(f"  {w + ' pages':<12} best {res[w]['best_ms']:7.1f} ms   median {res[w]['median_ms']:7.1f} ms")
     r = res["ratio"]
