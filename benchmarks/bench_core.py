@@ -455,6 +455,39 @@ def print_profile(prof: dict) -> None:
         print(f"  {t}: {c['name']}, compiled for {c['llvm_cpu']} ({c['vector_isa']}), load {prof[t]['load']:.1f}")
 
 
+#: Issue 33's check, read from a record: (name, path of the figure, comparison, bound).
+TARGETS_33 = (
+    ("one_thread_ns", "cases.hardmax_3000x128x2.threads.1.ns_per_token_layer", "<=", 20.0),
+    ("one_thread_naive_ratio", "cases.hardmax_3000x128x2.ratio.1", ">=", 1000.0),
+    ("generic_over_native", "profile.ratio.median", "<=", 1.5),
+    ("two_threads_3000", "cases.hardmax_3000x128x2.paired.median", ">=", 1.8),
+    ("two_threads_15000", "cases.hardmax_15000x128x2.paired.median", ">=", 1.8),
+)
+
+
+def targets(record: dict) -> dict:
+    """Issue 33's check on a record (what ``--json`` writes): each figure, its bound and ``met`` or ``missed``
+    (``absent`` when the run did not measure it). A pure function of the recorded figures."""
+    out = {}
+    for name, path, op, bound in TARGETS_33:
+        value = record
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if not isinstance(value, (int, float)):
+            out[name] = {"figure": path, "target": f"{op} {bound:g}", "verdict": "absent"}
+            continue
+        ok = value <= bound if op == "<=" else value >= bound
+        out[name] = {"figure": path, "value": value, "target": f"{op} {bound:g}", "verdict": "met" if ok else "missed"}
+    return out
+
+
+def print_targets(checks: dict) -> None:
+    print("\nissue 33's check:")
+    for name, c in checks.items():
+        value = f"{c['value']:.2f}" if "value" in c else "-"
+        print(f"  {name:<24} {value:>9}  target {c['target']:<8} {c['verdict']}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--full-naive", action="store_true", help="time the naive loops in full instead of on a slice")
@@ -478,7 +511,20 @@ def main() -> None:
         "--profile-rounds", type=int, default=3, help="alternating rounds of the profile, native, avx2, generic (3)"
     )
     p.add_argument("--json", help="also write every row, the ratios and the load to this JSON file")
+    p.add_argument(
+        "--targets",
+        metavar="JSON",
+        help="only (re)write issue 33's check into this record from its figures (no timing)",
+    )
     a = p.parse_args()
+    if a.targets:
+        record = json.loads(Path(a.targets).read_text())
+        record["targets"] = targets(record)
+        print_targets(record["targets"])
+        tmp = Path(a.targets).with_suffix(".tmp")
+        tmp.write_text(json.dumps(record, indent=2) + "\n")
+        os.replace(tmp, a.targets)
+        return
     if a.run_profile:
         import numba
 
@@ -585,6 +631,8 @@ def main() -> None:
             "cases": cases,
             "profile": prof,
         }
+        record["targets"] = targets(record)
+        print_targets(record["targets"])
         tmp = Path(a.json).with_suffix(".tmp")
         tmp.write_text(json.dumps(record, indent=2) + "\n")
         os.replace(tmp, a.json)

@@ -5,7 +5,8 @@ source, ``0.869<!-- result: docs/results/sentiment_seeds.json models.d2.hardmax_
 a JSON file under docs/ (docs/results/, or a command's output folder such as docs/images/pretrained/
 with its config.json) and a dotted key path into it (integers index lists). The printed
 number must be the file's value rounded to the printed digits (a trailing ``%`` means the value
-times 100; ``,`` groups thousands). Each result file names the script that wrote it.
+times 100; ``,`` groups thousands). A word so marked (a verdict, ``met<!-- result: ... -->``) must be the
+file's string. Each result file names the script that wrote it.
 """
 
 import json
@@ -18,6 +19,17 @@ import pytest
 ROOT = Path(__file__).parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 QUOTE = re.compile(r"(?<![\w.,>])([-+−]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?)(%?)\**\s*<!-- result: (\S+) (\S+) -->")
+
+
+WORD = re.compile(r"(?<![\w.,>])([A-Za-z_]\w*)\**\s*<!-- result: (\S+) (\S+) -->")
+
+
+def _words():
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for m in WORD.finditer(text):
+            line = text[: m.start()].count("\n") + 1
+            yield pytest.param(*m.groups(), id=f"{doc.relative_to(ROOT)}:{line}:{m.group(3)}")
 
 
 def _quotes():
@@ -58,6 +70,14 @@ def test_quoted_number_is_the_files_value(printed, percent, path, key):
     assert named, f"{path} names neither the script that wrote it nor (config.json beside it) the command's settings"
     value = lookup(data, key)
     assert matches(printed, percent, value), f"the docs say {printed}{percent}, {path} {key} = {value!r}"
+
+
+@pytest.mark.parametrize("printed, path, key", list(_words()))
+def test_quoted_word_is_the_files_string(printed, path, key):
+    file = ROOT / path
+    assert file.is_file() and file.is_relative_to(ROOT / "docs"), f"{path}: not a result file under docs/"
+    value = lookup(json.loads(file.read_text(encoding="utf-8")), key)
+    assert value == printed, f"the docs say {printed}, {path} {key} = {value!r}"
 
 
 def test_a_range_is_two_numbers_not_a_negative_one():
