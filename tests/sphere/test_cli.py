@@ -115,6 +115,18 @@ def test_phase_writes_the_diagram_and_its_figure(capsys, files):
     assert config["run"]["seconds"] > 0 and config["run"]["cpus"] >= 1 and (config["run"]["load_1min_before"] or 0) >= 0
 
 
+def test_phase_config_spells_every_float_in_full(capsys, files):
+    """config.json's command wrote the floats with :g, six digits: --beta-min 0.1234567890123 came back as 0.123457,
+    and the command it records did not rerun the diagram it describes."""
+    args = ["--systems", "2", "--n", "3", "--betas", "2", "--checkpoints", "2", "--beta-min", "0.1234567890123",
+            "--beta-max", "0.3", "--time", "0.30000000000000004", "--step", "0.1", "--delta", "0.0012345678901"]  # fmt: skip
+    code, _, err = run(capsys, "sphere", "phase", "--out", "pg", *args)
+    assert code == 0, err
+    command = json.loads(Path("pg/config.json").read_text())["command"]
+    for flag, value in zip(args[::2], args[1::2], strict=True):
+        assert f"{flag} {value} " in command + " ", (flag, command)
+
+
 SPHERE = [
     ["sphere", "missing.npy"],
     ["sphere", "nan.npy"],

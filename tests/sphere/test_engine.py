@@ -10,7 +10,7 @@ import torch
 
 import attndyn.sphere as sp
 from attndyn import InputError
-from attndyn.sphere._field import SphereAttention
+from attndyn.sphere._field import Heads, SphereAttention
 
 TANH_1 = math.tanh(1.0)
 
@@ -86,6 +86,111 @@ def test_the_orthogonal_start_follows_the_gamma_ode(n, beta):
     rep = sp.orthogonal_start_report(traj, tol=1e-8)
     assert rep.applies and rep.holds, rep.error
     assert rep.error > 0  # measured, not assumed
+
+
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize(
+    ("beta", "levels"), [(5.0, (0.1, 0.5, 0.9)), (30.0, (0.01, 0.1, 0.3)), (40.0, (0.01, 0.1, 0.3))]
+)
+def test_the_usa_orthogonal_start_follows_gamma_at_large_beta(n, beta, levels):
+    """USA, Q = K = V = I, from e_1..e_n: the engine reaches gamma = level at the time gamma_crossing gives. The
+    self-term w_ii x_i (normal to the sphere, e^beta / n) was summed with the others before the projection, and its
+    rounding, about e^beta 1e-16, was the velocity from beta ~ 30 on: at beta = 40 gamma(0.005) came out 1.9e-7
+    for 0.0056 (and dopri5 ran out of steps). Levels where gamma's time is well conditioned (at beta = 40 and
+    gamma = 0.5 a relative 1e-12 in t moves gamma by 1e-5)."""
+    for level in levels:
+        T = sp.gamma_crossing(n, beta, level, 10.0, attention="usa")
+        run = sp.evolve(np.eye(n), time=T, beta=beta, attention="usa", method="dopri5", step=T, rtol=1e-10,
+                        atol=1e-12, save=sp_save(), max_steps=20_000)  # fmt: skip
+        assert run.stats.stop_reason == "completed", run.stats.message
+        x = run.final_tokens.numpy()
+        gram = (x @ x.T)[~np.eye(n, dtype=bool)]
+        np.testing.assert_allclose(gram, level, rtol=1e-5, atol=0)
+        if beta <= 30:  # the same against the ODE's curve
+            assert sp.gamma_curve([0.0, T], n, beta, attention="usa")[-1] == pytest.approx(level, rel=1e-7)
+
+
+def exact_velocity(y, A, V, beta, model, mask, causal):
+    """The field at x_i = y_i / |y_i| in 50-digit arithmetic (mpmath), each pair's term w_ij P^perp_{x_i}(V x_j)
+    formed on its own; padding tokens get 0."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 50
+    n, d = y.shape
+    mp = lambda row: [mpmath.mpf(float(v)) for v in row]  # noqa: E731  # exact: float64 -> mpf
+    xs = [[v / mpmath.sqrt(mpmath.fsum(u * u for u in r)) for v in r] for r in (mp(row) for row in y)]
+    apply = lambda M, v: v if M is None else [mpmath.fdot(mp(r), v) for r in M]  # noqa: E731
+    real = [True] * n if mask is None else [bool(m) for m in mask]
+    out = np.zeros((n, d))
+    for i in (i for i in range(n) if real[i]):
+        keys = [j for j in range(n) if real[j] and (not causal or j <= i)]
+        ax = apply(A, xs[i])
+        e = {j: mpmath.exp(mpmath.mpf(float(beta)) * mpmath.fdot(ax, xs[j])) for j in keys}
+        z = mpmath.fsum(e.values()) if model == "sa" else sum(real)
+        acc = [mpmath.mpf(0)] * d
+        for j in keys:
+            vx = apply(V, xs[j])
+            c = mpmath.fdot(xs[i], vx)
+            acc = [a + e[j] / z * (v - c * xi) for a, v, xi in zip(acc, vx, xs[i], strict=True)]
+        out[i] = [float(a) for a in acc]
+    return out
+
+
+def _large_beta_case(seed=5, B=3, n=6, d=8):
+    """Near-orthogonal unit tokens (d = 8), per-sequence A = I + 0.2 R, V's, betas about 30 and a padding mask."""
+    rng = np.random.default_rng(seed)
+    y = unit_tokens(rng, B, n, d)
+    R = rng.standard_normal((B, d, d)) / math.sqrt(d)
+    A = {"I": None, "I+R": np.eye(d) + 0.2 * R}
+    V = {"I": None, "I+1e-6R": np.eye(d) + 1e-6 * R[[2, 0, 1]], "R": R[[1, 2, 0]]}
+    mask = np.ones((B, n), bool)
+    mask[1, [0, 3]] = mask[2, 5] = False
+    return y, A, V, mask, np.array([30.0, 27.0, 33.0])
+
+
+@pytest.mark.parametrize(("model", "causal", "masked", "a"), [
+    ("usa", False, False, "I"), ("usa", False, True, "I+R"), ("usa", True, False, "I+R"), ("usa", True, True, "I"),
+    ("sa", False, False, "I"), ("sa", True, False, "I+R"), ("sa", True, True, "I"),
+])  # fmt: skip
+@pytest.mark.parametrize("v", ["I", "I+1e-6R", "R"])
+def test_the_field_equals_an_exact_reference_at_large_beta(model, causal, masked, a, v):
+    """Every path that forms the weights (USA; causal SA; SA with A = I, the identity path) against the field in
+    50 digits, beta ~ 30, to 1e-12 of each token's velocity: the self-term is taken apart (for V = I it is 0; for
+    V = I + 1e-6 R, (V - I) x_i keeps its digits). Summed first, its rounding was up to the whole velocity."""
+    y, As, Vs, mask, betas = _large_beta_case()
+    A, V, m = As[a], Vs[v], (mask if masked else None)
+    t = lambda M: None if M is None else torch.tensor(M)  # noqa: E731
+    dyn = SphereAttention(A=t(A), V=t(V), beta=torch.tensor(betas), model=model, mask=t(m), causal=causal)
+    assert model == "usa" or causal or dyn._identity_sa  # the paths that split the self-term
+    got = dyn(0.0, torch.tensor(y)).numpy()
+    for b in range(len(y)):
+        ref = exact_velocity(y[b], None if A is None else A[b], None if V is None else V[b], betas[b], model,
+                             None if m is None else m[b], causal)  # fmt: skip
+        err = np.linalg.norm(got[b] - ref, axis=-1)
+        assert (err <= 1e-12 * np.linalg.norm(ref, axis=-1) + 1e-30).all(), (b, err / np.linalg.norm(ref, axis=-1))
+        if m is not None:
+            assert (got[b][~m[b]] == 0).all()  # padding does not move
+
+
+def test_the_fused_sa_path_keeps_its_documented_limit_and_heads_split_each_self_term():
+    """SA with a given A (no causal mask) keeps the fused kernel, which forms no weights: its velocity's error is
+    about 1e-16 max_j |V x_j| per token, as SphereAttention.velocity says. Several heads: each head's self-term
+    apart, so USA heads at beta ~ 30 meet the 50-digit sum of the heads' fields."""
+    y, As, Vs, mask, betas = _large_beta_case(seed=6)
+    A = torch.tensor(As["I+R"])
+    got = SphereAttention(A=A, V=None, beta=torch.tensor(betas), model="sa")(0.0, torch.tensor(y)).numpy()
+    for b in range(len(y)):
+        err = np.abs(got[b] - exact_velocity(y[b], As["I+R"][b], None, betas[b], "sa", None, False)).max()
+        assert err <= 16 * np.finfo(np.float64).eps
+    heads = Heads(tuple(SphereAttention(A=None if M is None else torch.tensor(M), V=None if W is None else torch.tensor(W),
+                                        beta=torch.tensor(betas), model="usa", mask=torch.tensor(mask))
+                        for M, W in ((As["I"], Vs["I"]), (As["I+R"], Vs["I+1e-6R"]))))  # fmt: skip
+    got = heads(0.0, torch.tensor(y)).numpy()
+    for b in range(len(y)):
+        ref = exact_velocity(y[b], None, None, betas[b], "usa", mask[b], False) + exact_velocity(
+            y[b], As["I+R"][b], Vs["I+1e-6R"][b], betas[b], "usa", mask[b], False
+        )
+        err = np.linalg.norm(got[b] - ref, axis=-1)
+        assert (err <= 1e-12 * np.linalg.norm(ref, axis=-1) + 1e-30).all()
 
 
 def _final(x, method, step, T=1.0, **kw):

@@ -338,11 +338,66 @@ def test_gamma_of_a_very_negative_beta_is_the_hardmin_limit_not_an_overflow():
 def test_the_usa_gamma_curve_meets_its_crossing_times_and_never_comes_back_short(beta):
     """USA's gamma ODE is stiff near gamma = 1 (rate about e^beta): explicit DOP853 on gamma did not return in 100 s
     at beta = 20, and at beta = 50 returned one value for three times. It is solved in u = -log(1 - gamma); its
-    values agree with gamma_crossing's quadrature, and a solve that stops short is an InputError."""
+    values agree with gamma_crossing's quadrature. At beta = 50 the solve stops short: it was an InputError, and is
+    now answered by the quadrature (test_the_usa_gamma_curve_beyond_beta_40_inverts_gamma_crossing)."""
     t90 = sp.gamma_crossing(2, beta, 0.9, 10.0, "usa")
     g = sp.gamma_curve([0.0, t90, 1.0], 2, beta, attention="usa")
     # dgamma/dt is about e^(0.9 beta) there, so the crossing time's own rounding moves gamma: compared where it
     # does not swamp the check (at beta = 36 a relative 1e-15 in t moves gamma by 0.06)
     assert g.shape == (3,) and g[2] > 0.9 and (beta > 30 or abs(g[1] - 0.9) < 1e-5)
-    with pytest.raises(InputError, match=r"could not be solved to t = 1: .*; try a smaller beta"):
-        sp.gamma_curve([0.0, 0.5, 1.0], 2, 50.0, attention="usa")
+    g = sp.gamma_curve([0.0, 0.5, 1.0], 2, 50.0, attention="usa")
+    assert g.shape == (3,) and g[0] == 0.0 and g[1] == g[2] == 1.0
+
+
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("beta", [45.0, 60.0, 300.0, 1e6])
+def test_the_usa_gamma_curve_beyond_beta_40_inverts_gamma_crossing(n, beta):
+    """From about beta = 38 USA's gamma ODE stops short (the rise of u is shorter than the spacing of float times)
+    and gamma_curve raised "could not be solved ... try a smaller beta". It now inverts gamma_crossing's quadrature,
+    so the two agree: gamma_curve at the time of level L gives back that time. Where gamma' t is far above 1e12 a
+    float time pins gamma no better than that (at beta = 60, levels 0.5 and 0.9 share a time to 1e-13), so gamma
+    itself is compared only where the time's rounding moves it by less than 1e-6."""
+    from attndyn.sphere._theory import gamma_rhs
+
+    levels = (0.1, 0.5, 0.9)
+    ts = [sp.gamma_crossing(n, beta, level, 10.0, attention="usa") for level in levels]
+    g = sp.gamma_curve([0.0, *ts, 1.0], n, beta, attention="usa")
+    assert g[0] == 0.0 and g[-1] == 1.0 and bool(np.all(np.diff(g) >= 0))
+    for level, t, gamma in zip(levels, ts, g[1:-1], strict=True):
+        assert sp.gamma_crossing(n, beta, float(gamma), 10.0, attention="usa") == pytest.approx(t, rel=1e-12, abs=0)
+        if gamma_rhs(level, n, beta, "usa") * t * 1e-12 < 1e-6:
+            assert gamma == pytest.approx(level, rel=1e-6)
+    if beta == 60.0:  # the round trip in gamma where it is well posed: level 0.1
+        assert g[1] == pytest.approx(0.1, rel=1e-9)
+
+
+def test_the_gamma_curve_takes_repeated_times():
+    """Equal times are increasing enough for the check, but scipy's t_eval refused them (a ValueError)."""
+    g = sp.gamma_curve([0.0, 0.5, 0.5, 1.0], 2, 0.0)
+    np.testing.assert_allclose(g, np.tanh([0.0, 0.5, 0.5, 1.0]), atol=1e-10)
+    u = sp.gamma_curve([0.0, 0.01, 0.01, 0.02], 3, 5.0, attention="usa")
+    assert u[1] == u[2] and u.shape == (4,)
+
+
+def test_the_statistics_gamma_crossing_and_plateaus_refuse_what_has_no_answer_in_one_line():
+    """No tokens (energy raised "math domain error", cluster_rank a reshape RuntimeError, kuramoto gave NaN); a NaN
+    or infinite beta in energy (NaN came back); gamma_crossing's t_max NaN, negative or not a number (inf came back,
+    or a TypeError, and for SA at beta = 1000 with t_max NaN the ODE never returned); plateaus of times and values
+    of different lengths (cut to the shorter, or an IndexError)."""
+    for fn in (lambda a: sp.energy(a, 1.0), sp.kuramoto, lambda a: sp.cluster_rank(a, 0.1)):
+        for shape in ((0, 3), (2, 0, 3), (3, 0)):
+            with pytest.raises(InputError, match=r"x has shape \(.*\), no tokens; give at least one token"):
+                fn(np.zeros(shape))
+    x = np.eye(3)
+    for bad in (float("nan"), float("inf"), torch.tensor([1.0, float("nan")])):
+        with pytest.raises(InputError, match=r"beta must be finite \(one number, or one per configuration\)"):
+            sp.energy(np.stack([x, x]), bad)
+    for t_max in (float("nan"), -1.0, float("inf"), "10"):
+        for beta in (1.0, 1000.0):
+            with pytest.raises(InputError, match=r"t_max must be a finite time >= 0 \(a crossing after it is inf\)"):
+                sp.gamma_crossing(2, beta, 0.5, t_max)
+    assert sp.gamma_crossing(2, 1.0, 0.5, 0) == math.inf and sp.gamma_crossing(2, 1.0, 0.0, 0.0) == 0.0
+    for ts, values in (([0, 1, 2], [1, 1]), ([0, 1], [1, 1, 2])):
+        with pytest.raises(InputError, match=r"ts has \d times but values has \d; give one value per time"):
+            sp.plateaus(ts, values)
+    assert sp.plateaus([], []) == []

@@ -215,7 +215,7 @@ def phase_cmd(
         raise InputError("give the output folder: attndyn sphere phase --out DIR")
     check_out_folder(out, "--out")
     grid = _beta_grid(beta_min, beta_max, betas)
-    beta_max = grid[-1]
+    beta_max = grid[-1] if beta_max is None else beta_max  # as given: the grid's last point may differ by an ulp
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None  # not on every platform
     t0 = time_module.perf_counter()
     pd = sp.phase_diagram(
@@ -229,12 +229,12 @@ def phase_cmd(
     path = pd.save(out / "phase.json")
     pngs = save_figure(phase_diagram_figure(pd), out / "phase", formats=("png",))
     command = (
-        f"attndyn sphere phase --out {out} --systems {systems} --n {n} --d {d} --beta-min {beta_min:g} "
-        f"--beta-max {beta_max:g} --betas {betas} --time {time:g} --step {step:g} --checkpoints {checkpoints} "
-        f"--delta {delta:g} --attention {attention} --method {method}"
+        f"attndyn sphere phase --out {out} --systems {systems} --n {n} --d {d} --beta-min {beta_min!r} "
+        f"--beta-max {beta_max!r} --betas {betas} --time {time!r} --step {step!r} --checkpoints {checkpoints} "
+        f"--delta {delta!r} --attention {attention} --method {method}"
         + (f" --norm {pd.settings['norm']}" if pd.settings.get("norm") else "")
         + f" --kq {kq} --v {v} --seed {seed}"
-    )  # the resolved configuration, every option spelled out
+    )  # the resolved configuration, every option spelled out (floats by repr: :g kept 6 digits)
     run = {"seconds": time_module.perf_counter() - t0, "load_1min_before": load, "cpus": os.cpu_count()}
     config = write_json(out / "config.json", {"command": command, **pd.settings, "run": run})
     if as_json:

@@ -61,6 +61,8 @@ def _tokens(x: Any, name: str = "x") -> Tensor:
             raise InputError(f"{name} must be tokens (n, d) of numbers, got {type(x).__name__}") from None
     if x.ndim < 2:
         raise InputError(f"{name} must be tokens of shape (n, d) or (..., n, d), got shape {tuple(x.shape)}")
+    if x.shape[-2] == 0 or x.shape[-1] == 0:
+        raise InputError(f"{name} has shape {tuple(x.shape)}, no tokens; give at least one token (n >= 1) of d >= 1")
     if not bool(torch.isfinite(x).all()):
         raise InputError(f"{name} holds NaN or inf; give finite tokens")
     return x
@@ -87,6 +89,8 @@ def energy(x: Tensor, beta: float | Tensor) -> Tensor:
     g = _gram(x)
     n = x.shape[-2]
     b = torch.as_tensor(beta, dtype=x.dtype, device=x.device)
+    if not bool(torch.isfinite(b).all()):
+        raise InputError(f"beta must be finite (one number, or one per configuration), got {_short(beta)}")
     b = b.reshape(b.shape + (1,) * 2) if b.ndim else b
     flat = (b * g).flatten(-2)
     big = torch.logsumexp(flat, dim=-1) - math.log(2 * n * n)
@@ -187,6 +191,8 @@ def plateaus(ts: Any, values: Any) -> list[dict[str, float]]:
     """
     t = [float(v) for v in ts]
     v = [float(u) for u in values]
+    if len(t) != len(v):
+        raise InputError(f"ts has {len(t)} times but values has {len(v)}; give one value per time")
     out: list[dict[str, float]] = []
     start = 0
     for k in range(1, len(v) + 1):
@@ -217,9 +223,12 @@ def gamma_rhs(gamma: float, n: int, beta: float, attention: str = "sa") -> float
 def gamma_curve(
     ts: Any, n: int, beta: float, *, attention: str = "sa", rtol: float = 1e-11, atol: float = 1e-13
 ) -> np.ndarray:
-    """:math:`\\gamma(t)` of the orthogonal start at the times ``ts`` (increasing, from 0), by scipy's DOP853, for
-    ``attention`` "sa" or "usa" (:func:`gamma_rhs`; USA in :math:`u = -\\log(1-\\gamma)`, where it is not stiff)
-    with Q = K = V = I. A solve that stops short of the last time is an InputError, never a shorter array.
+    r""":math:`\gamma(t)` of the orthogonal start at the times ``ts`` (increasing, from 0), by scipy's DOP853, for
+    ``attention`` "sa" or "usa" (:func:`gamma_rhs`; USA in :math:`u = -\log(1-\gamma)`, where it is not stiff)
+    with Q = K = V = I. USA from beta = 30 on, or wherever its solve stops short of the last time (from about
+    beta = 38 the rise of u is shorter than the spacing of float times), is answered by inverting
+    :func:`gamma_crossing`'s quadrature instead (:func:`_usa_gamma_by_quadrature`; ``rtol``, ``atol`` unused), so
+    that the two agree on the time. A solve that cannot be completed is an InputError, never a shorter array.
 
     >>> bool(abs(gamma_curve([0.0, 1.0], 2, 0.0)[1] - math.tanh(1.0)) < 1e-9)
     True
@@ -233,14 +242,15 @@ def gamma_curve(
         raise InputError(f"ts must be finite times >= 0 in increasing order, got {_short(ts)}")
     if t[-1] == 0:
         return np.zeros_like(t)
+    t, again = np.unique(t, return_inverse=True)  # scipy's t_eval takes each time once
     if attention == "usa":  # stiff near gamma = 1 (rate about e^beta): solved in u = -log(1 - gamma), where it is not
-        return _usa_gamma_curve(t, n, beta, rtol, atol)
+        return _usa_gamma_curve(t, n, beta, rtol, atol)[again]
     sol = solve_ivp(
         lambda _, g: [gamma_rhs(float(g[0]), n, beta, attention)], (0.0, float(t[-1])), [0.0], t_eval=t, method="DOP853",
         rtol=rtol, atol=atol,
     )  # fmt: skip
     _check_solved(sol, t, n, beta, attention)
-    return np.asarray(sol.y[0])
+    return np.asarray(sol.y[0])[again]
 
 
 def _check_solved(sol: Any, t: np.ndarray, n: int, beta: float, attention: str) -> None:
@@ -256,9 +266,13 @@ def _usa_gamma_curve(t: np.ndarray, n: int, beta: float, rtol: float, atol: floa
     r"""USA's :math:`\gamma(t)` through :math:`u = -\log(1-\gamma)`: :math:`u' = \gamma'/(1-\gamma) =
     2e^{\beta\gamma}((n-1)\gamma+1)/n` tends to the constant :math:`2e^\beta` where :math:`\gamma'` is stiff
     (explicit DOP853 on :math:`\gamma` did not return in 100 s at beta = 20, and at beta = 50 returned one value
-    for three times). From about beta = 40 the rise of u is shorter than the spacing of the times: an InputError
-    says so (:func:`gamma_crossing` gives such curves' times)."""
+    for three times). From about beta = 38 the rise of u is shorter than the spacing of float times and the solve
+    stops short; from beta = 30 its answer already turns on the times asked (gamma' t reaches 1e9). There, and
+    wherever the solve stops short, the times are answered by :func:`_usa_gamma_by_quadrature`."""
     from scipy.integrate import solve_ivp
+
+    if beta >= 30.0:
+        return _usa_gamma_by_quadrature(t, n, beta)
 
     def rate(_: float, u: np.ndarray) -> list[float]:
         g = -math.expm1(-float(u[0]))  # 1 - e^{-u}
@@ -268,13 +282,52 @@ def _usa_gamma_curve(t: np.ndarray, n: int, beta: float, rtol: float, atol: floa
         return float(u[0]) - 40.0
 
     settled.terminal = True  # type: ignore[attr-defined]  # scipy reads the attribute
-    sol = solve_ivp(rate, (0.0, float(t[-1])), [0.0], t_eval=t, method="DOP853", rtol=rtol, atol=atol, events=settled)
+    with np.errstate(over="ignore", invalid="ignore"):  # a rate of inf (beta ~ 1e6) fails the solve, answered below
+        sol = solve_ivp(
+            rate, (0.0, float(t[-1])), [0.0], t_eval=t, method="DOP853", rtol=rtol, atol=atol, events=settled
+        )
     if sol.status == 1:  # stopped at u = 40: every later time has gamma = 1
         u = np.full(len(t), 40.0)
         u[: sol.y.shape[-1]] = sol.y[0]
         return -np.expm1(-u)
-    _check_solved(sol, t, n, beta, "usa")
-    return -np.expm1(-np.asarray(sol.y[0]))
+    if sol.success and sol.y.shape[-1] == len(t) and bool(np.isfinite(sol.y).all()):
+        return -np.expm1(-np.asarray(sol.y[0]))
+    try:
+        return _usa_gamma_by_quadrature(t, n, beta)
+    except OverflowError:  # e^{-beta (1 - e^{-u})} beyond a float: no answer either way
+        _check_solved(sol, t, n, beta, "usa")
+        raise
+
+
+def _usa_gamma_by_quadrature(t: np.ndarray, n: int, beta: float) -> np.ndarray:
+    r"""USA's :math:`\gamma` at the increasing times ``t`` by inverting the quadrature of :func:`gamma_crossing`,
+    :math:`t(u) = \int_0^u \frac{dt}{du'}\,du'`, increasing in :math:`u = -\log(1-\gamma)` (:func:`_time_to`: the
+    same cells, the same sums): per time, :math:`u_k`, the first u with :math:`t(u) \ge t_k`, found by brentq in
+    its cell, :math:`\gamma_k = 1 - e^{-u_k}`; after :math:`t(40)`, :math:`\gamma = 1` (as in float64). So
+    ``gamma_crossing(gamma_k)`` gives :math:`t_k` back. Where :math:`\gamma'\,t` exceeds about :math:`10^{12}`
+    (at beta = 60, n = 2: gamma above about 0.4) a float time no longer pins :math:`\gamma` (the quadrature's
+    relative 1e-12, then the float's 1e-16, spans a range of gammas): the answer is the first of them."""
+    from scipy.optimize import brentq
+
+    starts = _cells(40.0, beta)
+    ends = np.append(starts[1:], 40.0)
+    at = [0.0]  # t at each cell's start, summed left to right as _time_to sums them
+    for lo, hi in zip(starts, ends, strict=True):
+        at.append(at[-1] + _piece(lo, hi, n, beta, "usa", floor=1e-17 * at[-1]))
+
+    def gap(v: float, j: int, tk: float) -> float:  # t(v) - t_k, a time already reached counted as past it
+        return (at[j] + _piece(starts[j], v, n, beta, "usa", 1e-17 * at[j]) - tk) or 1e-300
+
+    u = np.full(len(t), 40.0)
+    for k, tk in enumerate(t):
+        if tk > at[-1]:
+            break  # gamma = 1.0 from here on
+        j = max(0, int(np.searchsorted(at, tk, side="left")) - 1)  # the cell where t first reaches t_k
+        if at[j] >= tk:
+            u[k] = starts[j]
+            continue
+        u[k] = brentq(gap, starts[j], ends[j], args=(j, float(tk)), xtol=1e-15, rtol=1e-15)  # the first v reaching t_k
+    return -np.expm1(-u)
 
 
 def gamma_crossing(n: int, beta: float, level: float, t_max: float, attention: str = "sa") -> float:
@@ -287,8 +340,9 @@ def gamma_crossing(n: int, beta: float, level: float, t_max: float, attention: s
 
     .. math:: t(\ell) = \int_0^{-\log(1-\ell)} \frac{e^{\beta e^{-u}} + n - 1}{2\big((n-1)(1 - e^{-u}) + 1\big)}\,du
 
-    for SA; for USA the numerator is :math:`n e^{-\beta(1 - e^{-u})}`. Where an exponential overflows, the ODE is
-    solved to the event instead.
+    for SA; for USA the numerator is :math:`n e^{-\beta(1 - e^{-u})}` (summed in cells, :func:`_time_to`; USA's
+    :func:`gamma_curve` inverts the same sums). Where an exponential overflows, the ODE is solved to the event
+    instead.
 
     >>> bool(abs(gamma_crossing(2, 0.0, 0.5, 10.0) - math.atanh(0.5)) < 1e-10)
     True
@@ -297,22 +351,57 @@ def gamma_crossing(n: int, beta: float, level: float, t_max: float, attention: s
     attention = _gamma_attention(attention)
     if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)) or math.isnan(level):
         raise InputError(f"level must be a number, got {level!r}")
+    if (
+        isinstance(t_max, bool)
+        or not isinstance(t_max, (int, float, np.integer, np.floating))
+        or not (math.isfinite(t_max) and t_max >= 0)
+    ):
+        raise InputError(f"t_max must be a finite time >= 0 (a crossing after it is inf), got {t_max!r}")
     if level <= 0:
         return 0.0 if level == 0 else math.inf  # gamma(0) = 0 and gamma increases
     if level >= 1:
         return math.inf  # gamma tends to 1 and never reaches it
-    from scipy.integrate import quad
-
-    def dt_du(u: float) -> float:
-        e = math.exp(-u)  # 1 - gamma
-        top = n * math.exp(-beta * (1 - e)) if attention == "usa" else math.exp(beta * e) + n - 1
-        return top / (2 * ((n - 1) * (1 - e) + 1))
-
     try:
-        t, _ = quad(dt_du, 0.0, -math.log1p(-level), epsabs=1e-13, epsrel=1e-12, limit=200)
+        t = _time_to(-math.log1p(-level), n, beta, attention)
     except OverflowError:
         return _gamma_event(n, beta, level, t_max, attention)
     return t if t <= t_max else math.inf
+
+
+def _time_to(u: float, n: int, beta: float, attention: str) -> float:
+    r"""The time the orthogonal start takes to :math:`\gamma = 1 - e^{-u}`, the quadrature of :func:`gamma_crossing`
+    (an OverflowError where an exponential of the integrand overflows), summed cell by cell (:func:`_cells`)."""
+    starts = _cells(u, beta)
+    ends = np.append(starts[1:], u)
+    t = 0.0
+    for lo, hi in zip(starts, ends, strict=True):
+        t = t + _piece(lo, hi, n, beta, attention, floor=1e-17 * t)
+    return t
+
+
+def _cells(u: float, beta: float) -> np.ndarray:
+    r"""The starts of the cells of :func:`_time_to` below ``u``: 0, then where :math:`|\beta|(1 - e^{-u})` passes
+    4, 8, ..., 60. The integrand's exponent, :math:`\mp\beta(1 - e^{-u})` (USA) or :math:`\beta e^{-u}` (SA), moves
+    by at most 4 in a cell, so quad cannot step over a large beta's peak at u = 0 (its first nodes over [0, 40]
+    lie beyond it); and a time past a cell is that cell's sum plus the rest, never less than a time inside it."""
+    b = abs(beta)
+    w = np.arange(4.0, min(b, 64.0), 4.0)
+    starts = np.concatenate([[0.0], -np.log1p(-w / b)]) if len(w) else np.zeros(1)
+    return starts[starts < u] if u > 0 else starts[:1]
+
+
+def _piece(lo: float, hi: float, n: int, beta: float, attention: str, floor: float = 0.0) -> float:
+    r""":math:`\int_{lo}^{hi} dt/du\,du` of :func:`gamma_crossing`'s quadrature (0 for an empty interval), to a
+    relative 1e-12 or the absolute ``floor`` (:func:`_time_to` gives 1e-17 of the time before the cell: a fixed
+    floor was too coarse at beta = 1e6, whose whole time is 1e-6, and none too fine for a tail that underflows)."""
+    from scipy.integrate import quad
+
+    def dt_du(v: float) -> float:
+        g = -math.expm1(-v)  # gamma = 1 - e^{-v}, to its last digit at small v (a large beta's peak)
+        top = n * math.exp(-beta * g) if attention == "usa" else math.exp(beta * math.exp(-v)) + n - 1
+        return top / (2 * ((n - 1) * g + 1))
+
+    return float(quad(dt_du, lo, hi, epsabs=floor, epsrel=1e-12, limit=200)[0]) if hi > lo else 0.0
 
 
 def _gamma_args(n: Any, beta: Any) -> tuple[int, float]:
@@ -336,7 +425,7 @@ def _short(value: Any) -> str:
 
 
 def _gamma_event(n: int, beta: float, level: float, t_max: float, attention: str = "sa") -> float:
-    """:func:`gamma_crossing` by solving the ODE to the event gamma = ``level`` (for beta too large for the
+    r""":func:`gamma_crossing` by solving the ODE to the event gamma = ``level`` (for beta too large for the
     quadrature's :math:`e^{\beta}`)."""
     from scipy.integrate import solve_ivp
 
