@@ -20,24 +20,24 @@ ROOT = Path(__file__).parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 QUOTE = re.compile(r"(?<![\w.,>])([-+−]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?)(%?)\**\s*<!-- result: (\S+) (\S+) -->")
 
-
 WORD = re.compile(r"(?<![\w.,>])([A-Za-z_]\w*)\**\s*<!-- result: (\S+) (\S+) -->")
 
 
-def _words():
+def _marked(pattern: re.Pattern):
+    """One pytest param per match of ``pattern`` in the docs, its groups as arguments, named by file, line, key."""
     for doc in DOCS:
         text = doc.read_text(encoding="utf-8")
-        for m in WORD.finditer(text):
+        for m in pattern.finditer(text):
             line = text[: m.start()].count("\n") + 1
-            yield pytest.param(*m.groups(), id=f"{doc.relative_to(ROOT)}:{line}:{m.group(3)}")
+            yield pytest.param(*m.groups(), id=f"{doc.relative_to(ROOT)}:{line}:{m.groups()[-1]}")
+
+
+def _words():
+    return _marked(WORD)
 
 
 def _quotes():
-    for doc in DOCS:
-        text = doc.read_text(encoding="utf-8")
-        for m in QUOTE.finditer(text):
-            line = text[: m.start()].count("\n") + 1
-            yield pytest.param(*m.groups(), id=f"{doc.relative_to(ROOT)}:{line}:{m.group(4)}")
+    return _marked(QUOTE)
 
 
 def lookup(data, key: str):
