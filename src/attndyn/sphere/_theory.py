@@ -309,11 +309,7 @@ def _usa_gamma_by_quadrature(t: np.ndarray, n: int, beta: float) -> np.ndarray:
     relative 1e-12, then the float's 1e-16, spans a range of gammas): the answer is the first of them."""
     from scipy.optimize import brentq
 
-    starts = _cells(40.0, beta)
-    ends = np.append(starts[1:], 40.0)
-    at = [0.0]  # t at each cell's start, summed left to right as _time_to sums them
-    for lo, hi in zip(starts, ends, strict=True):
-        at.append(at[-1] + _piece(lo, hi, n, beta, "usa", floor=1e-17 * at[-1]))
+    starts, ends, at = _cell_times(40.0, n, beta, "usa")  # the sums _time_to makes
 
     def gap(v: float, j: int, tk: float) -> float:  # t(v) - t_k, a time already reached counted as past it
         return (at[j] + _piece(starts[j], v, n, beta, "usa", 1e-17 * at[j]) - tk) or 1e-300
@@ -371,12 +367,18 @@ def gamma_crossing(n: int, beta: float, level: float, t_max: float, attention: s
 def _time_to(u: float, n: int, beta: float, attention: str) -> float:
     r"""The time the orthogonal start takes to :math:`\gamma = 1 - e^{-u}`, the quadrature of :func:`gamma_crossing`
     (an OverflowError where an exponential of the integrand overflows), summed cell by cell (:func:`_cells`)."""
+    return _cell_times(u, n, beta, attention)[2][-1]
+
+
+def _cell_times(u: float, n: int, beta: float, attention: str) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """The cells of :func:`_time_to` below ``u`` (their starts and ends) and the time at each cell's start, then at
+    ``u`` (one more entry), summed left to right."""
     starts = _cells(u, beta)
     ends = np.append(starts[1:], u)
-    t = 0.0
+    at = [0.0]
     for lo, hi in zip(starts, ends, strict=True):
-        t = t + _piece(lo, hi, n, beta, attention, floor=1e-17 * t)
-    return t
+        at.append(at[-1] + _piece(lo, hi, n, beta, attention, floor=1e-17 * at[-1]))
+    return starts, ends, at
 
 
 def _cells(u: float, beta: float) -> np.ndarray:
