@@ -142,13 +142,15 @@ def _hardmax_step(
     layer: int,
     out: Tensor | None,
     causal: bool,
+    keep_tokens: bool = True,
 ) -> HardmaxStep:
-    """:func:`hardmax_step` on arguments already checked (the run loop's layers)."""
+    """:func:`hardmax_step` on arguments already checked (the run loop's layers; ``keep_tokens``: see
+    :meth:`HardmaxAttention.step`)."""
     if A is None:
         A = torch.eye(z.shape[-1], dtype=z.dtype, device=z.device)
     settings = _LayerSettings(A, mask, alpha / (1.0 + alpha), tol, record_follow, book, layer, bool(causal))
     if _use_kernel(z, A):
-        return _kernel_step(z, settings, out)
+        return _kernel_step(z, settings, out, keep_tokens)
     return _torch_step(z, settings)
 
 
@@ -160,23 +162,26 @@ def _all_real(B: int, n: int) -> np.ndarray:
     return m
 
 
-def _kernel_step(z: Tensor, settings: _LayerSettings, out: Tensor | None) -> HardmaxStep:
+def _kernel_step(z: Tensor, settings: _LayerSettings, out: Tensor | None, keep_tokens: bool) -> HardmaxStep:
     """One layer by the compiled kernels (float64 on the CPU, no gradient): planar or dense rows of
     scores; the kernels certify new leaders themselves (``book``). Under a causal mask every d takes the
-    dense kernel (each query has its own set of keys, so the planar kernel's shared candidates do not apply)."""
+    dense kernel (each query has its own set of keys, so the planar kernel's shared candidates do not apply).
+    ``out`` may be ``z`` (the kernels step in place); without ``keep_tokens`` the new tokens are not stored
+    and the step's ``tokens`` is empty."""
     from ._kernels import hardmax_layer_2d, hardmax_layer_dense
 
     A, mask, coef, tol, record_follow, book, layer, causal = settings
     B, n, d = z.shape
     zn = z.detach().cpu().numpy()
-    new = torch.empty_like(z) if out is None else out
+    new = (torch.empty_like(z) if out is None else out) if keep_tokens else z.new_empty(0)
     leader_np = np.empty((B, n), dtype=np.bool_)
     follow_np = np.zeros((B, n, n) if record_follow else (1, 1, 1), dtype=np.bool_)
     m = _all_real(B, n) if mask is None else mask.cpu().numpy()
     moved, scale = np.empty(B), np.empty(B)
     A_np = A.detach().cpu().numpy()
     arrays = None if book is None else book.kernel_arrays(d)
-    args = (zn, A_np, m, coef, float(tol), new.numpy(), leader_np, follow_np, record_follow, moved, scale)
+    args = (zn, A_np, m, coef, float(tol), new.numpy() if keep_tokens else None, leader_np, follow_np, record_follow)
+    args = (*args, moved, scale)
     if causal:
         hardmax_layer_dense(*args, -1 if book is None else layer, arrays, causal=True)
     else:
@@ -267,15 +272,20 @@ class HardmaxAttention:
         book: margins.LeaderBook | None = None,
         layer: int = 0,
         out: Tensor | None = None,
+        keep_tokens: bool = True,
     ) -> HardmaxStep:
         """One layer of eq. (1.1) on a batch ``z`` (B, n, d): :func:`hardmax_step` with this object's settings
-        (``book``, ``layer``, ``out``: see there)."""
+        (``book``, ``layer``, ``out``: see there; on the compiled path ``out`` may be ``z`` itself, a step in
+        place). ``keep_tokens=False``: the caller reads only what the layer saw, not :math:`Z^{k+1}` (a run's
+        last layer), so the compiled path does not store it and the step's ``tokens`` is empty."""
         m = self.mask
         if not (isinstance(z, Tensor) and z.ndim == 3 and z.shape[-1] == self.A.shape[0]) or (
             m is not None and m.shape != z.shape[:2]
         ):  # what does not fit, named (the settings were checked when the object was made)
             _check_step(z, self.alpha, self.A, m, self.tol)
-        return _hardmax_step(z, self.alpha, self.A, m, self.tol, record_follow, book, layer, out, self.causal)
+        return _hardmax_step(
+            z, self.alpha, self.A, m, self.tol, record_follow, book, layer, out, self.causal, keep_tokens
+        )
 
     def follow_sets(self, z: Tensor) -> Tensor:
         r"""(B, n, n) bool, :math:`j \in C_i(Z)` (eq. (1.1b)) for the state ``z``, from one :meth:`step`."""
@@ -590,8 +600,10 @@ class _HardmaxRecord:
         self.follow = _pages.zeros((T, B, n, n), torch.bool) if save.follow else None
         self.leader_mask = _pages.zeros((T, B, n), torch.bool)
         self.book = margins.LeaderBook(B, n, z.dtype)  # who leads since when; events decided by rounding
-        # The compiled path writes each layer into one of two reused buffers (no fresh pages per layer).
-        self.spare = [_pages.empty(zs.shape, zs.dtype) for _ in range(2)] if _use_kernel(zs, dyn.A) else None
+        # The compiled path steps in place where it can (no fresh pages per layer; see _output).
+        self.inplace = _use_kernel(zs, dyn.A)
+        self.work = zs if unit is not None and zs.data_ptr() != z.data_ptr() else None  # the run's own copy
+        self.spare: Tensor | None = None
         self.count = 0  # kept layers so far
         self.nfe = 0
 
@@ -599,9 +611,10 @@ class _HardmaxRecord:
         """Layer k: step from Z^k (with its follow sets when layer k is kept), certify its leaders."""
         if self.res is not None:
             self.z = self.res.tokens
-        out = self._output(k, run)
+        final = k == run.last  # Z^{K+1} is never read: only what layer K saw
+        out = None if final else self._output(k, run)
         self.res = self.dyn.step(
-            self.z, record_follow=self.save.follow and run.keeps(k), book=self.book, layer=k, out=out
+            self.z, record_follow=self.save.follow and run.keeps(k), book=self.book, layer=k, out=out, keep_tokens=not final
         )
         self.nfe += 1
         assert self.res.certified is not None  # a book was given
@@ -609,15 +622,24 @@ class _HardmaxRecord:
         return self.res.moved, self.res.scale
 
     def _output(self, k: int, run: Run) -> Tensor | None:
-        """Where the compiled path writes Z^{k+1}: straight into its slot of ``ys`` when that state is kept
-        (no copy; run units are the caller's units when nothing was rescaled), else a reused buffer that
-        is not Z^k."""
-        if self.spare is None:
+        """Where the compiled path writes Z^{k+1} (k < K). Its home: when nothing was rescaled (run units are
+        the caller's), the slot of ``ys`` that the next kept state fills (Z^{k+1} itself when it is kept: no
+        copy); else the run's own copy of the tokens (:func:`_rescale`'s ``zs``). A step in place when Z^k is
+        in that home already, unless Z^k is still to be read after the step (kept, or a run that may stop at
+        k and keep it): then a spare buffer, so that the two alternate."""
+        if not self.inplace:
             return None
-        slot = self.count + int(run.keeps(k))  # the kept states before k+1
-        if self.unit is None and k < run.last and run.keeps(k + 1) and slot < len(self.ys):
-            return self.ys[slot]
-        return self.spare[k % 2]
+        if self.unit is None:
+            home = self.ys[self.count + int(run.keeps(k))]  # the kept states before k+1 (one is still to come)
+        else:
+            if self.work is None:
+                self.work = _pages.empty(self.z.shape, self.z.dtype)
+            home = self.work
+        if self.z.data_ptr() != home.data_ptr() or not (run.keeps(k) or run.stop is not None):
+            return home
+        if self.spare is None:
+            self.spare = _pages.empty(self.z.shape, self.z.dtype)
+        return self.spare
 
     def keep(self, k: int) -> None:
         assert self.res is not None  # observe(k) came first

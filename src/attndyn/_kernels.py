@@ -330,7 +330,16 @@ def _move_planar(xr, yr, w0, w1, m, sc, coef, cx, cy, cand, pack, cnt, arg, ox, 
 
 @njit(cache=True, inline="always")
 def _store_planar(ob, lb, real, m, ox, oy, cnt, arg):  # pragma: no cover - compiled
-    """The new tokens into ob (n, 2) and the flags C_i = {i} into lb (n,), at the real positions."""
+    """The new tokens into ob (n, 2) and the flags C_i = {i} into lb (n,), at the real positions; ob with no
+    rows (a layer whose new tokens are not kept, see :func:`hardmax_layer_2d`): the flags only."""
+    if ob.shape[0] == 0:
+        if m == lb.shape[0]:
+            for k in range(m):
+                lb[k] = (cnt[k] == 1) & (arg[k] == k)
+            return
+        for k in range(m):
+            lb[real[k]] = (cnt[k] == 1) & (arg[k] == k)
+        return
     if m == ob.shape[0]:
         for k in range(m):
             ob[k, 0] = ox[k]
@@ -353,6 +362,7 @@ def _planar_seqs(
     when ``layer >= 0``. (One call for many sequences, and helpers inlined: a call per sequence,
     with its array arguments, costs as much as loading the sequence's tokens.)"""
     n = z.shape[1]
+    store = out.shape[1] != 0  # else out is (1, 0, 2): the new tokens are not wanted (see hardmax_layer_2d)
     real, cand, arg, cnt, pack = ib
     xr, yr, w0, w1, best, cx, cy, ox, oy = qb
     known = book[7]
@@ -360,7 +370,8 @@ def _planar_seqs(
         m = _load_planar(z[b], mask[b], A, real, xr, yr, w0, w1)
         for i in range(n if m < n else 0):
             if not mask[b, i]:  # padding stays and leads nobody
-                out[b, i, 0], out[b, i, 1] = z[b, i, 0], z[b, i, 1]
+                if store:
+                    out[b, i, 0], out[b, i, 1] = z[b, i, 0], z[b, i, 1]
                 leader[b, i] = False
         if m > 8:
             h, sc = _octagon(xr, yr, m, arg)
@@ -379,7 +390,7 @@ def _planar_seqs(
                     seen = (w0, w1, xr, yr, m, sc, cand, nc, best, cnt, arg, ox, oy)
                     _planar_fix(k, b, seen, coef, tol, real, follow, record_follow)
         moved[b] = _maxdiff(ox, oy, xr, yr, m, best)  # best is free from here on
-        _store_planar(out[b], leader[b], real, m, ox, oy, cnt, arg)
+        _store_planar(out[b] if store else out[0], leader[b], real, m, ox, oy, cnt, arg)
         scale[b] = sc
         if layer >= 0 and _any_new(leader[b], known[b], real, m):
             _certify_planar(b, leader[b], real, cand, nc, m, xr, yr, w0, w1, A, layer, book, known, best)
@@ -614,23 +625,24 @@ def _dense_one(
     big = np.full(d, -1.0)
     mv = 0.0
     sc = 0.0
+    store = out.shape[1] != 0  # else out is (1, 0, d): the new tokens are not wanted
     for i in range(n):
         if not mask[b, i]:  # padding stays and leads nobody
             for k in range(d):
-                out[b, i, k] = z[b, i, k]
+                if store:
+                    out[b, i, k] = z[b, i, k]
             leader[b, i] = False
     for i0 in range(0, m, QB):
         nb = min(QB, m - i0)
         mk = min(m, i0 + nb) if causal else m  # the keys any query of the block sees
-        for r in range(nb):
-            i = real[i0 + r]
+        for r in range(nb):  # (after the copy into keys, z is not read again: out may be z)
             for k in range(d):
                 if identity:
-                    q[r, k] = z[b, i, k]
+                    q[r, k] = keys[k, i0 + r]
                 else:
                     v = 0.0
                     for l in range(d):
-                        v += A[k, l] * z[b, i, l]
+                        v += A[k, l] * keys[l, i0 + r]
                     q[r, k] = v  # A z_i
         s0, s1, s2, s3 = S[0], S[1], S[2], S[3]
         for t in range(mk):
@@ -674,9 +686,11 @@ def _dense_one(
                     if record_follow:
                         follow[b, i, real[t]] = True
             for k in range(d):
-                x = z[b, i, k]
-                out[b, i, k] = x + coef * (acc[k] / cnt - x)
-                mv = max(mv, abs(out[b, i, k] - x))
+                x = keys[k, ii]  # z[b, i, k], which out may be (a step in place)
+                v = x + coef * (acc[k] / cnt - x)
+                if store:
+                    out[b, i, k] = v
+                mv = max(mv, abs(v - x))
                 sc = max(sc, abs(x))
             leader[b, i] = self_in and cnt == 1
             if causal and layer >= 0:  # M_k over the keys 0..ii: a running maximum (the queries come in order)
@@ -686,28 +700,29 @@ def _dense_one(
                 if big[0] < 0.0:  # M_k, the largest coordinates of the real tokens (once per sequence)
                     for k in range(d):
                         big[k] = _absmax(keys[k], keys[k], m)
-                leader[b, i] = _certify_dense(b, i, ii, s, mr, z, A, identity, big, layer, book)
+                leader[b, i] = _certify_dense(b, i, ii, s, mr, keys, A, identity, big, layer, book)
     moved[b] = mv
     scale[b] = sc
 
 
 @njit(cache=True)
-def _certify_dense(b, i, ii, s, m, z, A, identity, big, layer, book):  # pragma: no cover - compiled
-    """Certify token (b, i) (position ii among the real tokens, scores s[:m]) as :func:`_certify_one`."""
-    d = z.shape[2]
+def _certify_dense(b, i, ii, s, m, keys, A, identity, big, layer, book):  # pragma: no cover - compiled
+    """Certify token (b, i) (position ii among the real tokens, scores s[:m]; its coordinates keys[:, ii]) as
+    :func:`_certify_one`."""
+    d = keys.shape[0]
     lanes = np.empty(8)
     rival = max(_rowmax(s[:ii], ii, lanes), _rowmax(s[ii + 1 :], m - ii - 1, lanes))
     t = 0.0
     span = 0.0
     for k in range(d):
         if identity:
-            a = abs(z[b, i, k])
+            a = abs(keys[k, ii])
         else:
             a = 0.0
             for l in range(d):
-                a += abs(A[k, l]) * abs(z[b, i, l])
-        t += a * (abs(z[b, i, k]) + big[k])
-        span += abs(z[b, i, k]) + big[k]
+                a += abs(A[k, l]) * abs(keys[l, ii])
+        t += a * (abs(keys[k, ii]) + big[k])
+        span += abs(keys[k, ii]) + big[k]
     return _certify_one(b, i, s[ii] - rival, t, span, layer, book)
 
 
@@ -781,11 +796,18 @@ def _no_book() -> tuple:
     return (ints, one, ints, one, one, np.zeros(1, np.int64), np.ones(1), np.ones((1, 1), np.bool_))
 
 
+def _no_store(z: np.ndarray) -> np.ndarray:
+    """The kernels' ``out`` when the new tokens are not stored: (1, 0, d), of z's type (their signature stays)."""
+    return np.empty((1, 0, z.shape[2]), dtype=z.dtype)
+
+
 def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer=-1, book=None):
     r"""One layer of eq. (1.1) for a (B, n, 2) batch.
 
     Writes out (B, n, 2), leader (B, n), follow (B, n, n) when record_follow, and per sequence
-    the largest coordinate change ``moved`` (B,) and largest coordinate ``scale`` (B,).
+    the largest coordinate change ``moved`` (B,) and largest coordinate ``scale`` (B,). ``out`` may be ``z``
+    itself (a step in place: each sequence is read whole before it is written), or None when the new tokens
+    are not wanted (a run's last layer, whose leaders, movement and scale are all it reads).
 
     With ``layer >= 0``, ``leader`` holds the *certified* leaders of that layer and ``book`` is
     the run's record ``(since, margin, ev_layer, ev_mu, ev_bound, nev, g, known)`` (see
@@ -795,6 +817,7 @@ def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, 
     ``ev_mu``, ``ev_bound``, ``nev[b] += 1``) and it does not lead.
     """
     book = _no_book() if book is None else book
+    out = _no_store(z) if out is None else out
     B, n = z.shape[0], z.shape[1]
     threads = threads_for(B, n, 2)
     if threads == 1:
@@ -811,6 +834,7 @@ def hardmax_layer_dense(
 
     ``causal``: token i attends to the real tokens :math:`j \le i` only (any d, planar included)."""
     book = _no_book() if book is None else book
+    out = _no_store(z) if out is None else out
     identity = bool(np.array_equal(A, np.eye(A.shape[0])))
     run = _dense_parallel if threads_for(*z.shape, dense=True) > 1 else _dense_serial
     run(z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, bool(causal))
