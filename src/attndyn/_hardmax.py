@@ -614,7 +614,12 @@ class _HardmaxRecord:
         final = k == run.last  # Z^{K+1} is never read: only what layer K saw
         out = None if final else self._output(k, run)
         self.res = self.dyn.step(
-            self.z, record_follow=self.save.follow and run.keeps(k), book=self.book, layer=k, out=out, keep_tokens=not final
+            self.z,
+            record_follow=self.save.follow and run.keeps(k),
+            book=self.book,
+            layer=k,
+            out=out,
+            keep_tokens=not final,
         )
         self.nfe += 1
         assert self.res.certified is not None  # a book was given
