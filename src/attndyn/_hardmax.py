@@ -545,11 +545,7 @@ def check_dynamic_range(z: Tensor, mask: Tensor | None = None) -> Tensor:
     Below the limit, no score of the input underflows or overflows after :func:`hardmax`'s power-of-two
     rescaling (:math:`\rho^2 < 2^{100}`), so the leaders certified at layer 0 are exact.
     """
-    ext = z.detach().abs().amax(dim=-1).double()  # (B, n) max-norms (ten times faster than vector_norm(ord=inf))
-    if mask is not None:
-        ext = ext.masked_fill(~mask.to(ext.device), 0.0)
-    big = ext.amax(dim=1)
-    small = ext.masked_fill(ext == 0, float("inf")).amin(dim=1)
+    big, small = _extents(z.detach(), mask)
     with np.errstate(over="ignore"):
         ratio = (big / small).cpu()  # 0 where every token is zero
     limit = 1.0 / (2.0 * margins.gamma(2 * z.shape[-1] + 1, z.dtype))
@@ -564,6 +560,28 @@ def check_dynamic_range(z: Tensor, mask: Tensor | None = None) -> Tensor:
             "rounding; drop or zero the tiny tokens, or rescale the large ones"
         )
     return big
+
+
+def _extents(z: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:
+    """(B,) float64: each sequence's largest and smallest nonzero max-norm over its real tokens (0 and inf when
+    there is none); float64 tokens on the CPU in one compiled pass (:func:`attndyn._kernels.token_extents`)."""
+    if z.device.type == "cpu" and z.dtype == torch.float64:
+        from ._kernels import token_extents
+
+        B, n, _ = z.shape
+        big, small = torch.empty(B, dtype=torch.float64), torch.empty(B, dtype=torch.float64)
+        m = _all_real(B, n) if mask is None else mask.numpy()
+        token_extents(z.numpy(), m, big.numpy(), small.numpy())
+        return big, small
+    return _extents_torch(z, mask)
+
+
+def _extents_torch(z: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:
+    """:func:`_extents` by torch's reductions (any device and dtype)."""
+    ext = z.abs().amax(dim=-1).double()  # (B, n) max-norms (ten times faster than vector_norm(ord=inf))
+    if mask is not None:
+        ext = ext.masked_fill(~mask.to(ext.device), 0.0)
+    return ext.amax(dim=1), ext.masked_fill(ext == 0, float("inf")).amin(dim=1)
 
 
 def _check_hardmax_memory(z: Tensor, layers: int, save: SaveAt, max_memory: float | None) -> None:

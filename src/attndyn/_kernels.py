@@ -766,6 +766,27 @@ _dense_serial = _dense_loop(parallel=False)
 _dense_parallel = _dense_loop(parallel=True)
 
 
+@njit(cache=True, fastmath={"nnan", "nsz"})
+def token_extents(z, mask, big, small):  # pragma: no cover - compiled
+    r"""Per sequence of z (B, n, d), over its real tokens (mask (B, n)): the largest and the smallest nonzero
+    max-norm :math:`\max_k |z_{ik}|` into big and small (B,) (0 and inf when there are none); one pass, no
+    temporary (what :func:`attndyn._hardmax.check_dynamic_range` reads). (The norms go through a row of
+    scratch, a vectorised map, and are folded in eight lanes, see :func:`_fold_max`.)"""
+    B, n, d = z.shape
+    hi = np.empty(n + 8)
+    lo = np.empty(n + 8)
+    for b in range(B):
+        for i in range(n):
+            e = 0.0
+            for k in range(d):
+                e = max(e, abs(z[b, i, k]))
+            e = e if mask[b, i] else 0.0
+            hi[i] = e
+            lo[i] = -e if e > 0.0 else -np.inf  # the smallest nonzero norm is -max(-norm)
+        big[b] = max(_fold_max(hi, n), 0.0)
+        small[b] = -_fold_max(lo, n)
+
+
 # Threads pay off once a layer has this much work (tokens x candidates-or-tokens, see threads_for).
 PARALLEL_MIN_WORK = 1 << 20
 

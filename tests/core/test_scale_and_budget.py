@@ -8,6 +8,10 @@ import numpy as np
 import pytest
 import torch
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
 import attndyn
 from attndyn import InputError, SaveAt
 
@@ -179,3 +183,29 @@ def test_a_huge_dimension_is_refused_with_its_estimate_before_any_matrix_is_buil
     z[0, 0], z[1, 1], z[2, 2] = 1.0, 1.0, -1.0
     with pytest.raises(attndyn.InputError, match=r"this run would keep about [\d.]+ GB \(" + what):
         run(z)
+
+
+
+@given(
+    z=hnp.arrays(
+        np.float64,
+        hnp.array_shapes(min_dims=3, max_dims=3, min_side=0, max_side=9),
+        elements=st.sampled_from([0.0, -0.0, 5e-324, -2.5e-310, 1e-300, -3.0, 0.75, 1e300, -1.7e308]),
+    ),
+    data=st.data(),
+)
+@settings(max_examples=200, deadline=None)
+def test_compiled_extents_equal_the_plain_reductions(z, data):
+    """The one-pass compiled extents (float64 on the CPU) against plain reductions, and torch's (the path of
+    other dtypes and devices): padding, zero tokens, subnormals, empty sequences and d = 0 included."""
+    mask = data.draw(hnp.arrays(np.bool_, z.shape[:2])) if data.draw(st.booleans()) else None
+    norms = np.zeros(z.shape[:2]) if z.shape[2] == 0 else np.abs(z).max(axis=-1)
+    norms = norms if mask is None else np.where(mask, norms, 0.0)
+    big = norms.max(axis=1, initial=0.0)
+    small = np.where(norms > 0, norms, np.inf).min(axis=1, initial=np.inf)
+    m = None if mask is None else torch.from_numpy(mask)
+    compiled = hardmax_module._extents(torch.from_numpy(z), m)
+    assert np.array_equal(compiled[0].numpy(), big) and np.array_equal(compiled[1].numpy(), small)
+    if z.size:  # (torch does not reduce over an empty axis)
+        by_torch = hardmax_module._extents_torch(torch.from_numpy(z), m)
+        assert np.array_equal(by_torch[0].numpy(), big) and np.array_equal(by_torch[1].numpy(), small)
