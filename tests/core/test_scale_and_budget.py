@@ -7,7 +7,6 @@ import time
 import numpy as np
 import pytest
 import torch
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -183,7 +182,6 @@ def test_a_huge_dimension_is_refused_with_its_estimate_before_any_matrix_is_buil
     z[0, 0], z[1, 1], z[2, 2] = 1.0, 1.0, -1.0
     with pytest.raises(attndyn.InputError, match=r"this run would keep about [\d.]+ GB \(" + what):
         run(z)
-
 
 
 @given(
