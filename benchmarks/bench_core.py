@@ -222,7 +222,10 @@ def case_softmax_big(n: int, d: int, steps: int) -> dict:
 
 PHASES = (  # (key in the JSON, what the phase does)
     ("load", "the real tokens, their coordinates and w = A z_i"),
-    ("candidates", "the inscribed octagon, the candidates not deeper than the margin"),
+    (
+        "candidates",
+        "the inscribed polygon (the layer before's while it stands), the candidates not deeper than the margin",
+    ),
     ("scores", "scores against the candidates with their maximum, multiplicity, first maximiser"),
     ("move", "the step towards the mean of C_i (ties finished one by one)"),
     ("store", "the largest change, the new tokens, the leader flags C_i = {i}"),
@@ -238,15 +241,23 @@ def _phase_driver():
     from attndyn import _kernels as K
 
     @njit(cache=False)
-    def run(upto, z, A, mask, coef, out, leader, follow, moved, scale, layer, book, ib, qb, nrm):  # pragma: no cover
+    def run(
+        upto, z, A, mask, coef, out, leader, follow, moved, scale, layer, book, ib, qb, nrm, memo
+    ):  # pragma: no cover
         real, cand, arg, cnt, pack = ib
         xr, yr, w0, w1, best, cx, cy, ox, oy = qb
         for b in range(z.shape[0]):
             m = K._load_planar(z[b], mask[b], A, real, xr, yr, w0, w1)
             if upto < 2:
                 continue
-            h, sc = K._octagon(xr, yr, m, arg)
-            nc = K._candidates(xr, yr, m, sc, h, True, cand, arg, nrm)
+            h = K._recall_polygon(b, xr, yr, m, memo, arg, nrm)
+            if h > 0:
+                sc = K._absmax(xr, yr, m)
+            else:
+                h, sc = K._octagon(xr, yr, m, arg)
+                h = K._edges(xr, yr, arg, h, nrm)
+                K._remember_polygon(b, xr, yr, arg, h, memo, nrm)
+            nc = K._candidates(xr, yr, m, sc, h, True, cand, nrm)
             for c in range(nc):
                 cx[c] = xr[cand[c]]
                 cy[c] = yr[cand[c]]
@@ -289,15 +300,16 @@ def case_profile(B: int, n: int, layers: int, repeats: int) -> dict:
     states = [np.ascontiguousarray(traj.ys[k].numpy()) for k in range(layers)]  # the inputs of each layer
     run = _phase_driver()
     ib = tuple(np.empty((5, n + 8), dtype=np.int64))
-    qb, nrm = tuple(np.empty((9, n + 8))), np.empty((4, n + 8))
+    qb, nrm = tuple(np.empty((9, n + 8))), np.empty((5, n + 8))
     out, leader, moved, scale = np.empty((B, n, 2)), np.empty((B, n), np.bool_), np.empty(B), np.empty(B)
     follow = np.zeros((1, 1, 1), np.bool_)
 
     def timed(upto: int) -> float:
         book = margins.LeaderBook(B, n, torch.float64).kernel_arrays(2)
+        memo = K.planar_memo(B)  # the polygons a run carries from layer to layer
         t0 = time.thread_time()
         for k in range(layers):
-            run(upto, states[k], A, mask, coef, out, leader, follow, moved, scale, k, book, ib, qb, nrm)
+            run(upto, states[k], A, mask, coef, out, leader, follow, moved, scale, k, book, ib, qb, nrm, memo)
         return time.thread_time() - t0
 
     cut = range(1, len(PHASES) + 1)
@@ -311,9 +323,10 @@ def case_profile(B: int, n: int, layers: int, repeats: int) -> dict:
     cum = [best[u] / tl * 1e9 for u in cut]
     kernel, whole = math.inf, math.inf
     for _ in range(repeats):
+        memo = K.planar_memo(B)
         t0 = time.thread_time()
         for k in range(layers):  # the engine's own kernel on the same inputs
-            K.hardmax_layer_2d(states[k], A, mask, coef, 0.0, out, leader, follow, False, moved, scale)
+            K.hardmax_layer_2d(states[k], A, mask, coef, 0.0, out, leader, follow, False, moved, scale, -1, None, memo)
         kernel = min(kernel, time.thread_time() - t0)
         t0 = time.thread_time()
         attndyn.hardmax(Z, alpha=0.5, layers=layers, save=attndyn.SaveAt(every=None), check_hypotheses=False)

@@ -70,6 +70,7 @@ class _LayerSettings(NamedTuple):
     book: margins.LeaderBook | None
     layer: int  # the layer's index k, for the book
     causal: bool  # C_i over j <= i only
+    memo: dict[str, Any] | None = None  # what the compiled kernels carry from one layer of a run to the next
 
 
 def _use_kernel(z: Tensor, A: Tensor) -> bool:
@@ -143,12 +144,14 @@ def _hardmax_step(
     out: Tensor | None,
     causal: bool,
     keep_tokens: bool = True,
+    memo: dict[str, Any] | None = None,
 ) -> HardmaxStep:
-    """:func:`hardmax_step` on arguments already checked (the run loop's layers; ``keep_tokens``: see
+    """:func:`hardmax_step` on arguments already checked (the run loop's layers; ``keep_tokens``, ``memo``: see
     :meth:`HardmaxAttention.step`)."""
     if A is None:
         A = torch.eye(z.shape[-1], dtype=z.dtype, device=z.device)
-    settings = _LayerSettings(A, mask, alpha / (1.0 + alpha), tol, record_follow, book, layer, bool(causal))
+    coef = alpha / (1.0 + alpha)
+    settings = _LayerSettings(A, mask, coef, tol, record_follow, book, layer, bool(causal), memo)
     if _use_kernel(z, A):
         return _kernel_step(z, settings, out, keep_tokens)
     return _torch_step(z, settings)
@@ -168,9 +171,9 @@ def _kernel_step(z: Tensor, settings: _LayerSettings, out: Tensor | None, keep_t
     dense kernel (each query has its own set of keys, so the planar kernel's shared candidates do not apply).
     ``out`` may be ``z`` (the kernels step in place); without ``keep_tokens`` the new tokens are not stored
     and the step's ``tokens`` is empty."""
-    from ._kernels import hardmax_layer_2d, hardmax_layer_dense
+    from ._kernels import hardmax_layer_2d, hardmax_layer_dense, planar_memo
 
-    A, mask, coef, tol, record_follow, book, layer, causal = settings
+    A, mask, coef, tol, record_follow, book, layer, causal, memo = settings
     B, n, d = z.shape
     zn = z.detach().cpu().numpy()
     new = (torch.empty_like(z) if out is None else out) if keep_tokens else z.new_empty(0)
@@ -185,8 +188,11 @@ def _kernel_step(z: Tensor, settings: _LayerSettings, out: Tensor | None, keep_t
     if causal:
         hardmax_layer_dense(*args, -1 if book is None else layer, arrays, causal=True)
     else:
-        run = hardmax_layer_2d if d == 2 else hardmax_layer_dense
-        run(*args, -1 if book is None else layer, arrays)
+        if d == 2:
+            polygons = None if memo is None else memo.setdefault("planar", planar_memo(B))
+            hardmax_layer_2d(*args, -1 if book is None else layer, arrays, polygons)
+        else:
+            hardmax_layer_dense(*args, -1 if book is None else layer, arrays)
     if book is not None:
         book.collect(layer)
     lead = torch.from_numpy(leader_np)  # certified when a book is kept
@@ -200,7 +206,7 @@ def _torch_step(z: Tensor, settings: _LayerSettings) -> HardmaxStep:
     """One layer in torch (any device and dtype, differentiable): (c, L, L) score chunks over sequences of
     similar length, padding trimmed (:func:`attndyn.attention.ragged_chunks`); new leaders are
     certified by ``book`` (:meth:`attndyn.margins.LeaderBook.certify`)."""
-    A, mask, coef, tol, record_follow, book, layer, causal = settings
+    A, mask, coef, tol, record_follow, book, layer, causal, _ = settings
     B, n, _ = z.shape
     grad = torch.is_grad_enabled() and (z.requires_grad or A.requires_grad)
     if mask is None:
@@ -273,18 +279,22 @@ class HardmaxAttention:
         layer: int = 0,
         out: Tensor | None = None,
         keep_tokens: bool = True,
+        memo: dict[str, Any] | None = None,
     ) -> HardmaxStep:
         """One layer of eq. (1.1) on a batch ``z`` (B, n, d): :func:`hardmax_step` with this object's settings
         (``book``, ``layer``, ``out``: see there; on the compiled path ``out`` may be ``z`` itself, a step in
         place). ``keep_tokens=False``: the caller reads only what the layer saw, not :math:`Z^{k+1}` (a run's
-        last layer), so the compiled path does not store it and the step's ``tokens`` is empty."""
+        last layer), so the compiled path does not store it and the step's ``tokens`` is empty. ``memo``: a dict
+        that a run passes to each of its layers, where the compiled path keeps what one layer can hand the next
+        (the planar kernel's inscribed polygons, :func:`attndyn._kernels.hardmax_layer_2d`); the result is the
+        same with or without it."""
         m = self.mask
         if not (isinstance(z, Tensor) and z.ndim == 3 and z.shape[-1] == self.A.shape[0]) or (
             m is not None and m.shape != z.shape[:2]
         ):  # what does not fit, named (the settings were checked when the object was made)
             _check_step(z, self.alpha, self.A, m, self.tol)
         return _hardmax_step(
-            z, self.alpha, self.A, m, self.tol, record_follow, book, layer, out, self.causal, keep_tokens
+            z, self.alpha, self.A, m, self.tol, record_follow, book, layer, out, self.causal, keep_tokens, memo
         )
 
     def follow_sets(self, z: Tensor) -> Tensor:
@@ -622,6 +632,7 @@ class _HardmaxRecord:
         self.inplace = _use_kernel(zs, dyn.A)
         self.work = zs if unit is not None and zs.data_ptr() != z.data_ptr() else None  # the run's own copy
         self.spare: Tensor | None = None
+        self.memo: dict[str, Any] = {}  # what the compiled kernels carry from one layer to the next
         self.count = 0  # kept layers so far
         self.nfe = 0
 
@@ -638,6 +649,7 @@ class _HardmaxRecord:
             layer=k,
             out=out,
             keep_tokens=not final,
+            memo=self.memo,
         )
         self.nfe += 1
         assert self.res.certified is not None  # a book was given

@@ -192,23 +192,34 @@ def _outside(xr, yr, m, nx, ny, off, h, keep):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
-def _candidates(xr, yr, m, scale, h, exact, cand, poly, nrm):  # pragma: no cover - compiled
-    """Indices (ascending) of the tokens that may be in some C_i into cand; returns how many.
-
-    Every token not deeper than the margin inside the inscribed octagon ``poly[:h]`` (all tokens
-    when the octagon is degenerate or absent (h = 0), ``exact`` is False or the largest
-    |coordinate| ``scale`` is out of range). ``nrm`` (4, max(m, 8)) float64 is scratch.
-    """
-    if not exact or not (SCALE_MIN <= scale <= SCALE_MAX) or not _convex_once(xr, yr, poly, h):
-        for t in range(m):
-            cand[t] = t
-        return m
+def _edges(xr, yr, poly, h, nrm):  # pragma: no cover - compiled
+    """The edges of the polygon xr/yr[poly[:h]] into nrm: row 0 and 1 their outward unit normals, row 4 each
+    normal's product with the edge's first vertex. Returns h, or 0 (no polygon) unless it turns left at every
+    corner and winds once (:func:`_convex_once`)."""
+    if not _convex_once(xr, yr, poly, h):
+        return 0
     for e in range(h):
         a, b = poly[e], poly[(e + 1) % h]
         dx, dy = xr[b] - xr[a], yr[b] - yr[a]
         length = np.sqrt(dx * dx + dy * dy)
         nrm[0, e], nrm[1, e] = dy / length, -dx / length  # outward unit normal
-        nrm[2, e] = nrm[0, e] * xr[a] + nrm[1, e] * yr[a] - MARGIN * scale  # offset, less the margin
+        nrm[4, e] = nrm[0, e] * xr[a] + nrm[1, e] * yr[a]
+    return h
+
+
+@njit(cache=True, inline="always")
+def _candidates(xr, yr, m, scale, h, exact, cand, nrm):  # pragma: no cover - compiled
+    """Indices (ascending) of the tokens that may be in some C_i into cand; returns how many.
+
+    Every token not deeper than the margin inside the inscribed polygon whose h edges :func:`_edges` wrote into
+    ``nrm`` (all tokens when there is none (h = 0), ``exact`` is False or the largest |coordinate| ``scale`` is
+    out of range). ``nrm`` (5, max(m, 8)) float64: rows 2 and 3 are scratch."""
+    if h == 0 or not exact or not (SCALE_MIN <= scale <= SCALE_MAX):
+        for t in range(m):
+            cand[t] = t
+        return m
+    for e in range(h):
+        nrm[2, e] = nrm[4, e] - MARGIN * scale  # offset, less the margin
     keep = nrm[3]
     _outside(xr, yr, m, nrm[0], nrm[1], nrm[2], h, keep)
     c = 0
@@ -216,6 +227,51 @@ def _candidates(xr, yr, m, scale, h, exact, cand, poly, nrm):  # pragma: no cove
         cand[c] = t
         c += 1 if keep[t] != 0.0 else 0
     return c
+
+
+@njit(cache=True, inline="always")
+def _recall_polygon(b, xr, yr, m, memo, poly, nrm):  # pragma: no cover - compiled
+    """The polygon of sequence b at the layer before, on the tokens at the same slots: its edges into nrm as
+    :func:`_edges` writes them (kept when none of its vertices moved: leaders do not move; else computed again
+    from where they are now), and its number of edges; 0 when there is none or it is no longer convex. (Any
+    convex polygon whose vertices are tokens is inscribed, however it was chosen.)"""
+    pv, pf = memo
+    h = pv[b, 8]
+    if h < 3:
+        return 0
+    moved = False
+    for e in range(h):
+        k = pv[b, e]
+        if k >= m:
+            return 0
+        poly[e] = k
+        moved |= xr[k] != pf[b, e] or yr[k] != pf[b, 8 + e]
+    if moved:
+        h = _edges(xr, yr, poly, h, nrm)
+        _remember_polygon(b, xr, yr, poly, h, memo, nrm)
+        return h
+    for e in range(h):
+        nrm[0, e], nrm[1, e], nrm[4, e] = pf[b, 16 + e], pf[b, 24 + e], pf[b, 32 + e]
+    return h
+
+
+@njit(cache=True, inline="always")
+def _remember_polygon(b, xr, yr, poly, h, memo, nrm):  # pragma: no cover - compiled
+    """Keep sequence b's polygon (h edges, vertices at the slots poly[:h]) for :func:`_recall_polygon`."""
+    pv, pf = memo
+    pv[b, 8] = h
+    for e in range(h):
+        k = poly[e]
+        pv[b, e] = k
+        pf[b, e], pf[b, 8 + e] = xr[k], yr[k]
+        pf[b, 16 + e], pf[b, 24 + e], pf[b, 32 + e] = nrm[0, e], nrm[1, e], nrm[4, e]
+
+
+def planar_memo(B: int) -> tuple[np.ndarray, np.ndarray]:
+    """What the planar kernel carries from one layer of a run to the next: each sequence's inscribed polygon
+    (vertex slots and h, (B, 9) int64; vertex coordinates, normals and their products, (B, 40) float64); none
+    yet (h = 0)."""
+    return np.zeros((B, 9), dtype=np.int64), np.empty((B, 40))
 
 
 @njit(cache=True)
@@ -355,7 +411,7 @@ def _store_planar(ob, lb, real, m, ox, oy, cnt, arg):  # pragma: no cover - comp
 
 @njit(cache=True)
 def _planar_seqs(
-    lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb, nrm, layer, book
+    lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb, nrm, layer, book, memo
 ):  # pragma: no cover
     """Eq. (1.1) for sequences lo..hi-1 of the batch (see hardmax_layer_2d); ib (int64) and qb,
     nrm (float64) are tuples of scratch rows of length n + 8; ``book`` certifies new leaders
@@ -373,11 +429,16 @@ def _planar_seqs(
                 if store:
                     out[b, i, 0], out[b, i, 1] = z[b, i, 0], z[b, i, 1]
                 leader[b, i] = False
-        if m > 8:
+        h = _recall_polygon(b, xr, yr, m, memo, arg, nrm) if m > 8 else 0
+        if h > 0:  # the layer before's polygon still stands: no octagon to find
+            sc = _absmax(xr, yr, m)
+        elif m > 8:
             h, sc = _octagon(xr, yr, m, arg)
+            h = _edges(xr, yr, arg, h, nrm)
+            _remember_polygon(b, xr, yr, arg, h, memo, nrm)
         else:
-            h, sc = 0, _absmax(xr, yr, m)
-        nc = _candidates(xr, yr, m, sc, h, tol == 0.0, cand, arg, nrm)
+            sc = _absmax(xr, yr, m)
+        nc = _candidates(xr, yr, m, sc, h, tol == 0.0, cand, nrm)
         for c in range(nc):
             cx[c] = xr[cand[c]]
             cy[c] = yr[cand[c]]
@@ -537,11 +598,11 @@ def _planar_fix(k, b, seen, coef, tol, real, follow, record_follow):  # pragma: 
 
 @njit(cache=True)
 def _planar_block(
-    lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book
+    lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo
 ):  # pragma: no cover
     n = z.shape[1]
     iscratch = np.empty((5, n + 8), dtype=np.int64)
-    scratch = np.empty((13, n + 8))
+    scratch = np.empty((14, n + 8))
     ib = (iscratch[0], iscratch[1], iscratch[2], iscratch[3], iscratch[4])  # views made once, not per sequence
     xr, yr, w0, w1, best, cx, cy, ox, oy = (
         scratch[0],
@@ -555,21 +616,23 @@ def _planar_block(
         scratch[8],
     )
     qb = (xr, yr, w0, w1, best, cx, cy, ox, oy)
-    nrm = scratch[9:13]
+    nrm = scratch[9:14]
     _planar_seqs(
-        lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb, nrm, layer, book
+        lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb, nrm, layer, book, memo
     )
 
 
 @njit(parallel=True, cache=True)
 def _planar_parallel(
-    blocks, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book
+    blocks, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo
 ):  # pragma: no cover
     B = z.shape[0]
     size = (B + blocks - 1) // blocks
     for k in prange(blocks):
         lo, hi = k * size, min(B, (k + 1) * size)
-        _planar_block(lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book)
+        _planar_block(
+            lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo
+        )
 
 
 @njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
@@ -822,7 +885,9 @@ def _no_store(z: np.ndarray) -> np.ndarray:
     return np.empty((1, 0, z.shape[2]), dtype=z.dtype)
 
 
-def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer=-1, book=None):
+def hardmax_layer_2d(
+    z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer=-1, book=None, memo=None
+):
     r"""One layer of eq. (1.1) for a (B, n, 2) batch.
 
     Writes out (B, n, 2), leader (B, n), follow (B, n, n) when record_follow, and per sequence
@@ -836,16 +901,22 @@ def hardmax_layer_2d(z, A, mask, coef, tol, out, leader, follow, record_follow, 
     gets its margin over every other real token and leads from this layer on when the margin
     beats ``g[0]`` times :math:`(|A||z_i|)\cdot(|z_i| + M)` plus ``g[1]`` times :math:`\sum_k(|z_{ik}| + M_k) + 3`, else the event is recorded (``ev_layer[b, i] = layer + 1``,
     ``ev_mu``, ``ev_bound``, ``nev[b] += 1``) and it does not lead.
+
+    ``memo`` (:func:`planar_memo`, one per run): each sequence's inscribed polygon, kept from one layer to the
+    next and used again while its vertices (mostly leaders, which do not move) have not moved. The polygon
+    only spares the scores of tokens deep inside it: the outputs are the same bits with or without a memo.
     """
     book = _no_book() if book is None else book
     out = _no_store(z) if out is None else out
+    memo = planar_memo(z.shape[0]) if memo is None else memo
     B, n = z.shape[0], z.shape[1]
     threads = threads_for(B, n, 2)
     if threads == 1:
-        _planar_block(0, B, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book)
+        _planar_block(0, B, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo)
     else:
         blocks = 4 * threads
-        _planar_parallel(blocks, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book)
+        args = (z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo)
+        _planar_parallel(blocks, *args)
 
 
 def hardmax_layer_dense(

@@ -205,3 +205,55 @@ def test_exact_scores_match_plain_rounding_and_autograd():
     assert np.array_equal(attention.scores(x, A, exact=True, out=buf).numpy(), ref)
     xg = x.clone().requires_grad_(True)
     assert torch.autograd.gradcheck(lambda t: attention.scores(t, A, exact=True), (xg,))
+
+
+def layers_with(z, mask, A, memo, layers=4):
+    """``layers`` layers of the planar kernel from z, a memo carried through them (or a fresh one each layer)."""
+    B, n, _ = z.shape
+    A = np.eye(2) if A is None else A
+    mask = np.ones((B, n), np.bool_) if mask is None else mask
+    seen = []
+    for _ in range(layers):
+        out, lead, moved, scale = np.empty_like(z), np.empty((B, n), np.bool_), np.empty(B), np.empty(B)
+        follow = np.zeros((1, 1, 1), np.bool_)
+        m = _kernels.planar_memo(B) if memo is None else memo
+        _kernels.hardmax_layer_2d(z, A, mask, 1 / 3, 0.0, out, lead, follow, False, moved, scale, -1, None, m)
+        seen.append((out, lead, moved, scale))
+        z = out
+    return seen
+
+
+@settings(max_examples=100, deadline=None)
+@given(planar_batches(), st.integers(0, 2**32 - 1))
+def test_polygons_carried_from_layer_to_layer_change_no_bit(batch, seed):
+    """The planar kernel keeps each sequence's inscribed polygon for the next layer (planar_memo): the same bits
+    as a polygon found afresh at every layer, and as a memo left by another batch (stale slots and coordinates)."""
+    z, mask, A = batch
+    fresh = layers_with(z, mask, A, None)
+    carried = layers_with(z, mask, A, _kernels.planar_memo(z.shape[0]))
+    stale = _kernels.planar_memo(z.shape[0])
+    other = np.random.default_rng(seed).standard_normal(z.shape)
+    layers_with(other, None, None, stale, layers=1)
+    assert (stale[0][:, 8] >= 3).any() or z.shape[1] <= 8  # the other batch left polygons behind
+    for got in (carried, layers_with(z, mask, A, stale)):
+        for a, b in zip(fresh, got):
+            for x, y in zip(a, b):
+                assert np.array_equal(x, y)
+
+
+def test_a_carried_polygon_is_convex_with_token_vertices():
+    """After each layer the memo holds, per sequence, a polygon on tokens of that layer (slots and coordinates)
+    that turns left at every corner: what makes it inscribed whatever the layer after does."""
+    state = np.random.default_rng(7).standard_normal((20, 64, 2))
+    memo = _kernels.planar_memo(20)
+    for _ in range(4):
+        ((out, *_),) = layers_with(state, None, None, memo, layers=1)
+        pv, pf = memo
+        assert (pv[:, 8] >= 3).all()
+        for b in range(20):
+            h, v = pv[b, 8], pv[b, : pv[b, 8]]
+            assert np.array_equal(pf[b, :h], state[b, v, 0]) and np.array_equal(pf[b, 8 : 8 + h], state[b, v, 1])
+            p = state[b, v]
+            d1, d2 = np.roll(p, -1, axis=0) - p, np.roll(p, -2, axis=0) - np.roll(p, -1, axis=0)
+            assert (d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0] > 0).all()
+        state = out
