@@ -29,7 +29,11 @@ the polygon's edges; were the polygon only nearly convex — a corner whose turn
 rounding — the intersection of the edges' inner half-planes would still lie inside it.)
 
 Per sequence and layer: (1) the extreme tokens in the 8 directions :math:`k\cdot 45°` span an
-inscribed octagon (two passes of eight independent scalar chains); (2) the candidates are the
+inscribed octagon (two passes of eight independent scalar chains) — in a run, only at the first layer and
+when the polygon of the layer before is no longer convex: a run carries each sequence's polygon from one
+layer to the next (:func:`planar_memo`), on the same token slots, keeping its edges while its vertices
+have not moved (leaders do not move) and recomputing them from where its vertices are when they have
+(any convex polygon with tokens for vertices is inscribed); (2) the candidates are the
 tokens not deeper than the margin inside it (one vectorised pass testing all 8 edges) — about 11
 of 128 Gaussian tokens, the hull's vertices and a few near them; (3) every query is compared with
 the candidates in passes vectorised over the queries, four candidates a pass, keeping the maximum
@@ -65,6 +69,11 @@ the planar kernel looks only at its candidates.
 floating-point max reduction, so maxima are folded in eight lanes; a call to a compiled function,
 with its array arguments, costs as much as a sequence's worth of work, so one call handles a block
 of sequences and the small helpers are inlined.
+
+**Buffers.** Each sequence is read whole into scratch rows before anything of it is written, so ``out`` may be
+the tokens themselves (a run steps in place where nobody reads the state after the step:
+:class:`attndyn._hardmax._HardmaxRecord`), and ``out=None`` stores no tokens (a run's last layer, of which
+only the leaders, the movement and the scale are read).
 
 **Threads.** Sequences are independent; a batch is cut into blocks of sequences that numba's
 threads share. How many threads a layer uses is :func:`threads_for` (a measured rule).
