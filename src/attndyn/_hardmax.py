@@ -99,7 +99,7 @@ def hardmax_step(
     nor is attended and stays where it is. With a ``book``
     (:class:`attndyn.margins.LeaderBook`), ``certified`` holds the leaders of this ``layer`` whose
     margin beats the rounding bound, and the book is updated. ``out`` (B, n, d) receives the new
-    tokens on the compiled path when given (the run loop reuses two buffers). ``causal``: :math:`C_i` is
+    tokens on the compiled path when given (it may be ``z`` itself: the run loop steps in place). ``causal``: :math:`C_i` is
     taken over :math:`j \le i` only, and so are a new leader's margin and rounding bound. The shapes and
     numbers are checked (cheaply: no pass over the tokens; :func:`hardmax` also checks their values).
 
@@ -183,16 +183,15 @@ def _kernel_step(z: Tensor, settings: _LayerSettings, out: Tensor | None, keep_t
     moved, scale = np.empty(B), np.empty(B)
     A_np = A.detach().cpu().numpy()
     arrays = None if book is None else book.kernel_arrays(d)
-    args = (zn, A_np, m, coef, float(tol), new.numpy() if keep_tokens else None, leader_np, follow_np, record_follow)
-    args = (*args, moved, scale)
+    out_np = new.numpy() if keep_tokens else None
+    args = (zn, A_np, m, coef, float(tol), out_np, leader_np, follow_np, record_follow, moved, scale)
+    k = -1 if book is None else layer
     if causal:
-        hardmax_layer_dense(*args, -1 if book is None else layer, arrays, causal=True)
+        hardmax_layer_dense(*args, k, arrays, causal=True)
+    elif d == 2:
+        hardmax_layer_2d(*args, k, arrays, None if memo is None else memo.setdefault("planar", planar_memo(B)))
     else:
-        if d == 2:
-            polygons = None if memo is None else memo.setdefault("planar", planar_memo(B))
-            hardmax_layer_2d(*args, -1 if book is None else layer, arrays, polygons)
-        else:
-            hardmax_layer_dense(*args, -1 if book is None else layer, arrays)
+        hardmax_layer_dense(*args, k, arrays)
     if book is not None:
         book.collect(layer)
     lead = torch.from_numpy(leader_np)  # certified when a book is kept
