@@ -278,6 +278,7 @@ def _phase_driver():
             scale[b] = sc
             if upto < 6:
                 continue
+            K._fill_book_rows(b, book)
             if K._any_new(leader[b], book[7][b], real, m):
                 K._certify_planar(b, leader[b], real, cand, nc, m, xr, yr, w0, w1, A, layer, book, book[7], best)
 

@@ -432,6 +432,8 @@ def _planar_seqs(
     xr, yr, w0, w1, best, cx, cy, ox, oy = qb
     known = book[7]
     for b in range(lo, hi):
+        if layer >= 0:
+            _fill_book_rows(b, book)
         m = _load_planar(z[b], mask[b], A, real, xr, yr, w0, w1)
         for i in range(n if m < n else 0):
             if not mask[b, i]:  # padding stays and leads nobody
@@ -523,12 +525,23 @@ def _certify_planar(b, lb, real, cand, nc, m, xr, yr, w0, w1, A, layer, book, kn
 
 
 @njit(cache=True, inline="always")
+def _fill_book_rows(b, book):  # pragma: no cover - compiled
+    """Sequence b's rows of the book's since (-1) and margin (NaN), while the book says they are unfilled: written
+    where the kernel first reaches the sequence, so that its certifications at layer 0 find them in cache."""
+    if book[8][0]:
+        since, margin = book[0], book[1]
+        for i in range(since.shape[1]):
+            since[b, i] = -1
+            margin[b, i] = np.nan
+
+
+@njit(cache=True, inline="always")
 def _certify_one(b, i, mu, bound, span, layer, book):  # pragma: no cover - compiled
     r"""Token (b, i), flagged C_i = {i} for the first time, with computed margin mu, the sum
     of :math:`(|A||z_i|)\cdot(|z_i| + M)` and ``span`` the sum of :math:`|z_i| + M`: it leads from ``layer`` on
     when mu beats the rounding bound (attndyn.margins, with its underflow term), else the event is recorded as
     decided by rounding. Returns whether it leads."""
-    since, margin, ev_layer, ev_mu, ev_bound, nev, g, known = book
+    since, margin, ev_layer, ev_mu, ev_bound, nev, g, known, _ = book
     bound = g[0] * bound + g[1] * (span + 3.0)
     if mu > bound:
         since[b, i] = layer
@@ -698,6 +711,8 @@ def _dense_one(
     mv = 0.0
     sc = 0.0
     store = out.shape[1] != 0  # else out is (1, 0, d): the new tokens are not wanted
+    if layer >= 0:
+        _fill_book_rows(b, book)
     for i in range(n):
         if not mask[b, i]:  # padding stays and leads nobody
             for k in range(d):
@@ -886,7 +901,17 @@ def _no_book() -> tuple:
     """A book that certifies nothing (``layer = -1``): the kernels' argument types stay fixed."""
     one = np.zeros((1, 1))
     ints = np.zeros((1, 1), np.int64)
-    return (ints, one, ints, one, one, np.zeros(1, np.int64), np.ones(1), np.ones((1, 1), np.bool_))
+    return (
+        ints,
+        one,
+        ints,
+        one,
+        one,
+        np.zeros(1, np.int64),
+        np.ones(1),
+        np.ones((1, 1), np.bool_),
+        np.zeros(1, np.bool_),
+    )
 
 
 def _no_store(z: np.ndarray) -> np.ndarray:
@@ -905,7 +930,7 @@ def hardmax_layer_2d(
     are not wanted (a run's last layer, whose leaders, movement and scale are all it reads).
 
     With ``layer >= 0``, ``leader`` holds the *certified* leaders of that layer and ``book`` is
-    the run's record ``(since, margin, ev_layer, ev_mu, ev_bound, nev, g, known)`` (see
+    the run's record ``(since, margin, ev_layer, ev_mu, ev_bound, nev, g, known, unfilled)`` (see
     :class:`attndyn.margins.LeaderBook`): a token flagged :math:`C_i = \{i\}` for the first time
     gets its margin over every other real token and leads from this layer on when the margin
     beats ``g[0]`` times :math:`(|A||z_i|)\cdot(|z_i| + M)` plus ``g[1]`` times :math:`\sum_k(|z_{ik}| + M_k) + 3`, else the event is recorded (``ev_layer[b, i] = layer + 1``,

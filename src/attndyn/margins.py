@@ -187,11 +187,32 @@ class LeaderBook:
     """
 
     def __init__(self, B: int, n: int, dtype: torch.dtype):
-        self.since = torch.full((B, n), -1, dtype=torch.long)
-        self.margin = torch.full((B, n), float("nan"), dtype=dtype)
+        # since (-1) and margin (NaN) start unwritten: the compiled kernels fill each sequence's rows when they
+        # first reach it, next to where they certify (no cold rows at layer 0); other readers fill them at once
+        self._since = torch.empty((B, n), dtype=torch.long)
+        self._margin = torch.empty((B, n), dtype=dtype)
+        self._unfilled = np.ones(1, dtype=np.bool_)  # shared with the kernels (kernel_arrays)
         self.rounding: list[tuple[Tensor, Tensor]] = []
         self._kernel: tuple | None = None
         self._fresh = True  # no token certified yet
+
+    @property
+    def since(self) -> Tensor:
+        """(B, n) the first layer each token led, -1 if never."""
+        self._fill()
+        return self._since
+
+    @property
+    def margin(self) -> Tensor:
+        """(B, n) each leader's margin at the layer it first led, NaN for the others."""
+        self._fill()
+        return self._margin
+
+    def _fill(self) -> None:
+        if self._unfilled[0]:
+            self._since.fill_(-1)
+            self._margin.fill_(float("nan"))
+            self._unfilled[0] = False
 
     def certify(
         self, z: Tensor, A: Tensor, mask: Tensor | None, flagged: Tensor, k: int, *, causal: bool = False
@@ -214,20 +235,23 @@ class LeaderBook:
         return flagged & (self.since >= 0)
 
     def kernel_arrays(self, d: int) -> tuple:
-        """``(since, margin, ev_layer, ev_mu, ev_bound, nev, g, known)`` for the float64 kernels (shared memory)."""
+        """``(since, margin, ev_layer, ev_mu, ev_bound, nev, g, known, unfilled)`` for the float64 kernels (shared
+        memory); while ``unfilled[0]``, a kernel fills each sequence's rows of since and margin before it writes
+        them (:meth:`collect` then marks them filled)."""
         if self._kernel is None:
-            B, n = self.since.shape
+            B, n = self._since.shape
             ev = np.zeros((B, n), dtype=np.int64)  # 1 + the layer of the last event (calloc: untouched pages stay free)
             g = np.array([2.0 * gamma(2 * d + 1, torch.float64), underflow_term(d, torch.float64)])
-            arrays = (self.since.numpy(), self.margin.numpy(), ev, np.empty((B, n)), np.empty((B, n)))
+            arrays = (self._since.numpy(), self._margin.numpy(), ev, np.empty((B, n)), np.empty((B, n)))
             # since >= 0, one byte a token: what the kernels read (all False while nothing was certified)
             known = np.zeros((B, n), dtype=np.bool_) if self._fresh else (self.since >= 0).numpy()
-            self._kernel = (*arrays, np.zeros(B, dtype=np.int64), g, known)
+            self._kernel = (*arrays, np.zeros(B, dtype=np.int64), g, known, self._unfilled)
         return self._kernel
 
     def collect(self, k: int) -> None:
         """Move the rounding events a kernel recorded at layer k into :attr:`rounding`."""
         assert self._kernel is not None  # kernel_arrays() came first
+        self._unfilled[0] = False  # the kernel went through every sequence
         ev, mu, bound, nev = self._kernel[2], self._kernel[3], self._kernel[4], self._kernel[5]
         seqs = np.flatnonzero(nev)
         if len(seqs):

@@ -85,6 +85,9 @@ def assert_same_run(a, b):
     assert torch.equal(a.ys, b.ys)
     assert torch.equal(a.leader_mask, b.leader_mask)
     assert torch.equal(a.leader_since, b.leader_since)
+    assert torch.equal(a.leader_margin.isnan(), b.leader_margin.isnan())  # NaN: never led
+    # (the torch path's margins are summed in another order: equal to rounding, not bit for bit)
+    assert torch.allclose(a.leader_margin.nan_to_num(), b.leader_margin.nan_to_num(), rtol=1e-12, atol=0.0)
     assert a.stats == b.stats
 
 
@@ -119,3 +122,31 @@ def test_short_runs_and_their_last_layer(layers, monkeypatch):
     compiled, reference = run_both(tokens, monkeypatch, layers=layers, save=SaveAt(follow=True))
     assert_same_run(compiled, reference)
     assert torch.equal(compiled.follow, reference.follow)
+
+
+def test_a_leader_book_reads_minus_one_and_nan_until_a_token_leads():
+    """since and margin start unwritten: the kernels fill a sequence's rows when they reach it, any other reader
+    at once; either way a token that never led reads -1 and NaN."""
+    fresh = margins.LeaderBook(3, 5, torch.float64)
+    assert (fresh.since == -1).all() and fresh.margin.isnan().all()
+    z, mask = batch(2, B=3, n=12)
+    book = margins.LeaderBook(3, 12, torch.float64)
+    arrays = book.kernel_arrays(2)
+    arrays[0][...] = 7  # what an unwritten buffer may hold
+    arrays[1][...] = 7.0
+    certified, *_ = layer_with(book, z, mask)
+    book.collect(0)
+    since, margin = book.since.numpy(), book.margin.numpy()
+    assert certified.any() and np.array_equal(since >= 0, certified)
+    assert (since[~certified] == -1).all() and np.isnan(margin[~certified]).all() and (margin[certified] > 0).all()
+
+
+def layer_with(book, z, mask):
+    """One planar layer (layer 0) certified into ``book``."""
+    B, n = mask.shape
+    lead, moved, scale = np.empty((B, n), np.bool_), np.empty(B), np.empty(B)
+    follow = np.zeros((1, 1, 1), np.bool_)
+    _kernels.hardmax_layer_2d(
+        z, np.eye(2), mask, 0.5, 0.0, None, lead, follow, False, moved, scale, 0, book.kernel_arrays(2)
+    )
+    return lead, moved, scale
