@@ -189,7 +189,9 @@ def _kernel_step(z: Tensor, settings: _LayerSettings, out: Tensor | None, keep_t
     if causal:
         hardmax_layer_dense(*args, k, arrays, causal=True)
     elif d == 2:
-        hardmax_layer_2d(*args, k, arrays, None if memo is None else memo.setdefault("planar", planar_memo(B)))
+        if memo is not None and "planar" not in memo:
+            memo["planar"] = planar_memo(B)
+        hardmax_layer_2d(*args, k, arrays, None if memo is None else memo["planar"])
     else:
         hardmax_layer_dense(*args, k, arrays)
     if book is not None:

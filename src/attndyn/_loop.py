@@ -82,8 +82,11 @@ class Run:
         self.save, self.stop, self.last = save, stop, last
         self.k = 0
         self.kept: list[int] = []
-        self.converged_at = torch.full((batch,), -1, dtype=torch.long)
-        self.change = torch.full((batch,), float("nan"))
+        self._converged_at = torch.full((batch,), -1, dtype=torch.long)
+        # Without a stop test, the steps' movements are tested together at the end, not one small torch call after
+        # each layer (each such call finds torch's code out of cache after a layer's kernel: tens of microseconds).
+        self._pending: list[tuple[int, Tensor]] = []
+        self._tested: tuple[Tensor, Tensor] | None = None  # (moved, scale) of the last tested step
         self.stop_reason = "completed"
         self.message = ""
         self.failed_at: tuple[float, float] | None = None
@@ -98,10 +101,38 @@ class Run:
 
     def test(self, k: int, moved: Tensor, scale: Tensor) -> None:
         r"""The convergence test on step k: ``moved`` and ``scale`` (B,) are :math:`\max|\Delta z|` (per unit
-        time for continuous dynamics) and :math:`\max|z|`; the test is scale-invariant."""
-        self.change = moved / scale.clamp_min(torch.finfo(torch.float64).tiny)
-        met = moved <= self.stop.rtol * scale if self.stop is not None else moved == 0
-        self.converged_at.masked_fill_(met & (self.converged_at < 0), k)
+        time for continuous dynamics) and :math:`\max|z|`; the test is scale-invariant. (Only the last step's
+        relative change is reported: :attr:`change` divides when it is read, not at every step.)"""
+        self._tested = (moved, scale)
+        if self.stop is None:  # nothing reads the test before the run ends: tested in a batch (converged_at)
+            self._pending.append((k, moved))
+            if len(self._pending) >= 64:
+                self._flush()
+            return
+        self._met(k, moved <= self.stop.rtol * scale)
+
+    def _met(self, k: int, met: Tensor) -> None:
+        self._converged_at.masked_fill_(met & (self._converged_at < 0), k)
+
+    def _flush(self) -> None:
+        """Test the steps held back (no stop test: exactly 0 movement), in order."""
+        for k, moved in self._pending:
+            self._met(k, moved == 0)
+        self._pending.clear()
+
+    @property
+    def converged_at(self) -> Tensor:
+        """(B,) long: the first step at which each sequence met the test, -1 where none did."""
+        self._flush()
+        return self._converged_at
+
+    @property
+    def change(self) -> Tensor:
+        r"""(B,) the relative change :math:`\max|\Delta z| / \max|z|` of the last tested step (NaN before any)."""
+        if self._tested is None:
+            return torch.full((self.converged_at.shape[0],), float("nan"))
+        moved, scale = self._tested
+        return moved / scale.clamp_min(torch.finfo(torch.float64).tiny)
 
     @property
     def converged(self) -> bool:

@@ -60,6 +60,19 @@ def test_without_a_test_a_step_that_moves_nothing_converges_but_the_run_goes_on(
     assert not unmoved.converged and unmoved.converged_at.tolist() == [-1]
 
 
+@pytest.mark.parametrize("first", [0, 63, 64, 65, 130, 199])
+def test_without_a_test_the_first_unmoved_step_is_found_however_many_steps_are_held_back(first):
+    """Without a stop test the steps are tested in batches (of 64) and when the run ends: the first step that moves
+    nothing is converged_at whichever batch holds it, and final_change is the last step's move over its scale."""
+    moves = [1.0] * first + [0.0] + [0.5, 0.0] * 100
+    rec = Scripted(moves[:200])
+    run = Run(SaveAt(every=None), None, last=199, batch=1)
+    run.loop(rec, description="test", progress=False)
+    assert len(run._pending) < 64  # held back in bounded batches: memory does not grow with the steps
+    stats = run.stats(function_evals=200, message="")
+    assert stats.converged_at == (first,) and stats.steps == 199 and stats.final_change == (moves[199],)
+
+
 def test_a_failed_step_ends_the_run_and_keeps_the_last_state_reached():
     rec = Scripted([1.0] * 10, fail=5)
     run = Run(SaveAt(every=4), None, last=9, batch=1)
