@@ -177,6 +177,12 @@ def run_budget(
         _ACTIVE.reset(token)
 
 
+def budget_active() -> bool:
+    """Whether a :func:`run_budget` is in force (a run then checks it at every step, so it cannot do all its steps
+    in one call)."""
+    return _ACTIVE.get() is not None
+
+
 def check_run_budget(what: str, step: int, steps: int) -> None:
     """Inside :func:`run_budget`: raise :class:`BudgetExceeded` once its time or memory is spent, at ``step`` of
     ``steps`` of ``what`` (a run loop calls this at every step); else nothing."""

@@ -25,7 +25,7 @@ import torch
 from torch import Tensor
 
 from . import _pages, attention, margins
-from ._budget import check_matrix_memory, check_memory, kept_count
+from ._budget import budget_active, check_matrix_memory, check_memory, kept_count
 from ._errors import param
 from ._loop import Run, check_options
 from ._options import SaveAt, StopOnConvergence
@@ -634,11 +634,17 @@ class _HardmaxRecord:
         self.work = zs if unit is not None and zs.data_ptr() != z.data_ptr() else None  # the run's own copy
         self.spare: Tensor | None = None
         self.memo: dict[str, Any] = {}  # what the compiled kernels carry from one layer to the next
+        self.whole: tuple[Tensor, Tensor] | None = None  # each layer's (moved, scale) when one call ran them all
         self.count = 0  # kept layers so far
         self.nfe = 0
 
     def observe(self, k: int, run: Run) -> tuple[Tensor, Tensor]:
         """Layer k: step from Z^k (with its follow sets when layer k is kept), certify its leaders."""
+        if k == 0 and self._runs_whole(run):
+            self.whole = self._run_whole(run)
+        if self.whole is not None:
+            self.nfe += 1
+            return self.whole[0][k], self.whole[1][k]
         if self.res is not None:
             self.z = self.res.tokens
         final = k == run.last  # Z^{K+1} is never read: only what layer K saw
@@ -677,7 +683,50 @@ class _HardmaxRecord:
             self.spare = _pages.empty(self.z.shape, self.z.dtype)
         return self.spare
 
+    def _runs_whole(self, run: Run) -> bool:
+        """Whether one compiled call can run every layer (:mod:`attndyn._planar_run`): planar tokens on the compiled
+        path, full attention, and nothing read between layers — no stop test, no follow sets, no progress bar, no
+        time budget."""
+        d = self.z.shape[-1]
+        return (
+            self.inplace
+            and d == 2
+            and not self.dyn.causal
+            and run.stop is None
+            and not self.save.follow
+            and not run.progress
+            and not budget_active()
+        )
+
+    def _run_whole(self, run: Run) -> tuple[Tensor, Tensor] | None:
+        """Every layer in one call: the kept states and leaders straight into ``ys`` and ``leader_mask`` (in run
+        units: :meth:`keep` scales them back), the book certified; each layer's (moved, scale). None when the
+        call gave up (too many events decided by rounding): the run then goes layer by layer on a fresh book."""
+        from ._planar_run import hardmax_run_2d
+
+        B, n, _ = self.z.shape
+        last = run.last
+        slots = np.full(last + 1, -1, dtype=np.int64)
+        kept = [k for k in range(last + 1) if run.keeps(k)]
+        slots[kept] = np.arange(len(kept))
+        moved, scale = np.empty((last + 1, B)), np.empty((last + 1, B))
+        mask = _all_real(B, n) if self.dyn.mask is None else self.dyn.mask.cpu().numpy()
+        coef = self.dyn.alpha / (1.0 + self.dyn.alpha)
+        A = self.dyn.A.detach().numpy()
+        args = (self.z.detach().numpy(), A, mask, coef, float(self.dyn.tol), slots, self.ys.numpy())
+        events = hardmax_run_2d(*args, self.leader_mask.numpy(), moved, scale, self.book.kernel_arrays(2))
+        if events is None:
+            self.book = margins.LeaderBook(B, n, self.z.dtype)
+            return None
+        self.book.collect_run(*events)
+        return torch.from_numpy(moved), torch.from_numpy(scale)
+
     def keep(self, k: int) -> None:
+        if self.whole is not None:  # written by the call that ran every layer
+            if self.unit is not None:
+                self.ys[self.count] = _unscale(self.ys[self.count], self.unit, self.z0, self.dyn.mask)
+            self.count += 1
+            return
         assert self.res is not None  # observe(k) came first
         i = self.count
         if self.z.requires_grad and i == 0:

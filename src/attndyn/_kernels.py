@@ -283,6 +283,27 @@ def planar_memo(B: int) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros((B, 9), dtype=np.int64), np.empty((B, 40))
 
 
+@njit(cache=True, inline="always")
+def _planar_candidates(b, xr, yr, m, exact, memo, poly, nrm, cand, cx, cy):  # pragma: no cover - compiled
+    """Sequence b's candidates (:func:`_candidates`; ascending) into cand and their coordinates into cx, cy, with
+    the inscribed polygon of the layer before while it stands (:func:`_recall_polygon`), else an octagon found
+    afresh and kept for the next layer (poly, nrm: scratch); returns their number and the largest |coordinate|."""
+    h = _recall_polygon(b, xr, yr, m, memo, poly, nrm) if m > 8 else 0
+    if h > 0:  # the layer before's polygon still stands: no octagon to find
+        sc = _absmax(xr, yr, m)
+    elif m > 8:
+        h, sc = _octagon(xr, yr, m, poly)
+        h = _edges(xr, yr, poly, h, nrm)
+        _remember_polygon(b, xr, yr, poly, h, memo, nrm)
+    else:
+        sc = _absmax(xr, yr, m)
+    nc = _candidates(xr, yr, m, sc, h, exact, cand, nrm)
+    for c in range(nc):
+        cx[c] = xr[cand[c]]
+        cy[c] = yr[cand[c]]
+    return nc, sc
+
+
 @njit(cache=True)
 def _ties(w0, w1, xs, ys, idx, nc, bst):  # pragma: no cover - compiled
     """Count, sum (in the order of idx; all tokens if idx is None) and last index of the tokens
@@ -440,19 +461,7 @@ def _planar_seqs(
                 if store:
                     out[b, i, 0], out[b, i, 1] = z[b, i, 0], z[b, i, 1]
                 leader[b, i] = False
-        h = _recall_polygon(b, xr, yr, m, memo, arg, nrm) if m > 8 else 0
-        if h > 0:  # the layer before's polygon still stands: no octagon to find
-            sc = _absmax(xr, yr, m)
-        elif m > 8:
-            h, sc = _octagon(xr, yr, m, arg)
-            h = _edges(xr, yr, arg, h, nrm)
-            _remember_polygon(b, xr, yr, arg, h, memo, nrm)
-        else:
-            sc = _absmax(xr, yr, m)
-        nc = _candidates(xr, yr, m, sc, h, tol == 0.0, cand, nrm)
-        for c in range(nc):
-            cx[c] = xr[cand[c]]
-            cy[c] = yr[cand[c]]
+        nc, sc = _planar_candidates(b, xr, yr, m, tol == 0.0, memo, arg, nrm, cand, cx, cy)
         _score_planar(w0, w1, m, cx, cy, nc, best, pack)
         nfix = _move_planar(xr, yr, w0, w1, m, sc, coef, cx, cy, cand, pack, cnt, arg, ox, oy)
         if nfix > 0 or tol > 0.0 or record_follow:

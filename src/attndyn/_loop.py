@@ -87,6 +87,7 @@ class Run:
         # each layer (each such call finds torch's code out of cache after a layer's kernel: tens of microseconds).
         self._pending: list[tuple[int, Tensor]] = []
         self._tested: tuple[Tensor, Tensor] | None = None  # (moved, scale) of the last tested step
+        self.progress = False
         self.stop_reason = "completed"
         self.message = ""
         self.failed_at: tuple[float, float] | None = None
@@ -146,6 +147,7 @@ class Run:
 
     def loop(self, record: Record, *, description: str, progress: bool) -> None:
         """Observe states 0..last, keep what ``save`` asks for, stop on convergence or on a failed step."""
+        self.progress = progress  # (a record may do every step at once where no bar is shown)
         with progress_bar(total=self.last, description=description, enabled=progress) as advance:
             for k in range(self.last + 1):
                 try:

@@ -248,6 +248,15 @@ class LeaderBook:
             self._kernel = (*arrays, np.zeros(B, dtype=np.int64), g, known, self._unfilled)
         return self._kernel
 
+    def collect_run(self, at: np.ndarray, mb: np.ndarray) -> None:
+        """After a kernel that ran every layer (:func:`attndyn._planar_run.hardmax_run_2d`): its events decided by
+        rounding, ``(b, i, layer)`` rows and ``(margin, bound)``, in the order :meth:`collect` would have added
+        them layer by layer."""
+        assert self._kernel is not None  # kernel_arrays() came first
+        self._unfilled[0] = False  # the kernel went through every sequence
+        if len(at):
+            self.rounding.append((torch.from_numpy(at), torch.from_numpy(mb)))
+
     def collect(self, k: int) -> None:
         """Move the rounding events a kernel recorded at layer k into :attr:`rounding`."""
         assert self._kernel is not None  # kernel_arrays() came first

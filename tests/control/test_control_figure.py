@@ -16,6 +16,7 @@ def test_comparison_has_two_panels_with_the_leaders_in_the_titles(monkeypatch):
     hm = importlib.import_module("attndyn._hardmax")  # the module (attndyn.hardmax is the function)
     for name in ("hardmax", "hardmax_step", "_hardmax_step"):
         monkeypatch.setattr(hm, name, lambda *a, **k: pytest.fail("a plot ran the dynamics"))
+    monkeypatch.setattr(hm._HardmaxRecord, "observe", lambda *a, **k: pytest.fail("a plot ran the dynamics"))
     fig = control_comparison(res, title="t")
     titles = [ax.get_title() for ax in fig.axes]
     assert titles[0].startswith("A = I: leaders [0, 1, 2]") and titles[1].startswith("chosen A: leaders [1, 2]")

@@ -245,7 +245,8 @@ def test_out_of_memory_is_one_line(capsys, files, monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory: you tried")
 
-    monkeypatch.setattr(importlib.import_module("attndyn._hardmax"), "_hardmax_step", boom)
+    # a run's layers, one by one or in one call (attndyn._planar_run)
+    monkeypatch.setattr(importlib.import_module("attndyn._hardmax")._HardmaxRecord, "observe", boom)
     code = main(["hardmax", "t.npy"])
     _, err = capsys.readouterr()
     assert code == 2 and err.strip() == (

@@ -28,13 +28,14 @@ def test_entry_points_run_small_problems_on_one_thread(monkeypatch):
     seen = []
     import importlib
 
-    real_step = importlib.import_module("attndyn._hardmax")._hardmax_step
+    record = importlib.import_module("attndyn._hardmax")._HardmaxRecord
+    real_observe = record.observe
 
-    def spy(*a, **kw):
+    def spy(*a, **kw):  # each layer, run one by one or all in one call (attndyn._planar_run)
         seen.append(torch.get_num_threads())
-        return real_step(*a, **kw)
+        return real_observe(*a, **kw)
 
-    monkeypatch.setattr(importlib.import_module("attndyn._hardmax"), "_hardmax_step", spy)
+    monkeypatch.setattr(record, "observe", spy)
     try:
         attndyn.hardmax(
             np.random.default_rng(0).standard_normal((4, 6, 2)), alpha=1.0, layers=2, check_hypotheses=False

@@ -43,6 +43,7 @@ def no_simulation(monkeypatch):
     hardmax_module = importlib.import_module("attndyn._hardmax")  # (attndyn.hardmax is also the function)
     monkeypatch.setattr(hardmax_module, "hardmax_step", boom)
     monkeypatch.setattr(hardmax_module, "_hardmax_step", boom)  # the layers of the run loop
+    monkeypatch.setattr(hardmax_module._HardmaxRecord, "observe", boom)  # ... one by one or all in one call
     monkeypatch.setattr(hardmax_module, "hardmax", boom)
     monkeypatch.setattr("attndyn._dynamics.SoftmaxAttention.__call__", boom)
     monkeypatch.setattr("attndyn._dynamics.SoftmaxAttention.discrete_step", boom)
