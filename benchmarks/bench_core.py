@@ -22,9 +22,11 @@ that its peak resident memory is its own.
 thread, CPU time per token-layer of each phase of the compiled kernel — the real tokens and w = A z_i;
 the candidates (inscribed octagon, margin test); the scores with their maximum, multiplicity and first
 maximiser (one fused pass); the move (ties finished one by one); the store with the leader flags; the
-rounding bound of new leaders' margins — then the whole ``attndyn.hardmax`` run and what lies outside
-the kernel (checks, the leader book, the run loop, saving; the run calls the kernel once more than it
-has layers, for the last state's leaders). Method: a copy of the kernel's sequence loop, built in this
+rounding bound of new leaders' margins — then the layer kernel a layer at a time (``hardmax_layer_2d``,
+no book), the one call a run makes (``attndyn._planar_run.hardmax_run_2d``: the same phases with every layer
+of a sequence in cache, the last state's leaders and the book's certifications included), the whole
+``attndyn.hardmax`` run and what lies outside that call (checks, the first passes over the tokens, the
+trajectory's buffers). Method: a copy of the kernel's sequence loop, built in this
 script from the kernel's own phase functions (``attndyn._kernels``), is cut after phase 1, 2, ..., 6
 (every phase writes into arrays this script owns, so no cut lets the compiler drop the work before
 it); each cut runs the 8 layers of the real trajectory, the cuts alternately, best of 5; a phase costs

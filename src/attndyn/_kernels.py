@@ -77,6 +77,10 @@ only the leaders, the movement and the scale are read).
 
 **Threads.** Sequences are independent; a batch is cut into blocks of sequences that numba's
 threads share. How many threads a layer uses is :func:`threads_for` (a measured rule).
+
+**A whole run.** Where nothing reads a state before a planar run ends, the run does not call
+:func:`hardmax_layer_2d` once per layer: :func:`attndyn._planar_run.hardmax_run_2d` takes each sequence through all
+its layers with this module's phase functions (:func:`_planar_candidates`, :func:`_score_planar`, ...), in cache.
 """
 
 from __future__ import annotations
