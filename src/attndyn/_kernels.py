@@ -631,27 +631,22 @@ def _planar_fix(k, b, seen, coef, tol, real, follow, record_follow):  # pragma: 
                 follow[b, real[k], real[t]] = True
 
 
+@njit(cache=True, inline="always")
+def _planar_scratch(n):  # pragma: no cover - compiled
+    """Scratch rows of length n + 8 for one block of sequences (views made once, not per sequence): int64 ``(real,
+    cand, arg, cnt, pack)``, float64 ``(xr, yr, w0, w1, best, cx, cy, ox, oy)`` and the polygon's rows (5, n + 8)."""
+    iscratch = np.empty((5, n + 8), dtype=np.int64)
+    scratch = np.empty((14, n + 8))
+    ib = (iscratch[0], iscratch[1], iscratch[2], iscratch[3], iscratch[4])
+    qb = (scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5], scratch[6], scratch[7], scratch[8])
+    return ib, qb, scratch[9:14]
+
+
 @njit(cache=True)
 def _planar_block(
     lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo
 ):  # pragma: no cover
-    n = z.shape[1]
-    iscratch = np.empty((5, n + 8), dtype=np.int64)
-    scratch = np.empty((14, n + 8))
-    ib = (iscratch[0], iscratch[1], iscratch[2], iscratch[3], iscratch[4])  # views made once, not per sequence
-    xr, yr, w0, w1, best, cx, cy, ox, oy = (
-        scratch[0],
-        scratch[1],
-        scratch[2],
-        scratch[3],
-        scratch[4],
-        scratch[5],
-        scratch[6],
-        scratch[7],
-        scratch[8],
-    )
-    qb = (xr, yr, w0, w1, best, cx, cy, ox, oy)
-    nrm = scratch[9:14]
+    ib, qb, nrm = _planar_scratch(z.shape[1])
     _planar_seqs(
         lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb, nrm, layer, book, memo
     )

@@ -76,21 +76,7 @@ def _run_seqs(
     """Every layer of sequences lo..hi-1 (see :func:`hardmax_run_2d`); returns the next free entry of the event log."""
     n = z.shape[1]
     last = slots.shape[0] - 1
-    iscratch = np.empty((5, n + 8), dtype=np.int64)
-    scratch = np.empty((14, n + 8))
-    real, cand, arg, cnt, pack = iscratch[0], iscratch[1], iscratch[2], iscratch[3], iscratch[4]
-    xr, yr, w0, w1, best, cx, cy, ox, oy = (
-        scratch[0],
-        scratch[1],
-        scratch[2],
-        scratch[3],
-        scratch[4],
-        scratch[5],
-        scratch[6],
-        scratch[7],
-        scratch[8],
-    )
-    nrm = scratch[9:14]
+    (real, cand, arg, cnt, pack), (xr, yr, w0, w1, best, cx, cy, ox, oy), nrm = K._planar_scratch(n)
     lb = np.empty(n, dtype=np.bool_)
     no_tokens = np.empty((0, 2))
     follow = np.zeros((1, 1, 1), dtype=np.bool_)
