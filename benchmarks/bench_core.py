@@ -101,6 +101,28 @@ def naive_softmax_rk4(x: np.ndarray, dt: float, steps: int) -> np.ndarray:
 # ---- cases (each runs in its own process) ----------------------------------------------------
 
 
+def set_threads(t: int) -> None:
+    """torch and numba pinned to t threads, numba's pool on the layer attndyn chooses: attndyn's kernels are
+    imported first (they name numba's threading layer, which is fixed when numba first starts its threads)."""
+    import numba
+    import torch
+
+    import attndyn._kernels  # noqa: F401
+
+    torch.set_num_threads(t)
+    numba.set_num_threads(min(t, numba.config.NUMBA_NUM_THREADS))
+
+
+def numba_layer() -> str | None:
+    """numba's threading layer, None where no parallel region ran yet."""
+    import numba
+
+    try:
+        return numba.threading_layer()
+    except ValueError:
+        return None
+
+
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -142,6 +164,7 @@ def case_hardmax(B: int, n: int, d: int, layers: int, naive_slice: int) -> dict:
         "threads": torch.get_num_threads(),
         "ns_per_token_layer": best / (B * n * layers) * 1e9,
         "kernel_threads": threads_for(B, n, d),  # the compiled layer's threads, as the engine chose them
+        "numba_threading_layer": numba_layer(),
         "cpu_ns_per_token_layer": cpu / (B * n * layers) * 1e9,
     }
 
@@ -152,7 +175,6 @@ def case_hardmax_paired(B: int, n: int, d: int, layers: int, threads: list[int],
     other (the host's speed drifts over minutes: the separate processes of :func:`case_hardmax` can land on a
     fast and a slow minute). Returns every round's walls and the first count's wall over the last count's."""
     import numba
-    import torch
 
     import attndyn
 
@@ -160,8 +182,7 @@ def case_hardmax_paired(B: int, n: int, d: int, layers: int, threads: list[int],
     walls: dict[int, list[float]] = {t: [] for t in threads}
     for r in range(rounds + 1):  # round 0 compiles and warms each thread count up; it is not kept
         for t in threads:
-            torch.set_num_threads(t)
-            numba.set_num_threads(min(t, numba.config.NUMBA_NUM_THREADS))
+            set_threads(t)
             t0 = time.perf_counter()
             attndyn.hardmax(Z, alpha=0.5, layers=layers, save=attndyn.SaveAt(every=None), check_hypotheses=False)
             if r:
@@ -169,6 +190,7 @@ def case_hardmax_paired(B: int, n: int, d: int, layers: int, threads: list[int],
     ratios = [a / b for a, b in zip(walls[threads[0]], walls[threads[-1]])]
     return {
         "threads": threads,
+        "numba_threading_layer": numba.threading_layer(),
         "wall_ms": {str(t): [1e3 * w for w in walls[t]] for t in threads},
         "ratios": ratios,
         "median": float(np.median(ratios)),
@@ -550,20 +572,14 @@ def main() -> None:
         os.replace(tmp, a.targets)
         return
     if a.run_profile:
-        import numba
-
-        numba.set_num_threads(1)
+        set_threads(1)
         print(json.dumps(case_profile(3000, 128, 8, a.run_profile)))
         return
     if a.run_paired:
         print(json.dumps(case_hardmax_paired(*PAIRED[a.run_paired], a.threads, a.paired_rounds)))
         return
     if a.run:
-        import numba
-        import torch
-
-        torch.set_num_threads(a.threads[0])
-        numba.set_num_threads(min(a.threads[0], numba.config.NUMBA_NUM_THREADS))
+        set_threads(a.threads[0])
         print(json.dumps(CASES[a.run](a)))
         return
     names = a.case or list(CASES)

@@ -29,7 +29,7 @@ from ._budget import budget_active, check_matrix_memory, check_memory, kept_coun
 from ._errors import param
 from ._loop import Run, check_options
 from ._options import SaveAt, StopOnConvergence
-from ._threads import TORCH_MIN_PASS, limit_torch_threads, torch_threads_for
+from ._threads import limit_torch_threads, torch_threads_for
 from ._trajectory import HardmaxParams, HardmaxTrajectory
 from ._validation import (
     InputError,
@@ -494,15 +494,15 @@ def hardmax(
 
 def _torch_threads(z: Tensor, A: Tensor) -> int:
     """torch threads for a run (docs/benchmarks.md, "Threads"): the caller's on a GPU. When the compiled
-    kernel does the layers, torch keeps O(B) books per layer (below torch's parallel grain) and makes a
-    few passes over the tokens per run (validation, scale, the first kept state): the caller's threads
-    from ``TORCH_MIN_PASS`` token coordinates on, else one. The torch path: :func:`torch_threads_for`
-    its B n^2 d multiply-adds per layer."""
+    kernel does the layers, one: torch keeps O(B) books per layer and makes a few memory-bound passes over the
+    tokens per run (the scale, the first kept state), and a parallel torch call would leave torch's OpenMP
+    threads spinning on the cores the kernel's threads are about to use. The torch path:
+    :func:`torch_threads_for` its B n^2 d multiply-adds per layer."""
     if z.device.type != "cpu":
         return torch.get_num_threads()
     B, n, d = z.shape
     if _use_kernel(z, A):
-        return torch.get_num_threads() if B * n * d >= TORCH_MIN_PASS else 1
+        return 1
     return torch_threads_for(B * n * n * d)
 
 

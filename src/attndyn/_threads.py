@@ -18,12 +18,10 @@ from contextlib import ExitStack, contextmanager
 import torch
 from threadpoolctl import threadpool_limits
 
-__all__ = ["TORCH_MIN_WORK", "TORCH_MIN_PASS", "torch_threads_for", "limit_torch_threads", "limit_threads"]
+__all__ = ["TORCH_MIN_WORK", "torch_threads_for", "limit_torch_threads", "limit_threads"]
 
 # Below this many multiply-adds per layer / field evaluation, torch's threads cost more than they save.
 TORCH_MIN_WORK = 1 << 24
-# A compiled hardmax run's torch work is a few passes over its B n d tokens: threads from 2 MB of float64 on.
-TORCH_MIN_PASS = 1 << 18
 
 
 def torch_threads_for(work: int) -> int:

@@ -73,6 +73,14 @@ def _to_tensor(value: Any, name: str, dtype: torch.dtype, device: torch.device |
 
 
 def check_finite(t: Tensor, name: str) -> None:
+    """Refuse NaN and infinities. A finite sum has only finite terms (a NaN or an infinity makes the sum NaN or
+    infinite), so on the CPU one numpy pass decides the common case (numpy uses no thread: torch's reduction would
+    wake torch's OpenMP pool, whose threads then spin for milliseconds on the cores the compiled kernels are about
+    to use); a sum that overflows, and other devices, go to the extremes (torch)."""
+    if t.device.type == "cpu" and t.is_floating_point() and t.dtype != torch.bfloat16 and t.numel():
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isfinite(np.sum(t.detach().resolve_neg().numpy())):
+                return
     lo, hi = torch.aminmax(t) if t.is_floating_point() and t.numel() else (t.new_zeros(()), t.new_zeros(()))
     if not (bool(torch.isfinite(lo)) and bool(torch.isfinite(hi))):  # NaN propagates, +-inf is an extreme: one pass
         bad = "NaN" if bool(torch.isnan(t).any()) else "inf"

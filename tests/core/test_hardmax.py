@@ -409,3 +409,28 @@ def test_hardmax_attention_checks_its_settings_once_and_each_state_against_them(
     dyn = attndyn.HardmaxAttention(A=torch.eye(3, dtype=torch.float64), alpha=1.0)
     with pytest.raises(attndyn.InputError, match=r"A must be a \(2, 2\) torch tensor for tokens of dimension d = 2"):
         dyn.step(torch.zeros(1, 4, 2, dtype=torch.float64))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 3), st.integers(1, 6), st.integers(1, 3)),
+    where=st.integers(0, 10**6),
+    bad=st.sampled_from([float("nan"), float("inf"), -float("inf")]),
+    big=st.booleans(),
+    dtype=st.sampled_from([torch.float64, torch.float32, torch.float16]),
+)
+def test_check_finite_on_the_cpu_is_exact(shape, where, bad, big, dtype):
+    """One numpy sum decides the CPU case: a finite sum clears the tokens, anything else goes to the extremes.
+    Finite tokens whose sum overflows pass; one NaN or infinity anywhere (among tokens that overflow or not, in
+    a negated view too) is named."""
+    from attndyn._validation import check_finite
+
+    top = torch.finfo(dtype).max
+    t = torch.full(shape, top if big else 1.0, dtype=dtype)  # big: the sum overflows, every token finite
+    check_finite(t, "tokens")
+    check_finite(torch._neg_view(t), "tokens")
+    t.view(-1)[where % t.numel()] = bad
+    with pytest.raises(attndyn.InputError, match="contains NaN" if math.isnan(bad) else "contains inf"):
+        check_finite(t, "tokens")
+    with pytest.raises(attndyn.InputError, match="contains"):
+        check_finite(torch._neg_view(t), "tokens")
