@@ -623,7 +623,7 @@ class _HardmaxRecord:
         self.dyn, self.z0, self.unit, self.save = dyn, z, unit, save
         self.z = zs  # the current state Z^k, in run units
         self.res: HardmaxStep | None = None  # the step from Z^k: Z^{k+1} and what layer k saw
-        self.lead = torch.zeros((B, n), dtype=torch.bool)  # certified leaders of layer k
+        self.lead: Tensor  # certified leaders of layer k (observe sets them before keep reads them)
         # filled as we go, no final copy; large CPU buffers on huge pages (attndyn._pages: fewer page faults)
         self.ys = _pages.empty((T, B, n, d), z.dtype, z.device)
         self.follow = _pages.zeros((T, B, n, n), torch.bool) if save.follow else None

@@ -70,11 +70,11 @@ def _next_state(xr, yr, w0, w1, ox, oy, m, a):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _run_seqs(
-    lo, hi, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, memo, log, at, cap
-):  # pragma: no cover
-    """Every layer of sequences lo..hi-1 (see :func:`hardmax_run_2d`); returns the next free entry of the event log."""
+def _run_seqs(lo, hi, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, log, at, cap):  # pragma: no cover
+    """Every layer of sequences lo..hi-1 (see :func:`hardmax_run_2d`); returns the next free entry of the event log.
+    The polygon one layer hands the next (:func:`attndyn._kernels.planar_memo`) is one row, the sequence's own."""
     n = z.shape[1]
+    memo = (np.zeros((1, 9), dtype=np.int64), np.empty((1, 40)))  # as K.planar_memo(1) makes it
     last = slots.shape[0] - 1
     (real, cand, arg, cnt, pack), (xr, yr, w0, w1, best, cx, cy, ox, oy), nrm = K._planar_scratch(n)
     lb = np.empty(n, dtype=np.bool_)
@@ -85,13 +85,14 @@ def _run_seqs(
     log_i, log_f = log
     for b in range(lo, hi):
         K._fill_book_rows(b, book)
+        memo[0][0, 8] = 0  # no polygon yet
         m = K._load_planar(z[b], mask[b], A, real, xr, yr, w0, w1)
         for k in range(last + 1):
             s = slots[k]
             if s >= 0:
                 _keep_state(ys[s, b], z[b], mask[b], real, m, xr, yr)
             row = lead[s, b] if s >= 0 else lb  # (written at the real tokens only)
-            nc, sc = K._planar_candidates(b, xr, yr, m, tol == 0.0, memo, arg, nrm, cand, cx, cy)
+            nc, sc = K._planar_candidates(0, xr, yr, m, tol == 0.0, memo, arg, nrm, cand, cx, cy)
             K._score_planar(w0, w1, m, cx, cy, nc, best, pack)
             nfix = K._move_planar(xr, yr, w0, w1, m, sc, coef, cx, cy, cand, pack, cnt, arg, ox, oy)
             if nfix > 0 or tol > 0.0:
@@ -112,18 +113,14 @@ def _run_seqs(
 
 
 @njit(parallel=True, cache=True)
-def _run_parallel(
-    blocks, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, memo, log, counts
-):  # pragma: no cover
+def _run_parallel(blocks, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, log, counts):  # pragma: no cover
     B = z.shape[0]
     size = (B + blocks - 1) // blocks
     per = log[0].shape[0] // blocks
     for j in prange(blocks):
         lo, hi = j * size, min(B, (j + 1) * size)
         counts[j] = (
-            _run_seqs(
-                lo, hi, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, memo, log, j * per, (j + 1) * per
-            )
+            _run_seqs(lo, hi, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, log, j * per, (j + 1) * per)
             - j * per
         )
 
@@ -148,8 +145,7 @@ def hardmax_run_2d(z, A, mask, coef, tol, slots, ys, lead, moved, scale, book):
     per = EVENTS_PER_SEQUENCE * size + 1
     log = (np.empty((blocks * per, 3), dtype=np.int64), np.empty((blocks * per, 2)))
     counts = np.zeros(blocks, dtype=np.int64)
-    memo = K.planar_memo(B)
-    _run_parallel(blocks, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, memo, log, counts)
+    _run_parallel(blocks, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, log, counts)
     if (counts > per).any():
         return None
     rows = np.concatenate([np.arange(j * per, j * per + c) for j, c in enumerate(counts)]).astype(np.int64)

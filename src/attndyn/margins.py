@@ -64,6 +64,8 @@ import torch
 from numba import njit, prange
 from torch import Tensor
 
+from . import _pages
+
 __all__ = ["unit_roundoff", "gamma", "underflow_term", "leader_margins", "LeaderBook"]
 
 # numba's OpenMP layer slows torch's small kernels afterwards (see attndyn._kernels).
@@ -188,9 +190,11 @@ class LeaderBook:
 
     def __init__(self, B: int, n: int, dtype: torch.dtype):
         # since (-1) and margin (NaN) start unwritten: the compiled kernels fill each sequence's rows when they
-        # first reach it, next to where they certify (no cold rows at layer 0); other readers fill them at once
-        self._since = torch.empty((B, n), dtype=torch.long)
-        self._margin = torch.empty((B, n), dtype=dtype)
+        # first reach it, next to where they certify (no cold rows at layer 0); other readers fill them at once.
+        # Large ones are mapped here, on huge pages (attndyn._pages): the kernel's threads faulting 4 KiB pages in
+        # side by side cost a two-thread run more than this one pass
+        self._since = _pages.empty((B, n), torch.long)
+        self._margin = _pages.empty((B, n), dtype)
         self._unfilled = np.ones(1, dtype=np.bool_)  # shared with the kernels (kernel_arrays)
         self.rounding: list[tuple[Tensor, Tensor]] = []
         self._kernel: tuple | None = None
@@ -244,7 +248,7 @@ class LeaderBook:
             g = np.array([2.0 * gamma(2 * d + 1, torch.float64), underflow_term(d, torch.float64)])
             arrays = (self._since.numpy(), self._margin.numpy(), ev, np.empty((B, n)), np.empty((B, n)))
             # since >= 0, one byte a token: what the kernels read (all False while nothing was certified)
-            known = np.zeros((B, n), dtype=np.bool_) if self._fresh else (self.since >= 0).numpy()
+            known = _pages.zeros((B, n), torch.bool).numpy() if self._fresh else (self.since >= 0).numpy()
             self._kernel = (*arrays, np.zeros(B, dtype=np.int64), g, known, self._unfilled)
         return self._kernel
 
