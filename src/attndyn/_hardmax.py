@@ -577,12 +577,12 @@ def _extents(z: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:
     """(B,) float64: each sequence's largest and smallest nonzero max-norm over its real tokens (0 and inf when
     there is none); float64 tokens on the CPU in one compiled pass (:func:`attndyn._kernels.token_extents`)."""
     if z.device.type == "cpu" and z.dtype == torch.float64:
-        from ._kernels import token_extents
+        from ._kernels import threads_for, token_extents
 
-        B, n, _ = z.shape
+        B, n, d = z.shape
         big, small = torch.empty(B, dtype=torch.float64), torch.empty(B, dtype=torch.float64)
         m = _all_real(B, n) if mask is None else mask.numpy()
-        token_extents(z.numpy(), m, big.numpy(), small.numpy())
+        token_extents(z.numpy(), m, big.numpy(), small.numpy(), threads_for(B, n, d))
         return big, small
     return _extents_torch(z, mask)
 

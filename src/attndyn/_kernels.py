@@ -862,32 +862,42 @@ _dense_parallel = _dense_loop(parallel=True)
 
 
 @njit(cache=True, fastmath={"nnan", "nsz"})
-def token_extents(z, mask, big, small):  # pragma: no cover - compiled
-    r"""Per sequence of z (B, n, d), over its real tokens (mask (B, n)): the largest and the smallest nonzero
-    max-norm :math:`\max_k |z_{ik}|` into big and small (B,) (0 and inf when there are none); one pass, no
-    temporary (what :func:`attndyn._hardmax.check_dynamic_range` reads). (The norms go through a row of
-    scratch, a vectorised map, and are folded in eight lanes, see :func:`_fold_max`.)"""
-    B, n, d = z.shape
-    hi = np.empty(n + 8)
-    lo = np.empty(n + 8)
-    for b in range(B):
+def _extents_of(lo, hi, z, mask, big, small):  # pragma: no cover - compiled
+    """:func:`token_extents` for sequences lo..hi-1."""
+    n, d = z.shape[1], z.shape[2]
+    hi_row = np.empty(n + 8)
+    lo_row = np.empty(n + 8)
+    for b in range(lo, hi):
         zb, mb = z[b], mask[b]
         if d == 2:  # the planar case with both coordinates in one step (the loop vectorises; 3x the general one)
             for i in range(n):
                 x, y = abs(zb[i, 0]), abs(zb[i, 1])
                 e = x if x > y else y
-                hi[i] = e if mb[i] else 0.0
+                hi_row[i] = e if mb[i] else 0.0
         else:
             for i in range(n):
                 e = 0.0
                 for k in range(d):
                     e = max(e, abs(zb[i, k]))
-                hi[i] = e if mb[i] else 0.0
+                hi_row[i] = e if mb[i] else 0.0
         for i in range(n):
-            e = hi[i]
-            lo[i] = -e if e > 0.0 else -np.inf  # the smallest nonzero norm is -max(-norm)
-        big[b] = max(_fold_max(hi, n), 0.0)
-        small[b] = -_fold_max(lo, n)
+            e = hi_row[i]
+            lo_row[i] = -e if e > 0.0 else -np.inf  # the smallest nonzero norm is -max(-norm)
+        big[b] = max(_fold_max(hi_row, n), 0.0)
+        small[b] = -_fold_max(lo_row, n)
+
+
+@njit(parallel=True, cache=True)
+def token_extents(z, mask, big, small, blocks):  # pragma: no cover - compiled
+    r"""Per sequence of z (B, n, d), over its real tokens (mask (B, n)): the largest and the smallest nonzero
+    max-norm :math:`\max_k |z_{ik}|` into big and small (B,) (0 and inf when there are none); one pass, no
+    temporary (what :func:`attndyn._hardmax.check_dynamic_range` reads), the sequences shared by numba's threads
+    in ``blocks`` blocks (a maximum and a minimum do not depend on the order). (The norms go through a row of
+    scratch, a vectorised map, and are folded in eight lanes, see :func:`_fold_max`.)"""
+    B = z.shape[0]
+    size = (B + blocks - 1) // blocks
+    for j in prange(blocks):
+        _extents_of(j * size, min(B, (j + 1) * size), z, mask, big, small)
 
 
 # Threads pay off once a layer has this much work (tokens x candidates-or-tokens, see threads_for).

@@ -13,6 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 import attndyn
 from attndyn import InputError, SaveAt
+from attndyn._kernels import token_extents
 
 hardmax_module = importlib.import_module("attndyn._hardmax")
 
@@ -204,6 +205,10 @@ def test_compiled_extents_equal_the_plain_reductions(z, data):
     m = None if mask is None else torch.from_numpy(mask)
     compiled = hardmax_module._extents(torch.from_numpy(z), m)
     assert np.array_equal(compiled[0].numpy(), big) and np.array_equal(compiled[1].numpy(), small)
+    blocks = data.draw(st.integers(1, 5))  # the sequences shared out in blocks (as many threads as numba has)
+    out = np.full(z.shape[0], np.nan), np.full(z.shape[0], np.nan)
+    token_extents(z, np.ones(z.shape[:2], np.bool_) if mask is None else mask, *out, blocks)
+    assert np.array_equal(out[0], big) and np.array_equal(out[1], small)
     if z.size:  # (torch does not reduce over an empty axis)
         by_torch = hardmax_module._extents_torch(torch.from_numpy(z), m)
         assert np.array_equal(by_torch[0].numpy(), big) and np.array_equal(by_torch[1].numpy(), small)
