@@ -169,25 +169,65 @@ def case_hardmax(B: int, n: int, d: int, layers: int, naive_slice: int) -> dict:
     }
 
 
+def _compute_only(threads: int, iters: int) -> float:
+    """Wall seconds of a loop that does arithmetic only (eight blocks of 64 independent multiply-adds, no memory
+    traffic), shared by ``threads`` of numba's threads: what this machine gives a second thread at that moment."""
+    import numba
+
+    global _SPIN
+    if "_SPIN" not in globals():
+
+        @numba.njit(parallel=True)
+        def spin(blocks: int, iters: int, out: np.ndarray) -> None:  # pragma: no cover - compiled
+            for j in numba.prange(blocks):
+                a = np.empty(64)
+                for k in range(64):
+                    a[k] = 1.0 + j + k
+                for _ in range(iters // 64):
+                    for k in range(64):
+                        a[k] = a[k] * 0.999999 + 1e-6
+                out[j] = a.sum()
+
+        _SPIN = spin
+    set_threads(threads)
+    out = np.zeros(8)
+    t0 = time.perf_counter()
+    _SPIN(8, iters, out)
+    return time.perf_counter() - t0
+
+
 def case_hardmax_paired(B: int, n: int, d: int, layers: int, threads: list[int], rounds: int) -> dict:
     """Each thread count of ``threads`` in turn, ``rounds`` times, in this one process: round r times the
     engine on every count back to back, so that the ratio of round r compares runs made within a second of each
     other (the host's speed drifts over minutes: the separate processes of :func:`case_hardmax` can land on a
-    fast and a slow minute). Returns every round's walls and the first count's wall over the last count's."""
+    fast and a slow minute). Returns every round's walls and the first count's wall over the last count's, and
+    beside them the same ratio of a loop that only computes (:func:`_compute_only`, as long as the engine's run
+    on one thread), timed right after the engine in each round: the two-thread gain this machine allowed then
+    (the host lends two virtual cores; at times the second gives little)."""
     import numba
 
     import attndyn
 
     Z = np.random.default_rng(0).standard_normal((B, n, d))
     walls: dict[int, list[float]] = {t: [] for t in threads}
-    for r in range(rounds + 1):  # round 0 compiles and warms each thread count up; it is not kept
+    spins: dict[int, list[float]] = {t: [] for t in threads}
+    iters = 1 << 16
+    for t in threads:
+        _compute_only(t, iters)  # compiled and warm before round 0 sizes it
+    for r in range(rounds + 1):  # round 0 compiles, warms each thread count up and sizes the loop; not kept
         for t in threads:
             set_threads(t)
             t0 = time.perf_counter()
             attndyn.hardmax(Z, alpha=0.5, layers=layers, save=attndyn.SaveAt(every=None), check_hypotheses=False)
+            wall = time.perf_counter() - t0
+            spin = _compute_only(t, iters)
             if r:
-                walls[t].append(time.perf_counter() - t0)
+                walls[t].append(wall)
+                spins[t].append(spin)
+            elif t == threads[0]:
+                iters = max(1 << 16, int(iters * wall / spin))
     ratios = [a / b for a, b in zip(walls[threads[0]], walls[threads[-1]])]
+    ceiling = [a / b for a, b in zip(spins[threads[0]], spins[threads[-1]])]
     return {
         "threads": threads,
         "numba_threading_layer": numba.threading_layer(),
@@ -196,6 +236,8 @@ def case_hardmax_paired(B: int, n: int, d: int, layers: int, threads: list[int],
         "median": float(np.median(ratios)),
         "min": min(ratios),
         "max": max(ratios),
+        "compute_only_ratios": ceiling,
+        "compute_only_median": float(np.median(ceiling)),
     }
 
 
