@@ -7,7 +7,8 @@ stop test, no follow sets) :func:`hardmax_run_2d` takes one sequence at a time t
 rows: the same phase functions on the same numbers (a token stored and loaded again is the same double), so every
 output is the layer-by-layer run's, bit for bit — the kept states, the certified leaders of the kept layers, each
 layer's movement and scale, the leader book and its events decided by rounding, in the order a layer-by-layer run
-records them. Sequences are shared by numba's threads in blocks, one parallel region for the whole run.
+records them. Sequences are shared by numba's threads in blocks taken one at a time (:mod:`attndyn._share`), one
+parallel region for the whole run.
 """
 
 from __future__ import annotations
@@ -16,10 +17,14 @@ import numpy as np
 from numba import njit, prange
 
 from . import _kernels as K
+from ._share import next_block
 
 #: Events decided by rounding a block of sequences may record before the caller falls back to the
 #: layer-by-layer run (events are rare: a token whose only follower is itself by a margin within rounding).
 EVENTS_PER_SEQUENCE = 4
+
+#: Blocks of sequences per thread, handed out one at a time (attndyn._share): a thread on a faster core takes more.
+BLOCKS_PER_THREAD = 32
 
 
 @njit(cache=True, inline="always")
@@ -113,16 +118,24 @@ def _run_seqs(lo, hi, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book
 
 
 @njit(parallel=True, cache=True)
-def _run_parallel(blocks, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, log, counts):  # pragma: no cover
+def _run_parallel(
+    workers, blocks, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, log, counts
+):  # pragma: no cover
+    """The batch in ``blocks`` blocks of sequences, taken one at a time by ``workers`` threads
+    (:func:`attndyn._share.next_block`); block j logs its events from entry j * per on."""
     B = z.shape[0]
     size = (B + blocks - 1) // blocks
     per = log[0].shape[0] // blocks
-    for j in prange(blocks):
-        lo, hi = j * size, min(B, (j + 1) * size)
-        counts[j] = (
-            _run_seqs(lo, hi, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, log, j * per, (j + 1) * per)
-            - j * per
-        )
+    counter = np.zeros(1, dtype=np.int64)
+    for _ in prange(workers):
+        j = next_block(counter)
+        while j < blocks:
+            lo, hi = j * size, min(B, (j + 1) * size)
+            at = _run_seqs(
+                lo, hi, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, log, j * per, (j + 1) * per
+            )
+            counts[j] = at - j * per
+            j = next_block(counter)
 
 
 def hardmax_run_2d(z, A, mask, coef, tol, slots, ys, lead, moved, scale, book):
@@ -140,12 +153,12 @@ def hardmax_run_2d(z, A, mask, coef, tol, slots, ys, lead, moved, scale, book):
     """
     B, n = z.shape[0], z.shape[1]
     threads = K.threads_for(B, n * len(slots), 2)
-    blocks = 1 if threads == 1 else 4 * threads
+    blocks = 1 if threads == 1 else min(B, BLOCKS_PER_THREAD * threads)
     size = (B + blocks - 1) // blocks
     per = EVENTS_PER_SEQUENCE * size + 1
     log = (np.empty((blocks * per, 3), dtype=np.int64), np.empty((blocks * per, 2)))
     counts = np.zeros(blocks, dtype=np.int64)
-    _run_parallel(blocks, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, log, counts)
+    _run_parallel(threads, blocks, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, log, counts)
     if (counts > per).any():
         return None
     rows = np.concatenate([np.arange(j * per, j * per + c) for j, c in enumerate(counts)]).astype(np.int64)
