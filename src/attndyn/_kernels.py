@@ -75,8 +75,9 @@ the tokens themselves (a run steps in place where nobody reads the state after t
 :class:`attndyn._hardmax._HardmaxRecord`), and ``out=None`` stores no tokens (a run's last layer, of which
 only the leaders, the movement and the scale are read).
 
-**Threads.** Sequences are independent; a batch is cut into blocks of sequences that numba's
-threads share. How many threads a layer uses is :func:`threads_for` (a measured rule).
+**Threads.** Sequences are independent; a planar batch is cut into blocks of sequences that numba's
+threads take one at a time (:mod:`attndyn._share`). How many threads a layer uses is :func:`threads_for` (a
+measured rule).
 
 **A whole run.** Where nothing reads a state before a planar run ends, the run does not call
 :func:`hardmax_layer_2d` once per layer: :func:`attndyn._planar_run.hardmax_run_2d` takes each sequence through all
@@ -91,6 +92,8 @@ from collections.abc import Callable
 import numba
 import numpy as np
 from numba import njit, prange
+
+from ._share import BLOCKS_PER_THREAD, next_block
 
 # numba's OpenMP layer shares libgomp with torch and leaves torch's small kernels crawling
 # afterwards (docs/benchmarks.md, "Threads"); the workqueue layer has no such interaction.
@@ -654,15 +657,21 @@ def _planar_block(
 
 @njit(parallel=True, cache=True)
 def _planar_parallel(
-    blocks, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo
+    workers, blocks, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo
 ):  # pragma: no cover
+    """The batch in ``blocks`` blocks of sequences, taken one at a time by ``workers`` threads
+    (:func:`attndyn._share.next_block`)."""
     B = z.shape[0]
     size = (B + blocks - 1) // blocks
-    for k in prange(blocks):
-        lo, hi = k * size, min(B, (k + 1) * size)
-        _planar_block(
-            lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo
-        )
+    counter = np.zeros(1, dtype=np.int64)
+    for _ in prange(workers):
+        k = next_block(counter)
+        while k < blocks:
+            lo, hi = k * size, min(B, (k + 1) * size)
+            _planar_block(
+                lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo
+            )
+            k = next_block(counter)
 
 
 @njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
@@ -974,9 +983,9 @@ def hardmax_layer_2d(
     if threads == 1:
         _planar_block(0, B, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo)
     else:
-        blocks = 4 * threads
+        blocks = min(B, BLOCKS_PER_THREAD * threads)
         args = (z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo)
-        _planar_parallel(blocks, *args)
+        _planar_parallel(threads, blocks, *args)
 
 
 def hardmax_layer_dense(

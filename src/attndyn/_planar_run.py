@@ -17,14 +17,11 @@ import numpy as np
 from numba import njit, prange
 
 from . import _kernels as K
-from ._share import next_block
+from ._share import BLOCKS_PER_THREAD, next_block
 
 #: Events decided by rounding a block of sequences may record before the caller falls back to the
 #: layer-by-layer run (events are rare: a token whose only follower is itself by a margin within rounding).
 EVENTS_PER_SEQUENCE = 4
-
-#: Blocks of sequences per thread, handed out one at a time (attndyn._share): a thread on a faster core takes more.
-BLOCKS_PER_THREAD = 32
 
 
 @njit(cache=True, inline="always")

@@ -15,6 +15,10 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+#: Blocks of sequences per thread that the planar kernels cut a batch into: fine enough that a thread on a
+#: faster core takes its extra share, coarse enough that a block's setup (its scratch rows) is nothing.
+BLOCKS_PER_THREAD = 32
+
 
 def _next_block(typingctx, counter):  # pragma: no cover - compiled
     """``counter[0]`` before adding 1 to it, atomically (sequentially consistent): the block this worker takes.
