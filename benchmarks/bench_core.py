@@ -20,7 +20,7 @@ that its peak resident memory is its own.
 
 **Where the planar hardmax's time goes** (skip with ``--no-profile``): (3000, 128, 2), 8 layers, one
 thread, CPU time per token-layer of each phase of the compiled kernel — the real tokens and w = A z_i;
-the candidates (inscribed octagon, margin test); the scores with their maximum, multiplicity and first
+the candidates (inscribed octagon, margin test); the scores with their maximum, multiplicity and
 maximiser (one fused pass); the move (ties finished one by one); the store with the leader flags; the
 rounding bound of new leaders' margins — then the layer kernel a layer at a time (``hardmax_layer_2d``,
 no book), the one call a run makes (``attndyn._planar_run.hardmax_run_2d``: the same phases with every layer
@@ -292,7 +292,7 @@ PHASES = (  # (key in the JSON, what the phase does)
         "candidates",
         "the inscribed polygon (the layer before's while it stands), the candidates not deeper than the margin",
     ),
-    ("scores", "scores against the candidates with their maximum, multiplicity, first maximiser"),
+    ("scores", "scores against the candidates with their maximum, multiplicity, maximiser"),
     ("move", "the step towards the mean of C_i (ties finished one by one)"),
     ("store", "the largest change, the new tokens, the leader flags C_i = {i}"),
     ("bound", "new leaders' margins against the rounding bound (attndyn.margins)"),

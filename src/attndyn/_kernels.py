@@ -37,9 +37,10 @@ have not moved (leaders do not move) and recomputing them from where its vertice
 tokens not deeper than the margin inside it (one vectorised pass testing all 8 edges) — about 11
 of 128 Gaussian tokens, the hull's vertices and a few near them; (3) every query is compared with
 the candidates in passes vectorised over the queries, four candidates a pass, keeping the maximum
-and, packed in one integer, how many candidates attain it and the first that does (the running
-state is loaded and stored once per pass: stores, not arithmetic, bounded the one-candidate
-loop); (4) the generic query (one maximiser) moves towards it, and the rare others (ties: their
+and, packed in one integer, how many candidates attain it and the sum of their slots, which is the
+maximiser's slot when it is the only one (the running state is loaded and stored once per pass:
+stores, not arithmetic, bounded the one-candidate loop; a pass folds its four scores into the
+maximum before it counts, so that no select chains one candidate to the next); (4) the generic query (one maximiser) moves towards it, and the rare others (ties: their
 mean in index order; see below) are finished one by one. The octagon must turn left at every corner
 and wind once, else the sequence compares with all its tokens; so does a positive tie
 tolerance, a sequence of at most 8 tokens, coordinates outside ``[SCALE_MIN, SCALE_MAX]``, and a
@@ -357,27 +358,30 @@ def _put_planar(zb, j, k, a, xr, yr, w0, w1):  # pragma: no cover - compiled
     w1[k] = a[2] * x + a[3] * y
 
 
-# The scoring pass packs, per query, the multiplicity of its maximum (high 32 bits) and the slot
-# of the first candidate attaining it (low 32 bits) into one integer: one store, not three.
+# The scoring pass packs, per query, the multiplicity of its maximum (high 32 bits) and the sum of the
+# slots of the candidates attaining it (low 32 bits: the maximiser's slot when it is the only one) into
+# one integer: one store, not three.
 _ONE = 1 << 32
 _SLOT = _ONE - 1
 
 
 @njit(cache=True, inline="always")
-def _better(s, bk, v, c):  # pragma: no cover - compiled
-    """One candidate (slot c, score s) against a query's running maximum bk and packed count/slot v."""
-    gt = s > bk
-    v = (c + _ONE) if gt else v + (_ONE if s == bk else 0)
-    return (s if gt else bk), v
+def _tally(s, bk, c):  # pragma: no cover - compiled
+    """Candidate slot c's share of the packed count and slot sum: one and c when its score s attains bk."""
+    return (c + _ONE) if s == bk else 0
 
 
 @njit(cache=True, inline="always")
 def _score_planar(w0, w1, m, cx, cy, nc, best, pack):  # pragma: no cover - compiled
-    """Every query k < m against the candidates cx, cy[:nc] (slot order = index order): the maximum
-    of the rounded scores into best[k], and how many candidates attain it and the first slot that
-    does, packed into pack[k]. Vectorised over the queries, four candidates per pass: each pass
-    loads and stores a query's running state once (the stores, not the arithmetic, bounded the
-    one-candidate loop)."""
+    """Every query k < m against the candidates cx, cy[:nc]: the maximum of the rounded scores into
+    best[k] (folded in slot order, ``s if s > best else best``), and how many candidates attain it and
+    the sum of their slots (the maximiser's slot when it is unique), packed into pack[k].
+
+    Vectorised over the queries, four candidates a pass, each pass loading and storing a query's
+    running state once. A pass folds its four scores into the maximum first, then restarts the count
+    if the maximum grew and adds the candidates that attain the new maximum: the count is that of
+    the whole fold, a candidate below the final maximum is never counted, and no select sits on
+    the chain from one candidate to the next."""
     ux, uy = cx[0], cy[0]
     for k in range(m):
         best[k] = w0[k] * ux + w1[k] * uy
@@ -388,28 +392,35 @@ def _score_planar(w0, w1, m, cx, cy, nc, best, pack):  # pragma: no cover - comp
         px, py, qx, qy = cx[c + 2], cy[c + 2], cx[c + 3], cy[c + 3]
         for k in range(m):
             x, y = w0[k], w1[k]
-            bk, v = _better(x * ux + y * uy, best[k], pack[k], c)
-            bk, v = _better(x * vx + y * vy, bk, v, c + 1)
-            bk, v = _better(x * px + y * py, bk, v, c + 2)
-            best[k], pack[k] = _better(x * qx + y * qy, bk, v, c + 3)
+            s0, s1, s2, s3 = x * ux + y * uy, x * vx + y * vy, x * px + y * py, x * qx + y * qy
+            b0, v = best[k], pack[k]  # (both loaded unconditionally, so that the selects vectorise)
+            bk = s0 if s0 > b0 else b0
+            bk = s1 if s1 > bk else bk
+            bk = s2 if s2 > bk else bk
+            bk = s3 if s3 > bk else bk
+            v = 0 if bk > b0 else v
+            t = (_tally(s0, bk, c) + _tally(s1, bk, c + 1)) + (_tally(s2, bk, c + 2) + _tally(s3, bk, c + 3))
+            best[k], pack[k] = bk, v + t
         c += 4
     while c < nc:
         ux, uy = cx[c], cy[c]
         for k in range(m):
-            best[k], pack[k] = _better(w0[k] * ux + w1[k] * uy, best[k], pack[k], c)
+            s, b0, v = w0[k] * ux + w1[k] * uy, best[k], pack[k]
+            bk = s if s > b0 else b0
+            best[k], pack[k] = bk, (0 if bk > b0 else v) + _tally(s, bk, c)
         c += 1
 
 
 @njit(cache=True, inline="always")
 def _move_planar(xr, yr, w0, w1, m, sc, coef, cx, cy, cand, pack, cnt, arg, ox, oy):  # pragma: no cover
-    """Unpack the scoring pass (cnt, arg: the token index) and move every query towards its first
+    """Unpack the scoring pass (cnt, arg: the token index) and move every query towards its
     maximiser (the generic case, one maximiser); returns how many queries need :func:`_planar_fix`
     (ties, and scores outside the range where rounding is relative). (Two loops: the first, with
     no gathers, vectorises.)"""
     nfix = 0
     for k in range(m):
-        arg[k] = pack[k] & _SLOT  # the slot, for now
         cnt[k] = pack[k] >> 32
+        arg[k] = (pack[k] & _SLOT) if cnt[k] == 1 else 0  # the slot, for now (a tie's: any, finished below)
         g = (abs(w0[k]) + abs(w1[k])) * sc
         nfix += 1 if (cnt[k] != 1) | (g < SCORE_MIN) | (g > SCORE_MAX) else 0
     for k in range(m):
