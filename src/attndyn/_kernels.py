@@ -360,7 +360,8 @@ def _put_planar(zb, j, k, a, xr, yr, w0, w1):  # pragma: no cover - compiled
 
 # The scoring pass packs, per query, the multiplicity of its maximum (high 32 bits) and the sum of the
 # slots of the candidates attaining it (low 32 bits: the maximiser's slot when it is the only one) into
-# one integer: one store, not three.
+# one integer: one store, not three. (A slot sum past 2**32, a tie among some 90,000 candidates, carries
+# into the count, which can then only grow: a count of 1 is always exact, and only 1 is read as such.)
 _ONE = 1 << 32
 _SLOT = _ONE - 1
 
