@@ -40,8 +40,9 @@ the candidates in passes vectorised over the queries, four candidates a pass, ke
 and, packed in one integer, how many candidates attain it and the sum of their slots, which is the
 maximiser's slot when it is the only one (the running state is loaded and stored once per pass:
 stores, not arithmetic, bounded the one-candidate loop; a pass folds its four scores into the
-maximum before it counts, so that no select chains one candidate to the next); (4) the generic query (one maximiser) moves towards it, and the rare others (ties: their
-mean in index order; see below) are finished one by one. The octagon must turn left at every corner
+maximum before it counts, so that no select chains one candidate to the next); (4) the generic
+query (one maximiser) moves towards it, and the rare others (ties: their mean in index order; see
+below) are finished one by one. The octagon must turn left at every corner
 and wind once, else the sequence compares with all its tokens; so does a positive tie
 tolerance, a sequence of at most 8 tokens, coordinates outside ``[SCALE_MIN, SCALE_MAX]``, and a
 query with :math:`(|w_1| + |w_2|) S` outside ``[SCORE_MIN, SCORE_MAX]`` (where rounding stops
