@@ -205,8 +205,9 @@ def _kernel_step(z: Tensor, settings: _LayerSettings, out: Tensor | None, keep_t
 
 def _torch_step(z: Tensor, settings: _LayerSettings) -> HardmaxStep:
     """One layer in torch (any device and dtype, differentiable): (c, L, L) score chunks over sequences of
-    similar length, padding trimmed (:func:`attndyn.attention.ragged_chunks`); new leaders are
-    certified by ``book`` (:meth:`attndyn.margins.LeaderBook.certify`)."""
+    similar length, padding trimmed (:func:`attndyn.attention.ragged_chunks`), each screened by one matrix product
+    where it may be (:func:`attndyn.attention.hardmax_mean_screened`: the same follow sets, fewer exact scores);
+    new leaders are certified by ``book`` (:meth:`attndyn.margins.LeaderBook.certify`)."""
     A, mask, coef, tol, record_follow, book, layer, causal, _ = settings
     B, n, _ = z.shape
     grad = torch.is_grad_enabled() and (z.requires_grad or A.requires_grad)
@@ -224,8 +225,11 @@ def _torch_step(z: Tensor, settings: _LayerSettings) -> HardmaxStep:
         idx = idx.to(z.device)
         zc = z[idx, :L]
         mc = None if mask is None else mask[idx, :L]
-        s = attention.scores(zc, A, out=buf, exact=True)  # (c, L, L), rounded as the kernels
-        mean, follow, count = attention.hardmax_mean(s, zc, mc, tol=tol, causal=causal, overwrite_s=buf is not None)
+        if buf is not None and attention.screens(zc, tol):  # one matrix product, the exact scores of few queries
+            mean, follow, count = attention.hardmax_mean_screened(zc, A, mc, causal=causal, out=buf)
+        else:
+            s = attention.scores(zc, A, out=buf, exact=True)  # (c, L, L), rounded as the kernels
+            mean, follow, count = attention.hardmax_mean(s, zc, mc, tol=tol, causal=causal, overwrite_s=buf is not None)
         z_next[idx, :L] = zc + coef * (mean - zc)
         leader[idx, :L] = torch.diagonal(follow, dim1=-2, dim2=-1) & (count[..., 0] == 1)  # C_i = {i}
         if follow_all is not None:
