@@ -218,6 +218,8 @@ def _torch_step(z: Tensor, settings: _LayerSettings) -> HardmaxStep:
     chunks = attention.ragged_chunks(lengths, attention.chunk_entries(z.device))
     size = max(idx.numel() * L * L for idx, L in chunks)
     buf = None if grad else torch.empty(size, dtype=z.dtype, device=z.device)  # reused scores
+    eye = not A.requires_grad and torch.equal(A, torch.eye(A.shape[-1], dtype=A.dtype, device=A.device))
+    A_q = None if eye else A  # the identity: w = z (the same follow sets; no d passes over the queries)
     z_next = z.clone()  # positions past a chunk's L are padding: they stay
     leader = torch.zeros((B, n), dtype=torch.bool, device=z.device)
     follow_all = torch.zeros((B, n, n), dtype=torch.bool, device=z.device) if record_follow else None
@@ -226,9 +228,9 @@ def _torch_step(z: Tensor, settings: _LayerSettings) -> HardmaxStep:
         zc = z[idx, :L]
         mc = None if mask is None else mask[idx, :L]
         if buf is not None and attention.screens(zc, tol):  # one matrix product, the exact scores of few queries
-            mean, follow, count = attention.hardmax_mean_screened(zc, A, mc, causal=causal, out=buf)
+            mean, follow, count = attention.hardmax_mean_screened(zc, A_q, mc, causal=causal, out=buf)
         else:
-            s = attention.scores(zc, A, out=buf, exact=True)  # (c, L, L), rounded as the kernels
+            s = attention.scores(zc, A_q, out=buf, exact=True)  # (c, L, L), rounded as the kernels
             mean, follow, count = attention.hardmax_mean(s, zc, mc, tol=tol, causal=causal, overwrite_s=buf is not None)
         z_next[idx, :L] = zc + coef * (mean - zc)
         leader[idx, :L] = torch.diagonal(follow, dim1=-2, dim2=-1) & (count[..., 0] == 1)  # C_i = {i}

@@ -208,11 +208,17 @@ def hardmax_mean(
     return _mean_of(s >= (m - tol) if tol > 0 else s == m, arg, z, mask)
 
 
-def _mean_of(follow: Tensor, arg: Tensor, z: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
-    """:func:`hardmax_mean` from the follow sets of every query (B, n, n) and a maximiser of each (B, n, 1)."""
+def _mean_of(
+    follow: Tensor, arg: Tensor, z: Tensor, mask: Tensor | None, count: Tensor | None = None
+) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`hardmax_mean` from the follow sets of every query (B, n, n), a maximiser of each (B, n, 1) and, where
+    the caller knows them, the sizes of the real queries' follow sets (B, n, 1) int32."""
     if mask is not None:
         follow &= mask[:, :, None]
-    count = follow.view(torch.uint8).sum(dim=-1, keepdim=True, dtype=torch.int32)  # (B, n, 1), a fast bool sum
+    if count is None:
+        count = follow.view(torch.uint8).sum(dim=-1, keepdim=True, dtype=torch.int32)  # (B, n, 1), a fast bool sum
+    elif mask is not None:
+        count = count.masked_fill(~mask[:, :, None], 0)  # padding follows nobody
     single = count == 1 if mask is None else (count == 1) | ~mask[:, :, None]
     if bool(single.all()):  # no ties (the generic case): C_i = {argmax}, O(n d) gather
         mean = torch.gather(z, 1, arg.expand(-1, -1, z.shape[-1]))
@@ -278,9 +284,11 @@ def hardmax_mean_screened(
     bound = 4.0 * gamma * (q.abs() * big.amax(dim=1, keepdim=True)).sum(dim=-1, keepdim=True)
     bound += 4.0 * d * torch.finfo(x.dtype).tiny * torch.finfo(x.dtype).eps  # 4 d eta: products that underflow
     m, arg = s.max(dim=-1, keepdim=True)
-    near = (s >= m - 2.0 * bound).view(torch.uint8).sum(dim=-1, dtype=torch.int32)  # (c, L) keys left in
-    unsure = near > 1 if mask is None else (near > 1) & mask
+    second = s.scatter_(-1, arg, float("-inf")).amax(dim=-1)  # (c, L): the best of the other keys
+    unsure = second >= (m - 2.0 * bound)[..., 0]  # another key is left in
+    unsure = unsure if mask is None else unsure & mask
     follow = torch.zeros((c, L, L), dtype=torch.bool, device=x.device).scatter_(-1, arg, True)
+    count = torch.ones((c, L, 1), dtype=torch.int32, device=x.device)
     if bool(unsure.any()):
         b, i = torch.nonzero(unsure, as_tuple=True)
         w = q[b, i]  # (R, d)
@@ -290,9 +298,10 @@ def hardmax_mean_screened(
         if keep is not None:
             exact.masked_fill_(~keep.expand(c, L, L)[b, i], float("-inf"))
         top, at = exact.max(dim=-1, keepdim=True)
-        follow[b, i] = exact == top
+        follow[b, i] = ties = exact == top
         arg[b, i] = at
-    return _mean_of(follow, arg, x, mask)
+        count[b, i] = ties.view(torch.uint8).sum(dim=-1, keepdim=True, dtype=torch.int32)
+    return _mean_of(follow, arg, x, mask, count)
 
 
 def follow_sets(s: Tensor, mask: Tensor | None = None, *, tol: float = 0.0, causal: bool = False) -> Tensor:

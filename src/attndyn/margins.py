@@ -55,7 +55,7 @@ order of the spread of the tokens times :math:`|A z_i|`, some :math:`10^{15}` ti
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 import numba
@@ -65,6 +65,7 @@ from numba import njit, prange
 from torch import Tensor
 
 from . import _pages
+from .attention import chunk_entries
 
 __all__ = ["unit_roundoff", "gamma", "underflow_term", "leader_margins", "LeaderBook"]
 
@@ -74,9 +75,6 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
 
 # Pairs above which the compiled loop runs in parallel.
 _PARALLEL_PAIRS = 4096
-
-# At most this many (pair, key, coordinate) entries are gathered at a time.
-_CHUNK_ENTRIES = 1 << 20
 
 
 def unit_roundoff(dtype: torch.dtype) -> float:
@@ -127,14 +125,22 @@ def leader_margins(
     M = absz.cummax(dim=1).values if causal else absz.amax(dim=1, keepdim=True)
     absA = None if A is None else A.detach().abs()
     g, g1 = 2.0 * gamma(2 * d + 1, z.dtype), underflow_term(d, z.dtype)
-    margins, bounds = [], []
-    step = max(1, _CHUNK_ENTRIES // max(1, n * d))
-    for a in range(0, b.numel(), step):
-        bb, ii = b[a : a + step], i[a : a + step]
+    order = torch.argsort(b, stable=True)  # the pairs of a sequence side by side
+    bs, is_ = b[order], i[order]
+    seqs, counts = torch.unique_consecutive(bs, return_counts=True)
+    mu = torch.empty(b.numel(), dtype=z.dtype, device=z.device)
+    bound = torch.empty_like(mu)
+    for pairs, group in _pair_groups(counts.tolist(), n, d, chunk_entries(z.device)):
+        bb, ii = bs[pairs], is_[pairs]
         zi = z[bb, ii]  # (c, d) queries' tokens
         q = zi if A is None else zi @ A.detach().T  # (c, d) rows A z_i
-        keys = z[bb]  # (c, n, d)
-        s = torch.bmm(keys, q[:, :, None])[..., 0]  # (c, n) scores <A z_i, z_j>
+        if group is None:  # a few queries per sequence: each one's keys gathered, (c, n) scores <A z_i, z_j>
+            s = torch.bmm(z[bb], q[:, :, None])[..., 0]
+        else:  # many: every score of each sequence by one product, the queries' rows taken from it
+            zg = z[seqs[group]]
+            qg = zg if A is None else zg @ A.detach().T
+            local = torch.repeat_interleave(torch.arange(zg.shape[0], device=z.device), counts[group])
+            s = torch.bmm(qg, zg.transpose(1, 2))[local, ii]
         own = (q * zi).sum(dim=-1)  # (c,) <A z_i, z_i>
         rival = s.clone()
         rival[torch.arange(bb.numel(), device=z.device), ii] = -torch.inf
@@ -142,14 +148,33 @@ def leader_margins(
             rival = rival.masked_fill(~mask[bb], -torch.inf)
         if causal:
             rival = rival.masked_fill(torch.arange(n, device=z.device)[None, :] > ii[:, None], -torch.inf)
-        margins.append(own - rival.amax(dim=-1))
+        mu[order[pairs]] = own - rival.amax(dim=-1)
         aq = zi.abs() if absA is None else zi.abs() @ absA.T  # (c, d) |A| |z_i|
         span = zi.abs() + M[bb, ii if causal else 0]  # (c, d) |z_i| + M
-        bounds.append(g * (aq * span).sum(dim=-1) + g1 * (span.sum(dim=-1) + 3.0))
-    if not margins:
-        empty = torch.empty(0, dtype=z.dtype)
-        return empty, empty.clone()
-    return torch.cat(margins).cpu(), torch.cat(bounds).cpu()
+        bound[order[pairs]] = g * (aq * span).sum(dim=-1) + g1 * (span.sum(dim=-1) + 3.0)
+    return mu.cpu(), bound.cpu()
+
+
+def _pair_groups(counts: list[int], n: int, d: int, budget: int) -> Iterator[tuple[slice, slice | None]]:
+    """The pairs of :func:`leader_margins`, sorted by sequence (``counts`` of each), in groups of at most ``budget``
+    scores or gathered entries: ``(pairs, sequences)`` for runs of sequences asked about n/8 times or more (one
+    n x n product each pays more than gathering their keys), ``(pairs, None)`` for the others (keys gathered)."""
+    many = n * n <= budget
+    per_product = max(1, budget // (n * n))
+    per_gather = max(1, budget // (n * d))
+    g = a = 0  # the next sequence and its first pair
+    while g < len(counts):
+        dense = many and counts[g] * 8 >= n
+        h = g
+        while h < len(counts) and (many and counts[h] * 8 >= n) == dense and (not dense or h - g < per_product):
+            h += 1
+        p = a + sum(counts[g:h])
+        if dense:
+            yield slice(a, p), slice(g, h)
+        else:
+            for lo in range(a, p, per_gather):
+                yield slice(lo, min(p, lo + per_gather)), None
+        g, a = h, p
 
 
 def _compiled(

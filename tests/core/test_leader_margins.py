@@ -232,3 +232,60 @@ def test_scores_in_the_subnormal_range_do_not_prove_a_tie_to_be_a_leader(grad):
         torch.tensor(Z)[None], torch.tensor(A), None, torch.tensor([0]), torch.tensor([0])
     )
     assert float(mu[0]) <= float(bound[0])  # within the bound: decided by rounding
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    counts=st.lists(st.integers(1, 40), max_size=12),
+    n=st.integers(1, 40),
+    d=st.integers(1, 8),
+    budget=st.integers(1, 5000),
+)
+def test_pair_groups_cover_every_pair_once_within_the_budget(counts, n, d, budget):
+    seen, seq = [], 0
+    for pairs, group in margins._pair_groups(counts, n, d, budget):
+        seen.extend(range(pairs.start, pairs.stop))
+        if group is None:  # keys gathered: at most budget entries unless one pair alone is more
+            assert pairs.stop - pairs.start == 1 or (pairs.stop - pairs.start) * n * d <= budget
+        else:  # one n x n product per sequence, each asked about n/8 times or more; whole sequences, in order
+            assert group.start == seq or seq <= group.start
+            assert (group.stop - group.start) * n * n <= budget
+            assert all(c * 8 >= n for c in counts[group])
+            assert pairs.stop - pairs.start == sum(counts[group])
+            assert pairs.start == sum(counts[: group.start])
+        seq = group.stop if group is not None else seq
+    assert seen == list(range(sum(counts)))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_margins_by_products_equal_those_by_gathered_keys(monkeypatch, causal):
+    """The torch path (float32 here) scores many queries of a sequence by one product: the same margins as each
+    query's gathered keys, within the rounding bound, the same bounds and the same lone tokens."""
+    rng = np.random.default_rng(3)
+    z = torch.from_numpy(rng.standard_normal((5, 24, 3))).float()
+    A = torch.from_numpy(rng.standard_normal((3, 3))).float()
+    mask = torch.from_numpy(rng.random((5, 24)) > 0.2)
+    mask[:, 0] = True
+    mask[4, 1:] = False  # a lone token: no competitor, margin inf
+    b, i = torch.nonzero(mask | (torch.arange(24) % 5 == 0), as_tuple=True)  # padding asked about too
+    keep = torch.from_numpy(rng.random(b.numel()) < 0.8) | (b < 2) | (b == 4)
+    b, i = b[keep], i[keep]
+    shuffle = torch.from_numpy(rng.permutation(b.numel()))
+    b, i = b[shuffle], i[shuffle]  # in no order: the groups sort them and put the answers back
+    got = margins.leader_margins(z, A, mask, b, i, causal=causal)
+    mu64, _ = margins.leader_margins(z.double(), A.double(), mask, b, i, causal=causal)  # the compiled loop
+    fin = torch.isfinite(mu64)
+    assert torch.equal(torch.isinf(got[0]), ~fin) and bool((~fin).any())
+    assert bool(((got[0][fin].double() - mu64[fin]).abs() <= got[1][fin].double()).all())
+    kinds = {g is None for _, g in margins._pair_groups(torch.bincount(b).tolist(), 24, 3, 1 << 20)}
+    assert kinds == {False}  # every sequence here is asked about n/8 times or more: products only
+
+    def gathered(counts, n, d, budget):
+        for lo in range(0, sum(counts), 7):
+            yield slice(lo, min(sum(counts), lo + 7)), None
+
+    monkeypatch.setattr(margins, "_pair_groups", gathered)
+    mu, bound = margins.leader_margins(z, A, mask, b, i, causal=causal)
+    torch.testing.assert_close(got[1], bound, rtol=1e-5, atol=0.0)
+    assert torch.equal(torch.isinf(got[0]), torch.isinf(mu))
+    assert bool(((got[0][fin] - mu[fin]).abs() <= bound[fin]).all())
