@@ -81,7 +81,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cases", nargs="+", default=list(DEFAULT_CASES), help="BxNxD shapes (default: %(default)s)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
-    p.add_argument("--rounds", type=int, default=3, help="timed rounds per case and way (default: 3)")
+    p.add_argument("--rounds", type=int, default=5, help="timed rounds per case and way (default: 5)")
     p.add_argument("--threads", type=int, default=1, help="torch's CPU threads (default: 1)")
     p.add_argument("--json", help="also write the rows to this JSON file")
     a = p.parse_args()

@@ -230,8 +230,7 @@ def _mean_of(
 
 
 #: Token dimensions from which :func:`hardmax_mean_screened` applies (one token coordinate: the exact scores are
-#: one product per pair, no cheaper screen exists). On the CPU it paid from d = 2 on: 1.35x at d = 2 and 2.4x at
-#: d = 8 for a float32 (200, 128, d) run of 8 layers on the torch path (one thread).
+#: one product per pair, no cheaper screen exists). On the CPU it pays from d = 2 on (benchmarks/bench_screen.py).
 SCREEN_MIN_D = 2
 
 
