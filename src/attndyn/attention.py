@@ -248,7 +248,7 @@ def screens(x: Tensor, tol: float) -> bool:
 
 
 def _product(q: Tensor, x: Tensor, out: Tensor | None) -> Tensor:
-    """:math:`\tilde s = q x^\top` (B, n, n), one batched matrix product (:func:`hardmax_mean_screened` bounds
+    r""":math:`\tilde s = q x^\top` (B, n, n), one batched matrix product (:func:`hardmax_mean_screened` bounds
     its rounding, whatever order the library sums in)."""
     return torch.bmm(q, x.transpose(1, 2), out=out)
 
@@ -259,15 +259,15 @@ def hardmax_mean_screened(
     r"""``hardmax_mean(scores(x, A, exact=True), x, mask, causal=causal)``, the same three tensors, with the exact
     scores of few queries (where :func:`screens`; ``out``: a scratch buffer as :func:`scores` takes).
 
-    The scores are first one matrix product, :math:`	ilde s_{ij} = w_i \cdot x_j` (:math:`w_i = A x_i` as
+    The scores are first one matrix product, :math:`\tilde s_{ij} = w_i \cdot x_j` (:math:`w_i = A x_i` as
     :func:`scores` rounds it) summed in whatever order the library takes. Every way of summing d rounded products,
     fused or not, in any order, lies within :math:`\gamma_d \sum_k |w_{ik} x_{jk}|` (plus :math:`d\eta/2` for
     products that underflow, :math:`\eta` the smallest subnormal) of the exact inner product (Higham, *Accuracy and
     Stability of Numerical Algorithms*, 2nd ed., eq. (3.5)); so does the left-to-right sum :math:`s_{ij}` of
-    ``scores(exact=True)``. Hence :math:`|	ilde s_{ij} - s_{ij}| \le e_i = 2\gamma_d \sum_k |w_{ik}| X_k + 2d\eta`,
+    ``scores(exact=True)``. Hence :math:`|\tilde s_{ij} - s_{ij}| \le e_i = 2\gamma_d \sum_k |w_{ik}| X_k + 2d\eta`,
     :math:`X_k` the largest :math:`|x_{jk}|` of the real keys, and a key with
-    :math:`	ilde s_{ij} < \max_l 	ilde s_{il} - 2e_i` scores exactly below the key that maximises
-    :math:`	ilde s_{i\cdot}`: it is not in :math:`C_i` (eq. (1.1b) of the hardmax paper). Where one key is left,
+    :math:`\tilde s_{ij} < \max_l \tilde s_{il} - 2e_i` scores exactly below the key that maximises
+    :math:`\tilde s_{i\cdot}`: it is not in :math:`C_i` (eq. (1.1b) of the hardmax paper). Where one key is left,
     it is :math:`C_i`; the other real queries (ties, near ties) are scored exactly, left to right. The bound is
     taken twice over, which covers the rounding of its own computation.
     """
