@@ -227,7 +227,7 @@ def _torch_step(z: Tensor, settings: _LayerSettings) -> HardmaxStep:
         idx = idx.to(z.device)
         zc = z[idx, :L]
         mc = None if mask is None else mask[idx, :L]
-        if buf is not None and attention.screens(zc, tol):  # one matrix product, the exact scores of few queries
+        if buf is not None and attention.screens(zc, tol, A_q):  # one matrix product, the exact scores of few queries
             mean, follow, count = attention.hardmax_mean_screened(zc, A_q, mc, causal=causal, out=buf)
         else:
             s = attention.scores(zc, A_q, out=buf, exact=True)  # (c, L, L), rounded as the kernels

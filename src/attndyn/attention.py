@@ -234,12 +234,13 @@ def _mean_of(
 SCREEN_MIN_D = 2
 
 
-def screens(x: Tensor, tol: float) -> bool:
-    """Whether :func:`hardmax_mean_screened` applies to tokens ``x`` (B, n, d): the exact rule (``tol`` 0), d of at
-    least :data:`SCREEN_MIN_D`, and a matrix product whose rounding the textbook bound covers: float64, or float32
+def screens(x: Tensor, tol: float, A: Tensor | None = None) -> bool:
+    """Whether :func:`hardmax_mean_screened` applies to tokens ``x`` (B, n, d) and scores with ``A``: the exact rule
+    (``tol`` 0), d of at least :data:`SCREEN_MIN_D`, ``A`` (if any) of the tokens' dtype (the exact scores of
+    mixed dtypes are promoted), and a matrix product whose rounding the textbook bound covers: float64, or float32
     where torch multiplies at full float32 precision (``torch.get_float32_matmul_precision() == "highest"``, no
     TF32 on CUDA)."""
-    if tol != 0.0 or x.shape[-1] < SCREEN_MIN_D:
+    if tol != 0.0 or x.shape[-1] < SCREEN_MIN_D or (A is not None and A.dtype != x.dtype):
         return False
     if x.dtype == torch.float64:
         return True

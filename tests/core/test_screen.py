@@ -100,6 +100,8 @@ def test_screens_only_where_the_bound_holds():
     assert not attention.screens(x, 0.5)  # a tolerance: the band would be tol +- the bound
     assert not attention.screens(x[..., :1], 0.0)  # one coordinate: nothing to spare
     assert not attention.screens(x.half(), 0.0) and not attention.screens(x.bfloat16(), 0.0)
+    eye = torch.eye(4, dtype=torch.float64)
+    assert attention.screens(x, 0.0, eye) and not attention.screens(x.float(), 0.0, eye)  # mixed: scores promoted
     before = torch.get_float32_matmul_precision()
     try:
         torch.set_float32_matmul_precision("high")  # float32 products may go through TF32 or bfloat16 passes
@@ -156,3 +158,14 @@ def test_a_near_tie_the_product_puts_wrong_is_scored_exactly(monkeypatch, dtype)
     assert bool((want[2] == 1).all())  # no tie: every mean is one gathered key
     monkeypatch.setattr(attention, "_product", swapped)
     assert_same(attention.hardmax_mean_screened(x, None, None), want)
+
+
+def test_float32_tokens_with_a_float64_matrix_step_as_before(monkeypatch):
+    """Tokens and A of two dtypes: the exact scores are promoted, and the step is the unscreened one."""
+    rng = np.random.default_rng(5)
+    z = torch.from_numpy(rng.standard_normal((2, 9, 3))).float()
+    A = torch.from_numpy(rng.standard_normal((3, 3)))
+    got = _hardmax.hardmax_step(z, alpha=0.5, A=A)
+    monkeypatch.setattr(attention, "SCREEN_MIN_D", 1 << 30)
+    want = _hardmax.hardmax_step(z, alpha=0.5, A=A)
+    assert torch.equal(got.tokens, want.tokens) and torch.equal(got.leader, want.leader)
