@@ -34,6 +34,16 @@ def near_ties(rng, c, L, d, dtype, *, dyadic=False, exact=True):
     return torch.where(nudge, torch.nextafter(x, torch.full_like(x, np.inf)), x)
 
 
+def scores_and_room(q, x):
+    """The scores of queries q (c, L, d) against keys x, left to right, and how far a product may stray from each:
+    the sum of both paths' rounding bounds, 2 gamma_d sum_k |q_k x_jk|."""
+    d, u = x.shape[-1], torch.finfo(x.dtype).eps / 2
+    s = torch.zeros(q.shape[0], q.shape[1], x.shape[1], dtype=x.dtype)
+    for k in range(d):
+        s = s + q[:, :, None, k] * x[:, None, :, k]
+    return s, 2 * d * u / (1 - d * u) * (q.abs() @ x.abs().transpose(1, 2))
+
+
 def assert_same(got, want):
     for name, a, b in zip(("mean", "follow", "count"), got, want):
         assert torch.equal(a, b), name
@@ -71,12 +81,7 @@ def test_screened_holds_against_the_worst_product_the_bound_allows(monkeypatch):
     hits = []
 
     def worst(q, x, out):
-        d = x.shape[-1]
-        u = torch.finfo(x.dtype).eps / 2
-        s = torch.zeros(q.shape[0], q.shape[1], x.shape[1], dtype=x.dtype)
-        for k in range(d):
-            s = s + q[:, :, None, k] * x[:, None, :, k]
-        room = 2 * d * u / (1 - d * u) * (q.abs() @ x.abs().transpose(1, 2))
+        s, room = scores_and_room(q, x)
         push = torch.from_numpy(rng.uniform(-1.0, 1.0, size=tuple(s.shape))).to(x.dtype)
         moved = s + push * room
         hits.append(int((moved.argmax(-1) != s.argmax(-1)).sum()))
@@ -136,11 +141,7 @@ def test_a_near_tie_the_product_puts_wrong_is_scored_exactly(monkeypatch, dtype)
     bound's room) must not decide the follow set or the maximiser the mean is gathered from."""
 
     def swapped(q, x, out):
-        s = torch.zeros(q.shape[0], q.shape[1], x.shape[1], dtype=x.dtype)
-        for k in range(x.shape[-1]):
-            s = s + q[:, :, None, k] * x[:, None, :, k]
-        d, u = x.shape[-1], torch.finfo(x.dtype).eps / 2
-        room = 2 * d * u / (1 - d * u) * (q.abs() @ x.abs().transpose(1, 2))  # each entry's allowed error
+        s, room = scores_and_room(q, x)
         top = s.topk(2, dim=-1)
         fits = (top.values[..., :1] - top.values[..., 1:]) <= room.gather(-1, top.indices).amin(-1, keepdim=True)
         assert int(fits.sum()) == 2  # the rows of the two keys one ulp apart
