@@ -1,5 +1,7 @@
 """The compiled d >= 3 kernel (blocks of queries, one maximiser found by counting) against the naive loop."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -40,3 +42,44 @@ def test_dense_kernel_follow_sets_and_tolerance_match_the_dense_rule(d):
         assert torch.equal(fast.follow, dense.follow)
         assert torch.equal(fast.leader, dense.leader)
         assert torch.equal(fast.tokens, dense.tokens.detach())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 13), st.integers(1, 19))
+def test_score_rows_are_the_left_to_right_sums(seed, d, m):
+    """Four coordinates a pass (_score_rows) add in the dense rule's order: every score the same bits as the plain
+    sum 0.0 + q_0 x_0 + q_1 x_1 + ..., with magnitudes spread over 2^+-40 so that any other order rounds apart,
+    and the sign of a zero sum as that order gives it."""
+    from attndyn._kernels import QB, _score_rows
+
+    rng = np.random.default_rng(seed)
+    keys = rng.standard_normal((d, m)) * 2.0 ** rng.integers(-40, 41, (d, m))
+    q = rng.standard_normal((QB, d)) * 2.0 ** rng.integers(-40, 41, (QB, d))
+    keys[:, rng.random(m) < 0.3] = 0.0  # zero keys: every product of q's first row is -0.0, the sum is +0.0
+    q[0] = -np.abs(q[0])
+    S = np.full((QB, m + 3), np.nan)
+    _score_rows(keys, q, S, m)
+    for r in range(QB):
+        for t in range(m):
+            s = 0.0
+            for k in range(d):
+                s += float(q[r, k]) * float(keys[k, t])
+            assert S[r, t] == s or (s == 0.0 and S[r, t] == 0.0), (r, t)
+            assert math.copysign(1.0, S[r, t]) == math.copysign(1.0, s)
+    assert np.isnan(S[:, m:]).all()  # keys past mk untouched
+
+
+@pytest.mark.parametrize("d", [8, 9, 13])
+def test_dense_kernel_margins_are_the_naive_margins_bit_for_bit(d):
+    """Every layer-0 leader's margin (its score minus the best rival's) as the naive loop sums it, bit for bit:
+    scores of tokens spread over 2^+-20 round apart under any other order of the sum."""
+    rng = np.random.default_rng(d)
+    z = rng.standard_normal((40, d)) * 2.0 ** rng.integers(-20, 21, (40, d))
+    M = rng.standard_normal((d, d))
+    A = M @ M.T + np.eye(d)
+    traj = attndyn.hardmax(z, alpha=0.5, layers=1, A=A, check_hypotheses=False)
+    led = np.flatnonzero(traj.leader_since[0].numpy() == 0)
+    assert len(led) >= 3
+    for i in led:
+        mu, _ = naive.leader_margin(z.tolist(), int(i), A.tolist())
+        assert float(traj.leader_margin[0, i]) == mu, i
