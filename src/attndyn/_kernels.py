@@ -50,8 +50,10 @@ being relative: underflow, overflow) — in particular :math:`A z_i = 0`, whose 
 exactly 0: it follows every token.
 
 **Any other d** (:func:`hardmax_layer_dense`): per sequence, QB queries at a time, the rows of
-scores over the real tokens only (vectorised over the keys), each row's maximum (eight lanes),
-then the mean of the maximisers, with everything in cache; padding costs nothing.
+scores over the real tokens only (vectorised over the keys, four coordinates a pass: :func:`_score_rows`),
+each row's maximum (eight lanes), how many keys attain it and, in the same pass, the sum of their indices (the
+maximiser when it is the only one), then the mean of the maximisers, with everything in cache; padding costs
+nothing.
 
 **A causal mask** (``causal=True``, token i attends to :math:`j \le i` only) runs on the dense kernel for every
 d, planar included: each query has its own keys (a prefix of the real tokens), so the planar kernel's candidates,
@@ -706,13 +708,17 @@ def _rowmax(s, m, lanes):  # pragma: no cover - compiled
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _count_at_least(s, m, thr):  # pragma: no cover - compiled
-    """How many of s[:m] are >= thr (vectorised)."""
+    """How many of s[:m] are >= thr, and the sum of their indices (the index itself when there is one), in one
+    vectorised pass (no scan that stops at the first)."""
     c = 0
+    at = 0
     for t in range(m):
-        c += 1 if s[t] >= thr else 0
-    return c
+        hit = s[t] >= thr
+        c += 1 if hit else 0
+        at += t if hit else 0
+    return c, at
 
 
 QB = 4  # queries scored together by the d >= 3 kernel (each row of keys is loaded once for all)
@@ -824,10 +830,8 @@ def _dense_one(
             cnt = 0
             acc[:] = 0.0
             self_in = False
-            if not record_follow and _count_at_least(s, mr, thr) == 1:  # one maximiser: find it
-                t = 0
-                while s[t] < thr:
-                    t += 1
+            one, t = (0, 0) if record_follow else _count_at_least(s, mr, thr)
+            if one == 1:  # one maximiser, t
                 cnt = 1
                 for k in range(d):
                     acc[k] = keys[k, t]
