@@ -70,7 +70,8 @@ otherwise the event is recorded as decided by rounding. A leader is in its own :
 the planar kernel looks only at its candidates.
 
 **Why the loops look as they do** (timings in docs/benchmarks.md): LLVM does not vectorise a
-floating-point max reduction, so maxima are folded in eight lanes; a call to a compiled function,
+floating-point max reduction, so maxima are folded in eight lanes, or, for the d >= 3 kernel's rows, taken
+over integer keys in the doubles' order (:func:`_rowmax`), which it does vectorise; a call to a compiled function,
 with its array arguments, costs as much as a sequence's worth of work, so one call handles a block
 of sequences and the small helpers are inlined.
 
@@ -689,23 +690,35 @@ def _planar_parallel(
             k = next_block(counter)
 
 
-@njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
+# Bits of a double, as an int64, in the order of the doubles they encode: x -> bits(x) ^ (sign(x) ? 2^63 - 1 : 0)
+# (negative doubles' magnitude bits flipped; -0.0 sorts just below +0.0). Its own inverse.
+_MAGNITUDE = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+@njit(cache=True, inline="always")
+def _ordered(b):  # pragma: no cover - compiled
+    """The bits b of a double (int64) to a key in the doubles' order, or such a key back to the bits."""
+    return b ^ ((b >> 63) & _MAGNITUDE)
+
+
+@njit(cache=True, inline="always")
 def _rowmax(s, m, lanes):  # pragma: no cover - compiled
-    """max(s[:m]) (-inf if m = 0), s unchanged: eight lanes updated block by block (vectorised;
-    one chain of scalar maxima is not, see :func:`_fold_max`); ``lanes`` holds 8 entries."""
-    for i in range(8):
-        lanes[i] = -np.inf
-    top = m // 8 * 8
-    for j in range(0, top, 8):
-        for i in range(8):
-            v = s[j + i]
-            lanes[i] = v if v > lanes[i] else lanes[i]
-    best = -np.inf
-    for i in range(8):
-        best = lanes[i] if lanes[i] > best else best
-    for t in range(top, m):
-        best = s[t] if s[t] > best else best
-    return best
+    """max(s[:m]) (-inf if m = 0) of a contiguous row with no NaN, s unchanged; ``lanes`` holds 8 entries
+    (scratch for the result's bits).
+
+    LLVM vectorises no floating-point maximum reduction that numba writes (a select on a comparison), while it does
+    vectorise an integer one: so the maximum is taken over :func:`_ordered` keys of the doubles' bits, which
+    compare as the doubles do (exactly; the one difference, -0.0 below +0.0, cannot arise: a score is a sum that
+    starts from +0.0, :func:`_score_rows`). About 1.7x faster than eight lanes of scalar maxima (znver3)."""
+    bits = s.view(np.int64)
+    lanes[0] = -np.inf
+    key = lanes.view(np.int64)
+    best = _ordered(key[0])
+    for t in range(m):
+        k = _ordered(bits[t])
+        best = k if k > best else best
+    key[0] = _ordered(best)
+    return lanes[0]
 
 
 @njit(cache=True, inline="always")

@@ -83,3 +83,18 @@ def test_dense_kernel_margins_are_the_naive_margins_bit_for_bit(d):
     for i in led:
         mu, _ = naive.leader_margin(z.tolist(), int(i), A.tolist())
         assert float(traj.leader_margin[0, i]) == mu, i
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_subnormal=True, width=64), max_size=40), st.integers(0, 40))
+def test_rowmax_is_the_largest_double(values, m):
+    """The row maximum over ordered keys of the doubles' bits (_rowmax) is the largest double of s[:m] (-inf for
+    none): signs, infinities, subnormals, rows shorter than m of the buffer; the entries past m are not read."""
+    from attndyn._kernels import _rowmax
+
+    m = min(m, len(values))
+    s = np.array(values + [np.inf], dtype=np.float64)  # an entry past m that must not count
+    got = _rowmax(s, m, np.empty(8))
+    assert got == (max(values[:m]) if m else -math.inf)
+    if any(v == 0.0 and math.copysign(1.0, v) > 0 for v in values[:m]) and got == 0.0:
+        assert math.copysign(1.0, got) == 1.0  # +0.0 over -0.0
