@@ -6,7 +6,7 @@ a JSON file under docs/ (docs/results/, or a command's output folder such as doc
 with its config.json) and a dotted key path into it (integers index lists). The printed
 number must be the file's value rounded to the printed digits (a trailing ``%`` means the value
 times 100; ``,`` groups thousands). A word so marked (a verdict, ``met<!-- result: ... -->``) must be the
-file's string. Each result file names the script that wrote it.
+file's string, or its boolean as JSON writes it (``true``, ``false``). Each result file names the script that wrote it.
 """
 
 import json
@@ -77,6 +77,8 @@ def test_quoted_word_is_the_files_string(printed, path, key):
     file = ROOT / path
     assert file.is_file() and file.is_relative_to(ROOT / "docs"), f"{path}: not a result file under docs/"
     value = lookup(json.loads(file.read_text(encoding="utf-8")), key)
+    if isinstance(value, bool):  # a check the file holds, quoted as JSON writes it
+        value = "true" if value else "false"
     assert value == printed, f"the docs say {printed}, {path} {key} = {value!r}"
 
 

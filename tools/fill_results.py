@@ -45,9 +45,11 @@ def _default_decimals(key: str) -> int:
     return 2
 
 
-def _format(old: str, value: float | str, key: str, pct: str) -> str:
+def _format(old: str, value: float | str | bool, key: str, pct: str) -> str:
     if isinstance(value, str):  # a word the file holds (a verdict): written as it is
         return value
+    if isinstance(value, bool):  # a check the file holds: as JSON writes it
+        return "true" if value else "false"
     v = float(value) * (100 if pct else 1)
     if NUMBER.match(old):
         text = old.replace(",", "").replace("−", "-")
