@@ -51,7 +51,7 @@ exactly 0: it follows every token.
 
 **Any other d** (:func:`hardmax_layer_dense`): per sequence, QB queries at a time, the rows of
 scores over the real tokens only (vectorised over the keys, four coordinates a pass: :func:`_score_rows`),
-each row's maximum (eight lanes), how many keys attain it and, in the same pass, the sum of their indices (the
+each row's maximum (:func:`_rowmax`), how many keys attain it and, in the same pass, the sum of their indices (the
 maximiser when it is the only one), then the mean of the maximisers, with everything in cache; padding costs
 nothing.
 
