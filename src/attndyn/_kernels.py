@@ -815,8 +815,8 @@ def _score_rows(keys, q, S, mk):  # pragma: no cover - compiled
     less time for d = 16); the last D mod 4 coordinates go in a pass of two or of one. The order of the additions
     is the same, so the sums are the same bits. The padding adds nothing: a product 0 * x is +-0 for a finite x,
     and s + (+-0) is s for every s but -0.0, which a sum from +0.0 never is (a rounded sum is -0.0 only when both
-    terms are). (Measured on znver3, scores alone, against one coordinate a pass: about 2.1x for d = 3, 5, 7 and
-    16; padding d = 2 or 6 to a multiple of 4 instead of a pass of two was slower than the old loop.)"""
+    terms are). (Measured on znver3, scores alone, against one coordinate a pass: 1.5-2.2x for d = 3 to 16, 1.2x
+    for d = 2, CHANGELOG; padding d = 2 or 6 to a multiple of 4 instead of a pass of two was slower than that.)"""
     D = keys.shape[0]
     for k in range(0, D - 3, 4):
         _pass4(keys, q, S, k, mk)
@@ -917,16 +917,16 @@ def _dense_one(
                 if big[0] < 0.0:  # M_k, the largest coordinates of the real tokens (once per sequence)
                     for k in range(d):
                         big[k] = _absmax(keys[k], keys[k], m)
-                leader[b, i] = _certify_dense(b, i, ii, s, mr, keys[:d], A, identity, big, layer, book)
+                leader[b, i] = _certify_dense(b, i, ii, s, mr, keys, A, identity, big, layer, book)
     moved[b] = mv
     scale[b] = sc
 
 
 @njit(cache=True)
 def _certify_dense(b, i, ii, s, m, keys, A, identity, big, layer, book):  # pragma: no cover - compiled
-    """Certify token (b, i) (position ii among the real tokens, scores s[:m]; its coordinates keys[:, ii]) as
-    :func:`_certify_one`."""
-    d = keys.shape[0]
+    """Certify token (b, i) (position ii among the real tokens, scores s[:m]; its coordinates keys[:d, ii], d the
+    length of big: keys may hold padded coordinates past d, :func:`padded`) as :func:`_certify_one`."""
+    d = big.shape[0]
     lanes = np.empty(8)
     rival = max(_rowmax(s[:ii], ii, lanes), _rowmax(s[ii + 1 :], m - ii - 1, lanes))
     t = 0.0

@@ -73,10 +73,11 @@ def test_score_rows_are_the_left_to_right_sums(seed, d, m):
     assert np.isnan(S[:, m:]).all()  # keys past mk untouched
 
 
-@pytest.mark.parametrize("d", [8, 9, 13])
+@pytest.mark.parametrize("d", [3, 7, 8, 9, 13])
 def test_dense_kernel_margins_are_the_naive_margins_bit_for_bit(d):
     """Every layer-0 leader's margin (its score minus the best rival's) as the naive loop sums it, bit for bit:
-    scores of tokens spread over 2^+-20 round apart under any other order of the sum."""
+    scores of tokens spread over 2^+-20 round apart under any other order of the sum (d = 3, 7: a zero coordinate
+    padded in, see padded)."""
     rng = np.random.default_rng(d)
     z = rng.standard_normal((40, d)) * 2.0 ** rng.integers(-20, 21, (40, d))
     M = rng.standard_normal((d, d))
