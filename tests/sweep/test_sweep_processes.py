@@ -165,3 +165,26 @@ def test_an_interrupt_whose_rows_cannot_be_counted_says_so_without_a_number(tmp_
     exc = SweepInterrupted(None, tmp_path)
     assert str(exc) == f"interrupted: the rows written so far are kept in {tmp_path}; rerun the same command to resume"
     assert str(SweepInterrupted(3, tmp_path)).startswith("interrupted: 3 cells kept in ")
+
+
+def test_after_an_interrupt_a_failing_dask_close_does_not_hide_it():
+    """Once in CI a LocalCluster took more than its 60 s to close after Ctrl-C, and its TimeoutError replaced the
+    interrupt (exit 2, "timed out after 60 s"). After an interrupt (quiet) each close is tried and a failure let go;
+    otherwise a failure is raised as before."""
+    from attndyn.sweep._runner import _close_executor
+
+    closed = []
+
+    class Part:
+        def __init__(self, name, fails):
+            self.name, self.fails = name, fails
+
+        def close(self):
+            closed.append(self.name)
+            if self.fails:
+                raise TimeoutError("timed out after 60 s")
+
+    _close_executor(Part("ex", False), Part("client", True), Part("cluster", True), quiet=True)
+    assert closed == ["ex", "client", "cluster"]
+    with pytest.raises(TimeoutError):
+        _close_executor(Part("ex", False), Part("client", False), Part("cluster", True), quiet=False)
