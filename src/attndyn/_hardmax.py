@@ -377,36 +377,25 @@ def _unscale(zs: Tensor, unit: _Unit, z0: Tensor, mask: Tensor | None) -> Tensor
 def _warn_outside_theorem(z: Tensor, A: Tensor, mask: Tensor | None) -> None:
     if not is_spd(A):
         warn_hypothesis("A is not symmetric positive definite: Theorem 1.1 does not apply, the run proceeds")
-    real = torch.ones(z.shape[:2], dtype=torch.bool) if mask is None else mask.cpu()
-    zc = z.detach().cpu()
-    if bool(((zc == 0).all(dim=-1) & real).any()):
+    zero, repeated = _token_flags(z, mask)
+    if zero:
         warn_hypothesis("a token is zero: Theorem 1.1 assumes nonzero tokens, the run proceeds")
-    if _any_repeated(zc, real):
+    if repeated:
         warn_hypothesis("some tokens are repeated: Theorem 1.1 assumes distinct tokens (repeated tokens tie exactly)")
 
 
-def _any_repeated(z: Tensor, real: Tensor) -> bool:
-    """Whether some sequence of ``z`` (B, n, d) holds two equal real tokens, bit for bit.
+def _token_flags(z: Tensor, mask: Tensor | None) -> tuple[bool, bool]:
+    """Whether some sequence of ``z`` (B, n, d) holds a zero real token, and whether one holds two equal real
+    tokens, bit for bit (-0.0 == 0.0, as torch's ``==``): one compiled pass (:func:`attndyn._distinct.token_flags`)
+    on float64 copies, which hold every narrower float exactly."""
+    from ._distinct import token_flags
+    from ._kernels import threads_for
 
-    Equal tokens have equal projections on a fixed random direction (computed coordinate by
-    coordinate, each product and sum rounded alike for every row), so a sequence whose sorted
-    projections are all distinct has no repeated token; only sequences with a repeated
-    projection are compared exactly. (A sort of numpy floats: torch's batched argsort cost a
-    planar hardmax run about a tenth of its time.)
-    """
-    zn, rn = z.to(torch.float64).numpy(), real.numpy()  # float64 holds every narrower float exactly
-    r = np.random.default_rng(0).standard_normal(size=(zn.shape[-1],))
-    proj = zn[..., 0] * r[0]
-    for k in range(1, zn.shape[-1]):
-        proj = proj + zn[..., k] * r[k]
-    proj[~rn] = np.nan  # padding sorts last and equals nothing
-    s = np.sort(proj, axis=-1)
-    rows = np.flatnonzero((s[:, 1:] == s[:, :-1]).any(axis=-1))
-    for b in rows:  # rare: a repeated projection; compare those tokens exactly (-0.0 == 0.0, as torch's ==)
-        t = zn[b, rn[b]].tolist()
-        if len(set(map(tuple, t))) < len(t):
-            return True
-    return False
+    B, n, d = z.shape
+    zn = z.detach().to("cpu", torch.float64).numpy()
+    real = np.ones((B, n), dtype=np.bool_) if mask is None else mask.cpu().numpy()  # writable: one signature
+    zero, repeated = token_flags(zn, real, threads_for(B, n, d))
+    return bool(zero.any()), bool(repeated.any())
 
 
 def hardmax(

@@ -323,30 +323,52 @@ def test_outside_hypotheses_warns_and_runs():
         attndyn.hardmax([[0.0, 0.0], [0.0, 1.0]], alpha=0.5, layers=2)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     st.integers(1, 4),
-    st.integers(1, 6),
+    st.integers(1, 9),
     st.integers(1, 3),
     st.sampled_from([torch.float64, torch.float32]),
+    st.booleans(),
     st.data(),
 )
-def test_repeated_token_check_matches_pairwise_comparison(B, n, d, dtype, data):
-    """The warning's fast check (sorted projections, exact comparison only where they repeat) against
-    every pair: values from a tiny set so that repeats, -0.0 beside 0.0 and repeats in padding occur."""
-    from attndyn._hardmax import _any_repeated
+def test_token_checks_match_pairwise_comparison(B, n, d, dtype, threads, data):
+    """The warnings' compiled pass (a hash table, exact comparison along its probe chains) against every pair
+    and every token: values from a tiny set so that repeats, zero tokens, -0.0 beside 0.0, and repeats and zeros
+    in padding occur; one block and blocks shared by threads."""
+    from attndyn._distinct import token_flags
+    from attndyn._hardmax import _token_flags
 
     vals = st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 3.0])
     z = torch.tensor(data.draw(st.lists(vals, min_size=B * n * d, max_size=B * n * d)), dtype=dtype).reshape(B, n, d)
     real = torch.tensor(data.draw(st.lists(st.booleans(), min_size=B * n, max_size=B * n))).reshape(B, n)
-    naive = any(
-        bool((z[b, i] == z[b, j]).all())
+    repeated = [
+        any(bool((z[b, i] == z[b, j]).all()) for i in range(n) for j in range(i) if real[b, i] and real[b, j])
         for b in range(B)
-        for i in range(n)
-        for j in range(i)
-        if real[b, i] and real[b, j]
-    )
-    assert _any_repeated(z, real) == naive
+    ]
+    zero = [any(bool((z[b, i] == 0).all()) for i in range(n) if real[b, i]) for b in range(B)]
+    got = token_flags(z.double().numpy(), real.numpy(), 2 if threads else 1)
+    assert got[0].tolist() == zero and got[1].tolist() == repeated
+    assert _token_flags(z, real) == (any(zero), any(repeated))
+
+
+def test_token_checks_find_every_repeat_along_long_probe_chains():
+    """Sequence b holds 600 distinct tokens and, last, a copy of token b: each copy must be found wherever its
+    original sits in the table, also when other tokens took its first slot (the chain walked to the end); tokens
+    that differ only in their last bits, and a copy that is -0.0 where its original is 0.0."""
+    from attndyn._distinct import token_flags
+
+    x = np.random.default_rng(5).standard_normal((600, 2))
+    x[:200, 0] = 1.0 + np.arange(200) * np.finfo(float).eps  # the last bits only
+    x[:200, 1] = 0.0
+    z = np.concatenate([np.broadcast_to(x, (600, 600, 2)), x[:, None, :]], axis=1)
+    z[:200, -1, 1] = -0.0
+    real = np.ones(z.shape[:2], dtype=bool)
+    assert token_flags(z[:, :600], real[:, :600])[1].tolist() == [False] * 600
+    for blocks in (1, 2):
+        assert token_flags(z, real, blocks)[1].tolist() == [True] * 600
+    real[:, -1] = False  # the copy is padding
+    assert token_flags(z, real)[1].tolist() == [False] * 600
 
 
 def test_save_options_check_themselves():
