@@ -509,18 +509,14 @@ def _close_executor(ex: Any, own_client: Any, cluster: Any, *, quiet: bool = Fal
     after 60 s", exit 2)."""
     if quiet:
         _silence_dask()
-        for close in (ex.close, getattr(own_client, "close", None), getattr(cluster, "close", None)):
-            if close is not None:
-                try:
-                    close()
-                except Exception:  # noqa: BLE001 - cleanup after an interrupt: the interrupt is the story
-                    pass
-        return
-    ex.close()
-    if own_client is not None:
-        own_client.close()
-    if cluster is not None:
-        cluster.close()
+    for close in (ex.close, getattr(own_client, "close", None), getattr(cluster, "close", None)):
+        if close is None:
+            continue
+        try:
+            close()
+        except Exception:
+            if not quiet:
+                raise  # after an interrupt it is let go: the interrupt is the story
 
 
 def _settle(ex: Any, experiment: str, cells: list, attempt: int, result: Any) -> tuple[list[dict] | None, int]:
