@@ -1,15 +1,15 @@
 r"""Whether a sequence holds a zero token or two equal tokens (Theorem 1.1's hypotheses), in one compiled pass.
 
-Theorem 1.1 of the hardmax paper assumes nonzero, pairwise distinct tokens: equal tokens tie exactly in every
-score, and a zero token scores 0 against every key. :func:`token_flags` reads each sequence once and inserts its
-real tokens into a small open-addressing hash table (four times as many slots as tokens, linear probing: a probe mostly finds its slot empty): a token whose
-slot chain holds an equal token, coordinate by coordinate with ``==`` (so -0.0 equals 0.0, as torch's ``==``), is
-a repeat. The hash only decides which tokens are compared; every verdict is an exact comparison, so a collision
-costs a comparison and never a wrong answer. The sequences are shared by numba's threads in ``blocks`` blocks (a
-sequence's flags do not depend on which thread reads it).
+Theorem 1.1 of the hardmax paper assumes nonzero, pairwise distinct tokens: equal tokens tie exactly in every score,
+and a zero token scores 0 against every key. :func:`token_flags` reads each sequence once and inserts its real
+tokens into a small open-addressing hash table (four times as many slots as tokens, linear probing: a probe mostly
+finds its slot empty): a token whose slot chain holds an equal token, coordinate by coordinate with ``==`` (so -0.0
+equals 0.0, as torch's ``==``), is a repeat. The hash only decides which tokens are compared; every verdict is an
+exact comparison, so a collision costs a comparison and never a wrong answer. The sequences are shared by numba's
+threads in ``blocks`` blocks (a sequence's flags do not depend on which thread reads it).
 
-On (3000, 128, 2) Gaussian tokens a pass takes about 3-4 ms on one thread of an AVX2 host, where the earlier
-check (sorting random projections and comparing neighbours, and a separate pass for zero tokens) took about 14 ms.
+On (3000, 128, 2) Gaussian tokens a pass takes about 3-4 ms on one thread of an AVX2 host, where the earlier check
+(sorting random projections and comparing neighbours, and a separate pass for zero tokens) took about 14 ms.
 """
 
 from __future__ import annotations
@@ -19,19 +19,20 @@ from numba import njit, prange
 
 __all__ = ["token_flags"]
 
-#: An odd 64-bit multiplier (2^64 over the golden ratio, as a signed integer): multiplying by it spreads the
-#: coordinates' bits into the top bits, which pick the slot (Fibonacci hashing).
-_MIX = -7046029254386353131
+#: An odd 64-bit multiplier (2^64 over the golden ratio): multiplying by it spreads the coordinates' bits into the
+#: top bits, which pick the slot (Fibonacci hashing). Unsigned, so that the products wrap by definition.
+_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(cache=True, inline="always")
 def _slot(bits, z, b, i, d, shift):  # pragma: no cover - compiled
-    """Token (b, i)'s first slot: its coordinates' bits mixed, a zero coordinate of either sign read as +0."""
-    h = 0
+    """Token (b, i)'s first slot: its coordinates' bits (``bits``: z viewed as uint64) mixed, a zero coordinate of
+    either sign read as +0."""
+    h = np.uint64(0)
     for k in range(d):
-        w = bits[b, i, k] if z[b, i, k] != 0.0 else 0
+        w = bits[b, i, k] if z[b, i, k] != 0.0 else np.uint64(0)
         h = (h ^ w) * _MIX
-    return (h >> shift) & ((1 << (64 - shift)) - 1)
+    return np.int64(h >> np.uint64(shift))
 
 
 @njit(cache=True, inline="always")
@@ -89,7 +90,7 @@ def token_flags(z: np.ndarray, real: np.ndarray, blocks: int = 1) -> tuple[np.nd
     zero, repeated = np.empty(B, dtype=np.bool_), np.empty(B, dtype=np.bool_)
     if B == 0:
         return zero, repeated
-    bits = z.view(np.int64)
+    bits = z.view(np.uint64)
     if blocks > 1:
         _flags_parallel(z, bits, real, zero, repeated, min(blocks, B))
     else:
