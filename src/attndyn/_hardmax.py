@@ -159,10 +159,10 @@ def _hardmax_step(
 
 @functools.lru_cache(maxsize=1)
 def _all_real(B: int, n: int) -> np.ndarray:
-    """(B, n) True, read-only: the kernels' mask when there is none (made once per run, not per layer)."""
-    m = np.ones((B, n), dtype=np.bool_)
-    m.flags.writeable = False
-    return m
+    """(B, n) True: the kernels' mask when there is none (made once per run, not per layer). Writable, as a caller's
+    mask is (no kernel writes it): numba compiles a read-only array as another type, and each variant of the planar
+    run kernel costs its first call on a machine about a minute of compilation (cached afterwards)."""
+    return np.ones((B, n), dtype=np.bool_)
 
 
 def _kernel_step(z: Tensor, settings: _LayerSettings, out: Tensor | None, keep_tokens: bool) -> HardmaxStep:
@@ -393,7 +393,7 @@ def _token_flags(z: Tensor, mask: Tensor | None) -> tuple[bool, bool]:
 
     B, n, d = z.shape
     zn = z.detach().to("cpu", torch.float64).numpy()
-    real = np.ones((B, n), dtype=np.bool_) if mask is None else mask.cpu().numpy()  # writable: one signature
+    real = _all_real(B, n) if mask is None else mask.cpu().numpy()
     zero, repeated = token_flags(zn, real, threads_for(B, n, d))
     return bool(zero.any()), bool(repeated.any())
 
