@@ -159,10 +159,21 @@ def _hardmax_step(
 
 @functools.lru_cache(maxsize=1)
 def _all_real(B: int, n: int) -> np.ndarray:
-    """(B, n) True: the kernels' mask when there is none (made once per run, not per layer). Writable, as a caller's
-    mask is (no kernel writes it): numba compiles a read-only array as another type, and each variant of the planar
-    run kernel costs its first call on a machine about a minute of compilation (cached afterwards)."""
-    return np.ones((B, n), dtype=np.bool_)
+    """(B, n) True, read-only: the kernels' mask when there is none (made once per run, not per layer)."""
+    m = np.ones((B, n), dtype=np.bool_)
+    m.flags.writeable = False
+    return m
+
+
+def _kernel_mask(mask: Tensor | None, B: int, n: int) -> np.ndarray:
+    """The (B, n) bool mask the compiled kernels read: read-only and C-contiguous whether the caller gave a mask or
+    none (:func:`_all_real`). One array type either way: numba compiles each type apart, and each variant of the
+    planar run kernel costs its first call on a machine about a minute of compilation (cached afterwards)."""
+    if mask is None:
+        return _all_real(B, n)
+    m = np.ascontiguousarray(mask.cpu().numpy()).view()  # a view of its own: the caller's array keeps its flags
+    m.flags.writeable = False
+    return m
 
 
 def _kernel_step(z: Tensor, settings: _LayerSettings, out: Tensor | None, keep_tokens: bool) -> HardmaxStep:
@@ -179,7 +190,7 @@ def _kernel_step(z: Tensor, settings: _LayerSettings, out: Tensor | None, keep_t
     new = (torch.empty_like(z) if out is None else out) if keep_tokens else z.new_empty(0)
     leader_np = np.empty((B, n), dtype=np.bool_)
     follow_np = np.zeros((B, n, n) if record_follow else (1, 1, 1), dtype=np.bool_)
-    m = _all_real(B, n) if mask is None else mask.cpu().numpy()
+    m = _kernel_mask(mask, B, n)
     moved, scale = np.empty(B), np.empty(B)
     A_np = A.detach().cpu().numpy()
     arrays = None if book is None else book.kernel_arrays(d)
@@ -393,7 +404,7 @@ def _token_flags(z: Tensor, mask: Tensor | None) -> tuple[bool, bool]:
 
     B, n, d = z.shape
     zn = z.detach().to("cpu", torch.float64).numpy()
-    real = _all_real(B, n) if mask is None else mask.cpu().numpy()
+    real = _kernel_mask(mask, B, n)
     zero, repeated = token_flags(zn, real, threads_for(B, n, d))
     return bool(zero.any()), bool(repeated.any())
 
@@ -576,7 +587,7 @@ def _extents(z: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor]:
 
         B, n, d = z.shape
         big, small = torch.empty(B, dtype=torch.float64), torch.empty(B, dtype=torch.float64)
-        m = _all_real(B, n) if mask is None else mask.numpy()
+        m = _kernel_mask(mask, B, n)
         token_extents(z.numpy(), m, big.numpy(), small.numpy(), threads_for(B, n, d))
         return big, small
     return _extents_torch(z, mask)
@@ -705,7 +716,7 @@ class _HardmaxRecord:
         kept = [k for k in range(last + 1) if run.keeps(k)]
         slots[kept] = np.arange(len(kept))
         moved, scale = np.empty((last + 1, B)), np.empty((last + 1, B))
-        mask = _all_real(B, n) if self.dyn.mask is None else self.dyn.mask.cpu().numpy()
+        mask = _kernel_mask(self.dyn.mask, B, n)
         coef = self.dyn.alpha / (1.0 + self.dyn.alpha)
         A = self.dyn.A.detach().numpy()
         args = (self.z.detach().numpy(), A, mask, coef, float(self.dyn.tol), slots, self.ys.numpy())

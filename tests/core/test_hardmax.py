@@ -371,6 +371,24 @@ def test_token_checks_find_every_repeat_along_long_probe_chains():
     assert token_flags(z, real)[1].tolist() == [False] * 600
 
 
+def test_the_kernels_read_one_mask_type_given_or_not():
+    """numba compiles each array type apart, and a variant of the planar run kernel costs about a minute on its
+    first call: the mask the kernels read has one type with no mask, a torch mask, a numpy-backed mask and a
+    strided one (a read-only default beside a writable mask once compiled the run kernel twice), and making it
+    read-only leaves the caller's array writable."""
+    import numba
+
+    from attndyn._hardmax import _kernel_mask
+
+    given = torch.ones(6, 10, dtype=torch.bool)
+    strided = torch.ones(6, 20, dtype=torch.bool)[:, ::2]
+    arrays = [_kernel_mask(None, 6, 10), _kernel_mask(given, 6, 10), _kernel_mask(strided, 6, 10)]
+    assert {str(numba.typeof(a)) for a in arrays} == {str(numba.typeof(arrays[0]))}
+    assert not arrays[0].flags.writeable
+    given[0, 0] = False  # the caller's tensor (and its numpy view) is still writable
+    assert given.numpy().flags.writeable and not arrays[1][0, 0]
+
+
 def test_save_options_check_themselves():
     with pytest.raises(attndyn.InputError, match="every"):
         attndyn.SaveAt(every=0)
