@@ -1009,13 +1009,21 @@ def _extents_of(lo, hi, z, mask, big, small):  # pragma: no cover - compiled
         small[b] = -_fold_max(lo_row, n)
 
 
-@njit(parallel=True, cache=True)
-def token_extents(z, mask, big, small, blocks):  # pragma: no cover - compiled
+def token_extents(z: np.ndarray, mask: np.ndarray, big: np.ndarray, small: np.ndarray, blocks: int) -> None:
     r"""Per sequence of z (B, n, d), over its real tokens (mask (B, n)): the largest and the smallest nonzero
     max-norm :math:`\max_k |z_{ik}|` into big and small (B,) (0 and inf when there are none); one pass, no
     temporary (what :func:`attndyn._hardmax.check_dynamic_range` reads), the sequences shared by numba's threads
     in ``blocks`` blocks (a maximum and a minimum do not depend on the order). (The norms go through a row of
     scratch, a vectorised map, and are folded in eight lanes, see :func:`_fold_max`.)"""
+    if blocks == 1:  # no parallel region (nor its compiling) for one thread
+        _extents_of(0, z.shape[0], z, mask, big, small)
+    else:
+        _extents_parallel(z, mask, big, small, blocks)
+
+
+@njit(parallel=True, cache=True)
+def _extents_parallel(z, mask, big, small, blocks):  # pragma: no cover - compiled
+    """:func:`token_extents` on numba's threads, the sequences in ``blocks`` blocks."""
     B = z.shape[0]
     size = (B + blocks - 1) // blocks
     for j in prange(blocks):

@@ -155,7 +155,11 @@ def hardmax_run_2d(z, A, mask, coef, tol, slots, ys, lead, moved, scale, book):
     per = EVENTS_PER_SEQUENCE * size + 1
     log = (np.empty((blocks * per, 3), dtype=np.int64), np.empty((blocks * per, 2)))
     counts = np.zeros(blocks, dtype=np.int64)
-    _run_parallel(threads, blocks, z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, log, counts)
+    args = (z, A, mask, coef, tol, slots, ys, lead, moved, scale, book, log)
+    if threads == 1:  # the same call as one worker's single block, without the parallel region (nor its compiling)
+        counts[0] = _run_seqs(0, B, *args, 0, per)
+    else:
+        _run_parallel(threads, blocks, *args, counts)
     if (counts > per).any():
         return None
     rows = np.concatenate([np.arange(j * per, j * per + c) for j, c in enumerate(counts)]).astype(np.int64)

@@ -81,7 +81,11 @@ def test_one_call_equals_layer_by_layer_with_ties_padding_and_scales(batch, alph
 @pytest.mark.parametrize("threads", [1, 2])
 def test_one_call_equals_layer_by_layer_on_gaussian_batches_and_threads(monkeypatch, calls, threads):
     """Gaussian tokens with rounding events (the phantom-leader instances of test_leader_margins) in a batch large
-    enough for numba's threads to share it in blocks: the same trajectory, the events in the same order."""
+    enough for numba's threads to share it in blocks: the same trajectory, the events in the same order. One thread
+    runs the blocks' function itself, with no parallel region (none to compile on a first run)."""
+    parallel = []
+    real = _planar_run._run_parallel
+    monkeypatch.setattr(_planar_run, "_run_parallel", lambda *args: parallel.append(args[0]) or real(*args))
     seqs = [random_instance(seed, 2)[0] for seed in range(8)]
     _, A = random_instance(0, 2)
     rng = np.random.default_rng(5)
@@ -94,6 +98,7 @@ def test_one_call_equals_layer_by_layer_on_gaussian_batches_and_threads(monkeypa
     try:
         kw = dict(alpha=1.0, layers=60, A=A, mask=mask, save=attndyn.SaveAt(every=7))
         whole, steps = run(z, **kw), layer_by_layer(monkeypatch, z, **kw)
+        assert parallel == ([numba.get_num_threads()] if numba.get_num_threads() > 1 else [])
     finally:
         numba.set_num_threads(before)
     assert len(calls) == 1 and calls[0] is not None
