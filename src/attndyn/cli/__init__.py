@@ -26,6 +26,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from .._errors import HypothesisWarning, InputError
+from ._compiling import with_compile_notice
 from ._flags import FLAGS
 from ._interrupt import Interrupted
 
@@ -118,7 +119,19 @@ def load_command(name: str) -> Any:
     host = typer.Typer(**_SETTINGS)
     host.callback()(lambda: None)  # a callback makes typer build a group even for one command
     module.register(host)
-    return _plain_flags(typer.main.get_command(host).commands[name])  # type: ignore[attr-defined]
+    return _notice_compiling(_plain_flags(typer.main.get_command(host).commands[name]))  # type: ignore[attr-defined]
+
+
+def _notice_compiling(command: Any) -> Any:
+    """``command`` with each of its leaf commands' functions run inside :func:`._compiling.compile_notice` (a line on
+    the terminal while the kernels compile); a group's own callback, run before a subcommand's help, is left as is."""
+    subcommands = getattr(command, "commands", None)
+    if subcommands is not None:
+        for sub in subcommands.values():
+            _notice_compiling(sub)
+    elif command.callback is not None:
+        command.callback = with_compile_notice(command.callback)
+    return command
 
 
 class _LazyGroup(TyperGroup):
