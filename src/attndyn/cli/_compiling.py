@@ -41,7 +41,7 @@ def compile_notice(stream: TextIO | None = None) -> Iterator[None]:
         return
     from numba.core import event
 
-    class Notice(event.Listener):  # type: ignore[misc]  # numba is untyped
+    class Notice(event.Listener):
         shown = False
 
         def on_start(self, ev: Any) -> None:
