@@ -2,10 +2,10 @@
 
 The compiled kernels (numba) are compiled for the processor on the first run of each kind after an installation
 and kept on disk for later runs (README, "Speed, threads and GPUs"). On a small host a first run waits tens of
-seconds for it: without a word, a terminal that shows nothing for that long looks hung. So while a command runs, :func:`compile_notice` listens to numba's ``numba:compile`` event
-(it fires only when no compiled version is found in memory or on disk) and writes one line to standard error when
-the first of attndyn's kernels starts compiling; nothing when standard error is not a terminal (pipes, files,
-tests), and numba is not imported for that.
+seconds for it: without a word, a terminal that shows nothing for that long looks hung. So while a command runs,
+:func:`compile_notice` listens to numba's ``numba:compile`` event (it fires only when no compiled version is found
+in memory or on disk) and writes one line to standard error when the first of attndyn's kernels starts compiling;
+nothing when standard error is not a terminal (pipes, files, tests), and numba is not imported for that.
 """
 
 from __future__ import annotations
