@@ -300,7 +300,7 @@ PHASES = (  # (key in the JSON, what the phase does)
 
 
 def _phase_driver():
-    """The planar kernel's sequence loop (attndyn._kernels._planar_seqs) cut after phase ``upto``; every
+    """The planar kernel's sequence loop (attndyn._planar_run._run_seqs, one layer) cut after phase ``upto``; every
     phase writes into arrays the caller owns, so that no cut lets the compiler drop the work before it."""
     from numba import njit
 
@@ -349,7 +349,7 @@ def case_profile(B: int, n: int, layers: int, repeats: int) -> dict:
     import attndyn
     from attndyn import _kernels as K
     from attndyn import margins
-    from attndyn._planar_run import hardmax_run_2d
+    from attndyn._planar_run import hardmax_layer_2d, hardmax_run_2d
 
     rng = np.random.default_rng(0)
     Z = rng.standard_normal((B, n, 2))
@@ -387,7 +387,7 @@ def case_profile(B: int, n: int, layers: int, repeats: int) -> dict:
         memo = K.planar_memo(B)
         t0 = time.process_time()
         for k in range(layers):  # the layer kernel on the same inputs
-            K.hardmax_layer_2d(states[k], A, mask, coef, 0.0, out, leader, follow, False, moved, scale, -1, None, memo)
+            hardmax_layer_2d(states[k], A, mask, coef, 0.0, out, leader, follow, False, moved, scale, -1, None, memo)
         kernel = min(kernel, time.process_time() - t0)
         book = margins.LeaderBook(B, n, torch.float64).kernel_arrays(2)
         mv, sc = np.empty((layers + 1, B)), np.empty((layers + 1, B))

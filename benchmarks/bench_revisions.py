@@ -8,7 +8,8 @@ the code; and two versions of the compiled kernels imported into one process hav
 So each revision runs in a process of its own (``PYTHONPATH`` set to its ``src``: ``--old`` is checked out in a
 temporary git worktree, ``--new`` is the working tree unless named), the two alternate (old, new, old, new, ...),
 and each process times ``--runs`` runs of ``attndyn.hardmax`` on the same tokens (seed 0, the identity A,
-``alpha = 0.5``, only the last state kept; ``--causal``: causal attention), after one small run that compiles. A pair's ratio is the old process's
+``alpha = 0.5``, only the last state kept; ``--causal``: causal attention; ``--stop``: with a stop test, which runs
+a layer at a time), after one small run that compiles. A pair's ratio is the old process's
 best run over the new one's; the printout gives every pair's, their median and range, the load before each
 process, and whether both revisions gave the same bits (a digest of the final tokens, the leader flags and the
 leaders' margins). ``--json`` writes it all with the processor (LLVM's target and widest vector extension).
@@ -33,16 +34,17 @@ CHILD = """
 import hashlib, json, os, sys, time
 import numpy as np, numba, torch
 import attndyn
-B, n, d, layers, threads, runs, causal = (int(v) for v in sys.argv[1:8])
+B, n, d, layers, threads, runs, causal, stop = (int(v) for v in sys.argv[1:9])
+kw = {"stop": attndyn.StopOnConvergence()} if stop else {}
 numba.set_num_threads(threads)
 torch.set_num_threads(threads)
 Z = np.random.default_rng(0).standard_normal((B, n, d))
-attndyn.hardmax(Z[:2], alpha=0.5, layers=1, causal=bool(causal), check_hypotheses=False)  # compile
+attndyn.hardmax(Z[:2], alpha=0.5, layers=1, causal=bool(causal), check_hypotheses=False, **kw)  # compile
 walls = []
 for _ in range(runs):
     t0 = time.perf_counter()
     tr = attndyn.hardmax(
-        Z, alpha=0.5, layers=layers, causal=bool(causal), save=attndyn.SaveAt(every=None), check_hypotheses=False
+        Z, alpha=0.5, layers=layers, causal=bool(causal), save=attndyn.SaveAt(every=None), check_hypotheses=False, **kw
     )
     walls.append(time.perf_counter() - t0)
 h = hashlib.sha256()
@@ -52,11 +54,13 @@ print(json.dumps({"walls": walls, "digest": h.hexdigest(), "load_before": os.get
 """
 
 
-def run_child(src: Path, case: tuple[int, ...], layers: int, threads: int, runs: int, causal: bool) -> dict:
+def run_child(
+    src: Path, case: tuple[int, ...], layers: int, threads: int, runs: int, causal: bool, stop: bool = False
+) -> dict:
     """One process on the tree whose package is under ``src``: its walls, output digest and load."""
     env = {**os.environ, "PYTHONPATH": str(src)}
     load = os.getloadavg()[0]
-    args = [sys.executable, "-c", CHILD, *map(str, (*case, layers, threads, runs, int(causal)))]
+    args = [sys.executable, "-c", CHILD, *map(str, (*case, layers, threads, runs, int(causal), int(stop)))]
     out = subprocess.run(args, env=env, capture_output=True, text=True, check=True).stdout
     rec = json.loads(out.strip().splitlines()[-1])
     rec["load_before"] = load
@@ -80,6 +84,7 @@ def main() -> None:
     p.add_argument("--layers", type=int, default=8)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--causal", action="store_true", help="causal attention (the dense kernel for every d)")
+    p.add_argument("--stop", action="store_true", help="with a stop test (StopOnConvergence): a layer at a time")
     p.add_argument("--pairs", type=int, default=5, help="old/new process pairs, taken in turn (default 5)")
     p.add_argument("--runs", type=int, default=3, help="timed runs per process; its best counts (default 3)")
     p.add_argument("--json", type=Path, default=None)
@@ -94,7 +99,7 @@ def main() -> None:
             recs: dict[str, list[dict]] = {"old": [], "new": []}
             for i in range(a.pairs):
                 for side in ("old", "new"):
-                    recs[side].append(run_child(trees[side], case, a.layers, a.threads, a.runs, a.causal))
+                    recs[side].append(run_child(trees[side], case, a.layers, a.threads, a.runs, a.causal, a.stop))
                 o, n = min(recs["old"][-1]["walls"]), min(recs["new"][-1]["walls"])
                 print(
                     f"pair {i}: old {o:.3f} s, new {n:.3f} s, {o / n:.2f}x (load {recs['old'][-1]['load_before']:.2f})"
@@ -116,6 +121,7 @@ def main() -> None:
             "layers": a.layers,
             "threads": a.threads,
             "causal": a.causal,
+            "stop": a.stop,
         },
         "old": a.old,
         "new": a.new or "working tree",

@@ -182,7 +182,8 @@ def _kernel_step(z: Tensor, settings: _LayerSettings, out: Tensor | None, keep_t
     dense kernel (each query has its own set of keys, so the planar kernel's shared candidates do not apply).
     ``out`` may be ``z`` (the kernels step in place); without ``keep_tokens`` the new tokens are not stored
     and the step's ``tokens`` is empty."""
-    from ._kernels import hardmax_layer_2d, hardmax_layer_dense, planar_memo
+    from ._kernels import hardmax_layer_dense, planar_memo
+    from ._planar_run import hardmax_layer_2d
 
     A, mask, coef, tol, record_follow, book, layer, causal, memo = settings
     B, n, d = z.shape
@@ -304,7 +305,7 @@ class HardmaxAttention:
         place). ``keep_tokens=False``: the caller reads only what the layer saw, not :math:`Z^{k+1}` (a run's
         last layer), so the compiled path does not store it and the step's ``tokens`` is empty. ``memo``: a dict
         that a run passes to each of its layers, where the compiled path keeps what one layer can hand the next
-        (the planar kernel's inscribed polygons, :func:`attndyn._kernels.hardmax_layer_2d`); the result is the
+        (the planar kernel's inscribed polygons, :func:`attndyn._planar_run.hardmax_layer_2d`); the result is the
         same with or without it."""
         m = self.mask
         if not (isinstance(z, Tensor) and z.ndim == 3 and z.shape[-1] == self.A.shape[0]) or (

@@ -84,9 +84,10 @@ only the leaders, the movement and the scale are read).
 threads take one at a time (:mod:`attndyn._share`). How many threads a layer uses is :func:`threads_for` (a
 measured rule).
 
-**A whole run.** Where nothing reads a state before a planar run ends, the run does not call
-:func:`hardmax_layer_2d` once per layer: :func:`attndyn._planar_run.hardmax_run_2d` takes each sequence through all
-its layers with this module's phase functions (:func:`_planar_candidates`, :func:`_score_planar`, ...), in cache.
+**The planar kernel** is :mod:`attndyn._planar_run`, built from this module's phase functions
+(:func:`_planar_candidates`, :func:`_score_planar`, ...): a layer at a time (:func:`attndyn._planar_run.hardmax_layer_2d`)
+or, where nothing reads a state before a run ends, each sequence through all its layers in cache
+(:func:`attndyn._planar_run.hardmax_run_2d`).
 """
 
 from __future__ import annotations
@@ -97,8 +98,6 @@ from collections.abc import Callable
 import numba
 import numpy as np
 from numba import njit, prange
-
-from ._share import BLOCKS_PER_THREAD, next_block
 
 # numba's OpenMP layer shares libgomp with torch and leaves torch's small kernels crawling
 # afterwards (docs/benchmarks.md, "Threads"); the workqueue layer has no such interaction.
@@ -440,7 +439,7 @@ def _move_planar(xr, yr, w0, w1, m, sc, coef, cx, cy, cand, pack, cnt, arg, ox, 
 @njit(cache=True, inline="always")
 def _store_planar(ob, lb, real, m, ox, oy, cnt, arg):  # pragma: no cover - compiled
     """The new tokens into ob (n, 2) and the flags C_i = {i} into lb (n,), at the real positions; ob with no
-    rows (a layer whose new tokens are not kept, see :func:`hardmax_layer_2d`): the flags only."""
+    rows (a layer whose new tokens are not kept, see :func:`attndyn._planar_run.hardmax_layer_2d`): the flags only."""
     if ob.shape[0] == 0:
         if m == lb.shape[0]:
             for k in range(m):
@@ -460,44 +459,6 @@ def _store_planar(ob, lb, real, m, ox, oy, cnt, arg):  # pragma: no cover - comp
         ob[i, 0] = ox[k]
         ob[i, 1] = oy[k]
         lb[i] = (cnt[k] == 1) & (arg[k] == k)
-
-
-@njit(cache=True)
-def _planar_seqs(
-    lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb, nrm, layer, book, memo
-):  # pragma: no cover
-    """Eq. (1.1) for sequences lo..hi-1 of the batch (see hardmax_layer_2d); ib (int64) and qb,
-    nrm (float64) are tuples of scratch rows of length n + 8; ``book`` certifies new leaders
-    when ``layer >= 0``. (One call for many sequences, and helpers inlined: a call per sequence,
-    with its array arguments, costs as much as loading the sequence's tokens.)"""
-    n = z.shape[1]
-    store = out.shape[1] != 0  # else out is (1, 0, 2): the new tokens are not wanted (see hardmax_layer_2d)
-    real, cand, arg, cnt, pack = ib
-    xr, yr, w0, w1, best, cx, cy, ox, oy = qb
-    known = book[7]
-    for b in range(lo, hi):
-        if layer >= 0:
-            _fill_book_rows(b, book)
-        m = _load_planar(z[b], mask[b], A, real, xr, yr, w0, w1)
-        for i in range(n if m < n else 0):
-            if not mask[b, i]:  # padding stays and leads nobody
-                if store:
-                    out[b, i, 0], out[b, i, 1] = z[b, i, 0], z[b, i, 1]
-                leader[b, i] = False
-        nc, sc = _planar_candidates(b, xr, yr, m, tol == 0.0, memo, arg, nrm, cand, cx, cy)
-        _score_planar(w0, w1, m, cx, cy, nc, best, pack)
-        nfix = _move_planar(xr, yr, w0, w1, m, sc, coef, cx, cy, cand, pack, cnt, arg, ox, oy)
-        if nfix > 0 or tol > 0.0 or record_follow:
-            for k in range(m):  # ties, and queries whose rounding is not relative (see _planar_fix)
-                g = (abs(w0[k]) + abs(w1[k])) * sc
-                if tol > 0.0 or record_follow or cnt[k] != 1 or not (SCORE_MIN <= g <= SCORE_MAX):
-                    seen = (w0, w1, xr, yr, m, sc, cand, nc, best, cnt, arg, ox, oy)
-                    _planar_fix(k, b, seen, coef, tol, real, follow, record_follow)
-        moved[b] = _maxdiff(ox, oy, xr, yr, m, best)  # best is free from here on
-        _store_planar(out[b] if store else out[0], leader[b], real, m, ox, oy, cnt, arg)
-        scale[b] = sc
-        if layer >= 0 and _any_new(leader[b], known[b], real, m):
-            _certify_planar(b, leader[b], real, cand, nc, m, xr, yr, w0, w1, A, layer, book, known, best)
 
 
 @njit(cache=True, inline="always")
@@ -659,35 +620,6 @@ def _planar_scratch(n):  # pragma: no cover - compiled
     ib = (iscratch[0], iscratch[1], iscratch[2], iscratch[3], iscratch[4])
     qb = (scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5], scratch[6], scratch[7], scratch[8])
     return ib, qb, scratch[9:14]
-
-
-@njit(cache=True)
-def _planar_block(
-    lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo
-):  # pragma: no cover
-    ib, qb, nrm = _planar_scratch(z.shape[1])
-    _planar_seqs(
-        lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, ib, qb, nrm, layer, book, memo
-    )
-
-
-@njit(parallel=True, cache=True)
-def _planar_parallel(
-    workers, blocks, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo
-):  # pragma: no cover
-    """The batch in ``blocks`` blocks of sequences, taken one at a time by ``workers`` threads
-    (:func:`attndyn._share.next_block`)."""
-    B = z.shape[0]
-    size = (B + blocks - 1) // blocks
-    counter = np.zeros(1, dtype=np.int64)
-    for _ in prange(workers):
-        k = next_block(counter)
-        while k < blocks:
-            lo, hi = k * size, min(B, (k + 1) * size)
-            _planar_block(
-                lo, hi, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo
-            )
-            k = next_block(counter)
 
 
 # Bits of a double, as an int64, in the order of the doubles they encode: x -> bits(x) ^ (sign(x) ? 2^63 - 1 : 0)
@@ -1075,44 +1007,11 @@ def _no_store(z: np.ndarray) -> np.ndarray:
     return np.empty((1, 0, z.shape[2]), dtype=z.dtype)
 
 
-def hardmax_layer_2d(
-    z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer=-1, book=None, memo=None
-):
-    r"""One layer of eq. (1.1) for a (B, n, 2) batch.
-
-    Writes out (B, n, 2), leader (B, n), follow (B, n, n) when record_follow, and per sequence
-    the largest coordinate change ``moved`` (B,) and largest coordinate ``scale`` (B,). ``out`` may be ``z``
-    itself (a step in place: each sequence is read whole before it is written), or None when the new tokens
-    are not wanted (a run's last layer, whose leaders, movement and scale are all it reads).
-
-    With ``layer >= 0``, ``leader`` holds the *certified* leaders of that layer and ``book`` is
-    the run's record ``(since, margin, ev_layer, ev_mu, ev_bound, nev, g, known, unfilled)`` (see
-    :class:`attndyn.margins.LeaderBook`): a token flagged :math:`C_i = \{i\}` for the first time
-    gets its margin over every other real token and leads from this layer on when the margin
-    beats ``g[0]`` times :math:`(|A||z_i|)\cdot(|z_i| + M)` plus ``g[1]`` times :math:`\sum_k(|z_{ik}| + M_k) + 3`, else the event is recorded (``ev_layer[b, i] = layer + 1``,
-    ``ev_mu``, ``ev_bound``, ``nev[b] += 1``) and it does not lead.
-
-    ``memo`` (:func:`planar_memo`, one per run): each sequence's inscribed polygon, kept from one layer to the
-    next and used again while its vertices (mostly leaders, which do not move) have not moved. The polygon
-    only spares the scores of tokens deep inside it: the outputs are the same bits with or without a memo.
-    """
-    book = _no_book() if book is None else book
-    out = _no_store(z) if out is None else out
-    memo = planar_memo(z.shape[0]) if memo is None else memo
-    B, n = z.shape[0], z.shape[1]
-    threads = threads_for(B, n, 2)
-    if threads == 1:
-        _planar_block(0, B, z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo)
-    else:
-        blocks = min(B, BLOCKS_PER_THREAD * threads)
-        args = (z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, memo)
-        _planar_parallel(threads, blocks, *args)
-
-
 def hardmax_layer_dense(
     z, A, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer=-1, book=None, causal=False
 ):
-    r"""One layer of eq. (1.1) for a (B, n, d) batch, any d; same outputs as :func:`hardmax_layer_2d`.
+    r"""One layer of eq. (1.1) for a (B, n, d) batch, any d; same outputs as
+    :func:`attndyn._planar_run.hardmax_layer_2d`.
 
     ``causal``: token i attends to the real tokens :math:`j \le i` only (any d, planar included)."""
     book = _no_book() if book is None else book

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import attndyn
-from attndyn import SaveAt, StopOnConvergence, _kernels, margins
+from attndyn import SaveAt, StopOnConvergence, _kernels, _planar_run, margins
 
 hardmax_module = importlib.import_module("attndyn._hardmax")  # (attndyn.hardmax is the function)
 
@@ -36,7 +36,7 @@ def layer(z, mask, out, *, d, causal=False, book=True, A=None):
     bk = margins.LeaderBook(B, n, torch.float64).kernel_arrays(d) if book else None
     args = (z, A, mask, 0.5, 0.0, out, lead, np.zeros((1, 1, 1), np.bool_), False, moved, scale, 0 if book else -1, bk)
     if d == 2 and not causal:
-        _kernels.hardmax_layer_2d(*args)
+        _planar_run.hardmax_layer_2d(*args)
     else:
         _kernels.hardmax_layer_dense(*args, causal=causal)
     return lead, moved, scale, bk
@@ -146,7 +146,7 @@ def layer_with(book, z, mask):
     B, n = mask.shape
     lead, moved, scale = np.empty((B, n), np.bool_), np.empty(B), np.empty(B)
     follow = np.zeros((1, 1, 1), np.bool_)
-    _kernels.hardmax_layer_2d(
+    _planar_run.hardmax_layer_2d(
         z, np.eye(2), mask, 0.5, 0.0, None, lead, follow, False, moved, scale, 0, book.kernel_arrays(2)
     )
     return lead, moved, scale

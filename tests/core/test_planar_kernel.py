@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attndyn
-from attndyn import _kernels, attention
+from attndyn import _kernels, _planar_run, attention
 from attndyn._hardmax import hardmax_step
 
 from . import naive
@@ -217,7 +217,7 @@ def layers_with(z, mask, A, memo, layers=4):
         out, lead, moved, scale = np.empty_like(z), np.empty((B, n), np.bool_), np.empty(B), np.empty(B)
         follow = np.zeros((1, 1, 1), np.bool_)
         m = _kernels.planar_memo(B) if memo is None else memo
-        _kernels.hardmax_layer_2d(z, A, mask, 1 / 3, 0.0, out, lead, follow, False, moved, scale, -1, None, m)
+        _planar_run.hardmax_layer_2d(z, A, mask, 1 / 3, 0.0, out, lead, follow, False, moved, scale, -1, None, m)
         seen.append((out, lead, moved, scale))
         z = out
     return seen
