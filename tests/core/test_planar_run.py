@@ -143,3 +143,33 @@ def test_a_run_under_a_time_budget_goes_layer_by_layer(calls):
     assert calls == []
     run(z, alpha=0.5, layers=4)
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_a_layer_at_a_time_and_a_whole_run_compile_one_kernel(monkeypatch, masked):
+    """The whole run and a run that reads its states between layers (follow sets, a stop test) hand the kernel
+    arguments of the same numba types, so that numba compiles it once for all three: each variant costs a first run
+    on a machine tens of seconds of compiling."""
+    seen, calls = {}, []
+    real = _planar_run._run
+
+    def spy(threads, events, *args):
+        calls.append(tuple(numba.typeof(a) for a in args))
+        return real(threads, events, *args)
+
+    monkeypatch.setattr(_planar_run, "_run", spy)
+    z = np.random.default_rng(0).standard_normal((4, 20, 2))
+    mask = np.ones((4, 20), dtype=bool) if masked else None
+    if masked:
+        mask[1, 15:] = False
+    for label, kw in [
+        ("whole", {}),
+        ("follow", {"save": attndyn.SaveAt(follow=True)}),
+        ("stop", {"stop": attndyn.StopOnConvergence()}),
+        ("every", {"save": attndyn.SaveAt(every=2), "stop": attndyn.StopOnConvergence()}),
+    ]:
+        run(z, alpha=0.5, layers=3, mask=mask, **kw)
+        seen[label], calls[:] = list(calls), []
+    assert len(seen["whole"]) == 1 and len(seen["follow"]) == len(seen["stop"]) == 4  # one call, a call a layer
+    types = {t for calls in seen.values() for t in calls}
+    assert len(types) == 1, types
