@@ -9,13 +9,18 @@ same double), so every output is the layer-by-layer run's, bit for bit — the k
 the kept layers, each layer's movement and scale, the leader book and its events decided by rounding, in the order
 a layer-by-layer run records them. Both are :func:`_run_seqs`, with one argument type each, so that numba compiles
 the kernel once for both (a variant costs its first call on a machine tens of seconds). Sequences are shared by
-numba's threads in blocks taken one at a time (:mod:`attndyn._share`), one parallel region per call.
+threads in blocks taken one at a time (:mod:`attndyn._share`): the caller's and helper threads, each running the
+one compiled function.
 """
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from . import _kernels as K
 from ._share import BLOCKS_PER_THREAD, next_block
@@ -143,46 +148,46 @@ def _run_seqs(
     return at
 
 
-@njit(parallel=True, cache=True)
-def _run_parallel(
-    workers, blocks, z, A, mask, coef, tol, first, kept, follow, record_follow, book, memo, log, counts
+@njit(cache=True, nogil=True)
+def _run_blocks(
+    counter, blocks, z, A, mask, coef, tol, first, kept, follow, record_follow, book, memo, log, counts
 ):  # pragma: no cover
-    """The batch in ``blocks`` blocks of sequences, taken one at a time by ``workers`` threads
-    (:func:`attndyn._share.next_block`); block j logs its events from entry j * per on."""
+    """The batch in ``blocks`` blocks of sequences: this worker takes the next one from ``counter``
+    (:func:`attndyn._share.next_block`) until none is left, and block j logs its events from entry j * per on,
+    ``counts[j]`` of them. Every thread of a run calls this function, without the GIL."""
     B = z.shape[0]
     size = (B + blocks - 1) // blocks
     per = log[0].shape[0] // blocks
-    counter = np.zeros(1, dtype=np.int64)
-    for _ in prange(workers):
+    j = next_block(counter)
+    while j < blocks:
+        lo, hi, at = j * size, min(B, (j + 1) * size), j * per
+        counts[j] = (
+            _run_seqs(lo, hi, z, A, mask, coef, tol, first, kept, follow, record_follow, book, memo, log, at, at + per)
+            - at
+        )
         j = next_block(counter)
-        while j < blocks:
-            lo, hi = j * size, min(B, (j + 1) * size)
-            at = _run_seqs(
-                lo,
-                hi,
-                z,
-                A,
-                mask,
-                coef,
-                tol,
-                first,
-                kept,
-                follow,
-                record_follow,
-                book,
-                memo,
-                log,
-                j * per,
-                (j + 1) * per,
-            )
-            counts[j] = at - j * per
-            j = next_block(counter)
+
+
+#: The threads beyond the caller's that run :func:`_run_blocks` (made on first use, and again in a forked child).
+_helpers: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _helper_threads() -> ThreadPoolExecutor:
+    global _helpers
+    if _helpers is None or _helpers[0] != os.getpid():
+        pool = ThreadPoolExecutor(max(1, numba.config.NUMBA_NUM_THREADS - 1), thread_name_prefix="attndyn-planar")
+        _helpers = (os.getpid(), pool)
+    return _helpers[1]
 
 
 def _run(threads, events, z, A, mask, coef, tol, first, kept, follow, record_follow, book, memo):
     """Run :func:`_run_seqs` over the batch on ``threads`` threads, with a log holding ``events`` events per sequence
     of a block and one more (None: no log, the events stay in the book's rows); returns the log, each block's count
-    and the entries each block has."""
+    and the entries each block has.
+
+    On more than one thread, the calling thread and ``threads - 1`` helper threads each run :func:`_run_blocks`
+    (a numba parallel region in its place compiled for about 50 s on a machine's first run, re-optimising the
+    kernel it calls; this function compiles in about 5 s once :func:`_run_seqs` is)."""
     B = z.shape[0]
     blocks = 1 if threads == 1 else min(B, BLOCKS_PER_THREAD * threads)
     size = (B + blocks - 1) // blocks
@@ -190,10 +195,14 @@ def _run(threads, events, z, A, mask, coef, tol, first, kept, follow, record_fol
     log = (np.empty((blocks * per, 3), dtype=np.int64), np.empty((blocks * per, 2)))
     counts = np.zeros(blocks, dtype=np.int64)
     args = (z, A, mask, coef, tol, first, kept, follow, record_follow, book, memo, log)
-    if threads == 1:  # the same call as one worker's single block, without the parallel region (nor its compiling)
+    if threads == 1:  # one block: the blocks' function itself (no loop over blocks to compile on a first small run)
         counts[0] = _run_seqs(0, B, *args, 0, per)
-    else:
-        _run_parallel(threads, blocks, *args, counts)
+        return log, counts, per
+    counter = np.zeros(1, dtype=np.int64)
+    helping = [_helper_threads().submit(_run_blocks, counter, blocks, *args, counts) for _ in range(threads - 1)]
+    _run_blocks(counter, blocks, *args, counts)
+    for h in helping:
+        h.result()
     return log, counts, per
 
 

@@ -1,6 +1,7 @@
 """A planar run in one compiled call (attndyn._planar_run) against the same run layer by layer: every output bit."""
 
 import importlib
+import threading
 import warnings
 
 import numba
@@ -81,11 +82,14 @@ def test_one_call_equals_layer_by_layer_with_ties_padding_and_scales(batch, alph
 @pytest.mark.parametrize("threads", [1, 2])
 def test_one_call_equals_layer_by_layer_on_gaussian_batches_and_threads(monkeypatch, calls, threads):
     """Gaussian tokens with rounding events (the phantom-leader instances of test_leader_margins) in a batch large
-    enough for numba's threads to share it in blocks: the same trajectory, the events in the same order. One thread
-    runs the blocks' function itself, with no parallel region (none to compile on a first run)."""
+    enough for two threads to share it in blocks: the same trajectory, the events in the same order. One thread
+    runs the blocks' function itself (no loop over blocks to compile on a first run); on two, the caller and one
+    helper thread each take blocks."""
     parallel = []
-    real = _planar_run._run_parallel
-    monkeypatch.setattr(_planar_run, "_run_parallel", lambda *args: parallel.append(args[0]) or real(*args))
+    real = _planar_run._run_blocks
+    monkeypatch.setattr(
+        _planar_run, "_run_blocks", lambda *args: parallel.append(threading.current_thread().name) or real(*args)
+    )
     seqs = [random_instance(seed, 2)[0] for seed in range(8)]
     _, A = random_instance(0, 2)
     rng = np.random.default_rng(5)
@@ -98,7 +102,11 @@ def test_one_call_equals_layer_by_layer_on_gaussian_batches_and_threads(monkeypa
     try:
         kw = dict(alpha=1.0, layers=60, A=A, mask=mask, save=attndyn.SaveAt(every=7))
         whole, steps = run(z, **kw), layer_by_layer(monkeypatch, z, **kw)
-        assert parallel == ([numba.get_num_threads()] if numba.get_num_threads() > 1 else [])
+        if numba.get_num_threads() > 1:
+            caller, helper = sorted(parallel)  # ("MainThread", "attndyn-planar_0")
+            assert caller == threading.main_thread().name and helper.startswith("attndyn-planar")
+        else:
+            assert parallel == []
     finally:
         numba.set_num_threads(before)
     assert len(calls) == 1 and calls[0] is not None
@@ -173,3 +181,15 @@ def test_a_layer_at_a_time_and_a_whole_run_compile_one_kernel(monkeypatch, maske
     assert len(seen["whole"]) == 1 and len(seen["follow"]) == len(seen["stop"]) == 4  # one call, a call a layer
     types = {t for calls in seen.values() for t in calls}
     assert len(types) == 1, types
+
+
+def test_helper_threads_are_kept_and_made_again_in_a_forked_child(monkeypatch):
+    """The helper threads are made once per process: a forked child has the parent's pool object but none of its
+    threads, and would wait forever on it."""
+    monkeypatch.setattr(_planar_run, "_helpers", _planar_run._helpers)  # restored afterwards
+    pool = _planar_run._helper_threads()
+    assert _planar_run._helper_threads() is pool
+    monkeypatch.setattr(_planar_run.os, "getpid", lambda: -1)  # as in a child
+    child = _planar_run._helper_threads()
+    assert child is not pool and _planar_run._helper_threads() is child
+    child.shutdown()
