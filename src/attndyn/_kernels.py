@@ -80,8 +80,8 @@ the tokens themselves (a run steps in place where nobody reads the state after t
 :class:`attndyn._hardmax._HardmaxRecord`), and ``out=None`` stores no tokens (a run's last layer, of which
 only the leaders, the movement and the scale are read).
 
-**Threads.** Sequences are independent; a planar batch is cut into blocks of sequences that numba's
-threads take one at a time (:mod:`attndyn._share`). How many threads a layer uses is :func:`threads_for` (a
+**Threads.** Sequences are independent; a planar batch is cut into blocks of sequences that the threads take
+one at a time (:mod:`attndyn._share`, :func:`attndyn._planar_run._run_blocks`). How many threads a layer uses is :func:`threads_for` (a
 measured rule).
 
 **The planar kernel** is :mod:`attndyn._planar_run`, built from this module's phase functions

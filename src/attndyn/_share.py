@@ -1,9 +1,10 @@
-"""Blocks of work handed out one at a time to numba's threads, so that a thread that runs faster takes more.
+"""Blocks of work handed out one at a time to threads, so that a thread that runs faster takes more.
 
 ``numba.prange`` splits its range among the threads once, in equal parts: when one core is slower (a host that
 lends its virtual cores unevenly, another process on one of them) the other waits at the end for its part. Here
-each of ``threads`` workers takes the next block from a shared counter (:func:`next_block`, one atomic
-fetch-and-add) until none is left. Which thread runs a block never changes what the block computes.
+each of ``threads`` workers (numba's threads in a ``prange`` over the workers, or threads of the caller's own
+running a compiled function without the GIL) takes the next block from a shared counter (:func:`next_block`, one
+atomic fetch-and-add) until none is left. Which thread runs a block never changes what the block computes.
 """
 
 from __future__ import annotations
