@@ -134,7 +134,9 @@ def _run_seqs(
                 for q in range(m):  # ties, queries whose rounding is not relative, follow sets (see K._planar_fix)
                     g = (abs(w0[q]) + abs(w1[q])) * sc
                     if tol > 0.0 or record_follow or cnt[q] != 1 or not (K.SCORE_MIN <= g <= K.SCORE_MAX):
-                        seen = (w0, w1, xr, yr, m, sc, cand, nc, best, cnt, arg, ox, oy)
+                        # (m and nc as int64: numba's typing passes through Literal[int](0) for both, and
+                        # compiled _planar_fix for that too, about 2 s of a first run)
+                        seen = (w0, w1, xr, yr, np.int64(m), sc, cand, np.int64(nc), best, cnt, arg, ox, oy)
                         K._planar_fix(q, b, seen, coef, tol, real, follow, record_follow)
             moved[k, b] = K._maxdiff(ox, oy, xr, yr, m, best)  # best is free from here on
             K._store_planar(ob, row, real, m, ox, oy, cnt, arg)
