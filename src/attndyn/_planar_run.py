@@ -177,7 +177,8 @@ _helpers: tuple[int, ThreadPoolExecutor] | None = None
 def _helper_threads() -> ThreadPoolExecutor:
     global _helpers
     if _helpers is None or _helpers[0] != os.getpid():
-        pool = ThreadPoolExecutor(max(1, numba.config.NUMBA_NUM_THREADS - 1), thread_name_prefix="attndyn-planar")
+        most = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # set at import by numba
+        pool = ThreadPoolExecutor(max(1, most - 1), thread_name_prefix="attndyn-planar")  # (numba's threads at most)
         _helpers = (os.getpid(), pool)
     return _helpers[1]
 
