@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ._share import PARALLEL_REGION
+
 __all__ = ["token_flags"]
 
 #: An odd 64-bit multiplier (2^64 over the golden ratio): multiplying by it spreads the coordinates' bits into the
@@ -92,7 +94,8 @@ def token_flags(z: np.ndarray, real: np.ndarray, blocks: int = 1) -> tuple[np.nd
         return zero, repeated
     bits = z.view(np.uint64)
     if blocks > 1:
-        _flags_parallel(z, bits, real, zero, repeated, min(blocks, B))
+        with PARALLEL_REGION:
+            _flags_parallel(z, bits, real, zero, repeated, min(blocks, B))
     else:
         _flags_of(0, B, z, bits, real, zero, repeated)
     return zero, repeated

@@ -99,6 +99,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from ._share import PARALLEL_REGION
+
 # numba's OpenMP layer shares libgomp with torch and leaves torch's small kernels crawling
 # afterwards (docs/benchmarks.md, "Threads"); the workqueue layer has no such interaction.
 if "NUMBA_THREADING_LAYER" not in os.environ:
@@ -950,7 +952,8 @@ def token_extents(z: np.ndarray, mask: np.ndarray, big: np.ndarray, small: np.nd
     if blocks == 1:  # no parallel region (nor its compiling) for one thread
         _extents_of(0, z.shape[0], z, mask, big, small)
     else:
-        _extents_parallel(z, mask, big, small, blocks)
+        with PARALLEL_REGION:
+            _extents_parallel(z, mask, big, small, blocks)
 
 
 @njit(parallel=True, cache=True)
@@ -1017,5 +1020,10 @@ def hardmax_layer_dense(
     book = _no_book() if book is None else book
     out = _no_store(z) if out is None else out
     identity = bool(np.array_equal(A, np.eye(A.shape[0])))
-    run = _dense_parallel if threads_for(*z.shape, dense=True) > 1 else _dense_serial
-    run(z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, bool(causal))
+    causal = bool(causal)
+    args = (z, A, identity, mask, coef, tol, out, leader, follow, record_follow, moved, scale, layer, book, causal)
+    if threads_for(*z.shape, dense=True) > 1:
+        with PARALLEL_REGION:
+            _dense_parallel(*args)
+    else:
+        _dense_serial(*args)

@@ -16,6 +16,7 @@ one compiled function.
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -172,15 +173,17 @@ def _run_blocks(
 
 #: The threads beyond the caller's that run :func:`_run_blocks` (made on first use, and again in a forked child).
 _helpers: tuple[int, ThreadPoolExecutor] | None = None
+_making = threading.Lock()  # (two threads of a program starting their first runs at once make one pool)
 
 
 def _helper_threads() -> ThreadPoolExecutor:
     global _helpers
-    if _helpers is None or _helpers[0] != os.getpid():
-        most = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # set at import by numba
-        pool = ThreadPoolExecutor(max(1, most - 1), thread_name_prefix="attndyn-planar")  # (numba's threads at most)
-        _helpers = (os.getpid(), pool)
-    return _helpers[1]
+    with _making:
+        if _helpers is None or _helpers[0] != os.getpid():
+            most = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # set at import by numba
+            pool = ThreadPoolExecutor(max(1, most - 1), thread_name_prefix="attndyn-planar")  # (at most numba's)
+            _helpers = (os.getpid(), pool)
+        return _helpers[1]
 
 
 def _run(threads, events, z, A, mask, coef, tol, first, kept, follow, record_follow, book, memo):

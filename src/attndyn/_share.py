@@ -9,6 +9,7 @@ atomic fetch-and-add) until none is left. Which thread runs a block never change
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from llvmlite import ir
@@ -19,6 +20,11 @@ from numba.extending import intrinsic
 #: Blocks of sequences per thread that the planar kernels cut a batch into: fine enough that a thread on a
 #: faster core takes its extra share, coarse enough that a block's setup (its scratch rows) is nothing.
 BLOCKS_PER_THREAD = 32
+
+#: numba's ``workqueue`` threading layer (attndyn's choice, see :mod:`attndyn._kernels`) aborts the whole process
+#: when two Python threads are in parallel regions at once (several threads of a program running attndyn): each of
+#: attndyn's parallel regions runs holding this lock, so that a second one waits for the first to end.
+PARALLEL_REGION = threading.Lock()
 
 
 def _next_block(typingctx, counter):  # pragma: no cover - compiled

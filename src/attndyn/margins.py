@@ -65,6 +65,7 @@ from numba import njit, prange
 from torch import Tensor
 
 from . import _pages
+from ._share import PARALLEL_REGION
 from .attention import chunk_entries
 
 __all__ = ["unit_roundoff", "gamma", "underflow_term", "leader_margins", "LeaderBook"]
@@ -190,7 +191,7 @@ def _compiled(
     ii = i.cpu().numpy().astype(np.int64)
     mu = np.empty(len(bb))
     bound = np.empty(len(bb))
-    run = _margins_parallel if len(bb) >= _PARALLEL_PAIRS else _margins_serial
+    parallel = len(bb) >= _PARALLEL_PAIRS
     seqs = torch.unique(b.cpu())  # only the sequences asked about
     absz = z[seqs].abs()
     if mask is not None:
@@ -198,7 +199,12 @@ def _compiled(
     big = np.zeros((B, d))
     big[seqs.numpy()] = absz.amax(dim=1).numpy()  # (B, d): the largest coordinates of the real tokens
     g, g1 = 2.0 * gamma(2 * d + 1, torch.float64), underflow_term(d, torch.float64)
-    run(zn, An, identity, m, big, bb, ii, g, g1, causal, mu, bound)
+    args = (zn, An, identity, m, big, bb, ii, g, g1, causal, mu, bound)
+    if parallel:
+        with PARALLEL_REGION:
+            _margins_parallel(*args)
+    else:
+        _margins_serial(*args)
     return torch.from_numpy(mu), torch.from_numpy(bound)
 
 

@@ -1,5 +1,9 @@
 """Blocks handed out one at a time (attndyn._share.next_block): every block taken once, by whichever thread."""
 
+import os
+import subprocess
+import sys
+
 import numba
 import numpy as np
 import pytest
@@ -57,3 +61,41 @@ def test_next_block_takes_an_int64_counter_only():
 
     with pytest.raises(numba.core.errors.TypingError):
         draw(np.zeros(1, dtype=np.int32))
+
+
+CONCURRENT = """
+import sys, threading, numpy as np, torch, attndyn
+rng = np.random.default_rng(0)
+planar, dense = rng.standard_normal((3000, 128, 2)), rng.standard_normal((200, 64, 3))
+b, i = torch.arange(200).repeat_interleave(64), torch.arange(64).repeat(200)  # 12,800 pairs: the parallel loop
+z = torch.from_numpy(dense)
+
+def work():
+    return (
+        attndyn.hardmax(planar, alpha=0.5, layers=3).ys,  # the hypothesis check, the extents, the planar helpers
+        attndyn.hardmax(dense, alpha=0.5, layers=2, check_hypotheses=False).ys,  # the d >= 3 kernel
+        torch.stack(attndyn.margins.leader_margins(z, None, None, b, i)),
+    )
+
+alone = work()
+together = {}
+threads = [threading.Thread(target=lambda k=k: together.setdefault(k, work())) for k in range(3)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+same = all(torch.equal(x, y) for k in range(3) for x, y in zip(together[k], alone))
+print(len(together), same)
+sys.exit(0 if len(together) == 3 and same else 1)
+"""
+
+
+def test_several_python_threads_may_run_attndyn_at_once():
+    """numba's workqueue threading layer aborts the process when two threads are in parallel regions at once; attndyn's
+    regions take turns (``PARALLEL_REGION``) and the planar kernel's helper threads are its own, so three threads of a
+    program running hardmax (d = 2 and 3) and leader margins at once get what one thread alone gets. In a child
+    process with two numba threads, so that a regression aborts the child, not the test run."""
+    env = {**os.environ, "NUMBA_NUM_THREADS": "2"}
+    done = subprocess.run([sys.executable, "-c", CONCURRENT], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert done.stdout.split() == ["3", "True"]
