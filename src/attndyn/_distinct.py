@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from . import _jit_cache  # noqa: F401  (first: the locator of each cached kernel defined below)
 from ._share import PARALLEL_REGION
 
 __all__ = ["token_flags"]

@@ -23,6 +23,7 @@ import numba
 import numpy as np
 from numba import njit
 
+from . import _jit_cache  # noqa: F401  (first: the locator of each cached kernel defined below)
 from . import _kernels as K
 from ._share import BLOCKS_PER_THREAD, next_block
 

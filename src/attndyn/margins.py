@@ -64,7 +64,7 @@ import torch
 from numba import njit, prange
 from torch import Tensor
 
-from . import _pages
+from . import _jit_cache, _pages  # noqa: F401  (_jit_cache first: the locator of each cached kernel below)
 from ._share import PARALLEL_REGION
 from .attention import chunk_entries
 
