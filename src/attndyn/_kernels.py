@@ -99,6 +99,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from . import _jit_cache  # noqa: F401  (first: the locator of each cached kernel defined below)
 from ._share import PARALLEL_REGION
 
 # numba's OpenMP layer shares libgomp with torch and leaves torch's small kernels crawling
@@ -387,13 +388,27 @@ def _score_planar(w0, w1, m, cx, cy, nc, best, pack):  # pragma: no cover - comp
     running state once. A pass folds its four scores into the maximum first, then restarts the count
     if the maximum grew and adds the candidates that attain the new maximum: the count is that of
     the whole fold, a candidate below the final maximum is never counted, and no select sits on
-    the chain from one candidate to the next."""
-    ux, uy = cx[0], cy[0]
-    for k in range(m):
-        best[k] = w0[k] * ux + w1[k] * uy
-        pack[k] = _ONE
-    c = 1
-    while c + 3 < nc:
+    the chain from one candidate to the next. The first pass starts the fold at candidate 0 (counted unless a
+    later one is above it). The candidates are padded to a multiple of four with NaN coordinates (cx, cy have
+    room for three more): a NaN score is neither above the maximum nor equal to it, so the padding changes
+    nothing. (Before, candidate 0 had a pass of its own, and so had each candidate past a multiple of four,
+    which stored its running maximum through a masked store, slow on processors without AVX-512.)"""
+    top = nc + (-nc) % 4  # a multiple of 4
+    for c in range(nc, top):
+        cx[c] = np.nan
+        cy[c] = np.nan
+    ux, uy, vx, vy = cx[0], cy[0], cx[1], cy[1]
+    px, py, qx, qy = cx[2], cy[2], cx[3], cy[3]
+    for k in range(m):  # the first pass: nothing to load
+        x, y = w0[k], w1[k]
+        s0, s1, s2, s3 = x * ux + y * uy, x * vx + y * vy, x * px + y * py, x * qx + y * qy
+        bk = s1 if s1 > s0 else s0
+        bk = s2 if s2 > bk else bk
+        bk = s3 if s3 > bk else bk
+        best[k] = bk
+        pack[k] = ((0 if bk > s0 else _ONE) + _tally(s1, bk, 1)) + (_tally(s2, bk, 2) + _tally(s3, bk, 3))
+    c = 4
+    while c < top:
         ux, uy, vx, vy = cx[c], cy[c], cx[c + 1], cy[c + 1]
         px, py, qx, qy = cx[c + 2], cy[c + 2], cx[c + 3], cy[c + 3]
         for k in range(m):
@@ -408,13 +423,6 @@ def _score_planar(w0, w1, m, cx, cy, nc, best, pack):  # pragma: no cover - comp
             t = (_tally(s0, bk, c) + _tally(s1, bk, c + 1)) + (_tally(s2, bk, c + 2) + _tally(s3, bk, c + 3))
             best[k], pack[k] = bk, v + t
         c += 4
-    while c < nc:
-        ux, uy = cx[c], cy[c]
-        for k in range(m):
-            s, b0, v = w0[k] * ux + w1[k] * uy, best[k], pack[k]
-            bk = s if s > b0 else b0
-            best[k], pack[k] = bk, (0 if bk > b0 else v) + _tally(s, bk, c)
-        c += 1
 
 
 @njit(cache=True, inline="always")
@@ -430,7 +438,7 @@ def _move_planar(xr, yr, w0, w1, m, sc, coef, cx, cy, cand, pack, cnt, arg, ox, 
         g = (abs(w0[k]) + abs(w1[k])) * sc
         nfix += 1 if (cnt[k] != 1) | (g < SCORE_MIN) | (g > SCORE_MAX) else 0
     for k in range(m):
-        slot = arg[k]
+        slot = np.uint64(arg[k])  # (unsigned: no test for a negative index on each of the three loads)
         arg[k] = cand[slot]
         x, y = xr[k], yr[k]
         ox[k] = x + coef * (cx[slot] - x)
@@ -467,15 +475,15 @@ def _store_planar(ob, lb, real, m, ox, oy, cnt, arg):  # pragma: no cover - comp
 def _any_new(lb, kb, real, m):  # pragma: no cover - compiled
     """Whether a token of the sequence is flagged C_i = {i} (lb) and not yet certified (kb): after the first
     layers almost never, and then this one pass over two byte rows replaces the walk over the candidates."""
-    new = 0
+    new = np.uint8(0)  # (bytes and bitwise operators: ``lb[i] and not kb[i]`` compiled to two branches a token)
     if m == lb.shape[0]:  # no padding: contiguous rows (the loop vectorises)
         for i in range(m):
-            new += 1 if lb[i] and not kb[i] else 0
+            new |= np.uint8(lb[i]) & ~np.uint8(kb[i])
     else:
         for k in range(m):
             i = real[k]
-            new += 1 if lb[i] and not kb[i] else 0
-    return new > 0
+            new |= np.uint8(lb[i]) & ~np.uint8(kb[i])
+    return new != 0
 
 
 @njit(cache=True, fastmath={"nnan", "nsz"}, inline="always")
