@@ -61,7 +61,7 @@ class _AllSources:
 
 
 def _numba_class(name: str) -> Any:
-    """numba's class ``name`` (public from numba 0.61 on, with a leading underscore before)."""
+    """numba's class ``name`` (public in recent numba, with a leading underscore in older ones)."""
     return getattr(caching, name, None) or getattr(caching, "_" + name)
 
 
