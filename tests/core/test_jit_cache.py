@@ -50,3 +50,12 @@ def test_other_functions_keep_numbas_own_locators(tmp_path):
     twice = namespace["twice"]
     assert twice(np.float64(2.0)) == 4.0
     assert not isinstance(_locator(twice), _jit_cache._AllSources)
+
+
+def test_every_module_with_a_cached_kernel_is_a_source():
+    """A new module that defines a cached kernel must be in SOURCES (and import _jit_cache), or an edit of it would
+    leave the kernels that call into it compiled from its old text."""
+    cached = {p.name for p in _jit_cache._HERE.glob("*.py") if "cache=True" in p.read_text()}
+    assert cached <= set(_jit_cache.SOURCES), cached - set(_jit_cache.SOURCES)
+    for name in cached:
+        assert "import _jit_cache" in (_jit_cache._HERE / name).read_text() or name == "_jit_cache.py", name
